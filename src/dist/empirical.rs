@@ -1,0 +1,70 @@
+//! Empirical distributions: samples read from a trace file.
+
+use std::sync::Arc;
+
+use rand::RngExt;
+
+use crate::rng::StreamRng;
+
+/// How an empirical distribution draws from its samples.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EmpiricalMode {
+    /// Each draw picks one of the samples uniformly at random (bootstrap).
+    Random,
+    /// Draws replay the samples in file order, wrapping around at the end.
+    Replay,
+}
+
+/// Samples from a trace, shared between replications without copying.
+#[derive(Clone, Debug)]
+pub struct Empirical {
+    samples: Arc<[f64]>,
+    sorted: Arc<[f64]>,
+    mode: EmpiricalMode,
+    next: usize,
+}
+
+impl Empirical {
+    /// Wraps a non-empty list of finite, non-negative samples (checked by the caller).
+    pub fn new(samples: Vec<f64>, mode: EmpiricalMode) -> Empirical {
+        let mut sorted = samples.clone();
+        sorted.sort_by(f64::total_cmp);
+        Empirical { samples: samples.into(), sorted: sorted.into(), mode, next: 0 }
+    }
+
+    /// Draws one value.
+    #[inline]
+    pub fn sample(&mut self, rng: &mut StreamRng) -> f64 {
+        match self.mode {
+            EmpiricalMode::Random => self.samples[rng.random_range(0..self.samples.len())],
+            EmpiricalMode::Replay => {
+                let v = self.samples[self.next];
+                self.next = (self.next + 1) % self.samples.len();
+                v
+            }
+        }
+    }
+
+    /// The sample mean.
+    pub fn mean(&self) -> f64 {
+        self.samples.iter().sum::<f64>() / self.samples.len() as f64
+    }
+
+    /// The sample SCV (population variance over the squared mean).
+    pub fn scv(&self) -> f64 {
+        let m = self.mean();
+        let var = self.samples.iter().map(|x| (x - m) * (x - m)).sum::<f64>()
+            / self.samples.len() as f64;
+        if m == 0.0 { 0.0 } else { var / (m * m) }
+    }
+
+    /// The empirical CDF: the fraction of samples `<= x`.
+    pub fn cdf(&self, x: f64) -> f64 {
+        self.sorted.partition_point(|&v| v <= x) as f64 / self.sorted.len() as f64
+    }
+
+    /// The smallest sample.
+    pub fn min(&self) -> f64 {
+        self.sorted[0]
+    }
+}

@@ -1,0 +1,205 @@
+//! Service-time and inter-arrival distributions.
+//!
+//! [`Dist`] is a closed enum, so sampling in the event loop is a `match`, not a virtual call.
+//! A `Dist` is only made through [`DistSpec::build`](spec::DistSpec::build), which checks the
+//! parameters; an accepted distribution never yields NaN, a negative or an infinite sample.
+//! Each distribution knows its mean and squared coefficient of variation (SCV), which the
+//! analytic side uses (Pollaczek-Khinchine, fork-join maxima), and its CDF, which the
+//! Kolmogorov-Smirnov tests and the numeric fork-join maximum use.
+
+mod empirical;
+mod spec;
+
+pub use empirical::{Empirical, EmpiricalMode};
+pub use spec::{DistError, DistSpec};
+
+use rand::RngExt;
+use rand_distr::{Distribution, Exp1, Gamma, LogNormal, Pareto, Weibull};
+use statrs::distribution::{ContinuousCDF, Gamma as GammaCdf, Weibull as WeibullCdf};
+use statrs::function::gamma::gamma as gamma_fn;
+
+use crate::rng::StreamRng;
+
+/// A validated distribution of non-negative times.
+#[derive(Clone, Debug)]
+pub enum Dist {
+    /// Exponential with the given mean.
+    Exponential {
+        /// Mean `1/rate`.
+        mean: f64,
+    },
+    /// Always the same value.
+    Deterministic {
+        /// The value.
+        value: f64,
+    },
+    /// Uniform on `[min, max]`.
+    Uniform {
+        /// Lower end.
+        min: f64,
+        /// Upper end.
+        max: f64,
+    },
+    /// Erlang: sum of `k` exponentials, total mean `mean`.
+    Erlang {
+        /// Number of phases.
+        k: u32,
+        /// Mean of the sum.
+        mean: f64,
+    },
+    /// Two-phase hyperexponential with balanced means.
+    HyperExp {
+        /// Probability of the first phase.
+        p1: f64,
+        /// Mean of the first phase.
+        mean1: f64,
+        /// Mean of the second phase.
+        mean2: f64,
+    },
+    /// Lognormal with log-space parameters `mu`, `sigma`.
+    LogNormal(LogNormal<f64>, LogParams),
+    /// Gamma with shape and scale.
+    Gamma(Gamma<f64>, ShapeScale),
+    /// Weibull with shape and scale.
+    Weibull(Weibull<f64>, ShapeScale),
+    /// Pareto (type I) with shape `alpha > 1` and scale (minimum) `x_m`.
+    Pareto(Pareto<f64>, ShapeScale),
+    /// Samples read from a file, drawn at random or replayed in order.
+    Empirical(Empirical),
+}
+
+/// The log-space parameters of a lognormal.
+#[derive(Clone, Copy, Debug)]
+pub struct LogParams {
+    /// Mean of the log.
+    pub mu: f64,
+    /// Standard deviation of the log.
+    pub sigma: f64,
+}
+
+/// Shape and scale of a two-parameter family.
+#[derive(Clone, Copy, Debug)]
+pub struct ShapeScale {
+    /// Shape parameter.
+    pub shape: f64,
+    /// Scale parameter.
+    pub scale: f64,
+}
+
+impl Dist {
+    /// Draws one value.
+    #[inline]
+    pub fn sample(&mut self, rng: &mut StreamRng) -> f64 {
+        match self {
+            Dist::Exponential { mean } => *mean * rng.sample::<f64, _>(Exp1),
+            Dist::Deterministic { value } => *value,
+            Dist::Uniform { min, max } => *min + (*max - *min) * rng.random::<f64>(),
+            Dist::Erlang { k, mean } => {
+                let phase = *mean / f64::from(*k);
+                (0..*k).map(|_| phase * rng.sample::<f64, _>(Exp1)).sum()
+            }
+            Dist::HyperExp { p1, mean1, mean2 } => {
+                let mean = if rng.random::<f64>() < *p1 { *mean1 } else { *mean2 };
+                mean * rng.sample::<f64, _>(Exp1)
+            }
+            Dist::LogNormal(d, _) => d.sample(rng),
+            Dist::Gamma(d, _) => d.sample(rng),
+            Dist::Weibull(d, _) => d.sample(rng),
+            Dist::Pareto(d, _) => d.sample(rng),
+            Dist::Empirical(e) => e.sample(rng),
+        }
+    }
+
+    /// The mean.
+    pub fn mean(&self) -> f64 {
+        match self {
+            Dist::Exponential { mean } | Dist::Erlang { mean, .. } => *mean,
+            Dist::Deterministic { value } => *value,
+            Dist::Uniform { min, max } => 0.5 * (min + max),
+            Dist::HyperExp { p1, mean1, mean2 } => p1 * mean1 + (1.0 - p1) * mean2,
+            Dist::LogNormal(_, p) => (p.mu + 0.5 * p.sigma * p.sigma).exp(),
+            Dist::Gamma(_, p) => p.shape * p.scale,
+            Dist::Weibull(_, p) => p.scale * gamma_fn(1.0 + 1.0 / p.shape),
+            Dist::Pareto(_, p) => p.shape * p.scale / (p.shape - 1.0),
+            Dist::Empirical(e) => e.mean(),
+        }
+    }
+
+    /// The squared coefficient of variation, `Var / mean^2` (infinite for a Pareto with
+    /// shape `<= 2`).
+    pub fn scv(&self) -> f64 {
+        match self {
+            Dist::Exponential { .. } => 1.0,
+            Dist::Deterministic { .. } => 0.0,
+            Dist::Uniform { min, max } => {
+                let m = 0.5 * (min + max);
+                if m == 0.0 { 0.0 } else { (max - min).powi(2) / 12.0 / (m * m) }
+            }
+            Dist::Erlang { k, .. } => 1.0 / f64::from(*k),
+            Dist::HyperExp { p1, mean1, mean2 } => {
+                let second = 2.0 * (p1 * mean1 * mean1 + (1.0 - p1) * mean2 * mean2);
+                let m = self.mean();
+                second / (m * m) - 1.0
+            }
+            Dist::LogNormal(_, p) => (p.sigma * p.sigma).exp_m1(),
+            Dist::Gamma(_, p) => 1.0 / p.shape,
+            Dist::Weibull(_, p) => {
+                let g1 = gamma_fn(1.0 + 1.0 / p.shape);
+                gamma_fn(1.0 + 2.0 / p.shape) / (g1 * g1) - 1.0
+            }
+            Dist::Pareto(_, p) if p.shape > 2.0 => 1.0 / (p.shape * (p.shape - 2.0)),
+            Dist::Pareto(..) => f64::INFINITY,
+            Dist::Empirical(e) => e.scv(),
+        }
+    }
+
+    /// `P(X <= x)`.
+    pub fn cdf(&self, x: f64) -> f64 {
+        if x < 0.0 {
+            return 0.0;
+        }
+        match self {
+            Dist::Exponential { mean } => -(-x / mean).exp_m1(),
+            Dist::Deterministic { value } => f64::from(u8::from(x >= *value)),
+            Dist::Uniform { min, max } if max > min => ((x - min) / (max - min)).clamp(0.0, 1.0),
+            Dist::Uniform { min, .. } => f64::from(u8::from(x >= *min)),
+            Dist::Erlang { k, mean } => gamma_cdf(f64::from(*k), mean / f64::from(*k), x),
+            Dist::HyperExp { p1, mean1, mean2 } => {
+                p1 * -(-x / mean1).exp_m1() + (1.0 - p1) * -(-x / mean2).exp_m1()
+            }
+            Dist::LogNormal(..) if x == 0.0 => 0.0,
+            Dist::LogNormal(_, p) => {
+                let z = (x.ln() - p.mu) / (p.sigma * std::f64::consts::SQRT_2);
+                0.5 * statrs::function::erf::erfc(-z)
+            }
+            Dist::Gamma(_, p) => gamma_cdf(p.shape, p.scale, x),
+            Dist::Weibull(_, p) => WeibullCdf::new(p.shape, p.scale).map_or(f64::NAN, |d| d.cdf(x)),
+            Dist::Pareto(_, p) if x < p.scale => 0.0,
+            Dist::Pareto(_, p) => 1.0 - (p.scale / x).powf(p.shape),
+            Dist::Empirical(e) => e.cdf(x),
+        }
+    }
+
+    /// The smallest value the distribution can take.
+    pub fn lower_bound(&self) -> f64 {
+        match self {
+            Dist::Deterministic { value } => *value,
+            Dist::Uniform { min, .. } => *min,
+            Dist::Pareto(_, p) => p.scale,
+            Dist::Empirical(e) => e.min(),
+            _ => 0.0,
+        }
+    }
+
+    /// True for the exponential distribution, the one product-form results assume.
+    pub fn is_exponential(&self) -> bool {
+        matches!(self, Dist::Exponential { .. })
+    }
+}
+
+fn gamma_cdf(shape: f64, scale: f64, x: f64) -> f64 {
+    GammaCdf::new(shape, 1.0 / scale).map_or(f64::NAN, |d| d.cdf(x))
+}
+
+#[cfg(test)]
+mod tests;

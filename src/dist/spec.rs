@@ -1,0 +1,282 @@
+//! The scenario-file form of a distribution and its checked construction.
+
+use std::path::Path;
+
+use serde::Deserialize;
+
+use super::{Dist, Empirical, EmpiricalMode, LogParams, ShapeScale};
+
+/// A distribution as written in a scenario file: `{ dist = "exp", mean = 2.0 }`.
+///
+/// Parameters have explicit names; which ones a family accepts is listed on each variant.
+/// Nothing is checked here: [`DistSpec::build`] checks and reports every problem.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(tag = "dist", rename_all = "snake_case", deny_unknown_fields)]
+pub enum DistSpec {
+    /// Exponential: `mean` or `rate`.
+    #[serde(alias = "exponential")]
+    Exp {
+        /// Mean.
+        mean: Option<f64>,
+        /// Rate, `1/mean`.
+        rate: Option<f64>,
+    },
+    /// Deterministic: `value` (or `mean`).
+    #[serde(alias = "deterministic")]
+    Det {
+        /// The constant value.
+        value: Option<f64>,
+        /// Same as `value`.
+        mean: Option<f64>,
+    },
+    /// Uniform: `min` and `max`, or `mean` meaning `[0, 2 mean]` (as Cremonesi-Gennaro use it).
+    Uniform {
+        /// Lower end.
+        min: Option<f64>,
+        /// Upper end.
+        max: Option<f64>,
+        /// Mean of `[0, 2 mean]`.
+        mean: Option<f64>,
+    },
+    /// Erlang-k: `k` phases and total `mean`.
+    Erlang {
+        /// Phases, `>= 1`.
+        k: i64,
+        /// Mean of the sum.
+        mean: f64,
+    },
+    /// Hyperexponential H2 with balanced means: `mean` and `scv >= 1`.
+    #[serde(alias = "hyperexp")]
+    H2 {
+        /// Mean.
+        mean: f64,
+        /// Squared coefficient of variation, `>= 1`.
+        scv: f64,
+    },
+    /// Lognormal: `mean` and `scv`, or `mu` and `sigma` of the log.
+    Lognormal {
+        /// Mean of the value.
+        mean: Option<f64>,
+        /// SCV of the value.
+        scv: Option<f64>,
+        /// Mean of the log.
+        mu: Option<f64>,
+        /// Standard deviation of the log.
+        sigma: Option<f64>,
+    },
+    /// Gamma: `shape` and `scale`, or `mean` and `scv`.
+    Gamma {
+        /// Shape.
+        shape: Option<f64>,
+        /// Scale.
+        scale: Option<f64>,
+        /// Mean.
+        mean: Option<f64>,
+        /// SCV.
+        scv: Option<f64>,
+    },
+    /// Weibull: `shape` and `scale`.
+    Weibull {
+        /// Shape `k > 0`.
+        shape: f64,
+        /// Scale `lambda > 0`.
+        scale: f64,
+    },
+    /// Pareto type I: `shape > 1` (finite mean) and `scale > 0` (the minimum).
+    Pareto {
+        /// Shape `alpha`.
+        shape: f64,
+        /// Scale `x_m`.
+        scale: f64,
+    },
+    /// Samples from a text file (one number per line or separated by commas or spaces),
+    /// relative to the scenario file; `mode` is `"random"` (default) or `"replay"`.
+    Empirical {
+        /// Path of the trace.
+        file: String,
+        /// `"random"` or `"replay"`.
+        mode: Option<String>,
+    },
+}
+
+/// One problem with a distribution's parameters: the parameter's name and what is wrong.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[error("{field}: {message}")]
+pub struct DistError {
+    /// The parameter, as named in the scenario file (`mean`, `scv`, ...).
+    pub field: String,
+    /// What is wrong with it.
+    pub message: String,
+}
+
+fn err(field: &str, message: impl Into<String>) -> DistError {
+    DistError { field: field.to_owned(), message: message.into() }
+}
+
+fn positive(field: &str, v: f64) -> Result<f64, DistError> {
+    if v.is_finite() && v > 0.0 {
+        Ok(v)
+    } else {
+        Err(err(field, format!("must be a finite number > 0, got {v}")))
+    }
+}
+
+fn non_negative(field: &str, v: f64) -> Result<f64, DistError> {
+    if v.is_finite() && v >= 0.0 {
+        Ok(v)
+    } else {
+        Err(err(field, format!("must be a finite number >= 0, got {v}")))
+    }
+}
+
+/// Exactly one of two alternative parameter sets must be given.
+fn one_of<T>(first: Option<T>, second: Option<T>, names: (&str, &str)) -> Result<Either<T>, DistError> {
+    match (first, second) {
+        (Some(a), None) => Ok(Either::First(a)),
+        (None, Some(b)) => Ok(Either::Second(b)),
+        (Some(_), Some(_)) => Err(err(names.0, format!("give `{}` or `{}`, not both", names.0, names.1))),
+        (None, None) => Err(err(names.0, format!("missing: give `{}` or `{}`", names.0, names.1))),
+    }
+}
+
+enum Either<T> {
+    First(T),
+    Second(T),
+}
+
+fn pair(a: Option<f64>, b: Option<f64>) -> Option<(Option<f64>, Option<f64>)> {
+    (a.is_some() || b.is_some()).then_some((a, b))
+}
+
+fn both(pair: (Option<f64>, Option<f64>), names: (&str, &str)) -> Result<(f64, f64), DistError> {
+    match pair {
+        (Some(a), Some(b)) => Ok((a, b)),
+        (None, _) => Err(err(names.0, format!("missing: `{}` goes with `{}`", names.0, names.1))),
+        (_, None) => Err(err(names.1, format!("missing: `{}` goes with `{}`", names.1, names.0))),
+    }
+}
+
+impl DistSpec {
+    /// Checks the parameters and builds the distribution. `base` is the directory that
+    /// relative trace paths are resolved against.
+    pub fn build(&self, base: &Path) -> Result<Dist, DistError> {
+        match self {
+            DistSpec::Exp { mean, rate } => {
+                let mean = match one_of(*mean, *rate, ("mean", "rate"))? {
+                    Either::First(m) => positive("mean", m)?,
+                    Either::Second(r) => 1.0 / positive("rate", r)?,
+                };
+                Ok(Dist::Exponential { mean })
+            }
+            DistSpec::Det { value, mean } => {
+                let value = match one_of(*value, *mean, ("value", "mean"))? {
+                    Either::First(v) => non_negative("value", v)?,
+                    Either::Second(m) => non_negative("mean", m)?,
+                };
+                Ok(Dist::Deterministic { value })
+            }
+            DistSpec::Uniform { min, max, mean } => {
+                let (min, max) = match one_of(pair(*min, *max), mean.map(|m| (Some(m), None)), ("min", "mean"))? {
+                    Either::First(p) => both(p, ("min", "max"))?,
+                    Either::Second((m, _)) => (0.0, 2.0 * non_negative("mean", m.unwrap_or(0.0))?),
+                };
+                non_negative("min", min)?;
+                non_negative("max", max)?;
+                if max < min {
+                    return Err(err("max", format!("must be >= min ({min}), got {max}")));
+                }
+                Ok(Dist::Uniform { min, max })
+            }
+            DistSpec::Erlang { k, mean } => {
+                let k = u32::try_from(*k)
+                    .ok()
+                    .filter(|k| (1..=1000).contains(k))
+                    .ok_or_else(|| err("k", format!("must be a whole number from 1 to 1000, got {k}")))?;
+                Ok(Dist::Erlang { k, mean: positive("mean", *mean)? })
+            }
+            DistSpec::H2 { mean, scv } => {
+                let mean = positive("mean", *mean)?;
+                if !(scv.is_finite() && *scv >= 1.0) {
+                    return Err(err("scv", format!("an H2 needs scv >= 1 (use erlang or uniform below 1), got {scv}")));
+                }
+                let p1 = 0.5 * (1.0 + ((scv - 1.0) / (scv + 1.0)).sqrt());
+                Ok(Dist::HyperExp { p1, mean1: mean / (2.0 * p1), mean2: mean / (2.0 * (1.0 - p1)) })
+            }
+            DistSpec::Lognormal { mean, scv, mu, sigma } => {
+                let params = match one_of(pair(*mean, *scv), pair(*mu, *sigma), ("mean", "mu"))? {
+                    Either::First(p) => {
+                        let (mean, scv) = both(p, ("mean", "scv"))?;
+                        let mean = positive("mean", mean)?;
+                        let s2 = positive("scv", scv)?.ln_1p();
+                        LogParams { mu: mean.ln() - 0.5 * s2, sigma: s2.sqrt() }
+                    }
+                    Either::Second(p) => {
+                        let (mu, sigma) = both(p, ("mu", "sigma"))?;
+                        if !mu.is_finite() {
+                            return Err(err("mu", format!("must be finite, got {mu}")));
+                        }
+                        LogParams { mu, sigma: positive("sigma", sigma)? }
+                    }
+                };
+                let d = rand_distr::LogNormal::new(params.mu, params.sigma).map_err(|e| err("sigma", e.to_string()))?;
+                Ok(Dist::LogNormal(d, params))
+            }
+            DistSpec::Gamma { shape, scale, mean, scv } => {
+                let p = match one_of(pair(*shape, *scale), pair(*mean, *scv), ("shape", "mean"))? {
+                    Either::First(p) => {
+                        let (shape, scale) = both(p, ("shape", "scale"))?;
+                        ShapeScale { shape: positive("shape", shape)?, scale: positive("scale", scale)? }
+                    }
+                    Either::Second(p) => {
+                        let (mean, scv) = both(p, ("mean", "scv"))?;
+                        let (mean, scv) = (positive("mean", mean)?, positive("scv", scv)?);
+                        ShapeScale { shape: 1.0 / scv, scale: mean * scv }
+                    }
+                };
+                let d = rand_distr::Gamma::new(p.shape, p.scale).map_err(|e| err("shape", e.to_string()))?;
+                Ok(Dist::Gamma(d, p))
+            }
+            DistSpec::Weibull { shape, scale } => {
+                let p = ShapeScale { shape: positive("shape", *shape)?, scale: positive("scale", *scale)? };
+                let d = rand_distr::Weibull::new(p.scale, p.shape).map_err(|e| err("shape", e.to_string()))?;
+                Ok(Dist::Weibull(d, p))
+            }
+            DistSpec::Pareto { shape, scale } => {
+                if !(shape.is_finite() && *shape > 1.0) {
+                    return Err(err("shape", format!("must be > 1 for a finite mean, got {shape}")));
+                }
+                let p = ShapeScale { shape: *shape, scale: positive("scale", *scale)? };
+                let d = rand_distr::Pareto::new(p.scale, p.shape).map_err(|e| err("shape", e.to_string()))?;
+                Ok(Dist::Pareto(d, p))
+            }
+            DistSpec::Empirical { file, mode } => {
+                let mode = match mode.as_deref() {
+                    None | Some("random") => EmpiricalMode::Random,
+                    Some("replay") => EmpiricalMode::Replay,
+                    Some(other) => return Err(err("mode", format!("must be \"random\" or \"replay\", got {other:?}"))),
+                };
+                let samples = read_trace(&base.join(file)).map_err(|m| err("file", m))?;
+                Ok(Dist::Empirical(Empirical::new(samples, mode)))
+            }
+        }
+    }
+}
+
+/// Reads finite, non-negative numbers separated by white space, commas or new lines.
+fn read_trace(path: &Path) -> Result<Vec<f64>, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let mut samples = Vec::new();
+    for (line_no, line) in text.lines().enumerate() {
+        let line = line.split('#').next().unwrap_or("");
+        for token in line.split(|c: char| c == ',' || c.is_whitespace()).filter(|t| !t.is_empty()) {
+            match token.parse::<f64>() {
+                Ok(v) if v.is_finite() && v >= 0.0 => samples.push(v),
+                _ => return Err(format!("{}:{}: {token:?} is not a finite number >= 0", path.display(), line_no + 1)),
+            }
+        }
+    }
+    if samples.is_empty() {
+        return Err(format!("{} holds no samples", path.display()));
+    }
+    Ok(samples)
+}

@@ -1,0 +1,138 @@
+//! Distribution tests: parameter checks, moments, and a Kolmogorov-Smirnov test of samples
+//! against each CDF with a fixed seed (so the verdict is reproducible).
+
+use std::path::Path;
+
+use super::*;
+use crate::rng::stream;
+
+fn build(toml_text: &str) -> Result<Dist, DistError> {
+    let spec: DistSpec = toml::from_str(toml_text).expect("valid TOML for a spec");
+    spec.build(Path::new("."))
+}
+
+/// The KS statistic `sup |F_n(x) - F(x)|` of `n` samples.
+fn ks_statistic(dist: &mut Dist, n: usize, seed: u64) -> f64 {
+    let mut rng = stream(seed, 0, 0);
+    let mut xs: Vec<f64> = (0..n).map(|_| dist.sample(&mut rng)).collect();
+    xs.sort_by(f64::total_cmp);
+    xs.iter()
+        .enumerate()
+        .map(|(i, &x)| {
+            let f = dist.cdf(x);
+            (f - i as f64 / n as f64).abs().max((f - (i + 1) as f64 / n as f64).abs())
+        })
+        .fold(0.0, f64::max)
+}
+
+#[test]
+fn samples_follow_their_cdf_kolmogorov_smirnov() {
+    // Critical value of D at significance 0.001 is 1.949 / sqrt(n).
+    let n = 20_000;
+    let critical = 1.949 / (n as f64).sqrt();
+    let cases = [
+        "dist = \"exp\"\nmean = 2.0",
+        "dist = \"uniform\"\nmin = 1.0\nmax = 3.0",
+        "dist = \"uniform\"\nmean = 0.5",
+        "dist = \"erlang\"\nk = 4\nmean = 1.0",
+        "dist = \"h2\"\nmean = 1.0\nscv = 10.0",
+        "dist = \"lognormal\"\nmean = 1.0\nscv = 2.0",
+        "dist = \"lognormal\"\nmu = 0.0\nsigma = 0.5",
+        "dist = \"gamma\"\nmean = 2.0\nscv = 0.3",
+        "dist = \"gamma\"\nshape = 0.5\nscale = 2.0",
+        "dist = \"weibull\"\nshape = 1.5\nscale = 2.0",
+        "dist = \"pareto\"\nshape = 2.5\nscale = 1.0",
+    ];
+    for (i, case) in cases.iter().enumerate() {
+        let mut d = build(case).unwrap();
+        let ks = ks_statistic(&mut d, n, 1000 + i as u64);
+        assert!(ks < critical, "{case}: D = {ks:.5} >= {critical:.5}");
+    }
+}
+
+#[test]
+fn ks_test_rejects_a_wrong_distribution() {
+    // The test above must be able to fail: exponential samples against an Erlang-2 CDF.
+    let n = 20_000;
+    let mut rng = stream(7, 0, 0);
+    let mut exp = build("dist = \"exp\"\nmean = 1.0").unwrap();
+    let erlang = build("dist = \"erlang\"\nk = 2\nmean = 1.0").unwrap();
+    let mut xs: Vec<f64> = (0..n).map(|_| exp.sample(&mut rng)).collect();
+    xs.sort_by(f64::total_cmp);
+    let d = xs.iter().enumerate().map(|(i, &x)| (erlang.cdf(x) - i as f64 / n as f64).abs()).fold(0.0, f64::max);
+    assert!(d > 1.949 / (n as f64).sqrt());
+}
+
+#[test]
+fn sample_moments_match_mean_and_scv() {
+    let cases = [
+        "dist = \"h2\"\nmean = 2.0\nscv = 4.0",
+        "dist = \"erlang\"\nk = 2\nmean = 3.0",
+        "dist = \"uniform\"\nmin = 0.0\nmax = 2.0",
+        "dist = \"weibull\"\nshape = 0.8\nscale = 1.0",
+        "dist = \"lognormal\"\nmean = 5.0\nscv = 0.5",
+    ];
+    for case in cases {
+        let mut d = build(case).unwrap();
+        let mut rng = stream(3, 0, 0);
+        let mut t = crate::stats::Tally::new();
+        (0..400_000).for_each(|_| t.add(d.sample(&mut rng)));
+        let scv = t.variance() / (t.mean() * t.mean());
+        assert!((t.mean() / d.mean() - 1.0).abs() < 0.02, "{case}: mean {} vs {}", t.mean(), d.mean());
+        assert!((scv / d.scv() - 1.0).abs() < 0.06, "{case}: scv {scv} vs {}", d.scv());
+    }
+}
+
+#[test]
+fn h2_has_balanced_means_and_the_asked_scv() {
+    let Dist::HyperExp { p1, mean1, mean2 } = build("dist = \"h2\"\nmean = 1.0\nscv = 4.0").unwrap() else {
+        panic!("not an H2")
+    };
+    assert!((p1 * mean1 - (1.0 - p1) * mean2).abs() < 1e-12);
+    let d = Dist::HyperExp { p1, mean1, mean2 };
+    assert!((d.mean() - 1.0).abs() < 1e-12 && (d.scv() - 4.0).abs() < 1e-12);
+}
+
+#[test]
+fn bad_parameters_are_rejected_with_the_field_named() {
+    let cases = [
+        ("dist = \"exp\"\nmean = -1.0", "mean"),
+        ("dist = \"exp\"\nmean = 1.0\nrate = 1.0", "mean"),
+        ("dist = \"exp\"", "mean"),
+        ("dist = \"uniform\"\nmin = 2.0\nmax = 1.0", "max"),
+        ("dist = \"uniform\"\nmin = 2.0", "max"),
+        ("dist = \"erlang\"\nk = 0\nmean = 1.0", "k"),
+        ("dist = \"h2\"\nmean = 1.0\nscv = 0.5", "scv"),
+        ("dist = \"lognormal\"\nmean = 1.0", "scv"),
+        ("dist = \"pareto\"\nshape = 1.0\nscale = 1.0", "shape"),
+        ("dist = \"weibull\"\nshape = 0.0\nscale = 1.0", "shape"),
+        ("dist = \"empirical\"\nfile = \"no/such/trace.txt\"", "file"),
+    ];
+    for (case, field) in cases {
+        let e = build(case).unwrap_err();
+        assert_eq!(e.field, field, "{case}: {e}");
+    }
+}
+
+#[test]
+fn unknown_parameters_fail_to_parse() {
+    assert!(toml::from_str::<DistSpec>("dist = \"exp\"\nmeen = 1.0").is_err());
+    assert!(toml::from_str::<DistSpec>("dist = \"normal\"\nmean = 1.0").is_err());
+}
+
+#[test]
+fn empirical_replays_in_order_and_draws_from_the_trace() {
+    let dir = std::env::temp_dir().join(format!("parsim-trace-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("t.txt"), "1.0, 2.0\n# comment\n4.0\n").unwrap();
+    let spec: DistSpec = toml::from_str("dist = \"empirical\"\nfile = \"t.txt\"\nmode = \"replay\"").unwrap();
+    let mut d = spec.build(&dir).unwrap();
+    let mut rng = stream(1, 0, 0);
+    let drawn: Vec<f64> = (0..4).map(|_| d.sample(&mut rng)).collect();
+    assert_eq!(drawn, [1.0, 2.0, 4.0, 1.0]);
+    assert!((d.mean() - 7.0 / 3.0).abs() < 1e-12);
+    assert_eq!(d.cdf(2.0), 2.0 / 3.0);
+    std::fs::write(dir.join("bad.txt"), "1.0 -2\n").unwrap();
+    let spec: DistSpec = toml::from_str("dist = \"empirical\"\nfile = \"bad.txt\"").unwrap();
+    assert!(spec.build(&dir).unwrap_err().message.contains(":1:"));
+}

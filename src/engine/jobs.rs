@@ -1,0 +1,72 @@
+//! The job arena: jobs live in a `Vec` and are referred to by index; freed slots are reused,
+//! so a steady state allocates nothing.
+
+/// No parent: the job is not a fork task.
+pub const NO_PARENT: u32 = u32::MAX;
+
+/// One job (or fork task) in the network.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Job {
+    /// Current class index.
+    pub class: u32,
+    /// The forked parent this task belongs to, or [`NO_PARENT`].
+    pub parent: u32,
+    /// For a forked parent: tasks still to reach the join.
+    pub pending: u32,
+    /// The station where the job is now (for a forked parent: its fork).
+    pub station: u32,
+    /// Start of the job's life (open class) or of its current cycle (closed class).
+    pub born: f64,
+    /// When the job arrived at the station where it is now.
+    pub arrived: f64,
+}
+
+/// Slots of jobs with a free list.
+#[derive(Debug, Default)]
+pub struct Jobs {
+    slots: Vec<Job>,
+    free: Vec<u32>,
+}
+
+impl Jobs {
+    /// Stores a job and returns its index.
+    #[inline]
+    pub fn alloc(&mut self, job: Job) -> u32 {
+        match self.free.pop() {
+            Some(i) => {
+                self.slots[i as usize] = job;
+                i
+            }
+            None => {
+                self.slots.push(job);
+                (self.slots.len() - 1) as u32
+            }
+        }
+    }
+
+    /// Releases a job's slot for reuse.
+    #[inline]
+    pub fn release(&mut self, id: u32) {
+        self.free.push(id);
+    }
+
+    /// Number of jobs alive.
+    pub fn live(&self) -> usize {
+        self.slots.len() - self.free.len()
+    }
+}
+
+impl std::ops::Index<u32> for Jobs {
+    type Output = Job;
+    #[inline]
+    fn index(&self, id: u32) -> &Job {
+        &self.slots[id as usize]
+    }
+}
+
+impl std::ops::IndexMut<u32> for Jobs {
+    #[inline]
+    fn index_mut(&mut self, id: u32) -> &mut Job {
+        &mut self.slots[id as usize]
+    }
+}

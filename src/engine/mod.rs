@@ -1,0 +1,450 @@
+//! The discrete-event engine: one replication of a [`Network`].
+//!
+//! The loop pops the earliest event from the [`Calendar`], sets the clock, and dispatches on the
+//! event with a `match`; stations are a closed enum, so nothing in the loop is a virtual call.
+//! Jobs live in an arena ([`jobs::Jobs`]) and events carry indices. After the warm-up, the
+//! steady state allocates nothing per event: queues, heaps and the arena keep their capacity.
+//!
+//! **Ordering contract.** Events at the same instant run in the order they were scheduled.
+//! Moves that take no time (routing, forking, joining, exiting) happen inside the event that
+//! caused them, in program order: a fork sends its tasks to its branches in the order listed.
+//!
+//! **Run length.** A run counts *observations*: each end-to-end response of an open job (when it
+//! exits) and each cycle of a closed job (when it reaches its class's reference station). The
+//! first `warmup` observations are discarded (all statistics restart at that instant), then the
+//! run measures `length` more and stops at the event that completes the last one.
+
+pub mod calendar;
+pub mod event;
+pub mod jobs;
+mod ps;
+mod recorder;
+
+use std::cmp::Reverse;
+use std::collections::VecDeque;
+
+use priority_queue::PriorityQueue;
+use rand::RngExt;
+
+pub use calendar::Calendar;
+pub use event::Event;
+pub use recorder::{ClassRecord, Recorder, StationClassRecord, StationRecord};
+
+use crate::dist::Dist;
+use crate::model::{ClassId, ClassKind, Discipline, Network, Rule, StationId, StationKind, Target};
+use crate::rng::{StreamRng, stream};
+use crate::stats::Mser;
+use crate::time::SimTime;
+use jobs::{Job, Jobs, NO_PARENT};
+use ps::PsQueue;
+
+/// How long one run lasts, in observations (see the module docs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RunLength {
+    /// Observations discarded at the start.
+    pub warmup: u64,
+    /// Observations measured after the warm-up.
+    pub length: u64,
+}
+
+/// What a finished run reports besides its [`Recorder`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RunSummary {
+    /// Simulated time at the end of the warm-up.
+    pub warmup_end: f64,
+    /// Simulated time at the end of the run.
+    pub end: f64,
+    /// Observations measured after the warm-up.
+    pub observed: u64,
+    /// Events processed: arrivals plus service completions (stale PS events not counted).
+    pub events: u64,
+}
+
+/// The run-time state of one station.
+#[derive(Debug)]
+enum StationState {
+    Delay,
+    Fcfs { servers: u32, busy: u32, queue: VecDeque<u32> },
+    Ps(PsQueue),
+    Fork,
+    Join,
+    Source,
+    Sink,
+}
+
+/// A state-dependent routing group's run-time state.
+#[derive(Debug)]
+struct Group {
+    members: Box<[u32]>,
+    /// Round robin: the member chosen next.
+    next: usize,
+    /// Join the shortest queue: member position by (fewest jobs, lowest position).
+    shortest: PriorityQueue<u32, Reverse<(u32, u32)>>,
+}
+
+/// One replication of a network, from an empty (open) or initial (closed) state.
+#[derive(Debug)]
+pub struct Simulation<'n> {
+    net: &'n Network,
+    now: SimTime,
+    calendar: Calendar,
+    jobs: Jobs,
+    states: Vec<StationState>,
+    /// Service distributions, `[station][class]` (owned: trace replay advances a cursor).
+    service: Vec<Vec<Option<Dist>>>,
+    interarrival: Vec<Option<Dist>>,
+    service_rng: Vec<StreamRng>,
+    route_rng: Vec<StreamRng>,
+    arrival_rng: Vec<StreamRng>,
+    groups: Vec<Group>,
+    /// For each station, the JSQ group it belongs to (position in `groups`, member position).
+    jsq_member: Vec<Option<(u32, u32)>>,
+    recorder: Recorder,
+    series: Option<Mser>,
+    observed: u64,
+    events: u64,
+    run: RunLength,
+}
+
+impl<'n> Simulation<'n> {
+    /// Sets up replication `replication` of `net` under master seed `seed`: closed jobs placed at
+    /// their reference stations, the first arrival of every source scheduled.
+    pub fn new(net: &'n Network, seed: u64, replication: u64) -> Simulation<'n> {
+        let ns = net.stations.len();
+        let id = |s: usize, k: u64| 3 * s as u64 + k;
+        let mut sim = Simulation {
+            net,
+            now: SimTime::ZERO,
+            calendar: Calendar::new(),
+            jobs: Jobs::default(),
+            states: net.stations.iter().map(|s| initial_state(&s.kind)).collect(),
+            service: net.stations.iter().map(|s| s.kind.service().cloned().unwrap_or_default()).collect(),
+            interarrival: net
+                .stations
+                .iter()
+                .map(|s| match &s.kind {
+                    StationKind::Source { interarrival, .. } => Some(interarrival.clone()),
+                    _ => None,
+                })
+                .collect(),
+            service_rng: (0..ns).map(|s| stream(seed, replication, id(s, 0))).collect(),
+            route_rng: (0..ns).map(|s| stream(seed, replication, id(s, 1))).collect(),
+            arrival_rng: (0..ns).map(|s| stream(seed, replication, id(s, 2))).collect(),
+            groups: Vec::new(),
+            jsq_member: vec![None; ns],
+            recorder: Recorder::new(net),
+            series: None,
+            observed: 0,
+            events: 0,
+            run: RunLength { warmup: 0, length: u64::MAX },
+        };
+        sim.setup_groups();
+        for (c, class) in net.classes.iter().enumerate() {
+            if let ClassKind::Closed { population, reference } = class.kind {
+                for _ in 0..population {
+                    let job = sim.jobs.alloc(Job { class: c as u32, parent: NO_PARENT, pending: 0, station: reference.0, born: 0.0, arrived: 0.0 });
+                    sim.arrive(job, reference.0);
+                }
+            }
+        }
+        for s in 0..ns {
+            if sim.interarrival[s].is_some() {
+                sim.schedule_arrival(s as u32);
+            }
+        }
+        sim
+    }
+
+    fn setup_groups(&mut self) {
+        for (g, members) in self.net.groups.iter().enumerate() {
+            let mut shortest = PriorityQueue::new();
+            for (pos, s) in members.iter().enumerate() {
+                shortest.push(pos as u32, Reverse((0, pos as u32)));
+                if self.jsq_member[s.index()].is_none() {
+                    self.jsq_member[s.index()] = Some((g as u32, pos as u32));
+                }
+            }
+            self.groups.push(Group { members: members.iter().map(|s| s.0).collect(), next: 0, shortest });
+        }
+    }
+
+    /// Records the series of observations for the MSER warm-up rule (used on pilot runs).
+    pub fn record_series(&mut self) {
+        self.series = Some(Mser::new());
+    }
+
+    /// Runs until `run.warmup + run.length` observations have been made (or nothing is left to
+    /// happen) and returns the summary.
+    pub fn run(&mut self, run: RunLength) -> RunSummary {
+        self.run = run;
+        let target = run.warmup.saturating_add(run.length);
+        while self.observed < target {
+            let Some((time, event)) = self.calendar.pop() else { break };
+            self.now = time;
+            self.dispatch(event);
+        }
+        RunSummary {
+            warmup_end: self.recorder.start,
+            end: self.now.as_f64(),
+            observed: self.observed.saturating_sub(run.warmup),
+            events: self.events,
+        }
+    }
+
+    /// The measurements so far.
+    pub fn recorder(&self) -> &Recorder {
+        &self.recorder
+    }
+
+    /// The observation series, if [`Simulation::record_series`] was called.
+    pub fn series(&self) -> Option<&Mser> {
+        self.series.as_ref()
+    }
+
+    /// The current simulated time.
+    pub fn now(&self) -> SimTime {
+        self.now
+    }
+
+    #[inline]
+    fn dispatch(&mut self, event: Event) {
+        match event {
+            Event::Arrival { source } => {
+                self.events += 1;
+                self.schedule_arrival(source);
+                let StationKind::Source { class, .. } = self.net.stations[source as usize].kind else {
+                    unreachable!("arrival events come from sources")
+                };
+                let now = self.now.as_f64();
+                let job = self.jobs.alloc(Job { class: class.0, parent: NO_PARENT, pending: 0, station: source, born: now, arrived: now });
+                self.route(job, source);
+            }
+            Event::Departure { station, job } => {
+                self.events += 1;
+                if let StationState::Fcfs { busy, queue, .. } = &mut self.states[station as usize] {
+                    match queue.pop_front() {
+                        Some(next) => {
+                            let class = self.jobs[next].class;
+                            self.start_service(station, next, class);
+                        }
+                        None => {
+                            *busy -= 1;
+                            let now = self.now.as_f64();
+                            self.recorder.stations[station as usize].busy.change(now, -1);
+                        }
+                    }
+                }
+                self.leave(job, station);
+            }
+            Event::PsDeparture { station, generation } => {
+                let StationState::Ps(ps) = &mut self.states[station as usize] else { unreachable!() };
+                if !ps.is_current(generation) {
+                    return;
+                }
+                self.events += 1;
+                let now = self.now.as_f64();
+                let (job, next) = ps.depart(now);
+                match next {
+                    Some((generation, due)) => self.schedule_ps(station, generation, due),
+                    None => self.recorder.stations[station as usize].busy.change(now, -1),
+                }
+                self.leave(job, station);
+            }
+        }
+    }
+
+    fn schedule_arrival(&mut self, source: u32) {
+        let s = source as usize;
+        let gap = self.interarrival[s].as_mut().expect("sources have inter-arrival times").sample(&mut self.arrival_rng[s]);
+        self.calendar.schedule(self.now.after(gap), Event::Arrival { source });
+    }
+
+    fn schedule_ps(&mut self, station: u32, generation: u32, due: f64) {
+        let due = SimTime::new(due).unwrap_or(self.now).max(self.now);
+        self.calendar.schedule(due, Event::PsDeparture { station, generation });
+    }
+
+    #[inline]
+    fn sample_service(&mut self, station: u32, class: u32) -> f64 {
+        let s = station as usize;
+        match &mut self.service[s][class as usize] {
+            Some(d) => d.sample(&mut self.service_rng[s]),
+            None => unreachable!("the scenario check guarantees a service time for every visiting class"),
+        }
+    }
+
+    #[inline]
+    fn start_service(&mut self, station: u32, job: u32, class: u32) {
+        let work = self.sample_service(station, class);
+        self.calendar.schedule(self.now.after(work), Event::Departure { station, job });
+    }
+
+    /// Counts a job in or out of a station's population.
+    #[inline]
+    fn count(&mut self, station: u32, class: u32, delta: i32) {
+        let now = self.now.as_f64();
+        let ns = self.states.len();
+        let rec = &mut self.recorder;
+        rec.stations[station as usize].present.change(now, delta);
+        rec.station_classes[class as usize * ns + station as usize].present.change(now, delta);
+        if let Some((g, pos)) = self.jsq_member[station as usize] {
+            let n = rec.stations[station as usize].present.count();
+            self.groups[g as usize].shortest.change_priority(&pos, Reverse((n, pos)));
+        }
+    }
+
+    /// Job `job` arrives at `station` now.
+    fn arrive(&mut self, job: u32, station: u32) {
+        let now = self.now.as_f64();
+        self.jobs[job].arrived = now;
+        self.jobs[job].station = station;
+        let class = self.jobs[job].class;
+        match &mut self.states[station as usize] {
+            StationState::Delay => {
+                self.count(station, class, 1);
+                self.start_service(station, job, class);
+            }
+            StationState::Fcfs { servers, busy, queue } => {
+                if *busy < *servers {
+                    *busy += 1;
+                    self.recorder.stations[station as usize].busy.change(now, 1);
+                    self.count(station, class, 1);
+                    self.start_service(station, job, class);
+                } else {
+                    queue.push_back(job);
+                    self.count(station, class, 1);
+                }
+            }
+            StationState::Ps(_) => {
+                self.count(station, class, 1);
+                let work = self.sample_service(station, class);
+                let StationState::Ps(ps) = &mut self.states[station as usize] else { unreachable!() };
+                let (generation, due) = ps.arrive(now, job, work);
+                if self.recorder.stations[station as usize].present.count() == 1 {
+                    self.recorder.stations[station as usize].busy.change(now, 1);
+                }
+                self.schedule_ps(station, generation, due);
+            }
+            StationState::Fork => {
+                self.count(station, class, 1);
+                let StationKind::Fork { branches } = &self.net.stations[station as usize].kind else { unreachable!() };
+                self.jobs[job].pending = branches.len() as u32;
+                let born = self.jobs[job].born;
+                for b in branches {
+                    let task = self.jobs.alloc(Job { class, parent: job, pending: 0, station: b.0, born, arrived: now });
+                    self.arrive(task, b.0);
+                }
+            }
+            StationState::Join => {
+                let parent = self.jobs[job].parent;
+                self.jobs.release(job);
+                self.jobs[parent].pending -= 1;
+                if self.jobs[parent].pending == 0 {
+                    let fork = self.jobs[parent].station;
+                    self.leave_station(parent, fork);
+                    self.route(parent, station);
+                }
+            }
+            StationState::Sink => self.exit(job),
+            StationState::Source => unreachable!("the scenario check forbids routing into a source"),
+        }
+    }
+
+    /// Job `job` finishes at `station`: its visit is recorded and it is routed on.
+    #[inline]
+    fn leave(&mut self, job: u32, station: u32) {
+        self.leave_station(job, station);
+        self.route(job, station);
+    }
+
+    #[inline]
+    fn leave_station(&mut self, job: u32, station: u32) {
+        let now = self.now.as_f64();
+        let Job { class, arrived, .. } = self.jobs[job];
+        let visit = now - arrived;
+        self.count(station, class, -1);
+        let ns = self.states.len();
+        let rec = &mut self.recorder;
+        let st = &mut rec.stations[station as usize];
+        st.response.add(visit);
+        st.percentiles.record(visit);
+        rec.station_classes[class as usize * ns + station as usize].response.add(visit);
+    }
+
+    /// Sends `job` on from `station` by the routing rule of its class there.
+    #[inline]
+    fn route(&mut self, job: u32, station: u32) {
+        let class = ClassId(self.jobs[job].class);
+        let target = match self.net.routing.rule(class, StationId(station)) {
+            Rule::Fixed(t) => *t,
+            Rule::Random { cumulative, targets } => {
+                let u: f64 = self.route_rng[station as usize].random();
+                crate::model::pick(cumulative, targets, u)
+            }
+            Rule::RoundRobin { group, class } => {
+                let g = &mut self.groups[*group as usize];
+                let s = g.members[g.next];
+                g.next = (g.next + 1) % g.members.len();
+                Target::Station(StationId(s), *class)
+            }
+            Rule::ShortestQueue { group, class } => {
+                let g = &self.groups[*group as usize];
+                let (&pos, _) = g.shortest.peek().expect("groups are not empty");
+                Target::Station(StationId(g.members[pos as usize]), *class)
+            }
+            Rule::Unset => unreachable!("the scenario check gives every visited station a rule"),
+        };
+        match target {
+            Target::Exit => self.exit(job),
+            Target::Station(to, to_class) => {
+                self.jobs[job].class = to_class.0;
+                if let ClassKind::Closed { reference, .. } = self.net.classes[to_class.index()].kind
+                    && reference == to
+                    && self.jobs[job].parent == NO_PARENT
+                {
+                    let cycle = self.now.as_f64() - self.jobs[job].born;
+                    self.observe(to_class.0, cycle);
+                    self.jobs[job].born = self.now.as_f64();
+                }
+                self.arrive(job, to.0);
+            }
+        }
+    }
+
+    fn exit(&mut self, job: u32) {
+        let Job { class, born, parent, .. } = self.jobs[job];
+        self.jobs.release(job);
+        if parent == NO_PARENT {
+            self.observe(class, self.now.as_f64() - born);
+        }
+    }
+
+    /// One end-to-end observation of `class`.
+    #[inline]
+    fn observe(&mut self, class: u32, value: f64) {
+        self.observed += 1;
+        let rec = &mut self.recorder.classes[class as usize];
+        rec.response.add(value);
+        rec.percentiles.record(value);
+        if let Some(series) = &mut self.series {
+            series.add(value);
+        }
+        if self.observed == self.run.warmup {
+            self.recorder.restart(self.now.as_f64());
+        }
+    }
+}
+
+fn initial_state(kind: &StationKind) -> StationState {
+    match kind {
+        StationKind::Delay { .. } => StationState::Delay,
+        StationKind::Queue { discipline: Discipline::Fcfs, servers, .. } => {
+            StationState::Fcfs { servers: *servers, busy: 0, queue: VecDeque::new() }
+        }
+        StationKind::Queue { discipline: Discipline::Ps, .. } => StationState::Ps(PsQueue::default()),
+        StationKind::Fork { .. } => StationState::Fork,
+        StationKind::Join { .. } => StationState::Join,
+        StationKind::Source { .. } => StationState::Source,
+        StationKind::Sink => StationState::Sink,
+    }
+}

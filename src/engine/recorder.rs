@@ -1,0 +1,110 @@
+//! What one run measures, collected as the run goes.
+
+use crate::model::{Network, StationKind};
+use crate::stats::{Occupancy, Percentiles, Tally};
+
+/// Per-station measurements (all classes together).
+#[derive(Clone, Debug)]
+pub struct StationRecord {
+    /// Jobs present (for a fork: parents waiting for their tasks; for a join: tasks waiting).
+    pub present: Occupancy,
+    /// Busy servers (queues only).
+    pub busy: Occupancy,
+    /// Time from arrival to departure (for a fork: from the fork to the join's release).
+    pub response: Tally,
+    /// Percentiles of the same.
+    pub percentiles: Percentiles,
+}
+
+/// Per-(station, class) measurements.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct StationClassRecord {
+    /// Jobs of the class present.
+    pub present: Occupancy,
+    /// Their visit times.
+    pub response: Tally,
+}
+
+/// Per-class end-to-end measurements: response time (open) or cycle time (closed).
+#[derive(Clone, Debug)]
+pub struct ClassRecord {
+    /// End-to-end times.
+    pub response: Tally,
+    /// Percentiles of the same.
+    pub percentiles: Percentiles,
+}
+
+/// Everything one run measures since the end of its warm-up.
+#[derive(Clone, Debug)]
+pub struct Recorder {
+    /// Indexed by station.
+    pub stations: Vec<StationRecord>,
+    /// Indexed by `class * stations + station`.
+    pub station_classes: Vec<StationClassRecord>,
+    /// Indexed by class.
+    pub classes: Vec<ClassRecord>,
+    /// When measurement started (the end of the warm-up).
+    pub start: f64,
+}
+
+impl Recorder {
+    /// Empty records for `net`, with histogram units scaled to its service times.
+    pub fn new(net: &Network) -> Recorder {
+        let unit = histogram_unit(net);
+        let stations = net
+            .stations
+            .iter()
+            .map(|s| {
+                let mean = s.kind.service().and_then(|t| t.iter().flatten().map(|d| d.mean()).reduce(f64::min));
+                let unit = mean.filter(|m| *m > 0.0).map_or(unit, |m| m * 1e-4);
+                StationRecord {
+                    present: Occupancy::default(),
+                    busy: Occupancy::default(),
+                    response: Tally::new(),
+                    percentiles: Percentiles::new(unit),
+                }
+            })
+            .collect();
+        let classes =
+            net.classes.iter().map(|_| ClassRecord { response: Tally::new(), percentiles: Percentiles::new(unit) }).collect();
+        Recorder {
+            stations,
+            station_classes: vec![StationClassRecord::default(); net.stations.len() * net.classes.len()],
+            classes,
+            start: 0.0,
+        }
+    }
+
+    /// Drops everything measured so far and measures from `now` on (end of the warm-up).
+    pub fn restart(&mut self, now: f64) {
+        self.start = now;
+        for s in &mut self.stations {
+            s.present.restart(now);
+            s.busy.restart(now);
+            s.response = Tally::new();
+            s.percentiles.clear();
+        }
+        for sc in &mut self.station_classes {
+            sc.present.restart(now);
+            sc.response = Tally::new();
+        }
+        for c in &mut self.classes {
+            c.response = Tally::new();
+            c.percentiles.clear();
+        }
+    }
+}
+
+/// The histogram tick: a ten-thousandth of the smallest positive mean service time.
+fn histogram_unit(net: &Network) -> f64 {
+    net.stations
+        .iter()
+        .filter_map(|s| match &s.kind {
+            StationKind::Delay { service } | StationKind::Queue { service, .. } => {
+                service.iter().flatten().map(|d| d.mean()).filter(|m| *m > 0.0).reduce(f64::min)
+            }
+            _ => None,
+        })
+        .reduce(f64::min)
+        .map_or(1e-6, |m| m * 1e-4)
+}

@@ -1,0 +1,18 @@
+//! # parsim
+//!
+//! A discrete-event simulator of queueing-network models of parallel programs and machines,
+//! built to say how far the analytic models (MVA, M/M/1, M/G/1, fork-join approximations) can
+//! be trusted. The same [`model::Network`] is simulated ([`engine`], [`replicate`]) and solved
+//! analytically ([`analytic`]).
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+#![warn(missing_debug_implementations)]
+
+pub mod analytic;
+pub mod dist;
+pub mod engine;
+pub mod linalg;
+pub mod model;
+pub mod rng;
+pub mod stats;
+pub mod time;

@@ -1,0 +1,174 @@
+//! The network model: the intermediate representation every scenario compiles to.
+//!
+//! A [`Network`] is stations, job classes and per-class routing, all referring to each other by
+//! index ([`StationId`], [`ClassId`]). It is plain data, checked once when it is built from a
+//! scenario ([`crate::scenario`]); the simulator ([`crate::engine`]) and the analytic solvers
+//! ([`crate::analytic`]) both read it.
+
+mod routing;
+mod traffic;
+
+pub use routing::{Routing, Rule, Target};
+pub(crate) use routing::pick;
+pub use traffic::{TrafficError, visits};
+
+use crate::dist::Dist;
+
+/// Index of a station in [`Network::stations`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct StationId(pub u32);
+
+/// Index of a class in [`Network::classes`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ClassId(pub u32);
+
+impl StationId {
+    /// As a `usize` index.
+    #[inline]
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+impl ClassId {
+    /// As a `usize` index.
+    #[inline]
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+/// A queueing network: stations, classes and routing.
+#[derive(Clone, Debug)]
+pub struct Network {
+    /// The stations, indexed by [`StationId`].
+    pub stations: Vec<Station>,
+    /// The job classes, indexed by [`ClassId`].
+    pub classes: Vec<Class>,
+    /// Where each class goes after each station.
+    pub routing: Routing,
+    /// Station sets used by state-dependent routing rules, indexed by [`Rule`] group ids.
+    pub groups: Vec<Vec<StationId>>,
+}
+
+/// A named station.
+#[derive(Clone, Debug)]
+pub struct Station {
+    /// Its name in the scenario.
+    pub name: String,
+    /// What it does.
+    pub kind: StationKind,
+}
+
+/// Service times of one station, one entry per class (`None`: the class does not visit).
+pub type ServiceTable = Vec<Option<Dist>>;
+
+/// The scheduling discipline of a [`StationKind::Queue`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Discipline {
+    /// First come, first served, with `servers` identical servers.
+    Fcfs,
+    /// Processor sharing on one server.
+    Ps,
+}
+
+/// The kinds of station.
+#[derive(Clone, Debug)]
+pub enum StationKind {
+    /// Infinite server: every job is served at once, no waiting.
+    Delay {
+        /// Service time per class.
+        service: ServiceTable,
+    },
+    /// A queue with `servers` servers and a discipline.
+    Queue {
+        /// FCFS or PS.
+        discipline: Discipline,
+        /// Number of servers (1 for PS).
+        servers: u32,
+        /// Service time per class.
+        service: ServiceTable,
+    },
+    /// Splits each arriving job into one task per branch; the job waits at the matching join.
+    Fork {
+        /// Where each task goes (a station may appear several times: copies).
+        branches: Vec<StationId>,
+    },
+    /// Releases the waiting parent job once all the tasks of its fork have arrived.
+    Join {
+        /// The fork whose tasks it gathers.
+        fork: StationId,
+    },
+    /// Open arrivals of one class.
+    Source {
+        /// The class of the arriving jobs.
+        class: ClassId,
+        /// Time between arrivals (a renewal process).
+        interarrival: Dist,
+    },
+    /// Jobs that reach it leave the network.
+    Sink,
+}
+
+impl StationKind {
+    /// The service table, for stations that serve jobs.
+    pub fn service(&self) -> Option<&ServiceTable> {
+        match self {
+            StationKind::Delay { service } | StationKind::Queue { service, .. } => Some(service),
+            _ => None,
+        }
+    }
+
+    /// Short name of the kind, as written in scenario files.
+    pub fn label(&self) -> &'static str {
+        match self {
+            StationKind::Delay { .. } => "delay",
+            StationKind::Queue { discipline: Discipline::Fcfs, .. } => "fcfs",
+            StationKind::Queue { discipline: Discipline::Ps, .. } => "ps",
+            StationKind::Fork { .. } => "fork",
+            StationKind::Join { .. } => "join",
+            StationKind::Source { .. } => "source",
+            StationKind::Sink => "sink",
+        }
+    }
+}
+
+/// A job class.
+#[derive(Clone, Debug)]
+pub struct Class {
+    /// Its name in the scenario.
+    pub name: String,
+    /// Open or closed.
+    pub kind: ClassKind,
+}
+
+/// Whether a class is open (arrivals from a source, leaves at an exit) or closed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ClassKind {
+    /// Jobs arrive from a source and leave.
+    Open,
+    /// A fixed population circulates; a cycle ends each time a job reaches `reference`.
+    Closed {
+        /// Number of jobs.
+        population: u32,
+        /// The station where cycles are counted and where the jobs start.
+        reference: StationId,
+    },
+}
+
+impl Network {
+    /// The id of the station with this name.
+    pub fn station_id(&self, name: &str) -> Option<StationId> {
+        self.stations.iter().position(|s| s.name == name).map(|i| StationId(i as u32))
+    }
+
+    /// The id of the class with this name.
+    pub fn class_id(&self, name: &str) -> Option<ClassId> {
+        self.classes.iter().position(|c| c.name == name).map(|i| ClassId(i as u32))
+    }
+
+    /// The station with this id.
+    pub fn station(&self, id: StationId) -> &Station {
+        &self.stations[id.index()]
+    }
+}

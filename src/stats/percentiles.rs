@@ -1,0 +1,77 @@
+//! Response-time percentiles from an HDR histogram.
+
+use hdrhistogram::Histogram;
+
+/// The percentiles parsim reports, as quantiles.
+pub const PERCENTILES: [(&str, f64); 4] = [("p50", 0.50), ("p90", 0.90), ("p95", 0.95), ("p99", 0.99)];
+
+/// Significant decimal digits kept by the histogram: values are resolved to 0.1%.
+const SIGNIFICANT_DIGITS: u8 = 3;
+
+/// A histogram of non-negative times recorded in integer ticks of an explicit `unit`.
+///
+/// hdrhistogram records only integers (HdrHistogram_rust #91), so a time `t` is stored as
+/// `round(t / unit)` ticks; parsim picks `unit` as one ten-thousandth of the expected mean, so
+/// the rounding is far below the histogram's own 0.1% resolution. The histogram grows as needed;
+/// a value beyond its largest trackable value is counted in [`Percentiles::clamped`] rather than
+/// silently dropped.
+#[derive(Clone, Debug)]
+pub struct Percentiles {
+    hist: Histogram<u64>,
+    unit: f64,
+    clamped: u64,
+}
+
+impl Percentiles {
+    /// An empty histogram with ticks of `unit` (a positive, finite time).
+    pub fn new(unit: f64) -> Percentiles {
+        let unit = if unit.is_finite() && unit > 0.0 { unit } else { 1e-6 };
+        let mut hist = Histogram::new(SIGNIFICANT_DIGITS).expect("3 significant digits is valid");
+        hist.auto(true);
+        Percentiles { hist, unit, clamped: 0 }
+    }
+
+    /// Records one time.
+    #[inline]
+    pub fn record(&mut self, t: f64) {
+        let ticks = (t / self.unit).round();
+        if ticks >= u64::MAX as f64 / 2.0 || self.hist.record(ticks as u64).is_err() {
+            self.clamped += 1;
+        }
+    }
+
+    /// Empties the histogram (end of the warm-up).
+    pub fn clear(&mut self) {
+        self.hist.reset();
+        self.clamped = 0;
+    }
+
+    /// The value at quantile `q` in `[0, 1]` (NaN when empty).
+    pub fn quantile(&self, q: f64) -> f64 {
+        if self.hist.is_empty() {
+            return f64::NAN;
+        }
+        self.hist.value_at_quantile(q) as f64 * self.unit
+    }
+
+    /// Values that could not be recorded because they exceeded the trackable range.
+    pub fn clamped(&self) -> u64 {
+        self.clamped
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quantiles_of_a_uniform_grid() {
+        let mut p = Percentiles::new(1e-4);
+        for i in 1..=10_000 {
+            p.record(f64::from(i) / 10_000.0);
+        }
+        assert!((p.quantile(0.5) - 0.5).abs() < 1e-3);
+        assert!((p.quantile(0.99) - 0.99).abs() < 1e-3);
+        assert_eq!(p.clamped(), 0);
+    }
+}

@@ -1,0 +1,96 @@
+//! Running mean and variance.
+
+/// Count, mean and variance of a stream of values, by Welford's method on values shifted by the
+/// first one (statrs #376: plain Welford loses low bits under a large offset). Two tallies merge
+/// exactly (Chan, Golub & LeVeque), so per-thread or per-segment tallies can be combined.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Tally {
+    n: u64,
+    shift: f64,
+    mean: f64,
+    m2: f64,
+}
+
+impl Tally {
+    /// An empty tally.
+    pub fn new() -> Tally {
+        Tally::default()
+    }
+
+    /// Adds one value.
+    #[inline]
+    pub fn add(&mut self, x: f64) {
+        if self.n == 0 {
+            self.shift = x;
+        }
+        self.n += 1;
+        let y = x - self.shift;
+        let delta = y - self.mean;
+        self.mean += delta / self.n as f64;
+        self.m2 += delta * (y - self.mean);
+    }
+
+    /// Combines another tally into this one, as if its values had been added here.
+    pub fn merge(&mut self, other: &Tally) {
+        if other.n == 0 {
+            return;
+        }
+        if self.n == 0 {
+            *self = *other;
+            return;
+        }
+        let (na, nb) = (self.n as f64, other.n as f64);
+        let other_mean = other.mean + (other.shift - self.shift);
+        let delta = other_mean - self.mean;
+        let n = na + nb;
+        self.mean += delta * nb / n;
+        self.m2 += other.m2 + delta * delta * na * nb / n;
+        self.n += other.n;
+    }
+
+    /// Number of values.
+    pub fn count(&self) -> u64 {
+        self.n
+    }
+
+    /// The mean (NaN when empty).
+    pub fn mean(&self) -> f64 {
+        if self.n == 0 { f64::NAN } else { self.shift + self.mean }
+    }
+
+    /// The unbiased sample variance (NaN below two values).
+    pub fn variance(&self) -> f64 {
+        if self.n < 2 { f64::NAN } else { self.m2 / (self.n - 1) as f64 }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn merge_equals_one_pass() {
+        let values: Vec<f64> = (0..1000).map(|i| 1e9 + ((i * 7919) % 1013) as f64 * 0.001).collect();
+        let mut whole = Tally::new();
+        values.iter().for_each(|&v| whole.add(v));
+        for split in [0, 1, 333, 999, 1000] {
+            let (mut a, mut b) = (Tally::new(), Tally::new());
+            values[..split].iter().for_each(|&v| a.add(v));
+            values[split..].iter().for_each(|&v| b.add(v));
+            a.merge(&b);
+            assert_eq!(a.count(), whole.count());
+            assert!((a.mean() - whole.mean()).abs() < 1e-9, "split {split}");
+            assert!((a.variance() / whole.variance() - 1.0).abs() < 1e-9, "split {split}");
+        }
+    }
+
+    #[test]
+    fn stays_accurate_under_a_large_offset() {
+        let mut t = Tally::new();
+        for v in [1e12 + 4.0, 1e12 + 7.0, 1e12 + 13.0, 1e12 + 16.0] {
+            t.add(v);
+        }
+        assert_eq!(t.variance(), 30.0);
+        assert_eq!(t.mean(), 1e12 + 10.0);
+    }
+}
