@@ -6,7 +6,7 @@
 //! divide it again (one parent leaves per `c` task arrivals). State-dependent rules count as an
 //! equal split among their stations.
 
-use super::{ClassId, ClassKind, Network, Routing, StationKind, Target};
+use super::{ClassId, ClassKind, Network, Routing, StationId, StationKind, Target};
 
 /// Why the traffic equations have no answer.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
@@ -55,49 +55,74 @@ pub fn visits(net: &Network) -> Result<Vec<Vec<f64>>, TrafficError> {
     Ok(total)
 }
 
-/// Solves `x = rhs + M^T x` over (class, station) nodes, with `pinned` (if any) fixed to its
-/// right-hand side, where `M` holds the flow multipliers of routing, forks and joins.
+/// Solves `x = rhs + M^T x` over the (class, station) nodes reachable from where `rhs` is
+/// non-zero, with `pinned` (if any) fixed to its right-hand side. `M` holds the flow multipliers
+/// of routing, forks and joins; nodes not reached get 0.
 fn solve_flow(net: &Network, rhs: &[f64], pinned: Option<usize>) -> Option<Vec<f64>> {
-    let (nc, ns) = (net.classes.len(), net.stations.len());
-    let n = nc * ns;
-    let mut a = vec![0.0; n * n];
-    for i in 0..n {
-        a[i * n + i] = 1.0;
+    let ns = net.stations.len();
+    let n = rhs.len();
+    let edges: Vec<Vec<(usize, f64)>> = (0..n).map(|from| flow_out(net, ClassId((from / ns) as u32), from % ns)).collect();
+    // the reachable nodes, numbered in discovery order
+    let mut index = vec![usize::MAX; n];
+    let mut order: Vec<usize> = (0..n).filter(|&i| rhs[i] != 0.0).collect();
+    for (k, &i) in order.iter().enumerate() {
+        index[i] = k;
     }
-    let node = |c: ClassId, s: usize| c.index() * ns + s;
-    for c in 0..nc {
-        let class = ClassId(c as u32);
-        for (s, st) in net.stations.iter().enumerate() {
-            let from = node(class, s);
-            let mut add = |to: usize, m: f64| a[to * n + from] -= m;
-            match &st.kind {
-                StationKind::Fork { branches } => {
-                    for b in branches {
-                        add(node(class, b.index()), 1.0);
-                    }
-                }
-                StationKind::Sink => {}
-                kind => {
-                    let scale = match kind {
-                        StationKind::Join { fork } => match &net.station(*fork).kind {
-                            StationKind::Fork { branches } => 1.0 / branches.len() as f64,
-                            _ => 1.0,
-                        },
-                        _ => 1.0,
-                    };
-                    let rule = net.routing.rule(class, super::StationId(s as u32));
-                    for (t, p) in Routing::branch_probabilities(rule, &net.groups) {
-                        if let Target::Station(to, tc) = t {
-                            add(node(tc, to.index()), p * scale);
-                        }
-                    }
-                }
+    let mut head = 0;
+    while head < order.len() {
+        let from = order[head];
+        head += 1;
+        for &(to, _) in &edges[from] {
+            if index[to] == usize::MAX {
+                index[to] = order.len();
+                order.push(to);
             }
         }
     }
-    if let Some(p) = pinned {
-        a[p * n..(p + 1) * n].fill(0.0);
-        a[p * n + p] = 1.0;
+    let m = order.len();
+    let mut a = vec![0.0; m * m];
+    for k in 0..m {
+        a[k * m + k] = 1.0;
     }
-    crate::linalg::solve(a, rhs.to_vec())
+    for &from in &order {
+        for &(to, mult) in &edges[from] {
+            if Some(to) != pinned {
+                a[index[to] * m + index[from]] -= mult;
+            }
+        }
+    }
+    let b: Vec<f64> = order.iter().map(|&i| rhs[i]).collect();
+    let y = crate::linalg::solve(a, b)?;
+    let mut x = vec![0.0; n];
+    for (k, &i) in order.iter().enumerate() {
+        x[i] = y[k];
+    }
+    Some(x)
+}
+
+/// The flow out of node (`class`, `station`): `(node, multiplier)` pairs.
+fn flow_out(net: &Network, class: ClassId, station: usize) -> Vec<(usize, f64)> {
+    let ns = net.stations.len();
+    let node = |c: ClassId, s: usize| c.index() * ns + s;
+    match &net.stations[station].kind {
+        StationKind::Fork { branches } => branches.iter().map(|b| (node(class, b.index()), 1.0)).collect(),
+        StationKind::Sink => Vec::new(),
+        kind => {
+            let scale = match kind {
+                StationKind::Join { fork } => match net.stations.get(fork.index()).map(|f| &f.kind) {
+                    Some(StationKind::Fork { branches }) => 1.0 / branches.len() as f64,
+                    _ => 1.0,
+                },
+                _ => 1.0,
+            };
+            let rule = net.routing.rule(class, StationId(station as u32));
+            Routing::branch_probabilities(rule, &net.groups)
+                .into_iter()
+                .filter_map(|(t, p)| match t {
+                    Target::Station(to, tc) => Some((node(tc, to.index()), p * scale)),
+                    Target::Exit => None,
+                })
+                .collect()
+        }
+    }
 }

@@ -1,0 +1,125 @@
+//! `parsim run`.
+
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use clap::Args;
+use indicatif::{ProgressBar, ProgressStyle};
+
+use parsim::replicate::{self, Options};
+use parsim::report::{CSV_HEADER, RunReport};
+use parsim::scenario::{self, Scenario, Warmup};
+
+/// Options of `parsim run`.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Scenario files (TOML).
+    #[arg(required = true)]
+    files: Vec<PathBuf>,
+    /// Print JSON (one array of reports) instead of tables.
+    #[arg(long, conflicts_with = "csv")]
+    json: bool,
+    /// Print CSV instead of tables.
+    #[arg(long)]
+    csv: bool,
+    /// Master seed (overrides the scenario's).
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Replications (overrides the scenario's; at least 2).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(2..))]
+    replications: Option<u32>,
+    /// Observations measured per replication (overrides the scenario's).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    length: Option<u64>,
+    /// Fixed warm-up in observations (overrides MSER-5).
+    #[arg(long)]
+    warmup: Option<u64>,
+    /// Add replications until the 95% interval of --metric has this relative half-width.
+    #[arg(long)]
+    precision: Option<f64>,
+    /// The metric --precision applies to (default: the first class's response or cycle time).
+    #[arg(long)]
+    metric: Option<String>,
+    /// Most replications --precision may use.
+    #[arg(long)]
+    max_replications: Option<u32>,
+    /// Worker threads (default: one per core). Results do not depend on it.
+    #[arg(long, default_value_t = 0)]
+    threads: usize,
+}
+
+impl RunArgs {
+    fn options(&self, sc: &Scenario) -> anyhow::Result<Options> {
+        let mut o = Options::from_scenario(sc);
+        o.seed = self.seed.unwrap_or(o.seed);
+        o.replications = self.replications.unwrap_or(o.replications);
+        o.length = self.length.unwrap_or(o.length);
+        if let Some(w) = self.warmup {
+            o.warmup = Warmup::Fixed(w);
+        }
+        if let Some(p) = self.precision {
+            anyhow::ensure!(p > 0.0 && p < 1.0, "--precision must lie in (0, 1), got {p}");
+            o.precision = Some(p);
+        }
+        o.metric = self.metric.clone().unwrap_or(o.metric);
+        o.max_replications = self.max_replications.unwrap_or(o.max_replications).max(o.replications);
+        o.threads = self.threads;
+        Ok(o)
+    }
+}
+
+/// Loads every file first (reporting all their problems), then runs them in order.
+pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
+    let scenarios = load_all(&args.files)?;
+    let mut reports = Vec::new();
+    let mut out = std::io::stdout().lock();
+    if args.csv {
+        writeln!(out, "{CSV_HEADER}")?;
+    }
+    for sc in &scenarios {
+        let opt = args.options(sc)?;
+        let bar = progress_bar(&sc.name, opt.replications);
+        let ex = replicate::run(sc, &opt, &|_| bar.inc(1)).with_context(|| format!("running {}", sc.path.display()))?;
+        bar.finish_and_clear();
+        let report = RunReport::new(sc, &opt, &ex);
+        if args.csv {
+            write!(out, "{}", report.csv_rows())?;
+        } else if !args.json {
+            writeln!(out, "{}", report.table())?;
+        }
+        reports.push(report);
+    }
+    if args.json {
+        serde_json::to_writer_pretty(&mut out, &reports)?;
+        writeln!(out)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Loads every scenario, collecting the problems of all files before failing.
+pub fn load_all(files: &[PathBuf]) -> anyhow::Result<Vec<Scenario>> {
+    let mut scenarios = Vec::new();
+    let mut errors = Vec::new();
+    for f in files {
+        match scenario::load(f) {
+            Ok(s) => scenarios.push(s),
+            Err(e) => errors.push(e.to_string()),
+        }
+    }
+    anyhow::ensure!(errors.is_empty(), "invalid scenario\n{}", errors.join("\n"));
+    Ok(scenarios)
+}
+
+fn progress_bar(name: &str, replications: u32) -> ProgressBar {
+    if !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::new(u64::from(replications));
+    if let Ok(style) = ProgressStyle::with_template("{msg} [{bar:30}] {pos}/{len} replications") {
+        bar.set_style(style.progress_chars("=> "));
+    }
+    bar.set_message(name.to_owned());
+    bar
+}

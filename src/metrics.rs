@@ -1,0 +1,68 @@
+//! The flat list of named metrics one replication reports.
+//!
+//! Names are stable and scriptable:
+//! - `class.<c>.response` (open classes: end-to-end response time) or `class.<c>.cycle`
+//!   (closed classes: cycle time at the reference station), `class.<c>.throughput`, and
+//!   `class.<c>.p50|p90|p95|p99`;
+//! - `station.<s>.response` (mean time per visit; for a fork, from the fork to the join's
+//!   release), `.throughput` (departures per unit time), `.number` (time-averaged jobs present),
+//!   `.utilisation` (busy fraction per server, queues only), `.p50|p90|p95|p99`;
+//! - with several classes at a station, `station.<s>.<c>.response|throughput|number`.
+
+use crate::engine::{Recorder, RunSummary};
+use crate::model::{ClassKind, Network, StationKind};
+use crate::stats::PERCENTILES;
+
+/// The metric measured for a class end to end: `response` (open) or `cycle` (closed).
+pub fn class_metric(net: &Network, class: usize) -> String {
+    let kind = match net.classes[class].kind {
+        ClassKind::Open => "response",
+        ClassKind::Closed { .. } => "cycle",
+    };
+    format!("class.{}.{kind}", net.classes[class].name)
+}
+
+/// The metrics of one finished replication, in a fixed order.
+pub fn measure(net: &Network, rec: &Recorder, run: &RunSummary) -> Vec<(String, f64)> {
+    let span = run.end - run.warmup_end;
+    let ns = net.stations.len();
+    let mut out = Vec::new();
+    for (c, class) in net.classes.iter().enumerate() {
+        let r = &rec.classes[c];
+        out.push((class_metric(net, c), r.response.mean()));
+        out.push((format!("class.{}.throughput", class.name), r.response.count() as f64 / span));
+        for (label, q) in PERCENTILES {
+            out.push((format!("class.{}.{label}", class.name), r.percentiles.quantile(q)));
+        }
+    }
+    for (s, st) in net.stations.iter().enumerate() {
+        if matches!(st.kind, StationKind::Source { .. } | StationKind::Sink | StationKind::Join { .. }) {
+            continue;
+        }
+        let r = &rec.stations[s];
+        let name = &st.name;
+        out.push((format!("station.{name}.response"), r.response.mean()));
+        out.push((format!("station.{name}.throughput"), r.response.count() as f64 / span));
+        out.push((format!("station.{name}.number"), r.present.mean(run.end)));
+        if let StationKind::Queue { servers, .. } = &st.kind {
+            out.push((format!("station.{name}.utilisation"), r.busy.mean(run.end) / f64::from(*servers)));
+        }
+        for (label, q) in PERCENTILES {
+            out.push((format!("station.{name}.{label}"), r.percentiles.quantile(q)));
+        }
+        let visiting: Vec<usize> = match st.kind.service() {
+            Some(table) => (0..net.classes.len()).filter(|&c| table[c].is_some()).collect(),
+            None => Vec::new(),
+        };
+        if visiting.len() > 1 {
+            for c in visiting {
+                let sc = &rec.station_classes[c * ns + s];
+                let cname = &net.classes[c].name;
+                out.push((format!("station.{name}.{cname}.response"), sc.response.mean()));
+                out.push((format!("station.{name}.{cname}.throughput"), sc.response.count() as f64 / span));
+                out.push((format!("station.{name}.{cname}.number"), sc.present.mean(run.end)));
+            }
+        }
+    }
+    out
+}

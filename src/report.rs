@@ -1,0 +1,156 @@
+//! Presenting an experiment: a readable table, JSON and CSV. No statistics are computed here
+//! beyond asking the experiment for its intervals.
+
+use std::fmt::Write as _;
+
+use serde::Serialize;
+
+use crate::replicate::{Experiment, Options, WarmupReport};
+use crate::scenario::Scenario;
+use crate::stats::ConfidenceInterval;
+
+/// Confidence level of reported intervals.
+pub const LEVEL: f64 = 0.95;
+
+/// One metric's summary.
+#[derive(Clone, Debug, Serialize)]
+pub struct MetricRow {
+    /// Metric name.
+    pub name: String,
+    /// Its mean and interval.
+    #[serde(flatten)]
+    pub ci: ConfidenceInterval,
+}
+
+/// The report of one scenario's experiment.
+#[derive(Clone, Debug, Serialize)]
+pub struct RunReport {
+    /// Scenario title.
+    pub scenario: String,
+    /// Its file.
+    pub file: String,
+    /// Master seed.
+    pub seed: u64,
+    /// Replications run.
+    pub replications: usize,
+    /// Observations measured per replication.
+    pub length: u64,
+    /// The warm-up used.
+    pub warmup: WarmupReport,
+    /// Events over all replications.
+    pub events: u64,
+    /// The precision target and whether it was met.
+    pub precision: Option<PrecisionReport>,
+    /// Every metric.
+    pub metrics: Vec<MetricRow>,
+}
+
+/// Whether the sequential rule reached its target.
+#[derive(Clone, Debug, Serialize)]
+pub struct PrecisionReport {
+    /// The metric.
+    pub metric: String,
+    /// Target relative half-width.
+    pub target: f64,
+    /// Whether it was reached within the budget.
+    pub met: bool,
+}
+
+impl RunReport {
+    /// Summarises an experiment.
+    pub fn new(sc: &Scenario, opt: &Options, ex: &Experiment) -> RunReport {
+        RunReport {
+            scenario: sc.name.clone(),
+            file: sc.path.display().to_string(),
+            seed: opt.seed,
+            replications: ex.replications.len(),
+            length: opt.length,
+            warmup: ex.warmup,
+            events: ex.events,
+            precision: opt.precision.map(|target| PrecisionReport {
+                metric: opt.metric.clone(),
+                target,
+                met: ex.precision_met.unwrap_or(false),
+            }),
+            metrics: (0..ex.metrics.len()).map(|i| MetricRow { name: ex.metrics[i].clone(), ci: ex.interval(i, LEVEL) }).collect(),
+        }
+    }
+
+    /// A plain-text table.
+    pub fn table(&self) -> String {
+        let mut s = String::new();
+        let _ = writeln!(s, "# {} ({})", self.scenario, self.file);
+        let cut = if self.warmup.at_limit { " (MSER minimum at its limit: lengthen the run)" } else { "" };
+        let _ = writeln!(
+            s,
+            "seed {}, {} replications x {} observations, warm-up cut {} observations ({}){cut}, {} events",
+            self.seed, self.replications, self.length, self.warmup.observations, self.warmup.method, self.events
+        );
+        if let Some(p) = &self.precision {
+            let _ = writeln!(
+                s,
+                "precision target {} on {}: {}",
+                p.target,
+                p.metric,
+                if p.met { "met" } else { "NOT met within the replication budget" }
+            );
+        }
+        let width = self.metrics.iter().map(|m| m.name.len()).max().unwrap_or(6).max(6);
+        let _ = writeln!(s, "{:<width$}  {:>14}  {:>14}  {:>8}  {:>5}", "metric", "mean", "95% CI +-", "rel", "reps");
+        for m in &self.metrics {
+            let _ = writeln!(
+                s,
+                "{:<width$}  {:>14}  {:>14}  {:>8}  {:>5}",
+                m.name,
+                num(m.ci.mean),
+                num(m.ci.half_width),
+                pct(m.ci.relative_half_width()),
+                m.ci.replications
+            );
+        }
+        s
+    }
+
+    /// CSV rows (no header): scenario, metric, mean, half-width, level, replications.
+    pub fn csv_rows(&self) -> String {
+        let mut s = String::new();
+        for m in &self.metrics {
+            let _ = writeln!(
+                s,
+                "{},{},{},{},{},{}",
+                csv_field(&self.scenario),
+                m.name,
+                m.ci.mean,
+                m.ci.half_width,
+                m.ci.level,
+                m.ci.replications
+            );
+        }
+        s
+    }
+}
+
+/// The CSV header matching [`RunReport::csv_rows`].
+pub const CSV_HEADER: &str = "scenario,metric,mean,half_width,level,replications";
+
+/// Formats a number with 6 significant digits, or `-` when undefined.
+pub fn num(v: f64) -> String {
+    if !v.is_finite() {
+        "-".to_owned()
+    } else if v != 0.0 && (v.abs() >= 1e6 || v.abs() < 1e-3) {
+        format!("{v:.5e}")
+    } else {
+        let digits = (5 - v.abs().log10().floor().max(-3.0) as i32).clamp(0, 8) as usize;
+        format!("{v:.digits$}")
+    }
+}
+
+/// Formats a ratio as a percentage.
+pub fn pct(v: f64) -> String {
+    if v.is_finite() { format!("{:.2}%", 100.0 * v) } else { "-".to_owned() }
+}
+
+/// Quotes a CSV field when it needs it.
+pub fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n']) { format!("\"{}\"", s.replace('"', "\"\"")) } else { s.to_owned() }
+}

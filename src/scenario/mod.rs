@@ -1,0 +1,137 @@
+//! Scenario files: TOML in, a checked [`Network`] and [`RunConfig`] out.
+//!
+//! Loading has two stages, as ripgrep does with its flags: [`raw`] is the file's shape (serde,
+//! unknown fields rejected), [`build`] checks meaning and resolves names to ids. The check stage
+//! collects **every** problem before giving up, each with the file, the line and the field path
+//! (`station[2].service.mean`), and an open class that would load some station to utilisation
+//! 1 or more is refused there, before anything runs.
+
+mod build;
+pub mod raw;
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use crate::model::Network;
+
+/// How the warm-up is chosen.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Warmup {
+    /// MSER-5 on a pilot replication; its truncation point applies to every replication.
+    Mser5,
+    /// A fixed number of observations.
+    Fixed(u64),
+}
+
+/// How to run a scenario.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RunConfig {
+    /// Independent replications (at least 2, for a confidence interval).
+    pub replications: u32,
+    /// Observations measured per replication.
+    pub length: u64,
+    /// Warm-up rule.
+    pub warmup: Warmup,
+    /// Master seed.
+    pub seed: u64,
+    /// Target relative half-width of `metric`'s 95% interval, if any.
+    pub precision: Option<f64>,
+    /// The metric the precision target applies to (`None`: the first class's response).
+    pub metric: Option<String>,
+    /// Most replications the precision rule may use.
+    pub max_replications: u32,
+}
+
+/// A loaded and checked scenario.
+#[derive(Clone, Debug)]
+pub struct Scenario {
+    /// The file it came from.
+    pub path: PathBuf,
+    /// Its title (the file stem when the file has none).
+    pub name: String,
+    /// Its description.
+    pub description: String,
+    /// The network.
+    pub network: Network,
+    /// How to run it.
+    pub run: RunConfig,
+}
+
+/// One problem in a scenario file.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Problem {
+    /// 1-based line, when known.
+    pub line: Option<usize>,
+    /// Field path, e.g. `station[2].service.mean`.
+    pub path: String,
+    /// What is wrong.
+    pub message: String,
+}
+
+/// Why a scenario could not be loaded: every problem found, with where it is.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub struct ScenarioError {
+    /// The file.
+    pub file: PathBuf,
+    /// The problems, in file order.
+    pub problems: Vec<Problem>,
+}
+
+impl fmt::Display for ScenarioError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let n = self.problems.len();
+        write!(f, "{}: {n} problem{}", self.file.display(), if n == 1 { "" } else { "s" })?;
+        for p in &self.problems {
+            write!(f, "\n  {}", self.file.display())?;
+            if let Some(line) = p.line {
+                write!(f, ":{line}")?;
+            }
+            if p.path.is_empty() {
+                write!(f, ": {}", p.message)?;
+            } else {
+                write!(f, ": {}: {}", p.path, p.message)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Reads, parses and checks a scenario file.
+pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
+    let fail = |line, message: String| ScenarioError {
+        file: path.to_owned(),
+        problems: vec![Problem { line, path: String::new(), message }],
+    };
+    let text = std::fs::read_to_string(path).map_err(|e| fail(None, format!("cannot read: {e}")))?;
+    parse(&text, path)
+}
+
+/// Parses and checks scenario text; `path` names it in errors and anchors relative trace files.
+pub fn parse(text: &str, path: &Path) -> Result<Scenario, ScenarioError> {
+    let raw: raw::RawScenario = toml::from_str(text).map_err(|e| {
+        let line = e.span().map(|s| line_of(text, s.start));
+        ScenarioError {
+            file: path.to_owned(),
+            problems: vec![Problem { line, path: String::new(), message: e.message().trim().to_owned() }],
+        }
+    })?;
+    let base = path.parent().unwrap_or(Path::new("."));
+    build::build(raw, base).map_err(|problems| ScenarioError {
+        file: path.to_owned(),
+        problems: problems
+            .into_iter()
+            .map(|(offset, path, message)| Problem { line: offset.map(|o| line_of(text, o)), path, message })
+            .collect(),
+    }).map(|(network, run, name, description)| Scenario {
+        path: path.to_owned(),
+        name: name.unwrap_or_else(|| path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default()),
+        description: description.unwrap_or_default(),
+        network,
+        run,
+    })
+}
+
+/// The 1-based line of a byte offset.
+fn line_of(text: &str, offset: usize) -> usize {
+    text.as_bytes()[..offset.min(text.len())].iter().filter(|&&b| b == b'\n').count() + 1
+}

@@ -1,0 +1,154 @@
+//! The scenario file as written: plain serde structs, checked for nothing but shape.
+//!
+//! Every struct rejects unknown fields; enums are tagged (`kind = "fcfs"`, `dist = "exp"`);
+//! there is no `flatten` and no `untagged`, which would blur serde's error positions.
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+use toml::Spanned;
+
+use crate::dist::DistSpec;
+
+/// A whole scenario file.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawScenario {
+    /// A title for reports.
+    pub name: Option<String>,
+    /// Free text.
+    pub description: Option<String>,
+    /// How to run it.
+    pub run: Option<Spanned<RawRun>>,
+    /// Job classes.
+    #[serde(default, rename = "class")]
+    pub classes: Vec<Spanned<RawClass>>,
+    /// Stations.
+    #[serde(default, rename = "station")]
+    pub stations: Vec<Spanned<RawStation>>,
+    /// Routing rules.
+    #[serde(default, rename = "route")]
+    pub routes: Vec<Spanned<RawRoute>>,
+}
+
+/// `[run]`: replications, run length, warm-up, seed and precision target.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawRun {
+    /// Independent replications (default 10).
+    pub replications: Option<i64>,
+    /// Observations measured per replication (default 20000).
+    pub length: Option<i64>,
+    /// Observations discarded per replication; absent means MSER-5 on a pilot run.
+    pub warmup: Option<i64>,
+    /// Master seed (default 1).
+    pub seed: Option<i64>,
+    /// Target relative half-width of the 95% interval of `metric`; adds replications until met.
+    pub precision: Option<f64>,
+    /// The metric the precision target applies to (default: the first class's response).
+    pub metric: Option<String>,
+    /// Most replications the precision rule may use (default 200).
+    pub max_replications: Option<i64>,
+}
+
+/// `[[class]]`: a job class, closed when it has a population.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawClass {
+    /// Unique name.
+    pub name: String,
+    /// Closed population; absent for an open class.
+    pub population: Option<i64>,
+    /// Closed classes: where jobs start and cycles are counted.
+    pub reference: Option<String>,
+}
+
+/// The kinds of `[[station]]`.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum RawKind {
+    /// Infinite server.
+    Delay,
+    /// FCFS queue with `servers` servers.
+    Fcfs,
+    /// Processor sharing, one server.
+    Ps,
+    /// Splits a job into tasks.
+    Fork,
+    /// Gathers the tasks of a fork.
+    Join,
+    /// Open arrivals.
+    Source,
+    /// Exit.
+    Sink,
+}
+
+/// `[[station]]`: which fields apply depends on `kind`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawStation {
+    /// Unique name (`exit` is reserved).
+    pub name: String,
+    /// What it is.
+    pub kind: RawKind,
+    /// Delay, fcfs, ps: service time of every class.
+    pub service: Option<Spanned<DistSpec>>,
+    /// Delay, fcfs, ps: service time per class name (overrides `service`).
+    pub service_by_class: Option<BTreeMap<String, Spanned<DistSpec>>>,
+    /// Fcfs: number of servers (default 1).
+    pub servers: Option<i64>,
+    /// Fork: the stations the tasks go to.
+    pub branches: Option<Vec<String>>,
+    /// Fork: number of copies sent to `to` (instead of `branches`).
+    pub copies: Option<i64>,
+    /// Fork with `copies`: the station the copies go to.
+    pub to: Option<String>,
+    /// Join: the fork it gathers.
+    pub fork: Option<String>,
+    /// Source: the class of arriving jobs.
+    pub class: Option<String>,
+    /// Source: time between arrivals.
+    pub interarrival: Option<Spanned<DistSpec>>,
+}
+
+/// The routing policies of a `[[route]]` with `among`.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum RawPolicy {
+    /// Join the shortest queue.
+    Jsq,
+    /// Round robin.
+    RoundRobin,
+}
+
+/// `[[route]]`: where `class` goes after `from`: one of `to`, `branches`, or `policy`+`among`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawRoute {
+    /// The class routed.
+    pub class: String,
+    /// The station it leaves.
+    pub from: String,
+    /// A single destination (a station or `exit`).
+    pub to: Option<String>,
+    /// Class after the move, with `to` or `policy` (class switching).
+    pub to_class: Option<String>,
+    /// Probabilistic destinations.
+    pub branches: Option<Vec<RawBranch>>,
+    /// State-dependent choice among `among`.
+    pub policy: Option<RawPolicy>,
+    /// Stations for `policy`.
+    pub among: Option<Vec<String>>,
+}
+
+/// One probabilistic destination.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawBranch {
+    /// A station or `exit`.
+    pub to: String,
+    /// Probability.
+    pub p: f64,
+    /// Class after the move.
+    pub to_class: Option<String>,
+}
