@@ -17,6 +17,6 @@ pub mod model;
 pub mod replicate;
 pub mod report;
 pub mod rng;
-pub mod stats;
 pub mod scenario;
+pub mod stats;
 pub mod time;

@@ -30,37 +30,63 @@ pub fn measure(net: &Network, rec: &Recorder, run: &RunSummary) -> Vec<(String, 
     for (c, class) in net.classes.iter().enumerate() {
         let r = &rec.classes[c];
         out.push((class_metric(net, c), r.response.mean()));
-        out.push((format!("class.{}.throughput", class.name), r.response.count() as f64 / span));
+        out.push((
+            format!("class.{}.throughput", class.name),
+            r.response.count() as f64 / span,
+        ));
         for (label, q) in PERCENTILES {
-            out.push((format!("class.{}.{label}", class.name), r.percentiles.quantile(q)));
+            out.push((
+                format!("class.{}.{label}", class.name),
+                r.percentiles.quantile(q),
+            ));
         }
     }
     for (s, st) in net.stations.iter().enumerate() {
-        if matches!(st.kind, StationKind::Source { .. } | StationKind::Sink | StationKind::Join { .. }) {
+        if matches!(
+            st.kind,
+            StationKind::Source { .. } | StationKind::Sink | StationKind::Join { .. }
+        ) {
             continue;
         }
         let r = &rec.stations[s];
         let name = &st.name;
         out.push((format!("station.{name}.response"), r.response.mean()));
-        out.push((format!("station.{name}.throughput"), r.response.count() as f64 / span));
+        out.push((
+            format!("station.{name}.throughput"),
+            r.response.count() as f64 / span,
+        ));
         out.push((format!("station.{name}.number"), r.present.mean(run.end)));
         if let StationKind::Queue { servers, .. } = &st.kind {
-            out.push((format!("station.{name}.utilisation"), r.busy.mean(run.end) / f64::from(*servers)));
+            out.push((
+                format!("station.{name}.utilisation"),
+                r.busy.mean(run.end) / f64::from(*servers),
+            ));
         }
         for (label, q) in PERCENTILES {
             out.push((format!("station.{name}.{label}"), r.percentiles.quantile(q)));
         }
         let visiting: Vec<usize> = match st.kind.service() {
-            Some(table) => (0..net.classes.len()).filter(|&c| table[c].is_some()).collect(),
+            Some(table) => (0..net.classes.len())
+                .filter(|&c| table[c].is_some())
+                .collect(),
             None => Vec::new(),
         };
         if visiting.len() > 1 {
             for c in visiting {
                 let sc = &rec.station_classes[c * ns + s];
                 let cname = &net.classes[c].name;
-                out.push((format!("station.{name}.{cname}.response"), sc.response.mean()));
-                out.push((format!("station.{name}.{cname}.throughput"), sc.response.count() as f64 / span));
-                out.push((format!("station.{name}.{cname}.number"), sc.present.mean(run.end)));
+                out.push((
+                    format!("station.{name}.{cname}.response"),
+                    sc.response.mean(),
+                ));
+                out.push((
+                    format!("station.{name}.{cname}.throughput"),
+                    sc.response.count() as f64 / span,
+                ));
+                out.push((
+                    format!("station.{name}.{cname}.number"),
+                    sc.present.mean(run.end),
+                ));
             }
         }
     }

@@ -43,7 +43,10 @@ impl Options {
             length: r.length,
             warmup: r.warmup,
             precision: r.precision,
-            metric: r.metric.clone().unwrap_or_else(|| class_metric(&sc.network, 0)),
+            metric: r
+                .metric
+                .clone()
+                .unwrap_or_else(|| class_metric(&sc.network, 0)),
             max_replications: r.max_replications,
             threads: 0,
         }
@@ -109,19 +112,32 @@ struct Replication {
 
 fn replicate(sc: &Scenario, opt: &Options, warmup: u64, r: u64) -> Replication {
     let mut sim = Simulation::new(&sc.network, opt.seed, r);
-    let summary = sim.run(RunLength { warmup, length: opt.length });
-    Replication { values: measure(&sc.network, sim.recorder(), &summary), events: summary.events }
+    let summary = sim.run(RunLength {
+        warmup,
+        length: opt.length,
+    });
+    Replication {
+        values: measure(&sc.network, sim.recorder(), &summary),
+        events: summary.events,
+    }
 }
 
 /// Settles the warm-up: fixed, or MSER-5 over a pilot replication (its own stream, index
 /// `u64::MAX`, so it shares no draws with the measured replications).
 pub fn settle_warmup(sc: &Scenario, opt: &Options) -> WarmupReport {
     match opt.warmup {
-        Warmup::Fixed(n) => WarmupReport { observations: n, method: "fixed", at_limit: false },
+        Warmup::Fixed(n) => WarmupReport {
+            observations: n,
+            method: "fixed",
+            at_limit: false,
+        },
         Warmup::Mser5 => {
             let mut sim = Simulation::new(&sc.network, opt.seed, u64::MAX);
             sim.record_series();
-            sim.run(RunLength { warmup: 0, length: opt.length });
+            sim.run(RunLength {
+                warmup: 0,
+                length: opt.length,
+            });
             let t = sim.series().and_then(|s| s.truncation());
             WarmupReport {
                 observations: t.map_or(0, |t| t.observations),
@@ -135,8 +151,15 @@ pub fn settle_warmup(sc: &Scenario, opt: &Options) -> WarmupReport {
 /// Runs the experiment: warm-up, the first batch of replications, then more batches of the
 /// same size while the precision target is unmet and the budget allows. `progress` is told
 /// each replication as it finishes.
-pub fn run(sc: &Scenario, opt: &Options, progress: &(dyn Fn(u64) + Sync)) -> Result<Experiment, RunError> {
-    let pool = rayon::ThreadPoolBuilder::new().num_threads(opt.threads).build().map_err(|e| RunError::Threads(e.to_string()))?;
+pub fn run(
+    sc: &Scenario,
+    opt: &Options,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<Experiment, RunError> {
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(opt.threads)
+        .build()
+        .map_err(|e| RunError::Threads(e.to_string()))?;
     let warmup = settle_warmup(sc, opt);
     let batch = u64::from(opt.replications);
     let mut rows: Vec<Replication> = Vec::new();
@@ -160,7 +183,11 @@ pub fn run(sc: &Scenario, opt: &Options, progress: &(dyn Fn(u64) + Sync)) -> Res
         let i = match metric_index {
             Some(i) => i,
             None => {
-                let i = rows[0].values.iter().position(|(n, _)| *n == opt.metric).ok_or_else(|| RunError::UnknownMetric(opt.metric.clone()))?;
+                let i = rows[0]
+                    .values
+                    .iter()
+                    .position(|(n, _)| *n == opt.metric)
+                    .ok_or_else(|| RunError::UnknownMetric(opt.metric.clone()))?;
                 metric_index = Some(i);
                 i
             }
@@ -175,7 +202,10 @@ pub fn run(sc: &Scenario, opt: &Options, progress: &(dyn Fn(u64) + Sync)) -> Res
     Ok(Experiment {
         metrics: rows[0].values.iter().map(|(n, _)| n.clone()).collect(),
         events: rows.iter().map(|r| r.events).sum(),
-        replications: rows.into_iter().map(|r| r.values.into_iter().map(|(_, v)| v).collect()).collect(),
+        replications: rows
+            .into_iter()
+            .map(|r| r.values.into_iter().map(|(_, v)| v).collect())
+            .collect(),
         warmup,
         precision_met,
     })

@@ -72,7 +72,12 @@ impl RunReport {
                 target,
                 met: ex.precision_met.unwrap_or(false),
             }),
-            metrics: (0..ex.metrics.len()).map(|i| MetricRow { name: ex.metrics[i].clone(), ci: ex.interval(i, LEVEL) }).collect(),
+            metrics: (0..ex.metrics.len())
+                .map(|i| MetricRow {
+                    name: ex.metrics[i].clone(),
+                    ci: ex.interval(i, LEVEL),
+                })
+                .collect(),
         }
     }
 
@@ -80,11 +85,20 @@ impl RunReport {
     pub fn table(&self) -> String {
         let mut s = String::new();
         let _ = writeln!(s, "# {} ({})", self.scenario, self.file);
-        let cut = if self.warmup.at_limit { " (MSER minimum at its limit: lengthen the run)" } else { "" };
+        let cut = if self.warmup.at_limit {
+            " (MSER minimum at its limit: lengthen the run)"
+        } else {
+            ""
+        };
         let _ = writeln!(
             s,
             "seed {}, {} replications x {} observations, warm-up cut {} observations ({}){cut}, {} events",
-            self.seed, self.replications, self.length, self.warmup.observations, self.warmup.method, self.events
+            self.seed,
+            self.replications,
+            self.length,
+            self.warmup.observations,
+            self.warmup.method,
+            self.events
         );
         if let Some(p) = &self.precision {
             let _ = writeln!(
@@ -92,11 +106,25 @@ impl RunReport {
                 "precision target {} on {}: {}",
                 p.target,
                 p.metric,
-                if p.met { "met" } else { "NOT met within the replication budget" }
+                if p.met {
+                    "met"
+                } else {
+                    "NOT met within the replication budget"
+                }
             );
         }
-        let width = self.metrics.iter().map(|m| m.name.len()).max().unwrap_or(6).max(6);
-        let _ = writeln!(s, "{:<width$}  {:>14}  {:>14}  {:>8}  {:>5}", "metric", "mean", "95% CI +-", "rel", "reps");
+        let width = self
+            .metrics
+            .iter()
+            .map(|m| m.name.len())
+            .max()
+            .unwrap_or(6)
+            .max(6);
+        let _ = writeln!(
+            s,
+            "{:<width$}  {:>14}  {:>14}  {:>8}  {:>5}",
+            "metric", "mean", "95% CI +-", "rel", "reps"
+        );
         for m in &self.metrics {
             let _ = writeln!(
                 s,
@@ -147,10 +175,18 @@ pub fn num(v: f64) -> String {
 
 /// Formats a ratio as a percentage.
 pub fn pct(v: f64) -> String {
-    if v.is_finite() { format!("{:.2}%", 100.0 * v) } else { "-".to_owned() }
+    if v.is_finite() {
+        format!("{:.2}%", 100.0 * v)
+    } else {
+        "-".to_owned()
+    }
 }
 
 /// Quotes a CSV field when it needs it.
 pub fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n']) { format!("\"{}\"", s.replace('"', "\"\"")) } else { s.to_owned() }
+    if s.contains([',', '"', '\n']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_owned()
+    }
 }

@@ -60,11 +60,17 @@ impl RunArgs {
             o.warmup = Warmup::Fixed(w);
         }
         if let Some(p) = self.precision {
-            anyhow::ensure!(p > 0.0 && p < 1.0, "--precision must lie in (0, 1), got {p}");
+            anyhow::ensure!(
+                p > 0.0 && p < 1.0,
+                "--precision must lie in (0, 1), got {p}"
+            );
             o.precision = Some(p);
         }
         o.metric = self.metric.clone().unwrap_or(o.metric);
-        o.max_replications = self.max_replications.unwrap_or(o.max_replications).max(o.replications);
+        o.max_replications = self
+            .max_replications
+            .unwrap_or(o.max_replications)
+            .max(o.replications);
         o.threads = self.threads;
         Ok(o)
     }
@@ -81,7 +87,8 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     for sc in &scenarios {
         let opt = args.options(sc)?;
         let bar = progress_bar(&sc.name, opt.replications);
-        let ex = replicate::run(sc, &opt, &|_| bar.inc(1)).with_context(|| format!("running {}", sc.path.display()))?;
+        let ex = replicate::run(sc, &opt, &|_| bar.inc(1))
+            .with_context(|| format!("running {}", sc.path.display()))?;
         bar.finish_and_clear();
         let report = RunReport::new(sc, &opt, &ex);
         if args.csv {

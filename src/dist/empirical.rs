@@ -29,7 +29,12 @@ impl Empirical {
     pub fn new(samples: Vec<f64>, mode: EmpiricalMode) -> Empirical {
         let mut sorted = samples.clone();
         sorted.sort_by(f64::total_cmp);
-        Empirical { samples: samples.into(), sorted: sorted.into(), mode, next: 0 }
+        Empirical {
+            samples: samples.into(),
+            sorted: sorted.into(),
+            mode,
+            next: 0,
+        }
     }
 
     /// Draws one value.
@@ -53,8 +58,8 @@ impl Empirical {
     /// The sample SCV (population variance over the squared mean).
     pub fn scv(&self) -> f64 {
         let m = self.mean();
-        let var = self.samples.iter().map(|x| (x - m) * (x - m)).sum::<f64>()
-            / self.samples.len() as f64;
+        let var =
+            self.samples.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / self.samples.len() as f64;
         if m == 0.0 { 0.0 } else { var / (m * m) }
     }
 

@@ -99,7 +99,11 @@ impl Dist {
                 (0..*k).map(|_| phase * rng.sample::<f64, _>(Exp1)).sum()
             }
             Dist::HyperExp { p1, mean1, mean2 } => {
-                let mean = if rng.random::<f64>() < *p1 { *mean1 } else { *mean2 };
+                let mean = if rng.random::<f64>() < *p1 {
+                    *mean1
+                } else {
+                    *mean2
+                };
                 mean * rng.sample::<f64, _>(Exp1)
             }
             Dist::LogNormal(d, _) => d.sample(rng),
@@ -133,7 +137,11 @@ impl Dist {
             Dist::Deterministic { .. } => 0.0,
             Dist::Uniform { min, max } => {
                 let m = 0.5 * (min + max);
-                if m == 0.0 { 0.0 } else { (max - min).powi(2) / 12.0 / (m * m) }
+                if m == 0.0 {
+                    0.0
+                } else {
+                    (max - min).powi(2) / 12.0 / (m * m)
+                }
             }
             Dist::Erlang { k, .. } => 1.0 / f64::from(*k),
             Dist::HyperExp { p1, mean1, mean2 } => {

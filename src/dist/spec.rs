@@ -110,7 +110,10 @@ pub struct DistError {
 }
 
 fn err(field: &str, message: impl Into<String>) -> DistError {
-    DistError { field: field.to_owned(), message: message.into() }
+    DistError {
+        field: field.to_owned(),
+        message: message.into(),
+    }
 }
 
 fn positive(field: &str, v: f64) -> Result<f64, DistError> {
@@ -130,12 +133,22 @@ fn non_negative(field: &str, v: f64) -> Result<f64, DistError> {
 }
 
 /// Exactly one of two alternative parameter sets must be given.
-fn one_of<T>(first: Option<T>, second: Option<T>, names: (&str, &str)) -> Result<Either<T>, DistError> {
+fn one_of<T>(
+    first: Option<T>,
+    second: Option<T>,
+    names: (&str, &str),
+) -> Result<Either<T>, DistError> {
     match (first, second) {
         (Some(a), None) => Ok(Either::First(a)),
         (None, Some(b)) => Ok(Either::Second(b)),
-        (Some(_), Some(_)) => Err(err(names.0, format!("give `{}` or `{}`, not both", names.0, names.1))),
-        (None, None) => Err(err(names.0, format!("missing: give `{}` or `{}`", names.0, names.1))),
+        (Some(_), Some(_)) => Err(err(
+            names.0,
+            format!("give `{}` or `{}`, not both", names.0, names.1),
+        )),
+        (None, None) => Err(err(
+            names.0,
+            format!("missing: give `{}` or `{}`", names.0, names.1),
+        )),
     }
 }
 
@@ -151,8 +164,14 @@ fn pair(a: Option<f64>, b: Option<f64>) -> Option<(Option<f64>, Option<f64>)> {
 fn both(pair: (Option<f64>, Option<f64>), names: (&str, &str)) -> Result<(f64, f64), DistError> {
     match pair {
         (Some(a), Some(b)) => Ok((a, b)),
-        (None, _) => Err(err(names.0, format!("missing: `{}` goes with `{}`", names.0, names.1))),
-        (_, None) => Err(err(names.1, format!("missing: `{}` goes with `{}`", names.1, names.0))),
+        (None, _) => Err(err(
+            names.0,
+            format!("missing: `{}` goes with `{}`", names.0, names.1),
+        )),
+        (_, None) => Err(err(
+            names.1,
+            format!("missing: `{}` goes with `{}`", names.1, names.0),
+        )),
     }
 }
 
@@ -176,7 +195,11 @@ impl DistSpec {
                 Ok(Dist::Deterministic { value })
             }
             DistSpec::Uniform { min, max, mean } => {
-                let (min, max) = match one_of(pair(*min, *max), mean.map(|m| (Some(m), None)), ("min", "mean"))? {
+                let (min, max) = match one_of(
+                    pair(*min, *max),
+                    mean.map(|m| (Some(m), None)),
+                    ("min", "mean"),
+                )? {
                     Either::First(p) => both(p, ("min", "max"))?,
                     Either::Second((m, _)) => (0.0, 2.0 * non_negative("mean", m.unwrap_or(0.0))?),
                 };
@@ -191,69 +214,124 @@ impl DistSpec {
                 let k = u32::try_from(*k)
                     .ok()
                     .filter(|k| (1..=1000).contains(k))
-                    .ok_or_else(|| err("k", format!("must be a whole number from 1 to 1000, got {k}")))?;
-                Ok(Dist::Erlang { k, mean: positive("mean", *mean)? })
+                    .ok_or_else(|| {
+                        err(
+                            "k",
+                            format!("must be a whole number from 1 to 1000, got {k}"),
+                        )
+                    })?;
+                Ok(Dist::Erlang {
+                    k,
+                    mean: positive("mean", *mean)?,
+                })
             }
             DistSpec::H2 { mean, scv } => {
                 let mean = positive("mean", *mean)?;
                 if !(scv.is_finite() && *scv >= 1.0) {
-                    return Err(err("scv", format!("an H2 needs scv >= 1 (use erlang or uniform below 1), got {scv}")));
+                    return Err(err(
+                        "scv",
+                        format!("an H2 needs scv >= 1 (use erlang or uniform below 1), got {scv}"),
+                    ));
                 }
                 let p1 = 0.5 * (1.0 + ((scv - 1.0) / (scv + 1.0)).sqrt());
-                Ok(Dist::HyperExp { p1, mean1: mean / (2.0 * p1), mean2: mean / (2.0 * (1.0 - p1)) })
+                Ok(Dist::HyperExp {
+                    p1,
+                    mean1: mean / (2.0 * p1),
+                    mean2: mean / (2.0 * (1.0 - p1)),
+                })
             }
-            DistSpec::Lognormal { mean, scv, mu, sigma } => {
+            DistSpec::Lognormal {
+                mean,
+                scv,
+                mu,
+                sigma,
+            } => {
                 let params = match one_of(pair(*mean, *scv), pair(*mu, *sigma), ("mean", "mu"))? {
                     Either::First(p) => {
                         let (mean, scv) = both(p, ("mean", "scv"))?;
                         let mean = positive("mean", mean)?;
                         let s2 = positive("scv", scv)?.ln_1p();
-                        LogParams { mu: mean.ln() - 0.5 * s2, sigma: s2.sqrt() }
+                        LogParams {
+                            mu: mean.ln() - 0.5 * s2,
+                            sigma: s2.sqrt(),
+                        }
                     }
                     Either::Second(p) => {
                         let (mu, sigma) = both(p, ("mu", "sigma"))?;
                         if !mu.is_finite() {
                             return Err(err("mu", format!("must be finite, got {mu}")));
                         }
-                        LogParams { mu, sigma: positive("sigma", sigma)? }
+                        LogParams {
+                            mu,
+                            sigma: positive("sigma", sigma)?,
+                        }
                     }
                 };
-                let d = rand_distr::LogNormal::new(params.mu, params.sigma).map_err(|e| err("sigma", e.to_string()))?;
+                let d = rand_distr::LogNormal::new(params.mu, params.sigma)
+                    .map_err(|e| err("sigma", e.to_string()))?;
                 Ok(Dist::LogNormal(d, params))
             }
-            DistSpec::Gamma { shape, scale, mean, scv } => {
+            DistSpec::Gamma {
+                shape,
+                scale,
+                mean,
+                scv,
+            } => {
                 let p = match one_of(pair(*shape, *scale), pair(*mean, *scv), ("shape", "mean"))? {
                     Either::First(p) => {
                         let (shape, scale) = both(p, ("shape", "scale"))?;
-                        ShapeScale { shape: positive("shape", shape)?, scale: positive("scale", scale)? }
+                        ShapeScale {
+                            shape: positive("shape", shape)?,
+                            scale: positive("scale", scale)?,
+                        }
                     }
                     Either::Second(p) => {
                         let (mean, scv) = both(p, ("mean", "scv"))?;
                         let (mean, scv) = (positive("mean", mean)?, positive("scv", scv)?);
-                        ShapeScale { shape: 1.0 / scv, scale: mean * scv }
+                        ShapeScale {
+                            shape: 1.0 / scv,
+                            scale: mean * scv,
+                        }
                     }
                 };
-                let d = rand_distr::Gamma::new(p.shape, p.scale).map_err(|e| err("shape", e.to_string()))?;
+                let d = rand_distr::Gamma::new(p.shape, p.scale)
+                    .map_err(|e| err("shape", e.to_string()))?;
                 Ok(Dist::Gamma(d, p))
             }
             DistSpec::Weibull { shape, scale } => {
-                let p = ShapeScale { shape: positive("shape", *shape)?, scale: positive("scale", *scale)? };
-                let d = rand_distr::Weibull::new(p.scale, p.shape).map_err(|e| err("shape", e.to_string()))?;
+                let p = ShapeScale {
+                    shape: positive("shape", *shape)?,
+                    scale: positive("scale", *scale)?,
+                };
+                let d = rand_distr::Weibull::new(p.scale, p.shape)
+                    .map_err(|e| err("shape", e.to_string()))?;
                 Ok(Dist::Weibull(d, p))
             }
             DistSpec::Pareto { shape, scale } => {
                 if !(shape.is_finite() && *shape > 1.0) {
-                    return Err(err("shape", format!("must be > 1 for a finite mean, got {shape}")));
+                    return Err(err(
+                        "shape",
+                        format!("must be > 1 for a finite mean, got {shape}"),
+                    ));
                 }
-                let p = ShapeScale { shape: *shape, scale: positive("scale", *scale)? };
-                let d = rand_distr::Pareto::new(p.scale, p.shape).map_err(|e| err("shape", e.to_string()))?;
+                let p = ShapeScale {
+                    shape: *shape,
+                    scale: positive("scale", *scale)?,
+                };
+                let d = rand_distr::Pareto::new(p.scale, p.shape)
+                    .map_err(|e| err("shape", e.to_string()))?;
                 Ok(Dist::Pareto(d, p))
             }
             DistSpec::Empirical { file, mode } => {
                 let mode = match mode.as_deref() {
                     None | Some("random") => EmpiricalMode::Random,
                     Some("replay") => EmpiricalMode::Replay,
-                    Some(other) => return Err(err("mode", format!("must be \"random\" or \"replay\", got {other:?}"))),
+                    Some(other) => {
+                        return Err(err(
+                            "mode",
+                            format!("must be \"random\" or \"replay\", got {other:?}"),
+                        ));
+                    }
                 };
                 let samples = read_trace(&base.join(file)).map_err(|m| err("file", m))?;
                 Ok(Dist::Empirical(Empirical::new(samples, mode)))
@@ -264,14 +342,24 @@ impl DistSpec {
 
 /// Reads finite, non-negative numbers separated by white space, commas or new lines.
 fn read_trace(path: &Path) -> Result<Vec<f64>, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     let mut samples = Vec::new();
     for (line_no, line) in text.lines().enumerate() {
         let line = line.split('#').next().unwrap_or("");
-        for token in line.split(|c: char| c == ',' || c.is_whitespace()).filter(|t| !t.is_empty()) {
+        for token in line
+            .split(|c: char| c == ',' || c.is_whitespace())
+            .filter(|t| !t.is_empty())
+        {
             match token.parse::<f64>() {
                 Ok(v) if v.is_finite() && v >= 0.0 => samples.push(v),
-                _ => return Err(format!("{}:{}: {token:?} is not a finite number >= 0", path.display(), line_no + 1)),
+                _ => {
+                    return Err(format!(
+                        "{}:{}: {token:?} is not a finite number >= 0",
+                        path.display(),
+                        line_no + 1
+                    ));
+                }
             }
         }
     }

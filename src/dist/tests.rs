@@ -20,7 +20,9 @@ fn ks_statistic(dist: &mut Dist, n: usize, seed: u64) -> f64 {
         .enumerate()
         .map(|(i, &x)| {
             let f = dist.cdf(x);
-            (f - i as f64 / n as f64).abs().max((f - (i + 1) as f64 / n as f64).abs())
+            (f - i as f64 / n as f64)
+                .abs()
+                .max((f - (i + 1) as f64 / n as f64).abs())
         })
         .fold(0.0, f64::max)
 }
@@ -59,7 +61,11 @@ fn ks_test_rejects_a_wrong_distribution() {
     let erlang = build("dist = \"erlang\"\nk = 2\nmean = 1.0").unwrap();
     let mut xs: Vec<f64> = (0..n).map(|_| exp.sample(&mut rng)).collect();
     xs.sort_by(f64::total_cmp);
-    let d = xs.iter().enumerate().map(|(i, &x)| (erlang.cdf(x) - i as f64 / n as f64).abs()).fold(0.0, f64::max);
+    let d = xs
+        .iter()
+        .enumerate()
+        .map(|(i, &x)| (erlang.cdf(x) - i as f64 / n as f64).abs())
+        .fold(0.0, f64::max);
     assert!(d > 1.949 / (n as f64).sqrt());
 }
 
@@ -78,14 +84,25 @@ fn sample_moments_match_mean_and_scv() {
         let mut t = crate::stats::Tally::new();
         (0..400_000).for_each(|_| t.add(d.sample(&mut rng)));
         let scv = t.variance() / (t.mean() * t.mean());
-        assert!((t.mean() / d.mean() - 1.0).abs() < 0.02, "{case}: mean {} vs {}", t.mean(), d.mean());
-        assert!((scv / d.scv() - 1.0).abs() < 0.06, "{case}: scv {scv} vs {}", d.scv());
+        assert!(
+            (t.mean() / d.mean() - 1.0).abs() < 0.02,
+            "{case}: mean {} vs {}",
+            t.mean(),
+            d.mean()
+        );
+        assert!(
+            (scv / d.scv() - 1.0).abs() < 0.06,
+            "{case}: scv {scv} vs {}",
+            d.scv()
+        );
     }
 }
 
 #[test]
 fn h2_has_balanced_means_and_the_asked_scv() {
-    let Dist::HyperExp { p1, mean1, mean2 } = build("dist = \"h2\"\nmean = 1.0\nscv = 4.0").unwrap() else {
+    let Dist::HyperExp { p1, mean1, mean2 } =
+        build("dist = \"h2\"\nmean = 1.0\nscv = 4.0").unwrap()
+    else {
         panic!("not an H2")
     };
     assert!((p1 * mean1 - (1.0 - p1) * mean2).abs() < 1e-12);
@@ -125,7 +142,8 @@ fn empirical_replays_in_order_and_draws_from_the_trace() {
     let dir = std::env::temp_dir().join(format!("parsim-trace-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("t.txt"), "1.0, 2.0\n# comment\n4.0\n").unwrap();
-    let spec: DistSpec = toml::from_str("dist = \"empirical\"\nfile = \"t.txt\"\nmode = \"replay\"").unwrap();
+    let spec: DistSpec =
+        toml::from_str("dist = \"empirical\"\nfile = \"t.txt\"\nmode = \"replay\"").unwrap();
     let mut d = spec.build(&dir).unwrap();
     let mut rng = stream(1, 0, 0);
     let drawn: Vec<f64> = (0..4).map(|_| d.sample(&mut rng)).collect();

@@ -62,13 +62,22 @@ impl Calendar {
     pub fn schedule(&mut self, time: SimTime, event: Event) {
         let seq = self.next_seq;
         self.next_seq += 1;
-        self.heap.push(Entry { time: time.key(), seq, event });
+        self.heap.push(Entry {
+            time: time.key(),
+            seq,
+            event,
+        });
     }
 
     /// Removes and returns the earliest event (the first scheduled among equal times). `O(log n)`.
     #[inline]
     pub fn pop(&mut self) -> Option<(SimTime, Event)> {
-        self.heap.pop().map(|e| (SimTime::new(f64::from_bits(e.time)).unwrap_or_default(), e.event))
+        self.heap.pop().map(|e| {
+            (
+                SimTime::new(f64::from_bits(e.time)).unwrap_or_default(),
+                e.event,
+            )
+        })
     }
 
     /// Number of pending events.
@@ -109,7 +118,9 @@ mod tests {
         let mut cal = Calendar::new();
         let mut x = 12345_u64;
         for i in 0..1000 {
-            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             cal.schedule(t((x >> 40) as f64 / 1000.0), Event::Arrival { source: i });
         }
         let mut last = SimTime::ZERO;

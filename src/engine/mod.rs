@@ -64,7 +64,11 @@ pub struct RunSummary {
 #[derive(Debug)]
 enum StationState {
     Delay,
-    Fcfs { servers: u32, busy: u32, queue: VecDeque<u32> },
+    Fcfs {
+        servers: u32,
+        busy: u32,
+        queue: VecDeque<u32>,
+    },
     Ps(PsQueue),
     Fork,
     Join,
@@ -117,8 +121,16 @@ impl<'n> Simulation<'n> {
             now: SimTime::ZERO,
             calendar: Calendar::new(),
             jobs: Jobs::default(),
-            states: net.stations.iter().map(|s| initial_state(&s.kind)).collect(),
-            service: net.stations.iter().map(|s| s.kind.service().cloned().unwrap_or_default()).collect(),
+            states: net
+                .stations
+                .iter()
+                .map(|s| initial_state(&s.kind))
+                .collect(),
+            service: net
+                .stations
+                .iter()
+                .map(|s| s.kind.service().cloned().unwrap_or_default())
+                .collect(),
             interarrival: net
                 .stations
                 .iter()
@@ -127,22 +139,42 @@ impl<'n> Simulation<'n> {
                     _ => None,
                 })
                 .collect(),
-            service_rng: (0..ns).map(|s| stream(seed, replication, id(s, 0))).collect(),
-            route_rng: (0..ns).map(|s| stream(seed, replication, id(s, 1))).collect(),
-            arrival_rng: (0..ns).map(|s| stream(seed, replication, id(s, 2))).collect(),
+            service_rng: (0..ns)
+                .map(|s| stream(seed, replication, id(s, 0)))
+                .collect(),
+            route_rng: (0..ns)
+                .map(|s| stream(seed, replication, id(s, 1)))
+                .collect(),
+            arrival_rng: (0..ns)
+                .map(|s| stream(seed, replication, id(s, 2)))
+                .collect(),
             groups: Vec::new(),
             jsq_member: vec![None; ns],
             recorder: Recorder::new(net),
             series: None,
             observed: 0,
             events: 0,
-            run: RunLength { warmup: 0, length: u64::MAX },
+            run: RunLength {
+                warmup: 0,
+                length: u64::MAX,
+            },
         };
         sim.setup_groups();
         for (c, class) in net.classes.iter().enumerate() {
-            if let ClassKind::Closed { population, reference } = class.kind {
+            if let ClassKind::Closed {
+                population,
+                reference,
+            } = class.kind
+            {
                 for _ in 0..population {
-                    let job = sim.jobs.alloc(Job { class: c as u32, parent: NO_PARENT, pending: 0, station: reference.0, born: 0.0, arrived: 0.0 });
+                    let job = sim.jobs.alloc(Job {
+                        class: c as u32,
+                        parent: NO_PARENT,
+                        pending: 0,
+                        station: reference.0,
+                        born: 0.0,
+                        arrived: 0.0,
+                    });
                     sim.arrive(job, reference.0);
                 }
             }
@@ -164,7 +196,11 @@ impl<'n> Simulation<'n> {
                     self.jsq_member[s.index()] = Some((g as u32, pos as u32));
                 }
             }
-            self.groups.push(Group { members: members.iter().map(|s| s.0).collect(), next: 0, shortest });
+            self.groups.push(Group {
+                members: members.iter().map(|s| s.0).collect(),
+                next: 0,
+                shortest,
+            });
         }
     }
 
@@ -179,7 +215,9 @@ impl<'n> Simulation<'n> {
         self.run = run;
         let target = run.warmup.saturating_add(run.length);
         while self.observed < target {
-            let Some((time, event)) = self.calendar.pop() else { break };
+            let Some((time, event)) = self.calendar.pop() else {
+                break;
+            };
             self.now = time;
             self.dispatch(event);
         }
@@ -212,11 +250,19 @@ impl<'n> Simulation<'n> {
             Event::Arrival { source } => {
                 self.events += 1;
                 self.schedule_arrival(source);
-                let StationKind::Source { class, .. } = self.net.stations[source as usize].kind else {
+                let StationKind::Source { class, .. } = self.net.stations[source as usize].kind
+                else {
                     unreachable!("arrival events come from sources")
                 };
                 let now = self.now.as_f64();
-                let job = self.jobs.alloc(Job { class: class.0, parent: NO_PARENT, pending: 0, station: source, born: now, arrived: now });
+                let job = self.jobs.alloc(Job {
+                    class: class.0,
+                    parent: NO_PARENT,
+                    pending: 0,
+                    station: source,
+                    born: now,
+                    arrived: now,
+                });
                 self.route(job, source);
             }
             Event::Departure { station, job } => {
@@ -230,14 +276,21 @@ impl<'n> Simulation<'n> {
                         None => {
                             *busy -= 1;
                             let now = self.now.as_f64();
-                            self.recorder.stations[station as usize].busy.change(now, -1);
+                            self.recorder.stations[station as usize]
+                                .busy
+                                .change(now, -1);
                         }
                     }
                 }
                 self.leave(job, station);
             }
-            Event::PsDeparture { station, generation } => {
-                let StationState::Ps(ps) = &mut self.states[station as usize] else { unreachable!() };
+            Event::PsDeparture {
+                station,
+                generation,
+            } => {
+                let StationState::Ps(ps) = &mut self.states[station as usize] else {
+                    unreachable!()
+                };
                 if !ps.is_current(generation) {
                     return;
                 }
@@ -246,7 +299,9 @@ impl<'n> Simulation<'n> {
                 let (job, next) = ps.depart(now);
                 match next {
                     Some((generation, due)) => self.schedule_ps(station, generation, due),
-                    None => self.recorder.stations[station as usize].busy.change(now, -1),
+                    None => self.recorder.stations[station as usize]
+                        .busy
+                        .change(now, -1),
                 }
                 self.leave(job, station);
             }
@@ -255,13 +310,23 @@ impl<'n> Simulation<'n> {
 
     fn schedule_arrival(&mut self, source: u32) {
         let s = source as usize;
-        let gap = self.interarrival[s].as_mut().expect("sources have inter-arrival times").sample(&mut self.arrival_rng[s]);
-        self.calendar.schedule(self.now.after(gap), Event::Arrival { source });
+        let gap = self.interarrival[s]
+            .as_mut()
+            .expect("sources have inter-arrival times")
+            .sample(&mut self.arrival_rng[s]);
+        self.calendar
+            .schedule(self.now.after(gap), Event::Arrival { source });
     }
 
     fn schedule_ps(&mut self, station: u32, generation: u32, due: f64) {
         let due = SimTime::new(due).unwrap_or(self.now).max(self.now);
-        self.calendar.schedule(due, Event::PsDeparture { station, generation });
+        self.calendar.schedule(
+            due,
+            Event::PsDeparture {
+                station,
+                generation,
+            },
+        );
     }
 
     #[inline]
@@ -269,14 +334,17 @@ impl<'n> Simulation<'n> {
         let s = station as usize;
         match &mut self.service[s][class as usize] {
             Some(d) => d.sample(&mut self.service_rng[s]),
-            None => unreachable!("the scenario check guarantees a service time for every visiting class"),
+            None => unreachable!(
+                "the scenario check guarantees a service time for every visiting class"
+            ),
         }
     }
 
     #[inline]
     fn start_service(&mut self, station: u32, job: u32, class: u32) {
         let work = self.sample_service(station, class);
-        self.calendar.schedule(self.now.after(work), Event::Departure { station, job });
+        self.calendar
+            .schedule(self.now.after(work), Event::Departure { station, job });
     }
 
     /// Counts a job in or out of a station's population.
@@ -286,10 +354,14 @@ impl<'n> Simulation<'n> {
         let ns = self.states.len();
         let rec = &mut self.recorder;
         rec.stations[station as usize].present.change(now, delta);
-        rec.station_classes[class as usize * ns + station as usize].present.change(now, delta);
+        rec.station_classes[class as usize * ns + station as usize]
+            .present
+            .change(now, delta);
         if let Some((g, pos)) = self.jsq_member[station as usize] {
             let n = rec.stations[station as usize].present.count();
-            self.groups[g as usize].shortest.change_priority(&pos, Reverse((n, pos)));
+            self.groups[g as usize]
+                .shortest
+                .change_priority(&pos, Reverse((n, pos)));
         }
     }
 
@@ -304,7 +376,11 @@ impl<'n> Simulation<'n> {
                 self.count(station, class, 1);
                 self.start_service(station, job, class);
             }
-            StationState::Fcfs { servers, busy, queue } => {
+            StationState::Fcfs {
+                servers,
+                busy,
+                queue,
+            } => {
                 if *busy < *servers {
                     *busy += 1;
                     self.recorder.stations[station as usize].busy.change(now, 1);
@@ -318,7 +394,9 @@ impl<'n> Simulation<'n> {
             StationState::Ps(_) => {
                 self.count(station, class, 1);
                 let work = self.sample_service(station, class);
-                let StationState::Ps(ps) = &mut self.states[station as usize] else { unreachable!() };
+                let StationState::Ps(ps) = &mut self.states[station as usize] else {
+                    unreachable!()
+                };
                 let (generation, due) = ps.arrive(now, job, work);
                 if self.recorder.stations[station as usize].present.count() == 1 {
                     self.recorder.stations[station as usize].busy.change(now, 1);
@@ -327,11 +405,21 @@ impl<'n> Simulation<'n> {
             }
             StationState::Fork => {
                 self.count(station, class, 1);
-                let StationKind::Fork { branches } = &self.net.stations[station as usize].kind else { unreachable!() };
+                let StationKind::Fork { branches } = &self.net.stations[station as usize].kind
+                else {
+                    unreachable!()
+                };
                 self.jobs[job].pending = branches.len() as u32;
                 let born = self.jobs[job].born;
                 for b in branches {
-                    let task = self.jobs.alloc(Job { class, parent: job, pending: 0, station: b.0, born, arrived: now });
+                    let task = self.jobs.alloc(Job {
+                        class,
+                        parent: job,
+                        pending: 0,
+                        station: b.0,
+                        born,
+                        arrived: now,
+                    });
                     self.arrive(task, b.0);
                 }
             }
@@ -346,7 +434,9 @@ impl<'n> Simulation<'n> {
                 }
             }
             StationState::Sink => self.exit(job),
-            StationState::Source => unreachable!("the scenario check forbids routing into a source"),
+            StationState::Source => {
+                unreachable!("the scenario check forbids routing into a source")
+            }
         }
     }
 
@@ -368,7 +458,9 @@ impl<'n> Simulation<'n> {
         let st = &mut rec.stations[station as usize];
         st.response.add(visit);
         st.percentiles.record(visit);
-        rec.station_classes[class as usize * ns + station as usize].response.add(visit);
+        rec.station_classes[class as usize * ns + station as usize]
+            .response
+            .add(visit);
     }
 
     /// Sends `job` on from `station` by the routing rule of its class there.
@@ -377,7 +469,10 @@ impl<'n> Simulation<'n> {
         let class = ClassId(self.jobs[job].class);
         let target = match self.net.routing.rule(class, StationId(station)) {
             Rule::Fixed(t) => *t,
-            Rule::Random { cumulative, targets } => {
+            Rule::Random {
+                cumulative,
+                targets,
+            } => {
                 let u: f64 = self.route_rng[station as usize].random();
                 crate::model::pick(cumulative, targets, u)
             }
@@ -412,7 +507,12 @@ impl<'n> Simulation<'n> {
     }
 
     fn exit(&mut self, job: u32) {
-        let Job { class, born, parent, .. } = self.jobs[job];
+        let Job {
+            class,
+            born,
+            parent,
+            ..
+        } = self.jobs[job];
         self.jobs.release(job);
         if parent == NO_PARENT {
             self.observe(class, self.now.as_f64() - born);
@@ -438,10 +538,19 @@ impl<'n> Simulation<'n> {
 fn initial_state(kind: &StationKind) -> StationState {
     match kind {
         StationKind::Delay { .. } => StationState::Delay,
-        StationKind::Queue { discipline: Discipline::Fcfs, servers, .. } => {
-            StationState::Fcfs { servers: *servers, busy: 0, queue: VecDeque::new() }
-        }
-        StationKind::Queue { discipline: Discipline::Ps, .. } => StationState::Ps(PsQueue::default()),
+        StationKind::Queue {
+            discipline: Discipline::Fcfs,
+            servers,
+            ..
+        } => StationState::Fcfs {
+            servers: *servers,
+            busy: 0,
+            queue: VecDeque::new(),
+        },
+        StationKind::Queue {
+            discipline: Discipline::Ps,
+            ..
+        } => StationState::Ps(PsQueue::default()),
         StationKind::Fork { .. } => StationState::Fork,
         StationKind::Join { .. } => StationState::Join,
         StationKind::Source { .. } => StationState::Source,

@@ -55,7 +55,10 @@ impl Recorder {
             .stations
             .iter()
             .map(|s| {
-                let mean = s.kind.service().and_then(|t| t.iter().flatten().map(|d| d.mean()).reduce(f64::min));
+                let mean = s
+                    .kind
+                    .service()
+                    .and_then(|t| t.iter().flatten().map(|d| d.mean()).reduce(f64::min));
                 let unit = mean.filter(|m| *m > 0.0).map_or(unit, |m| m * 1e-4);
                 StationRecord {
                     present: Occupancy::default(),
@@ -65,11 +68,20 @@ impl Recorder {
                 }
             })
             .collect();
-        let classes =
-            net.classes.iter().map(|_| ClassRecord { response: Tally::new(), percentiles: Percentiles::new(unit) }).collect();
+        let classes = net
+            .classes
+            .iter()
+            .map(|_| ClassRecord {
+                response: Tally::new(),
+                percentiles: Percentiles::new(unit),
+            })
+            .collect();
         Recorder {
             stations,
-            station_classes: vec![StationClassRecord::default(); net.stations.len() * net.classes.len()],
+            station_classes: vec![
+                StationClassRecord::default();
+                net.stations.len() * net.classes.len()
+            ],
             classes,
             start: 0.0,
         }
@@ -100,9 +112,12 @@ fn histogram_unit(net: &Network) -> f64 {
     net.stations
         .iter()
         .filter_map(|s| match &s.kind {
-            StationKind::Delay { service } | StationKind::Queue { service, .. } => {
-                service.iter().flatten().map(|d| d.mean()).filter(|m| *m > 0.0).reduce(f64::min)
-            }
+            StationKind::Delay { service } | StationKind::Queue { service, .. } => service
+                .iter()
+                .flatten()
+                .map(|d| d.mean())
+                .filter(|m| *m > 0.0)
+                .reduce(f64::min),
             _ => None,
         })
         .reduce(f64::min)

@@ -8,8 +8,8 @@
 mod routing;
 mod traffic;
 
-pub use routing::{Routing, Rule, Target};
 pub(crate) use routing::pick;
+pub use routing::{Routing, Rule, Target};
 pub use traffic::{TrafficError, visits};
 
 use crate::dist::Dist;
@@ -123,8 +123,14 @@ impl StationKind {
     pub fn label(&self) -> &'static str {
         match self {
             StationKind::Delay { .. } => "delay",
-            StationKind::Queue { discipline: Discipline::Fcfs, .. } => "fcfs",
-            StationKind::Queue { discipline: Discipline::Ps, .. } => "ps",
+            StationKind::Queue {
+                discipline: Discipline::Fcfs,
+                ..
+            } => "fcfs",
+            StationKind::Queue {
+                discipline: Discipline::Ps,
+                ..
+            } => "ps",
             StationKind::Fork { .. } => "fork",
             StationKind::Join { .. } => "join",
             StationKind::Source { .. } => "source",
@@ -159,12 +165,18 @@ pub enum ClassKind {
 impl Network {
     /// The id of the station with this name.
     pub fn station_id(&self, name: &str) -> Option<StationId> {
-        self.stations.iter().position(|s| s.name == name).map(|i| StationId(i as u32))
+        self.stations
+            .iter()
+            .position(|s| s.name == name)
+            .map(|i| StationId(i as u32))
     }
 
     /// The id of the class with this name.
     pub fn class_id(&self, name: &str) -> Option<ClassId> {
-        self.classes.iter().position(|c| c.name == name).map(|i| ClassId(i as u32))
+        self.classes
+            .iter()
+            .position(|c| c.name == name)
+            .map(|i| ClassId(i as u32))
     }
 
     /// The station with this id.

@@ -51,7 +51,10 @@ pub struct Routing {
 impl Routing {
     /// A table where no class goes anywhere yet.
     pub fn new(classes: usize, stations: usize) -> Routing {
-        Routing { stations, rules: vec![Rule::Unset; classes * stations] }
+        Routing {
+            stations,
+            rules: vec![Rule::Unset; classes * stations],
+        }
     }
 
     /// The rule of `class` at `station`.
@@ -72,7 +75,10 @@ impl Routing {
         match rule {
             Rule::Unset => Vec::new(),
             Rule::Fixed(t) => vec![(*t, 1.0)],
-            Rule::Random { cumulative, targets } => {
+            Rule::Random {
+                cumulative,
+                targets,
+            } => {
                 let mut prev = 0.0;
                 targets
                     .iter()
@@ -87,7 +93,10 @@ impl Routing {
             Rule::ShortestQueue { group, class } | Rule::RoundRobin { group, class } => {
                 let members = &groups[*group as usize];
                 let p = 1.0 / members.len() as f64;
-                members.iter().map(|s| (Target::Station(*s, *class), p)).collect()
+                members
+                    .iter()
+                    .map(|s| (Target::Station(*s, *class), p))
+                    .collect()
             }
         }
     }
@@ -96,7 +105,9 @@ impl Routing {
 /// Picks the target of a random rule for a uniform draw `u` in `[0, 1)`.
 #[inline]
 pub(crate) fn pick(cumulative: &[f64], targets: &[Target], u: f64) -> Target {
-    let i = cumulative.partition_point(|&c| c <= u).min(targets.len() - 1);
+    let i = cumulative
+        .partition_point(|&c| c <= u)
+        .min(targets.len() - 1);
     targets[i]
 }
 
@@ -128,11 +139,22 @@ mod tests {
 
     #[test]
     fn branch_probabilities_undo_the_cumulative_table() {
-        let rule = Rule::Random { cumulative: vec![0.2, 0.5, 1.0], targets: vec![st(0), st(1), Target::Exit] };
-        let p: Vec<f64> = Routing::branch_probabilities(&rule, &[]).iter().map(|x| x.1).collect();
-        assert!((p[0] - 0.2).abs() < 1e-12 && (p[1] - 0.3).abs() < 1e-12 && (p[2] - 0.5).abs() < 1e-12);
+        let rule = Rule::Random {
+            cumulative: vec![0.2, 0.5, 1.0],
+            targets: vec![st(0), st(1), Target::Exit],
+        };
+        let p: Vec<f64> = Routing::branch_probabilities(&rule, &[])
+            .iter()
+            .map(|x| x.1)
+            .collect();
+        assert!(
+            (p[0] - 0.2).abs() < 1e-12 && (p[1] - 0.3).abs() < 1e-12 && (p[2] - 0.5).abs() < 1e-12
+        );
         let groups = vec![vec![StationId(3), StationId(4)]];
-        let jsq = Rule::ShortestQueue { group: 0, class: ClassId(0) };
+        let jsq = Rule::ShortestQueue {
+            group: 0,
+            class: ClassId(0),
+        };
         assert_eq!(Routing::branch_probabilities(&jsq, &groups).len(), 2);
     }
 }

@@ -14,7 +14,9 @@ use super::{ClassId, ClassKind, Network, Routing, StationId, StationKind, Target
 pub enum TrafficError {
     /// The linear system is singular: some jobs of the class never leave (open class) or the
     /// routing does not bring them back to the reference station (closed class).
-    #[error("class {class}: the routing has no steady state (jobs trapped in a cycle with no way out, or never returning to the reference station)")]
+    #[error(
+        "class {class}: the routing has no steady state (jobs trapped in a cycle with no way out, or never returning to the reference station)"
+    )]
     Singular {
         /// The class's name.
         class: String,
@@ -34,7 +36,10 @@ pub fn visits(net: &Network) -> Result<Vec<Vec<f64>>, TrafficError> {
         match class.kind {
             ClassKind::Open => {
                 for (s, st) in net.stations.iter().enumerate() {
-                    if let StationKind::Source { class: sc, interarrival } = &st.kind
+                    if let StationKind::Source {
+                        class: sc,
+                        interarrival,
+                    } = &st.kind
                         && sc.index() == c
                     {
                         rhs[c * ns + s] = 1.0 / interarrival.mean();
@@ -47,7 +52,9 @@ pub fn visits(net: &Network) -> Result<Vec<Vec<f64>>, TrafficError> {
                 pinned = Some(r);
             }
         }
-        let x = solve_flow(net, &rhs, pinned).ok_or_else(|| TrafficError::Singular { class: class.name.clone() })?;
+        let x = solve_flow(net, &rhs, pinned).ok_or_else(|| TrafficError::Singular {
+            class: class.name.clone(),
+        })?;
         for (k, v) in x.iter().enumerate() {
             total[k / ns][k % ns] += v;
         }
@@ -61,7 +68,9 @@ pub fn visits(net: &Network) -> Result<Vec<Vec<f64>>, TrafficError> {
 fn solve_flow(net: &Network, rhs: &[f64], pinned: Option<usize>) -> Option<Vec<f64>> {
     let ns = net.stations.len();
     let n = rhs.len();
-    let edges: Vec<Vec<(usize, f64)>> = (0..n).map(|from| flow_out(net, ClassId((from / ns) as u32), from % ns)).collect();
+    let edges: Vec<Vec<(usize, f64)>> = (0..n)
+        .map(|from| flow_out(net, ClassId((from / ns) as u32), from % ns))
+        .collect();
     // the reachable nodes, numbered in discovery order
     let mut index = vec![usize::MAX; n];
     let mut order: Vec<usize> = (0..n).filter(|&i| rhs[i] != 0.0).collect();
@@ -105,11 +114,15 @@ fn flow_out(net: &Network, class: ClassId, station: usize) -> Vec<(usize, f64)> 
     let ns = net.stations.len();
     let node = |c: ClassId, s: usize| c.index() * ns + s;
     match &net.stations[station].kind {
-        StationKind::Fork { branches } => branches.iter().map(|b| (node(class, b.index()), 1.0)).collect(),
+        StationKind::Fork { branches } => branches
+            .iter()
+            .map(|b| (node(class, b.index()), 1.0))
+            .collect(),
         StationKind::Sink => Vec::new(),
         kind => {
             let scale = match kind {
-                StationKind::Join { fork } => match net.stations.get(fork.index()).map(|f| &f.kind) {
+                StationKind::Join { fork } => match net.stations.get(fork.index()).map(|f| &f.kind)
+                {
                     Some(StationKind::Fork { branches }) => 1.0 / branches.len() as f64,
                     _ => 1.0,
                 },

@@ -9,7 +9,8 @@ use super::raw::{RawBranch, RawKind, RawPolicy, RawRoute, RawRun, RawScenario, R
 use super::{RunConfig, Warmup};
 use crate::dist::{Dist, DistSpec};
 use crate::model::{
-    Class, ClassId, ClassKind, Discipline, Network, Routing, Rule, Station, StationId, StationKind, Target, visits,
+    Class, ClassId, ClassKind, Discipline, Network, Routing, Rule, Station, StationId, StationKind,
+    Target, visits,
 };
 
 /// Problems found: byte offset (for the line), field path, message.
@@ -33,14 +34,24 @@ impl Checker {
     fn dist(&mut self, spec: &Spanned<DistSpec>, base: &Path, path: &str) -> Option<Dist> {
         spec.get_ref()
             .build(base)
-            .map_err(|e| self.add(Some(spec.span().start), format!("{path}.{}", e.field), e.message))
+            .map_err(|e| {
+                self.add(
+                    Some(spec.span().start),
+                    format!("{path}.{}", e.field),
+                    e.message,
+                )
+            })
             .ok()
     }
 
     fn whole(&mut self, v: Option<i64>, default: i64, min: i64, at: usize, path: &str) -> u64 {
         let v = v.unwrap_or(default);
         if v < min {
-            self.add(Some(at), path, format!("must be a whole number >= {min}, got {v}"));
+            self.add(
+                Some(at),
+                path,
+                format!("must be a whole number >= {min}, got {v}"),
+            );
         }
         v.max(min) as u64
     }
@@ -49,8 +60,20 @@ impl Checker {
 pub(super) fn build(raw: RawScenario, base: &Path) -> Result<Built, Found> {
     let mut ck = Checker::default();
     let run = run_config(&mut ck, raw.run.as_ref());
-    let classes = names(&mut ck, raw.classes.iter().map(|c| (c.span().start, c.get_ref().name.as_str())), "class");
-    let stations = names(&mut ck, raw.stations.iter().map(|s| (s.span().start, s.get_ref().name.as_str())), "station");
+    let classes = names(
+        &mut ck,
+        raw.classes
+            .iter()
+            .map(|c| (c.span().start, c.get_ref().name.as_str())),
+        "class",
+    );
+    let stations = names(
+        &mut ck,
+        raw.stations
+            .iter()
+            .map(|s| (s.span().start, s.get_ref().name.as_str())),
+        "station",
+    );
     let class_list = raw
         .classes
         .iter()
@@ -72,9 +95,9 @@ pub(super) fn build(raw: RawScenario, base: &Path) -> Result<Built, Found> {
     if net.classes.is_empty() {
         ck.add(None, "class", "the scenario has no [[class]]");
     }
-    routes(&mut ck, &raw.routes, &mut net, &stations, &classes);
+    let declared = routes(&mut ck, &raw.routes, &mut net, &stations, &classes);
     check_forks(&mut ck, &raw, &net);
-    let reached = check_reach(&mut ck, &raw, &net);
+    let reached = check_reach(&mut ck, &raw, &net, &declared);
     prune_service(&mut net, &reached);
     if ck.found.is_empty() {
         check_stability(&mut ck, &raw, &net);
@@ -100,14 +123,28 @@ fn run_config(ck: &mut Checker, raw: Option<&Spanned<RawRun>>) -> RunConfig {
     };
     let r = raw.map_or(&empty, |r| r.get_ref());
     let replications = ck.whole(r.replications, 10, 2, at, "run.replications") as u32;
-    let max_replications = ck.whole(r.max_replications, 200.max(i64::from(replications)), 2, at, "run.max_replications") as u32;
+    let max_replications = ck.whole(
+        r.max_replications,
+        200.max(i64::from(replications)),
+        2,
+        at,
+        "run.max_replications",
+    ) as u32;
     if max_replications < replications {
-        ck.add(Some(at), "run.max_replications", format!("must be >= run.replications ({replications})"));
+        ck.add(
+            Some(at),
+            "run.max_replications",
+            format!("must be >= run.replications ({replications})"),
+        );
     }
     if let Some(p) = r.precision
         && !(p > 0.0 && p < 1.0)
     {
-        ck.add(Some(at), "run.precision", format!("must be a relative half-width in (0, 1), got {p}"));
+        ck.add(
+            Some(at),
+            "run.precision",
+            format!("must be a relative half-width in (0, 1), got {p}"),
+        );
     }
     if let Some(seed) = r.seed
         && seed < 0
@@ -117,7 +154,9 @@ fn run_config(ck: &mut Checker, raw: Option<&Spanned<RawRun>>) -> RunConfig {
     RunConfig {
         replications,
         length: ck.whole(r.length, 20_000, 1, at, "run.length"),
-        warmup: r.warmup.map_or(Warmup::Mser5, |w| Warmup::Fixed(ck.whole(Some(w), 0, 0, at, "run.warmup"))),
+        warmup: r.warmup.map_or(Warmup::Mser5, |w| {
+            Warmup::Fixed(ck.whole(Some(w), 0, 0, at, "run.warmup"))
+        }),
         seed: r.seed.unwrap_or(1).max(0) as u64,
         precision: r.precision,
         metric: r.metric.clone(),
@@ -126,14 +165,26 @@ fn run_config(ck: &mut Checker, raw: Option<&Spanned<RawRun>>) -> RunConfig {
 }
 
 /// Checks that names are unique and not empty, and maps them to indices.
-fn names<'a>(ck: &mut Checker, items: impl Iterator<Item = (usize, &'a str)>, what: &str) -> HashMap<String, u32> {
+fn names<'a>(
+    ck: &mut Checker,
+    items: impl Iterator<Item = (usize, &'a str)>,
+    what: &str,
+) -> HashMap<String, u32> {
     let mut map = HashMap::new();
     for (i, (at, name)) in items.enumerate() {
         if name.is_empty() || name == EXIT || name.contains(char::is_whitespace) {
-            ck.add(Some(at), format!("{what}[{i}].name"), format!("{name:?} is not a usable name (empty, blank or `exit`)"));
+            ck.add(
+                Some(at),
+                format!("{what}[{i}].name"),
+                format!("{name:?} is not a usable name (empty, blank or `exit`)"),
+            );
         }
         if map.insert(name.to_owned(), i as u32).is_some() {
-            ck.add(Some(at), format!("{what}[{i}].name"), format!("a {what} named {name:?} is already defined"));
+            ck.add(
+                Some(at),
+                format!("{what}[{i}].name"),
+                format!("a {what} named {name:?} is already defined"),
+            );
         }
     }
     map
@@ -157,29 +208,60 @@ fn lookup<T: Copy>(
     }
 }
 
-fn class(ck: &mut Checker, raw: &Spanned<crate::scenario::raw::RawClass>, i: usize, stations: &HashMap<String, u32>) -> Class {
+fn class(
+    ck: &mut Checker,
+    raw: &Spanned<crate::scenario::raw::RawClass>,
+    i: usize,
+    stations: &HashMap<String, u32>,
+) -> Class {
     let (at, c) = (raw.span().start, raw.get_ref());
     let kind = match (c.population, &c.reference) {
         (None, None) => ClassKind::Open,
         (None, Some(_)) => {
-            ck.add(Some(at), format!("class[{i}].reference"), "only a closed class (with a population) has a reference station");
+            ck.add(
+                Some(at),
+                format!("class[{i}].reference"),
+                "only a closed class (with a population) has a reference station",
+            );
             ClassKind::Open
         }
         (Some(n), reference) => {
             if !(1..=10_000_000).contains(&n) {
-                ck.add(Some(at), format!("class[{i}].population"), format!("must be a whole number from 1 to 10^7, got {n}"));
+                ck.add(
+                    Some(at),
+                    format!("class[{i}].population"),
+                    format!("must be a whole number from 1 to 10^7, got {n}"),
+                );
             }
             let reference = match reference {
-                Some(r) => lookup(ck, stations, r, at, &format!("class[{i}].reference"), "station", StationId),
+                Some(r) => lookup(
+                    ck,
+                    stations,
+                    r,
+                    at,
+                    &format!("class[{i}].reference"),
+                    "station",
+                    StationId,
+                ),
                 None => {
-                    ck.add(Some(at), format!("class[{i}].reference"), "a closed class needs a reference station");
+                    ck.add(
+                        Some(at),
+                        format!("class[{i}].reference"),
+                        "a closed class needs a reference station",
+                    );
                     None
                 }
             };
-            ClassKind::Closed { population: n.clamp(1, 10_000_000) as u32, reference: reference.unwrap_or(StationId(0)) }
+            ClassKind::Closed {
+                population: n.clamp(1, 10_000_000) as u32,
+                reference: reference.unwrap_or(StationId(0)),
+            }
         }
     };
-    Class { name: c.name.clone(), kind }
+    Class {
+        name: c.name.clone(),
+        kind,
+    }
 }
 
 fn station(
@@ -213,53 +295,99 @@ fn station(
     ];
     for (field, given) in present {
         if given && !allowed.contains(&field) {
-            ck.add(Some(at), path(field), format!("does not apply to a station of kind {:?}", s.kind));
+            ck.add(
+                Some(at),
+                path(field),
+                format!("does not apply to a station of kind {:?}", s.kind),
+            );
         }
     }
     let kind = match s.kind {
-        RawKind::Delay => StationKind::Delay { service: service_table(ck, s, i, base, classes) },
-        RawKind::Ps => StationKind::Queue { discipline: Discipline::Ps, servers: 1, service: service_table(ck, s, i, base, classes) },
+        RawKind::Delay => StationKind::Delay {
+            service: service_table(ck, s, i, base, classes),
+        },
+        RawKind::Ps => StationKind::Queue {
+            discipline: Discipline::Ps,
+            servers: 1,
+            service: service_table(ck, s, i, base, classes),
+        },
         RawKind::Fcfs => {
             let servers = ck.whole(s.servers, 1, 1, at, &path("servers")) as u32;
-            StationKind::Queue { discipline: Discipline::Fcfs, servers, service: service_table(ck, s, i, base, classes) }
+            StationKind::Queue {
+                discipline: Discipline::Fcfs,
+                servers,
+                service: service_table(ck, s, i, base, classes),
+            }
         }
         RawKind::Fork => {
             let branches = match (&s.branches, s.copies, &s.to) {
                 (Some(list), None, None) if !list.is_empty() => list
                     .iter()
                     .enumerate()
-                    .filter_map(|(k, b)| lookup(ck, stations, b, at, &path(&format!("branches[{k}]")), "station", StationId))
+                    .filter_map(|(k, b)| {
+                        lookup(
+                            ck,
+                            stations,
+                            b,
+                            at,
+                            &path(&format!("branches[{k}]")),
+                            "station",
+                            StationId,
+                        )
+                    })
                     .collect(),
                 (None, Some(c), Some(to)) => {
                     let copies = ck.whole(Some(c), 1, 1, at, &path("copies")) as usize;
-                    lookup(ck, stations, to, at, &path("to"), "station", StationId).map_or(Vec::new(), |t| vec![t; copies])
+                    lookup(ck, stations, to, at, &path("to"), "station", StationId)
+                        .map_or(Vec::new(), |t| vec![t; copies])
                 }
                 _ => {
-                    ck.add(Some(at), path("branches"), "a fork needs either a non-empty `branches` list or `copies` and `to`");
+                    ck.add(
+                        Some(at),
+                        path("branches"),
+                        "a fork needs either a non-empty `branches` list or `copies` and `to`",
+                    );
                     Vec::new()
                 }
             };
             StationKind::Fork { branches }
         }
         RawKind::Join => match &s.fork {
-            Some(f) => StationKind::Join { fork: lookup(ck, stations, f, at, &path("fork"), "station", StationId).unwrap_or(StationId(0)) },
+            Some(f) => StationKind::Join {
+                fork: lookup(ck, stations, f, at, &path("fork"), "station", StationId)
+                    .unwrap_or(StationId(0)),
+            },
             None => {
-                ck.add(Some(at), path("fork"), "a join must name the fork whose tasks it gathers");
-                StationKind::Join { fork: StationId(u32::MAX) }
+                ck.add(
+                    Some(at),
+                    path("fork"),
+                    "a join must name the fork whose tasks it gathers",
+                );
+                StationKind::Join {
+                    fork: StationId(u32::MAX),
+                }
             }
         },
         RawKind::Source => {
             let class = match &s.class {
                 Some(c) => lookup(ck, classes, c, at, &path("class"), "class", ClassId),
                 None => {
-                    ck.add(Some(at), path("class"), "a source must name the class it generates");
+                    ck.add(
+                        Some(at),
+                        path("class"),
+                        "a source must name the class it generates",
+                    );
                     None
                 }
             };
             let interarrival = match &s.interarrival {
                 Some(spec) => ck.dist(spec, base, &path("interarrival")),
                 None => {
-                    ck.add(Some(at), path("interarrival"), "a source needs an interarrival distribution");
+                    ck.add(
+                        Some(at),
+                        path("interarrival"),
+                        "a source needs an interarrival distribution",
+                    );
                     None
                 }
             };
@@ -270,10 +398,19 @@ fn station(
         }
         RawKind::Sink => StationKind::Sink,
     };
-    Station { name: s.name.clone(), kind }
+    Station {
+        name: s.name.clone(),
+        kind,
+    }
 }
 
-fn service_table(ck: &mut Checker, s: &RawStation, i: usize, base: &Path, classes: &HashMap<String, u32>) -> Vec<Option<Dist>> {
+fn service_table(
+    ck: &mut Checker,
+    s: &RawStation,
+    i: usize,
+    base: &Path,
+    classes: &HashMap<String, u32>,
+) -> Vec<Option<Dist>> {
     let mut table = vec![None; classes.len()];
     if let Some(spec) = &s.service {
         let d = ck.dist(spec, base, &format!("station[{i}].service"));
@@ -283,50 +420,120 @@ fn service_table(ck: &mut Checker, s: &RawStation, i: usize, base: &Path, classe
         let path = format!("station[{i}].service_by_class.{name}");
         match classes.get(name) {
             Some(&c) => table[c as usize] = ck.dist(spec, base, &path),
-            None => ck.add(Some(spec.span().start), path, format!("unknown class {name:?}")),
+            None => ck.add(
+                Some(spec.span().start),
+                path,
+                format!("unknown class {name:?}"),
+            ),
         }
     }
     table
 }
 
-fn routes(ck: &mut Checker, raw: &[Spanned<RawRoute>], net: &mut Network, stations: &HashMap<String, u32>, classes: &HashMap<String, u32>) {
+/// Builds the routing rules; returns every (class, from) pair a route was written for, valid or
+/// not, so later checks do not report a missing route where a broken one was already reported.
+fn routes(
+    ck: &mut Checker,
+    raw: &[Spanned<RawRoute>],
+    net: &mut Network,
+    stations: &HashMap<String, u32>,
+    classes: &HashMap<String, u32>,
+) -> HashMap<(ClassId, StationId), usize> {
     let mut seen = HashMap::new();
     for (i, r) in raw.iter().enumerate() {
         let (at, route) = (r.span().start, r.get_ref());
         let path = |f: &str| format!("route[{i}].{f}");
-        let class = lookup(ck, classes, &route.class, at, &path("class"), "class", ClassId);
-        let from = lookup(ck, stations, &route.from, at, &path("from"), "station", StationId);
-        let (Some(class), Some(from)) = (class, from) else { continue };
+        let class = lookup(
+            ck,
+            classes,
+            &route.class,
+            at,
+            &path("class"),
+            "class",
+            ClassId,
+        );
+        let from = lookup(
+            ck,
+            stations,
+            &route.from,
+            at,
+            &path("from"),
+            "station",
+            StationId,
+        );
+        let (Some(class), Some(from)) = (class, from) else {
+            continue;
+        };
         if let Some(prev) = seen.insert((class, from), i) {
-            ck.add(Some(at), path("from"), format!("route[{prev}] already routes class {:?} from {:?}", route.class, route.from));
+            ck.add(
+                Some(at),
+                path("from"),
+                format!(
+                    "route[{prev}] already routes class {:?} from {:?}",
+                    route.class, route.from
+                ),
+            );
         }
         match &net.station(from).kind {
-            StationKind::Fork { .. } => ck.add(Some(at), path("from"), "a fork sends its tasks to its branches; route the job from its join"),
+            StationKind::Fork { .. } => ck.add(
+                Some(at),
+                path("from"),
+                "a fork sends its tasks to its branches; route the job from its join",
+            ),
             StationKind::Sink => ck.add(Some(at), path("from"), "nothing leaves a sink"),
             _ => {}
         }
-        let target = |ck: &mut Checker, name: &str, to_class: &Option<String>, field: &str| -> Option<Target> {
+        let target = |ck: &mut Checker,
+                      name: &str,
+                      to_class: &Option<String>,
+                      field: &str|
+         -> Option<Target> {
             let tc = match to_class {
-                Some(n) => lookup(ck, classes, n, at, &path(&format!("{field}_class")), "class", ClassId)?,
+                Some(n) => lookup(
+                    ck,
+                    classes,
+                    n,
+                    at,
+                    &path(&format!("{field}_class")),
+                    "class",
+                    ClassId,
+                )?,
                 None => class,
             };
             if name == EXIT {
                 if matches!(net.classes[tc.index()].kind, ClassKind::Closed { .. }) {
-                    ck.add(Some(at), path(field), format!("class {:?} is closed: its jobs cannot exit", net.classes[tc.index()].name));
+                    ck.add(
+                        Some(at),
+                        path(field),
+                        format!(
+                            "class {:?} is closed: its jobs cannot exit",
+                            net.classes[tc.index()].name
+                        ),
+                    );
                 }
                 return Some(Target::Exit);
             }
             let to = lookup(ck, stations, name, at, &path(field), "station", StationId)?;
             if matches!(net.station(to).kind, StationKind::Source { .. }) {
-                ck.add(Some(at), path(field), format!("{name:?} is a source: nothing can be routed into it"));
+                ck.add(
+                    Some(at),
+                    path(field),
+                    format!("{name:?} is a source: nothing can be routed into it"),
+                );
             }
             Some(Target::Station(to, tc))
         };
         let rule = match (&route.to, &route.branches, route.policy, &route.among) {
             (Some(to), None, None, None) => target(ck, to, &route.to_class, "to").map(Rule::Fixed),
-            (None, Some(branches), None, None) if route.to_class.is_none() => random_rule(ck, branches, &path, &mut |ck, b: &RawBranch, k| {
-                target(ck, &b.to, &b.to_class, &format!("branches[{k}].to"))
-            }, at),
+            (None, Some(branches), None, None) if route.to_class.is_none() => random_rule(
+                ck,
+                branches,
+                &path,
+                &mut |ck, b: &RawBranch, k| {
+                    target(ck, &b.to, &b.to_class, &format!("branches[{k}].to"))
+                },
+                at,
+            ),
             (None, None, Some(policy), Some(among)) if !among.is_empty() => {
                 let tc = match &route.to_class {
                     Some(n) => lookup(ck, classes, n, at, &path("to_class"), "class", ClassId),
@@ -340,7 +547,11 @@ fn routes(ck: &mut Checker, raw: &[Spanned<RawRoute>], net: &mut Network, statio
                         match t {
                             Some(Target::Station(s, _)) => Some(s),
                             Some(Target::Exit) => {
-                                ck.add(Some(at), path(&format!("among[{k}]")), "`exit` cannot be one of a policy's stations");
+                                ck.add(
+                                    Some(at),
+                                    path(&format!("among[{k}]")),
+                                    "`exit` cannot be one of a policy's stations",
+                                );
                                 None
                             }
                             None => None,
@@ -348,10 +559,14 @@ fn routes(ck: &mut Checker, raw: &[Spanned<RawRoute>], net: &mut Network, statio
                     })
                     .collect();
                 tc.filter(|_| members.len() == among.len()).map(|tc| {
-                    let group = net.groups.iter().position(|g| *g == members).unwrap_or_else(|| {
-                        net.groups.push(members);
-                        net.groups.len() - 1
-                    }) as u32;
+                    let group = net
+                        .groups
+                        .iter()
+                        .position(|g| *g == members)
+                        .unwrap_or_else(|| {
+                            net.groups.push(members);
+                            net.groups.len() - 1
+                        }) as u32;
                     match policy {
                         RawPolicy::Jsq => Rule::ShortestQueue { group, class: tc },
                         RawPolicy::RoundRobin => Rule::RoundRobin { group, class: tc },
@@ -367,18 +582,29 @@ fn routes(ck: &mut Checker, raw: &[Spanned<RawRoute>], net: &mut Network, statio
             net.routing.set(class, from, rule);
         }
     }
+    seen
 }
 
 type BranchTarget<'a> = dyn FnMut(&mut Checker, &RawBranch, usize) -> Option<Target> + 'a;
 
-fn random_rule(ck: &mut Checker, branches: &[RawBranch], path: &dyn Fn(&str) -> String, target: &mut BranchTarget<'_>, at: usize) -> Option<Rule> {
+fn random_rule(
+    ck: &mut Checker,
+    branches: &[RawBranch],
+    path: &dyn Fn(&str) -> String,
+    target: &mut BranchTarget<'_>,
+    at: usize,
+) -> Option<Rule> {
     let mut cumulative = Vec::new();
     let mut targets = Vec::new();
     let mut sum = 0.0;
     let mut ok = !branches.is_empty();
     for (k, b) in branches.iter().enumerate() {
         if !(b.p.is_finite() && (0.0..=1.0).contains(&b.p)) {
-            ck.add(Some(at), path(&format!("branches[{k}].p")), format!("a probability must lie in [0, 1], got {}", b.p));
+            ck.add(
+                Some(at),
+                path(&format!("branches[{k}].p")),
+                format!("a probability must lie in [0, 1], got {}", b.p),
+            );
             ok = false;
         }
         match target(ck, b, k) {
@@ -395,7 +621,10 @@ fn random_rule(ck: &mut Checker, branches: &[RawBranch], path: &dyn Fn(&str) -> 
     if let Some(last) = cumulative.last_mut() {
         *last = 1.0;
     }
-    ok.then_some(Rule::Random { cumulative, targets })
+    ok.then_some(Rule::Random {
+        cumulative,
+        targets,
+    })
 }
 
 fn check_forks(ck: &mut Checker, raw: &RawScenario, net: &Network) {
@@ -404,15 +633,34 @@ fn check_forks(ck: &mut Checker, raw: &RawScenario, net: &Network) {
         let at = Some(raw.stations[i].span().start);
         match &st.kind {
             StationKind::Join { fork } if fork.0 != u32::MAX => {
-                if !matches!(net.stations.get(fork.index()).map(|s| &s.kind), Some(StationKind::Fork { .. })) {
-                    ck.add(at, format!("station[{i}].fork"), format!("{:?} is not a fork: a join must gather the tasks of a fork", net.stations[fork.index()].name));
+                if !matches!(
+                    net.stations.get(fork.index()).map(|s| &s.kind),
+                    Some(StationKind::Fork { .. })
+                ) {
+                    ck.add(
+                        at,
+                        format!("station[{i}].fork"),
+                        format!(
+                            "{:?} is not a fork: a join must gather the tasks of a fork",
+                            net.stations[fork.index()].name
+                        ),
+                    );
                 } else if let Some(other) = joins_of.insert(*fork, i) {
-                    ck.add(at, format!("station[{i}].fork"), format!("station[{other}] already joins this fork"));
+                    ck.add(
+                        at,
+                        format!("station[{i}].fork"),
+                        format!("station[{other}] already joins this fork"),
+                    );
                 }
             }
             StationKind::Fork { branches } => {
                 for (k, b) in branches.iter().enumerate() {
-                    if !matches!(net.station(*b).kind, StationKind::Delay { .. } | StationKind::Queue { .. } | StationKind::Fork { .. }) {
+                    if !matches!(
+                        net.station(*b).kind,
+                        StationKind::Delay { .. }
+                            | StationKind::Queue { .. }
+                            | StationKind::Fork { .. }
+                    ) {
                         ck.add(at, format!("station[{i}].branches[{k}]"), "a fork's tasks must go to a station that serves them (delay, fcfs, ps) or to a nested fork");
                     }
                 }
@@ -421,8 +669,14 @@ fn check_forks(ck: &mut Checker, raw: &RawScenario, net: &Network) {
         }
     }
     for (i, st) in net.stations.iter().enumerate() {
-        if matches!(st.kind, StationKind::Fork { .. }) && !joins_of.contains_key(&StationId(i as u32)) {
-            ck.add(Some(raw.stations[i].span().start), format!("station[{i}]"), "this fork has no join (add a station with kind = \"join\" and fork = its name)");
+        if matches!(st.kind, StationKind::Fork { .. })
+            && !joins_of.contains_key(&StationId(i as u32))
+        {
+            ck.add(
+                Some(raw.stations[i].span().start),
+                format!("station[{i}]"),
+                "this fork has no join (add a station with kind = \"join\" and fork = its name)",
+            );
         }
     }
 }
@@ -445,7 +699,12 @@ fn prune_service(net: &mut Network, reached: &[bool]) {
 /// Follows every class from where it enters (its sources, or its reference station) and checks
 /// that each station it reaches serves it and tells it where to go next. Returns which
 /// `class * stations + station` pairs are reached.
-fn check_reach(ck: &mut Checker, raw: &RawScenario, net: &Network) -> Vec<bool> {
+fn check_reach(
+    ck: &mut Checker,
+    raw: &RawScenario,
+    net: &Network,
+    declared: &HashMap<(ClassId, StationId), usize>,
+) -> Vec<bool> {
     let ns = net.stations.len();
     let mut seen = vec![false; net.classes.len() * ns];
     let mut todo = VecDeque::new();
@@ -461,14 +720,21 @@ fn check_reach(ck: &mut Checker, raw: &RawScenario, net: &Network) -> Vec<bool> 
                 .collect(),
         };
         if starts.is_empty() {
-            ck.add(Some(raw.classes[c].span().start), format!("class[{c}]"), format!("open class {:?} has no source station", class.name));
+            ck.add(
+                Some(raw.classes[c].span().start),
+                format!("class[{c}]"),
+                format!("open class {:?} has no source station", class.name),
+            );
         }
         for s in starts {
             todo.push_back((ClassId(c as u32), s));
         }
     }
     let join_of = |fork: StationId| {
-        net.stations.iter().position(|s| matches!(s.kind, StationKind::Join { fork: f } if f == fork)).map(|j| StationId(j as u32))
+        net.stations
+            .iter()
+            .position(|s| matches!(s.kind, StationKind::Join { fork: f } if f == fork))
+            .map(|j| StationId(j as u32))
     };
     while let Some((c, s)) = todo.pop_front() {
         let k = c.index() * ns + s.index();
@@ -478,10 +744,21 @@ fn check_reach(ck: &mut Checker, raw: &RawScenario, net: &Network) -> Vec<bool> 
         let st = net.station(s);
         let at = Some(raw.stations[s.index()].span().start);
         let cname = &net.classes[c.index()].name;
+        let rs = raw.stations[s.index()].get_ref();
+        let specified = rs.service.is_some()
+            || rs
+                .service_by_class
+                .as_ref()
+                .is_some_and(|m| m.contains_key(cname));
         if let Some(table) = st.kind.service()
             && table[c.index()].is_none()
+            && !specified
         {
-            ck.add(at, format!("station[{}].service", s.index()), format!("class {cname:?} reaches this station but has no service time here"));
+            ck.add(
+                at,
+                format!("station[{}].service", s.index()),
+                format!("class {cname:?} reaches this station but has no service time here"),
+            );
         }
         let mut next: Vec<(ClassId, StationId)> = Vec::new();
         match &st.kind {
@@ -492,6 +769,7 @@ fn check_reach(ck: &mut Checker, raw: &RawScenario, net: &Network) -> Vec<bool> 
             StationKind::Sink => {}
             StationKind::Join { .. } if net.routing.rule(c, s) == &Rule::Unset => {}
             _ => match net.routing.rule(c, s) {
+                Rule::Unset if declared.contains_key(&(c, s)) => {}
                 Rule::Unset => ck.add(at, format!("station[{}]", s.index()), format!("class {cname:?} reaches this station but no [[route]] says where it goes next")),
                 rule => {
                     for (t, _) in Routing::branch_probabilities(rule, &net.groups) {
@@ -508,9 +786,19 @@ fn check_reach(ck: &mut Checker, raw: &RawScenario, net: &Network) -> Vec<bool> 
     for (j, st) in net.stations.iter().enumerate() {
         if let StationKind::Join { fork } = st.kind {
             for c in 0..net.classes.len() {
-                let fork_seen = fork.0 != u32::MAX && seen.get(c * ns + fork.index()).copied().unwrap_or(false);
-                if fork_seen && net.routing.rule(ClassId(c as u32), StationId(j as u32)) == &Rule::Unset {
-                    ck.add(Some(raw.stations[j].span().start), format!("station[{j}]"), format!("class {:?} leaves this join but no [[route]] says where it goes", net.classes[c].name));
+                let fork_seen =
+                    fork.0 != u32::MAX && seen.get(c * ns + fork.index()).copied().unwrap_or(false);
+                if fork_seen
+                    && net.routing.rule(ClassId(c as u32), StationId(j as u32)) == &Rule::Unset
+                {
+                    ck.add(
+                        Some(raw.stations[j].span().start),
+                        format!("station[{j}]"),
+                        format!(
+                            "class {:?} leaves this join but no [[route]] says where it goes",
+                            net.classes[c].name
+                        ),
+                    );
                 }
             }
         }
@@ -528,7 +816,12 @@ fn check_stability(ck: &mut Checker, raw: &RawScenario, net: &Network) {
         }
     };
     for (s, st) in net.stations.iter().enumerate() {
-        let StationKind::Queue { servers, service, .. } = &st.kind else { continue };
+        let StationKind::Queue {
+            servers, service, ..
+        } = &st.kind
+        else {
+            continue;
+        };
         let load: f64 = net
             .classes
             .iter()

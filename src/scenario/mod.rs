@@ -80,7 +80,12 @@ pub struct ScenarioError {
 impl fmt::Display for ScenarioError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let n = self.problems.len();
-        write!(f, "{}: {n} problem{}", self.file.display(), if n == 1 { "" } else { "s" })?;
+        write!(
+            f,
+            "{}: {n} problem{}",
+            self.file.display(),
+            if n == 1 { "" } else { "s" }
+        )?;
         for p in &self.problems {
             write!(f, "\n  {}", self.file.display())?;
             if let Some(line) = p.line {
@@ -100,9 +105,14 @@ impl fmt::Display for ScenarioError {
 pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
     let fail = |line, message: String| ScenarioError {
         file: path.to_owned(),
-        problems: vec![Problem { line, path: String::new(), message }],
+        problems: vec![Problem {
+            line,
+            path: String::new(),
+            message,
+        }],
     };
-    let text = std::fs::read_to_string(path).map_err(|e| fail(None, format!("cannot read: {e}")))?;
+    let text =
+        std::fs::read_to_string(path).map_err(|e| fail(None, format!("cannot read: {e}")))?;
     parse(&text, path)
 }
 
@@ -112,26 +122,44 @@ pub fn parse(text: &str, path: &Path) -> Result<Scenario, ScenarioError> {
         let line = e.span().map(|s| line_of(text, s.start));
         ScenarioError {
             file: path.to_owned(),
-            problems: vec![Problem { line, path: String::new(), message: e.message().trim().to_owned() }],
+            problems: vec![Problem {
+                line,
+                path: String::new(),
+                message: e.message().trim().to_owned(),
+            }],
         }
     })?;
     let base = path.parent().unwrap_or(Path::new("."));
-    build::build(raw, base).map_err(|problems| ScenarioError {
-        file: path.to_owned(),
-        problems: problems
-            .into_iter()
-            .map(|(offset, path, message)| Problem { line: offset.map(|o| line_of(text, o)), path, message })
-            .collect(),
-    }).map(|(network, run, name, description)| Scenario {
-        path: path.to_owned(),
-        name: name.unwrap_or_else(|| path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default()),
-        description: description.unwrap_or_default(),
-        network,
-        run,
-    })
+    build::build(raw, base)
+        .map_err(|problems| ScenarioError {
+            file: path.to_owned(),
+            problems: problems
+                .into_iter()
+                .map(|(offset, path, message)| Problem {
+                    line: offset.map(|o| line_of(text, o)),
+                    path,
+                    message,
+                })
+                .collect(),
+        })
+        .map(|(network, run, name, description)| Scenario {
+            path: path.to_owned(),
+            name: name.unwrap_or_else(|| {
+                path.file_stem()
+                    .map(|s| s.to_string_lossy().into_owned())
+                    .unwrap_or_default()
+            }),
+            description: description.unwrap_or_default(),
+            network,
+            run,
+        })
 }
 
 /// The 1-based line of a byte offset.
 fn line_of(text: &str, offset: usize) -> usize {
-    text.as_bytes()[..offset.min(text.len())].iter().filter(|&&b| b == b'\n').count() + 1
+    text.as_bytes()[..offset.min(text.len())]
+        .iter()
+        .filter(|&&b| b == b'\n')
+        .count()
+        + 1
 }

@@ -30,7 +30,12 @@ impl ConfidenceInterval {
         } else {
             f64::NAN
         };
-        ConfidenceInterval { mean: tally.mean(), half_width, level, replications: n }
+        ConfidenceInterval {
+            mean: tally.mean(),
+            half_width,
+            level,
+            replications: n,
+        }
     }
 
     /// The interval over a list of replication values.

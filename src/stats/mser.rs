@@ -21,7 +21,12 @@ pub struct Mser {
 
 impl Default for Mser {
     fn default() -> Self {
-        Mser { batches: Vec::with_capacity(MAX_BATCHES), batch_size: 5, partial_sum: 0.0, partial_count: 0 }
+        Mser {
+            batches: Vec::with_capacity(MAX_BATCHES),
+            batch_size: 5,
+            partial_sum: 0.0,
+            partial_count: 0,
+        }
     }
 }
 
@@ -91,7 +96,11 @@ impl Mser {
             }
         }
         let total = k as u64 * self.batch_size + self.partial_count;
-        Some(Truncation { observations: best.1 as u64 * self.batch_size, total, at_limit: best.1 == k / 2 })
+        Some(Truncation {
+            observations: best.1 as u64 * self.batch_size,
+            total,
+            at_limit: best.1 == k / 2,
+        })
     }
 }
 
@@ -104,7 +113,11 @@ mod tests {
         let mut m = Mser::new();
         let noise = |i: u64| ((i * 2654435761) % 1000) as f64 / 1000.0 - 0.5;
         for i in 0..10_000 {
-            let transient = if i < 1000 { 10.0 * (1.0 - i as f64 / 1000.0) } else { 0.0 };
+            let transient = if i < 1000 {
+                10.0 * (1.0 - i as f64 / 1000.0)
+            } else {
+                0.0
+            };
             m.add(5.0 + transient + noise(i));
         }
         let t = m.truncation().unwrap();

@@ -3,7 +3,8 @@
 use hdrhistogram::Histogram;
 
 /// The percentiles parsim reports, as quantiles.
-pub const PERCENTILES: [(&str, f64); 4] = [("p50", 0.50), ("p90", 0.90), ("p95", 0.95), ("p99", 0.99)];
+pub const PERCENTILES: [(&str, f64); 4] =
+    [("p50", 0.50), ("p90", 0.90), ("p95", 0.95), ("p99", 0.99)];
 
 /// Significant decimal digits kept by the histogram: values are resolved to 0.1%.
 const SIGNIFICANT_DIGITS: u8 = 3;
@@ -25,10 +26,18 @@ pub struct Percentiles {
 impl Percentiles {
     /// An empty histogram with ticks of `unit` (a positive, finite time).
     pub fn new(unit: f64) -> Percentiles {
-        let unit = if unit.is_finite() && unit > 0.0 { unit } else { 1e-6 };
+        let unit = if unit.is_finite() && unit > 0.0 {
+            unit
+        } else {
+            1e-6
+        };
         let mut hist = Histogram::new(SIGNIFICANT_DIGITS).expect("3 significant digits is valid");
         hist.auto(true);
-        Percentiles { hist, unit, clamped: 0 }
+        Percentiles {
+            hist,
+            unit,
+            clamped: 0,
+        }
     }
 
     /// Records one time.

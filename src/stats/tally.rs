@@ -55,12 +55,20 @@ impl Tally {
 
     /// The mean (NaN when empty).
     pub fn mean(&self) -> f64 {
-        if self.n == 0 { f64::NAN } else { self.shift + self.mean }
+        if self.n == 0 {
+            f64::NAN
+        } else {
+            self.shift + self.mean
+        }
     }
 
     /// The unbiased sample variance (NaN below two values).
     pub fn variance(&self) -> f64 {
-        if self.n < 2 { f64::NAN } else { self.m2 / (self.n - 1) as f64 }
+        if self.n < 2 {
+            f64::NAN
+        } else {
+            self.m2 / (self.n - 1) as f64
+        }
     }
 }
 
@@ -70,7 +78,9 @@ mod tests {
 
     #[test]
     fn merge_equals_one_pass() {
-        let values: Vec<f64> = (0..1000).map(|i| 1e9 + ((i * 7919) % 1013) as f64 * 0.001).collect();
+        let values: Vec<f64> = (0..1000)
+            .map(|i| 1e9 + ((i * 7919) % 1013) as f64 * 0.001)
+            .collect();
         let mut whole = Tally::new();
         values.iter().for_each(|&v| whole.add(v));
         for split in [0, 1, 333, 999, 1000] {
@@ -80,7 +90,10 @@ mod tests {
             a.merge(&b);
             assert_eq!(a.count(), whole.count());
             assert!((a.mean() - whole.mean()).abs() < 1e-9, "split {split}");
-            assert!((a.variance() / whole.variance() - 1.0).abs() < 1e-9, "split {split}");
+            assert!(
+                (a.variance() / whole.variance() - 1.0).abs() < 1e-9,
+                "split {split}"
+            );
         }
     }
 

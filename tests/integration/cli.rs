@@ -1,0 +1,174 @@
+use super::util::{open_single, parsim, temp_scenario};
+
+const CLOSED: &str = r#"
+[[class]]
+name = "jobs"
+population = 4
+reference = "think"
+
+[[station]]
+name = "think"
+kind = "delay"
+service = { dist = "exp", mean = 1.0 }
+
+[[station]]
+name = "cpu"
+kind = "fcfs"
+service = { dist = "exp", mean = 0.5 }
+
+[[route]]
+class = "jobs"
+from = "think"
+to = "cpu"
+
+[[route]]
+class = "jobs"
+from = "cpu"
+to = "think"
+"#;
+
+/// Runs `parsim run` on `text` and returns (exit code, stderr).
+fn run_bad(name: &str, text: &str) -> (Option<i32>, String) {
+    let path = temp_scenario(name, text);
+    let out = parsim(&[
+        "run",
+        path.to_str().unwrap(),
+        "--replications",
+        "2",
+        "--length",
+        "100",
+    ]);
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn bad_input_exits_2_naming_file_line_and_field() {
+    let fcfs = "kind = \"fcfs\"\nservice = { dist = \"exp\", mean = 1.0 }";
+    let cases: Vec<(&str, String, &[&str])> = vec![
+        ("unknown_field", open_single(0.5, &format!("{fcfs}\nspeed = 3")), &["unknown field `speed`", ":15"]),
+        ("negative_mean", open_single(0.5, "kind = \"fcfs\"\nservice = { dist = \"exp\", mean = -1.0 }"), &["station[1].service.mean", "> 0"]),
+        (
+            "routing_sum",
+            open_single(0.5, fcfs).replace(
+                "from = \"q\"\nto = \"exit\"",
+                "from = \"q\"\nbranches = [{ to = \"q\", p = 0.5 }, { to = \"exit\", p = 0.4 }]",
+            ),
+            &["route[1].branches", "sum to 1"],
+        ),
+        ("unknown_station", open_single(0.5, fcfs).replace("to = \"q\"", "to = \"qq\""), &["route[0].to", "unknown station \"qq\""]),
+        (
+            "join_without_fork",
+            open_single(0.5, fcfs).replace("[[route]]\nclass = \"jobs\"\nfrom = \"q\"", "[[station]]\nname = \"j\"\nkind = \"join\"\nfork = \"q\"\n\n[[route]]\nclass = \"jobs\"\nfrom = \"q\""),
+            &["fork", "is not a fork"],
+        ),
+        ("population_zero", CLOSED.replace("population = 4", "population = 0"), &["class[0].population", "from 1"]),
+        ("unstable", open_single(1.25, fcfs), &["station[1]", "unstable", "1.2500 >= 1"]),
+        ("exit_closed", CLOSED.replace("from = \"cpu\"\nto = \"think\"", "from = \"cpu\"\nto = \"exit\""), &["route[1].to", "closed"]),
+        ("duplicate_name", CLOSED.replace("name = \"cpu\"", "name = \"think\""), &["station[1].name", "already defined"]),
+        ("no_route_on", CLOSED.replace("from = \"cpu\"\nto = \"think\"", "from = \"think\"\nto = \"cpu\""), &["no [[route]] says where it goes next"]),
+        ("h2_low_scv", open_single(0.5, "kind = \"fcfs\"\nservice = { dist = \"h2\", mean = 1.0, scv = 0.5 }"), &["station[1].service.scv", ">= 1"]),
+        ("bad_dist_kind", open_single(0.5, "kind = \"fcfs\"\nservice = { dist = \"normal\", mean = 1.0 }"), &["unknown variant `normal`"]),
+        ("servers_on_delay", open_single(0.5, "kind = \"delay\"\nservers = 2\nservice = { dist = \"exp\", mean = 1.0 }"), &["station[1].servers", "does not apply"]),
+        ("no_service", open_single(0.5, "kind = \"fcfs\""), &["station[1].service", "no service time"]),
+        ("syntax", "[[class]\nname = 1".to_owned(), &[":1"]),
+    ];
+    for (name, text, needles) in &cases {
+        let (code, stderr) = run_bad(name, text);
+        assert_eq!(code, Some(2), "{name}: exit code; stderr: {stderr}");
+        assert!(
+            stderr.contains(&format!("{name}.toml")),
+            "{name}: names the file: {stderr}"
+        );
+        for needle in *needles {
+            assert!(
+                stderr.contains(needle),
+                "{name}: expected {needle:?} in: {stderr}"
+            );
+        }
+        assert!(!stderr.contains("panicked"), "{name}: {stderr}");
+    }
+}
+
+#[test]
+fn all_problems_of_a_file_are_reported_at_once() {
+    let text = open_single(
+        0.5,
+        "kind = \"fcfs\"\nservers = 0\nservice = { dist = \"exp\", mean = -2.0 }",
+    )
+    .replace("to = \"exit\"", "to = \"nowhere\"");
+    let (code, stderr) = run_bad("many", &text);
+    assert_eq!(code, Some(2));
+    for needle in [
+        "station[1].servers",
+        "station[1].service.mean",
+        "route[1].to",
+        "3 problems",
+    ] {
+        assert!(stderr.contains(needle), "expected {needle:?} in: {stderr}");
+    }
+}
+
+#[test]
+fn missing_file_and_bad_flags_exit_2() {
+    assert_eq!(parsim(&["run", "no/such/file.toml"]).status.code(), Some(2));
+    assert_eq!(
+        parsim(&["run", "scenarios/mm1.toml", "--replications", "1"])
+            .status
+            .code(),
+        Some(2)
+    );
+    assert_eq!(
+        parsim(&["run", "scenarios/mm1.toml", "--precision", "2"])
+            .status
+            .code(),
+        Some(2)
+    );
+    assert_eq!(
+        parsim(&[
+            "run",
+            "scenarios/mm1.toml",
+            "--metric",
+            "nope",
+            "--precision",
+            "0.5",
+            "--length",
+            "100"
+        ])
+        .status
+        .code(),
+        Some(2)
+    );
+}
+
+#[test]
+fn help_explains_the_commands() {
+    let out = parsim(&["--help"]);
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stdout).contains("run"));
+    let out = parsim(&["run", "--help"]);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("--precision"));
+}
+
+#[test]
+fn csv_output_has_a_header_and_one_row_per_metric() {
+    let out = parsim(&[
+        "run",
+        "scenarios/mm1.toml",
+        "--csv",
+        "--replications",
+        "2",
+        "--length",
+        "500",
+    ]);
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut lines = text.lines();
+    assert_eq!(
+        lines.next(),
+        Some("scenario,metric,mean,half_width,level,replications")
+    );
+    assert!(lines.any(|l| l.contains(",class.jobs.response,")));
+}

@@ -1,0 +1,80 @@
+use super::util::parsim;
+
+#[test]
+fn same_seed_gives_identical_json_on_1_and_4_threads() {
+    for file in [
+        "scenarios/mm4.toml",
+        "scenarios/two_class_closed.toml",
+        "scenarios/fork_join_8.toml",
+    ] {
+        let run = |threads: &str| {
+            let out = parsim(&[
+                "run",
+                file,
+                "--json",
+                "--seed",
+                "42",
+                "--replications",
+                "6",
+                "--length",
+                "5000",
+                "--threads",
+                threads,
+            ]);
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            out.stdout
+        };
+        let one = run("1");
+        assert_eq!(one, run("4"), "{file}");
+        let other_seed = parsim(&[
+            "run",
+            file,
+            "--json",
+            "--seed",
+            "43",
+            "--replications",
+            "6",
+            "--length",
+            "5000",
+        ])
+        .stdout;
+        assert_ne!(one, other_seed, "{file}: the seed must matter");
+    }
+}
+
+#[test]
+fn precision_rule_adds_replications_deterministically() {
+    let args = [
+        "run",
+        "scenarios/mm1.toml",
+        "--json",
+        "--length",
+        "2000",
+        "--precision",
+        "0.02",
+        "--max-replications",
+        "80",
+    ];
+    let one = parsim(&[&args[..], &["--threads", "1"]].concat());
+    let two = parsim(&[&args[..], &["--threads", "2"]].concat());
+    assert!(one.status.success());
+    assert_eq!(one.stdout, two.stdout);
+    let json: serde_json::Value = serde_json::from_slice(&one.stdout).unwrap();
+    let reps = json[0]["replications"].as_u64().unwrap();
+    assert!(
+        reps > 10,
+        "a 2% target on short runs needs more than the first 10 replications, got {reps}"
+    );
+    let met = json[0]["precision"]["met"].as_bool().unwrap();
+    let rel = json[0]["metrics"][0]["half_width"].as_f64().unwrap()
+        / json[0]["metrics"][0]["mean"].as_f64().unwrap();
+    assert_eq!(
+        met,
+        rel <= 0.02,
+        "met flag agrees with the interval ({rel})"
+    );
+}

@@ -1,0 +1,77 @@
+//! Helpers shared by the test modules.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use parsim::replicate::{self, Experiment, Options};
+use parsim::scenario::{self, Scenario, Warmup};
+
+/// The repository root.
+pub fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Runs the `parsim` binary with `args` from the repository root.
+pub fn parsim(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_parsim"))
+        .args(args)
+        .current_dir(root())
+        .output()
+        .expect("the binary runs")
+}
+
+/// Writes `text` to a fresh temporary scenario file and returns its path.
+pub fn temp_scenario(name: &str, text: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("parsim-it-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(format!("{name}.toml"));
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// Parses scenario text.
+pub fn scenario(text: &str) -> Scenario {
+    scenario::parse(text, Path::new("inline.toml")).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Simulates `sc` with `replications` x `length` observations, MSER-5 warm-up, and `seed`.
+pub fn simulate(sc: &Scenario, replications: u32, length: u64, seed: u64) -> Experiment {
+    let mut opt = Options::from_scenario(sc);
+    opt.replications = replications;
+    opt.length = length;
+    opt.seed = seed;
+    opt.warmup = Warmup::Mser5;
+    opt.precision = None;
+    replicate::run(sc, &opt, &|_| {}).expect("runs")
+}
+
+/// An open single-station network: Poisson arrivals at `rate` into `station` (a TOML body of a
+/// `[[station]]` named "q" without the name line), then exit.
+pub fn open_single(rate: f64, station: &str) -> String {
+    format!(
+        r#"
+[[class]]
+name = "jobs"
+
+[[station]]
+name = "arrivals"
+kind = "source"
+class = "jobs"
+interarrival = {{ dist = "exp", rate = {rate} }}
+
+[[station]]
+name = "q"
+{station}
+
+[[route]]
+class = "jobs"
+from = "arrivals"
+to = "q"
+
+[[route]]
+class = "jobs"
+from = "q"
+to = "exit"
+"#
+    )
+}
