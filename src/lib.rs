@@ -14,6 +14,7 @@ pub mod engine;
 pub mod linalg;
 pub mod metrics;
 pub mod model;
+pub mod predict;
 pub mod replicate;
 pub mod report;
 pub mod rng;

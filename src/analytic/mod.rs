@@ -1,0 +1,95 @@
+//! Analytic solvers: closed forms and mean value analysis, to put beside simulated figures.
+//!
+//! Every function takes plain numbers or slices (never the simulator's network types) and
+//! returns either a typed result or an [`AnalyticError`] saying why the formula does not apply
+//! (`Unstable` when `rho >= 1`, `InvalidParameter` for NaN, infinite, negative or forbidden
+//! zero inputs, `NotApplicable` for systems outside the formula's assumptions,
+//! `NotConverged` for iterations that give up). Nothing panics on bad numbers and no NaN is
+//! returned.
+//!
+//! # What is here
+//!
+//! | function | system | formula | exact? |
+//! |---|---|---|---|
+//! | [`mm1`] | M/M/1 | `R = 1/(mu - lambda)` | exact |
+//! | [`mg1`] | M/G/1 FCFS | Pollaczek-Khinchine `Wq = rho E[S](1 + scv)/(2(1 - rho))`; `scv = 0` is M/D/1 | exact |
+//! | [`mmc`], [`erlang_c`], [`erlang_b`] | M/M/c | Erlang C via the stable Erlang B recursion | exact |
+//! | [`mminf`] | M/G/inf | `R = E[S]`, `L = lambda E[S]` | exact |
+//! | [`mva`] | closed single class; delays, queues (FCFS exp or PS), multi-server | Reiser-Lavenberg MVA; log-space convolution when a center has `c >= 2` servers | exact (product form) |
+//! | [`mva_multiclass`] | closed multiclass; delays and single-server queues | MVA over the population lattice (refused above [`MAX_LATTICE_POINTS`]) | exact (product form) |
+//! | [`schweitzer`] | as `mva_multiclass`, any population | Schweitzer-Bard fixed point | approximation (a few %) |
+//! | [`asymptotic_bounds`], [`balanced_job_bounds`] | closed single class, queues + think time | ABA; BJB with think time (Zahorjan et al. 1982) | bounds |
+//! | [`jackson`], [`solve_traffic`] | open multiclass; delay, FCFS/PS single server, M/M/c | station-by-station product form | exact (product form) |
+//! | [`expected_max_exponential`], [`expected_max_uniform`] | max of `c` i.i.d. times | `H_c m`; `min + (max - min) c/(c+1)` | exact |
+//! | [`expected_max_numeric`] | max of `c` i.i.d. times, any CDF | `lower + int (1 - F^c)`, adaptive Gauss-Kronrod, rel. `1e-9` | numerical |
+//! | [`fork_join_2_server`] | open 2-server fork-join, exponential | `(12 - rho)/8 / (mu - lambda)` (Flatto-Hahn) | exact |
+//! | [`nelson_tantawi`] | open `K`-server fork-join, exponential | Nelson-Tantawi scaling of the 2-server result | approximation (exact at `K = 2`) |
+//! | [`varki_closed_fork_join`] | closed network with `K`-way fork-join subsystems | Varki: `R_FJ(n) = s [H_K + Q_FJ(n-1)]` | approximation (exact at `n = 1`, `K = 1`, and `K = 2` alone) |
+//!
+//! # Conventions
+//!
+//! - A **demand** is visits per cycle times mean service time per visit; closed-network
+//!   throughputs are in cycles (of the visit-ratio reference) per time unit.
+//! - Closed-network **response times** are cycle times: the sum of residence times over all
+//!   centers, delays included (`X = N / R`); subtract a think-time delay's residence to get the
+//!   terminal response time. [`balanced_job_bounds`] and [`asymptotic_bounds`] take the think
+//!   time separately and bound the response time without it.
+//! - **Utilisation** is per server; `None` for delay (infinite-server) centers.
+//! - [`CenterKind::Queue`] is FCFS with exponential service; product form then needs the same
+//!   mean service time for every class, which demands cannot show: check it with
+//!   [`check_class_independent_service`] before calling the multiclass solvers. A network that
+//!   fails the check is not product form and has no MVA or Jackson value.
+//! - Results are `serde::Serialize` so a report can print them directly.
+//!
+//! # Example
+//!
+//! ```
+//! use parsim::analytic::{Center, CenterKind, mm1, mva};
+//!
+//! let r = mm1(0.8, 1.0).unwrap().mean_response;
+//! assert!((r - 5.0).abs() < 1e-12);
+//!
+//! let network = [
+//!     Center { kind: CenterKind::Delay, demand: 2.0 },
+//!     Center { kind: CenterKind::Queue, demand: 1.0 },
+//!     Center { kind: CenterKind::MultiServer(4), demand: 2.0 },
+//! ];
+//! let solution = mva(&network, 10).unwrap();
+//! let x = solution.full().throughput;
+//! assert!(x < 1.0); // the single queue saturates at 1/D = 1
+//! ```
+#![deny(missing_docs)]
+
+mod bounds;
+mod check;
+mod closed;
+mod convolution;
+mod error;
+mod forkjoin;
+mod harmonic;
+mod jackson;
+mod multiclass;
+mod mva;
+mod mva_multiclass;
+mod network;
+mod quadrature;
+mod schweitzer;
+mod single;
+mod varki;
+
+pub use bounds::{Interval, PerformanceBounds, asymptotic_bounds, balanced_job_bounds};
+pub use closed::{Center, ClosedLevel, ClosedSolution};
+pub use error::{AnalyticError, Result};
+pub use forkjoin::{
+    EXPECTED_MAX_REL_TOL, expected_max_exponential, expected_max_numeric, expected_max_uniform,
+    fork_join_2_server, nelson_tantawi,
+};
+pub use harmonic::harmonic;
+pub use jackson::{JacksonSolution, OpenClass, jackson, solve_traffic};
+pub use multiclass::{MulticlassModel, MulticlassSolution};
+pub use mva::mva;
+pub use mva_multiclass::{MAX_LATTICE_POINTS, mva_multiclass};
+pub use network::{CenterKind, check_class_independent_service};
+pub use schweitzer::{SchweitzerOptions, schweitzer};
+pub use single::{StationMetrics, erlang_b, erlang_c, mg1, mm1, mmc, mminf};
+pub use varki::{ForkJoinCenter, varki_closed_fork_join};
