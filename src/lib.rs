@@ -21,3 +21,4 @@ pub mod rng;
 pub mod scenario;
 pub mod stats;
 pub mod time;
+pub mod validate;

@@ -403,7 +403,8 @@ fn multiclass_predictions(
             exact,
         );
         for (k, &s) in served.iter().enumerate() {
-            if v[c][s] > 0.0 && net.classes.len() > 1 {
+            let visitors = (0..net.classes.len()).filter(|&o| v[o][s] > 0.0).count();
+            if v[c][s] > 0.0 && visitors > 1 {
                 let name = &net.stations[s].name;
                 a.add(
                     format!("station.{name}.{}.response", class.name),

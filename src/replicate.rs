@@ -23,8 +23,10 @@ pub struct Options {
     pub length: u64,
     /// Warm-up rule.
     pub warmup: Warmup,
-    /// Target relative half-width of the 95% interval of `metric`.
+    /// Target relative half-width of `metric`'s interval at `level`.
     pub precision: Option<f64>,
+    /// Confidence level the precision target refers to (0.95 for `run`, 0.99 for `validate`).
+    pub level: f64,
     /// The metric the target applies to.
     pub metric: String,
     /// Most replications the precision rule may use.
@@ -43,6 +45,7 @@ impl Options {
             length: r.length,
             warmup: r.warmup,
             precision: r.precision,
+            level: 0.95,
             metric: r
                 .metric
                 .clone()
@@ -70,7 +73,7 @@ pub struct WarmupReport {
 #[non_exhaustive]
 pub enum RunError {
     /// The precision metric is not one the scenario reports.
-    #[error("unknown metric {0:?} (run `parsim run --list-metrics` to see the names)")]
+    #[error("unknown metric {0:?} (the names are listed by `parsim run --json`)")]
     UnknownMetric(String),
     /// The thread pool could not be built.
     #[error("cannot start worker threads: {0}")]
@@ -193,7 +196,8 @@ pub fn run(
             }
         };
         let values: Vec<f64> = rows.iter().map(|r| r.values[i].1).collect();
-        let met = ConfidenceInterval::from_values(&values, 0.95).relative_half_width() <= target;
+        let met =
+            ConfidenceInterval::from_values(&values, opt.level).relative_half_width() <= target;
         precision_met = Some(met);
         if met || end >= u64::from(opt.max_replications) {
             break;

@@ -1,6 +1,8 @@
 //! Command-line parsing (clap) and the subcommands.
 
+mod analyze;
 mod run;
+mod validate;
 
 use std::process::ExitCode;
 
@@ -19,6 +21,10 @@ struct Cli {
 enum Command {
     /// Simulate scenario files and print every metric with its 95% confidence interval.
     Run(run::RunArgs),
+    /// Print every analytic prediction that applies to a scenario, and why the others do not.
+    Analyze(analyze::AnalyzeArgs),
+    /// Simulate and analyse validation cases; verdicts account for sampling error.
+    Validate(validate::ValidateArgs),
 }
 
 /// Parses the command line and runs the subcommand.
@@ -26,5 +32,7 @@ pub fn main() -> anyhow::Result<ExitCode> {
     let cli = Cli::parse();
     match cli.command {
         Command::Run(args) => run::run(&args),
+        Command::Analyze(args) => analyze::run(&args),
+        Command::Validate(args) => validate::run(&args),
     }
 }

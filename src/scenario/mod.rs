@@ -42,6 +42,17 @@ pub struct RunConfig {
     pub max_replications: u32,
 }
 
+/// How `parsim validate` treats a scenario (its `[validate]` table).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ValidateConfig {
+    /// Metrics to compare (`None`: every predicted metric).
+    pub metrics: Option<Vec<String>>,
+    /// Target relative half-width of the 99% interval.
+    pub precision: f64,
+    /// Allowed |relative error| of approximations, if declared.
+    pub tolerance: Option<f64>,
+}
+
 /// A loaded and checked scenario.
 #[derive(Clone, Debug)]
 pub struct Scenario {
@@ -55,6 +66,8 @@ pub struct Scenario {
     pub network: Network,
     /// How to run it.
     pub run: RunConfig,
+    /// How to validate it.
+    pub validate: ValidateConfig,
 }
 
 /// One problem in a scenario file.
@@ -130,6 +143,17 @@ pub fn parse(text: &str, path: &Path) -> Result<Scenario, ScenarioError> {
         }
     })?;
     let base = path.parent().unwrap_or(Path::new("."));
+    let validate = raw.validate.as_ref().map_or(
+        ValidateConfig {
+            precision: 0.01,
+            ..ValidateConfig::default()
+        },
+        |v| ValidateConfig {
+            metrics: v.metrics.clone(),
+            precision: v.precision.unwrap_or(0.01),
+            tolerance: v.tolerance,
+        },
+    );
     build::build(raw, base)
         .map_err(|problems| ScenarioError {
             file: path.to_owned(),
@@ -152,6 +176,7 @@ pub fn parse(text: &str, path: &Path) -> Result<Scenario, ScenarioError> {
             description: description.unwrap_or_default(),
             network,
             run,
+            validate,
         })
 }
 

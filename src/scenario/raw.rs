@@ -29,6 +29,20 @@ pub struct RawScenario {
     /// Routing rules.
     #[serde(default, rename = "route")]
     pub routes: Vec<Spanned<RawRoute>>,
+    /// How `parsim validate` compares this scenario with its analytic predictions.
+    pub validate: Option<RawValidate>,
+}
+
+/// `[validate]`: which predictions to compare and how strictly.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawValidate {
+    /// Metrics to compare (default: every predicted metric).
+    pub metrics: Option<Vec<String>>,
+    /// Target relative half-width of the 99% interval (default 0.01).
+    pub precision: Option<f64>,
+    /// Allowed |relative error| of approximations; without it they get no verdict.
+    pub tolerance: Option<f64>,
 }
 
 /// `[run]`: replications, run length, warm-up, seed and precision target.

@@ -1,0 +1,65 @@
+//! `parsim analyze`.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Args;
+
+use parsim::predict::analyze;
+use parsim::report::num;
+
+/// Options of `parsim analyze`.
+#[derive(Debug, Args)]
+pub struct AnalyzeArgs {
+    /// Scenario files (TOML).
+    #[arg(required = true)]
+    files: Vec<PathBuf>,
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Prints the predictions and refusals of each scenario.
+pub fn run(args: &AnalyzeArgs) -> anyhow::Result<ExitCode> {
+    let scenarios = super::run::load_all(&args.files)?;
+    let analyses: Vec<_> = scenarios
+        .iter()
+        .map(|sc| (sc, analyze(&sc.network)))
+        .collect();
+    if args.json {
+        let out: Vec<_> = analyses
+            .iter()
+            .map(|(sc, a)| serde_json::json!({ "scenario": sc.name, "file": sc.path, "analysis": a }))
+            .collect();
+        println!("{}", serde_json::to_string_pretty(&out)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    for (sc, a) in analyses {
+        println!("# {} ({})", sc.name, sc.path.display());
+        let width = a
+            .predictions
+            .iter()
+            .map(|p| p.metric.len())
+            .max()
+            .unwrap_or(6)
+            .max(6);
+        println!(
+            "{:<width$}  {:>14}  {:<13}  method",
+            "metric", "value", "kind"
+        );
+        for p in &a.predictions {
+            let kind = if p.exact { "exact" } else { "approximation" };
+            println!(
+                "{:<width$}  {:>14}  {kind:<13}  {}",
+                p.metric,
+                num(p.value),
+                p.method
+            );
+        }
+        for r in &a.refusals {
+            println!("not applicable: {}: {}", r.method, r.reason);
+        }
+        println!();
+    }
+    Ok(ExitCode::SUCCESS)
+}
