@@ -19,6 +19,7 @@ pub mod replicate;
 pub mod report;
 pub mod rng;
 pub mod scenario;
+pub mod selftest;
 pub mod stats;
 pub mod time;
 pub mod validate;

@@ -2,6 +2,7 @@
 
 mod analyze;
 mod run;
+mod selftest;
 mod validate;
 
 use std::process::ExitCode;
@@ -25,6 +26,8 @@ enum Command {
     Analyze(analyze::AnalyzeArgs),
     /// Simulate and analyse validation cases; verdicts account for sampling error.
     Validate(validate::ValidateArgs),
+    /// Check the statistics themselves (coverage of nominal 95% intervals).
+    Selftest(selftest::SelftestArgs),
 }
 
 /// Parses the command line and runs the subcommand.
@@ -34,5 +37,6 @@ pub fn main() -> anyhow::Result<ExitCode> {
         Command::Run(args) => run::run(&args),
         Command::Analyze(args) => analyze::run(&args),
         Command::Validate(args) => validate::run(&args),
+        Command::Selftest(args) => selftest::run(&args),
     }
 }

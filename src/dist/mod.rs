@@ -87,9 +87,18 @@ pub struct ShapeScale {
 }
 
 impl Dist {
-    /// Draws one value.
-    #[inline]
+    /// Draws one value. The exponential, the common case, is inlined; the other families go
+    /// through [`Dist::sample_other`].
+    #[inline(always)]
     pub fn sample(&mut self, rng: &mut StreamRng) -> f64 {
+        match self {
+            Dist::Exponential { mean } => *mean * Distribution::<f64>::sample(&Exp1, rng),
+            _ => self.sample_other(rng),
+        }
+    }
+
+    #[inline(never)]
+    fn sample_other(&mut self, rng: &mut StreamRng) -> f64 {
         match self {
             Dist::Exponential { mean } => *mean * rng.sample::<f64, _>(Exp1),
             Dist::Deterministic { value } => *value,

@@ -19,13 +19,14 @@ use crate::time::SimTime;
 #[derive(Clone, Copy, Debug)]
 struct Entry {
     time: u64,
-    seq: u64,
-    event: Event,
+    /// `seq << 2 | tag`.
+    seq_tag: u64,
+    payload: u64,
 }
 
 impl PartialEq for Entry {
     fn eq(&self, other: &Self) -> bool {
-        (self.time, self.seq) == (other.time, other.seq)
+        (self.time, self.seq_tag) == (other.time, other.seq_tag)
     }
 }
 
@@ -39,8 +40,37 @@ impl PartialOrd for Entry {
 
 impl Ord for Entry {
     /// Reversed, so the max-heap pops the earliest `(time, seq)` first.
+    #[inline]
     fn cmp(&self, other: &Self) -> Ordering {
-        (other.time, other.seq).cmp(&(self.time, self.seq))
+        (other.time, other.seq_tag).cmp(&(self.time, self.seq_tag))
+    }
+}
+
+#[inline]
+fn encode(e: Event) -> (u64, u64) {
+    match e {
+        Event::Arrival { source } => (0, u64::from(source)),
+        Event::Departure { station, job } => (1, (u64::from(station) << 32) | u64::from(job)),
+        Event::PsDeparture {
+            station,
+            generation,
+        } => (2, (u64::from(station) << 32) | u64::from(generation)),
+    }
+}
+
+#[inline]
+fn decode(tag: u64, p: u64) -> Event {
+    let (hi, lo) = ((p >> 32) as u32, p as u32);
+    match tag {
+        0 => Event::Arrival { source: lo },
+        1 => Event::Departure {
+            station: hi,
+            job: lo,
+        },
+        _ => Event::PsDeparture {
+            station: hi,
+            generation: lo,
+        },
     }
 }
 
@@ -62,22 +92,20 @@ impl Calendar {
     pub fn schedule(&mut self, time: SimTime, event: Event) {
         let seq = self.next_seq;
         self.next_seq += 1;
+        let (tag, payload) = encode(event);
         self.heap.push(Entry {
             time: time.key(),
-            seq,
-            event,
+            seq_tag: (seq << 2) | tag,
+            payload,
         });
     }
 
     /// Removes and returns the earliest event (the first scheduled among equal times). `O(log n)`.
     #[inline]
     pub fn pop(&mut self) -> Option<(SimTime, Event)> {
-        self.heap.pop().map(|e| {
-            (
-                SimTime::new(f64::from_bits(e.time)).unwrap_or_default(),
-                e.event,
-            )
-        })
+        self.heap
+            .pop()
+            .map(|e| (SimTime::from_key(e.time), decode(e.seq_tag & 3, e.payload)))
     }
 
     /// Number of pending events.

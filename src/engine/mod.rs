@@ -103,6 +103,8 @@ pub struct Simulation<'n> {
     groups: Vec<Group>,
     /// For each station, the JSQ group it belongs to (position in `groups`, member position).
     jsq_member: Vec<Option<(u32, u32)>>,
+    /// For each class, its reference station (`u32::MAX` for an open class).
+    reference: Vec<u32>,
     recorder: Recorder,
     series: Option<Mser>,
     observed: u64,
@@ -150,6 +152,14 @@ impl<'n> Simulation<'n> {
                 .collect(),
             groups: Vec::new(),
             jsq_member: vec![None; ns],
+            reference: net
+                .classes
+                .iter()
+                .map(|c| match c.kind {
+                    ClassKind::Closed { reference, .. } => reference.0,
+                    ClassKind::Open => u32::MAX,
+                })
+                .collect(),
             recorder: Recorder::new(net),
             series: None,
             observed: 0,
@@ -354,9 +364,11 @@ impl<'n> Simulation<'n> {
         let ns = self.states.len();
         let rec = &mut self.recorder;
         rec.stations[station as usize].present.change(now, delta);
-        rec.station_classes[class as usize * ns + station as usize]
-            .present
-            .change(now, delta);
+        if self.net.classes.len() > 1 {
+            rec.station_classes[class as usize * ns + station as usize]
+                .present
+                .change(now, delta);
+        }
         if let Some((g, pos)) = self.jsq_member[station as usize] {
             let n = rec.stations[station as usize].present.count();
             self.groups[g as usize]
@@ -458,9 +470,11 @@ impl<'n> Simulation<'n> {
         let st = &mut rec.stations[station as usize];
         st.response.add(visit);
         st.percentiles.record(visit);
-        rec.station_classes[class as usize * ns + station as usize]
-            .response
-            .add(visit);
+        if self.net.classes.len() > 1 {
+            rec.station_classes[class as usize * ns + station as usize]
+                .response
+                .add(visit);
+        }
     }
 
     /// Sends `job` on from `station` by the routing rule of its class there.
@@ -493,10 +507,7 @@ impl<'n> Simulation<'n> {
             Target::Exit => self.exit(job),
             Target::Station(to, to_class) => {
                 self.jobs[job].class = to_class.0;
-                if let ClassKind::Closed { reference, .. } = self.net.classes[to_class.index()].kind
-                    && reference == to
-                    && self.jobs[job].parent == NO_PARENT
-                {
+                if self.reference[to_class.index()] == to.0 && self.jobs[job].parent == NO_PARENT {
                     let cycle = self.now.as_f64() - self.jobs[job].born;
                     self.observe(to_class.0, cycle);
                     self.jobs[job].born = self.now.as_f64();

@@ -20,6 +20,7 @@ const SIGNIFICANT_DIGITS: u8 = 3;
 pub struct Percentiles {
     hist: Histogram<u64>,
     unit: f64,
+    per_unit: f64,
     clamped: u64,
 }
 
@@ -36,6 +37,7 @@ impl Percentiles {
         Percentiles {
             hist,
             unit,
+            per_unit: 1.0 / unit,
             clamped: 0,
         }
     }
@@ -43,7 +45,7 @@ impl Percentiles {
     /// Records one time.
     #[inline]
     pub fn record(&mut self, t: f64) {
-        let ticks = (t / self.unit).round();
+        let ticks = t * self.per_unit + 0.5;
         if ticks >= u64::MAX as f64 / 2.0 || self.hist.record(ticks as u64).is_err() {
             self.clamped += 1;
         }

@@ -1,14 +1,16 @@
 //! Running mean and variance.
 
-/// Count, mean and variance of a stream of values, by Welford's method on values shifted by the
-/// first one (statrs #376: plain Welford loses low bits under a large offset). Two tallies merge
-/// exactly (Chan, Golub & LeVeque), so per-thread or per-segment tallies can be combined.
+/// Count, mean and variance of a stream of values, kept as sums of the values shifted by the
+/// first one: `S1 = sum (x - K)`, `S2 = sum (x - K)^2`. Shifting by a value near the mean keeps
+/// the variance accurate under a large offset (statrs #376), and unlike Welford's update there
+/// is no division per value, which matters in the event loop. Two tallies merge exactly by
+/// moving one to the other's shift.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Tally {
     n: u64,
     shift: f64,
-    mean: f64,
-    m2: f64,
+    sum: f64,
+    sum_sq: f64,
 }
 
 impl Tally {
@@ -25,9 +27,8 @@ impl Tally {
         }
         self.n += 1;
         let y = x - self.shift;
-        let delta = y - self.mean;
-        self.mean += delta / self.n as f64;
-        self.m2 += delta * (y - self.mean);
+        self.sum += y;
+        self.sum_sq += y * y;
     }
 
     /// Combines another tally into this one, as if its values had been added here.
@@ -39,12 +40,11 @@ impl Tally {
             *self = *other;
             return;
         }
-        let (na, nb) = (self.n as f64, other.n as f64);
-        let other_mean = other.mean + (other.shift - self.shift);
-        let delta = other_mean - self.mean;
-        let n = na + nb;
-        self.mean += delta * nb / n;
-        self.m2 += other.m2 + delta * delta * na * nb / n;
+        // other's values were shifted by K2; relative to K1 they are y + (K2 - K1)
+        let d = other.shift - self.shift;
+        let nb = other.n as f64;
+        self.sum += other.sum + nb * d;
+        self.sum_sq += other.sum_sq + 2.0 * d * other.sum + nb * d * d;
         self.n += other.n;
     }
 
@@ -58,17 +58,17 @@ impl Tally {
         if self.n == 0 {
             f64::NAN
         } else {
-            self.shift + self.mean
+            self.shift + self.sum / self.n as f64
         }
     }
 
     /// The unbiased sample variance (NaN below two values).
     pub fn variance(&self) -> f64 {
         if self.n < 2 {
-            f64::NAN
-        } else {
-            self.m2 / (self.n - 1) as f64
+            return f64::NAN;
         }
+        let n = self.n as f64;
+        ((self.sum_sq - self.sum * self.sum / n) / (n - 1.0)).max(0.0)
     }
 }
 
