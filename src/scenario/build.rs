@@ -719,13 +719,6 @@ fn check_reach(
                 .map(|(i, _)| StationId(i as u32))
                 .collect(),
         };
-        if starts.is_empty() {
-            ck.add(
-                Some(raw.classes[c].span().start),
-                format!("class[{c}]"),
-                format!("open class {:?} has no source station", class.name),
-            );
-        }
         for s in starts {
             todo.push_back((ClassId(c as u32), s));
         }
@@ -781,6 +774,16 @@ fn check_reach(
             },
         }
         todo.extend(next);
+    }
+    // A class must enter somewhere: a source, a reference station, or a class switch into it.
+    for (c, class) in net.classes.iter().enumerate() {
+        if !seen[c * ns..(c + 1) * ns].iter().any(|&x| x) {
+            ck.add(
+                Some(raw.classes[c].span().start),
+                format!("class[{c}]"),
+                format!("open class {:?} never enters the network: it has no source and no route switches into it", class.name),
+            );
+        }
     }
     // Parents leave through the join: every join reached by a class's tasks needs a rule.
     for (j, st) in net.stations.iter().enumerate() {

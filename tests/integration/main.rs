@@ -4,8 +4,12 @@
 mod cli;
 /// Same seed, same bytes, on 1 thread or 4.
 mod determinism;
+/// Class switching, round robin, join the shortest queue, trace-driven service.
+mod routing;
 /// Every bundled scenario parses and runs.
 mod scenarios;
+/// Coverage of nominal 95% intervals over many independent experiments.
+mod selftest;
 /// Simulation against closed-form results, with fixed seeds and stated tolerances.
 mod statistics;
 /// Shared helpers.

@@ -8,7 +8,7 @@ use super::util::{open_single, scenario, simulate};
 
 /// Asserts `expected` lies in the 99% interval of `metric` and the interval is tighter than
 /// `max_relative` (relative half-width).
-fn assert_agrees(ex: &Experiment, metric: &str, expected: f64, max_relative: f64) {
+pub fn assert_agrees(ex: &Experiment, metric: &str, expected: f64, max_relative: f64) {
     let i = ex
         .index_of(metric)
         .unwrap_or_else(|| panic!("no metric {metric}"));
