@@ -36,11 +36,26 @@ pub struct Refusal {
     pub reason: String,
 }
 
+/// Bounds a metric must lie within.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Bound {
+    /// The metric, named as the simulator names it.
+    pub metric: String,
+    /// Lower bound.
+    pub lower: f64,
+    /// Upper bound.
+    pub upper: f64,
+    /// The method, e.g. `"asymptotic bounds"`.
+    pub method: String,
+}
+
 /// Every applicable prediction and every refusal for a network.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct Analysis {
     /// Predictions, in the order the methods were tried.
     pub predictions: Vec<Prediction>,
+    /// Bounds on metrics (closed single-class networks).
+    pub bounds: Vec<Bound>,
     /// Methods that do not apply.
     pub refusals: Vec<Refusal>,
 }
@@ -310,6 +325,9 @@ fn closed_network(net: &Network, v: &[Vec<f64>], a: &mut Analysis) {
         .collect();
     let single = net.classes.len() == 1;
     if single {
+        closed_bounds(net, &served, &kinds, &demands[0], pops[0], a);
+    }
+    if single {
         let centers: Vec<Center> = kinds
             .iter()
             .zip(&demands[0])
@@ -382,6 +400,72 @@ fn closed_network(net: &Network, v: &[Vec<f64>], a: &mut Analysis) {
             a,
         ),
         Err(e) => a.refuse("Schweitzer-Bard approximate MVA", e.to_string()),
+    }
+}
+
+/// Asymptotic bounds (any load-independent network) and balanced job bounds (product form) on
+/// the throughput and cycle time of a single-class closed network of delays and single-server
+/// queues.
+fn closed_bounds(
+    net: &Network,
+    served: &[usize],
+    kinds: &[CenterKind],
+    demands: &[f64],
+    population: u32,
+    a: &mut Analysis,
+) {
+    if kinds
+        .iter()
+        .any(|k| matches!(k, CenterKind::MultiServer(_)))
+    {
+        a.refuse(
+            "asymptotic and balanced job bounds",
+            "multi-server stations are load dependent",
+        );
+        return;
+    }
+    let think: f64 = served
+        .iter()
+        .zip(kinds)
+        .zip(demands)
+        .filter(|((_, k), _)| **k == CenterKind::Delay)
+        .map(|(_, d)| d)
+        .sum();
+    let queues: Vec<f64> = kinds
+        .iter()
+        .zip(demands)
+        .filter(|(k, _)| **k != CenterKind::Delay)
+        .map(|(_, d)| *d)
+        .collect();
+    let class = &net.classes[0].name;
+    for (method, result) in [
+        (
+            "asymptotic bounds",
+            analytic::asymptotic_bounds(&queues, think, population),
+        ),
+        (
+            "balanced job bounds",
+            analytic::balanced_job_bounds(&queues, think, population),
+        ),
+    ] {
+        match result {
+            Ok(b) => {
+                a.bounds.push(Bound {
+                    metric: format!("class.{class}.throughput"),
+                    lower: b.throughput.lower,
+                    upper: b.throughput.upper,
+                    method: method.to_owned(),
+                });
+                // the solvers bound the response time without think time; the cycle adds it
+                a.bounds.push(Bound {
+                    metric: class_metric(net, 0),
+                    lower: b.response_time.lower + think,
+                    upper: b.response_time.upper + think,
+                    method: method.to_owned(),
+                });
+            }
+            Err(e) => a.refuse(method, e.to_string()),
+        }
     }
 }
 

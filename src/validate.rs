@@ -9,7 +9,7 @@
 
 use serde::Serialize;
 
-use crate::predict::{Prediction, analyze};
+use crate::predict::{Bound, Prediction, analyze};
 use crate::replicate::{self, Experiment, Options, RunError};
 use crate::scenario::Scenario;
 
@@ -30,6 +30,8 @@ pub enum Verdict {
     WithinTolerance,
     /// Approximation with no declared tolerance: the error is reported, not judged.
     Reported,
+    /// The simulated interval reaches into the analytic bounds.
+    WithinBounds,
 }
 
 impl Verdict {
@@ -41,6 +43,7 @@ impl Verdict {
             Verdict::Imprecise => "imprecise",
             Verdict::WithinTolerance => "within tolerance",
             Verdict::Reported => "reported",
+            Verdict::WithinBounds => "within bounds",
         }
     }
 }
@@ -62,6 +65,8 @@ pub struct Comparison {
     pub simulated: f64,
     /// Half-width of its 99% interval.
     pub half_width: f64,
+    /// For a bound: `[lower, upper]` (then `analytic` is their midpoint).
+    pub bounds: Option<[f64; 2]>,
     /// `(analytic - simulated) / simulated`.
     pub relative_error: f64,
     /// Half-width of the relative error's interval (first order).
@@ -98,14 +103,26 @@ pub fn validate(
             .is_none_or(|m| m.contains(&p.metric))
     };
     let predictions: Vec<&Prediction> = analysis.predictions.iter().filter(|p| wanted(p)).collect();
-    if predictions.is_empty() {
+    let bounds: Vec<&Bound> = analysis
+        .bounds
+        .iter()
+        .filter(|b| {
+            sc.validate
+                .metrics
+                .as_ref()
+                .is_none_or(|m| m.contains(&b.metric))
+        })
+        .collect();
+    if predictions.is_empty() && bounds.is_empty() {
         return Ok(Vec::new());
     }
     let mut opt = Options::from_scenario(sc);
     opt.threads = threads;
     opt.seed = seed.unwrap_or(opt.seed);
     opt.level = LEVEL;
-    opt.metric = predictions[0].metric.clone();
+    opt.metric = predictions
+        .first()
+        .map_or_else(|| bounds[0].metric.clone(), |p| p.metric.clone());
     let mut target = sc.validate.precision;
     match effort {
         Effort::Quick => {
@@ -120,10 +137,42 @@ pub fn validate(
         }
     }
     let ex = replicate::run(sc, &opt, &|_| {})?;
-    predictions
+    let mut rows = predictions
         .iter()
         .map(|p| compare(sc, &ex, p, target))
-        .collect()
+        .collect::<Result<Vec<_>, _>>()?;
+    for b in bounds {
+        rows.push(compare_bound(sc, &ex, b)?);
+    }
+    Ok(rows)
+}
+
+/// A bound is violated only when the whole simulated interval lies outside it.
+fn compare_bound(sc: &Scenario, ex: &Experiment, b: &Bound) -> Result<Comparison, RunError> {
+    let i = ex
+        .index_of(&b.metric)
+        .ok_or_else(|| RunError::UnknownMetric(b.metric.clone()))?;
+    let ci = ex.interval(i, LEVEL);
+    let outside = ci.mean + ci.half_width < b.lower || ci.mean - ci.half_width > b.upper;
+    let mid = 0.5 * (b.lower + b.upper);
+    Ok(Comparison {
+        case: sc.name.clone(),
+        metric: b.metric.clone(),
+        method: b.method.clone(),
+        exact: false,
+        analytic: mid,
+        bounds: Some([b.lower, b.upper]),
+        simulated: ci.mean,
+        half_width: ci.half_width,
+        relative_error: (mid - ci.mean) / ci.mean,
+        relative_error_half_width: (mid / ci.mean).abs() * ci.relative_half_width(),
+        verdict: if outside {
+            Verdict::Disagree
+        } else {
+            Verdict::WithinBounds
+        },
+        replications: ci.replications,
+    })
 }
 
 fn compare(
@@ -159,6 +208,7 @@ fn compare(
         method: p.method.clone(),
         exact: p.exact,
         analytic: p.value,
+        bounds: None,
         simulated: ci.mean,
         half_width: ci.half_width,
         relative_error: rel,

@@ -56,6 +56,15 @@ pub fn run(args: &AnalyzeArgs) -> anyhow::Result<ExitCode> {
                 p.method
             );
         }
+        for b in &a.bounds {
+            println!(
+                "{:<width$}  {:>14}  {:<13}  {}",
+                b.metric,
+                format!("[{}, {}]", num(b.lower), num(b.upper)),
+                "bounds",
+                b.method
+            );
+        }
         for r in &a.refusals {
             println!("not applicable: {}: {}", r.method, r.reason);
         }

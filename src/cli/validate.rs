@@ -124,15 +124,24 @@ fn summary(rows: &[Comparison]) -> String {
         .map(|r| r.relative_error.abs())
         .fold(0.0, f64::max);
     format!(
-        "{} comparisons: {} agree, {} disagree, {} imprecise, {} within tolerance, {} reported; worst |relative error| of an exact prediction {}",
+        "{} comparisons: {} agree, {} disagree, {} imprecise, {} within tolerance, {} reported, {} within bounds; worst |relative error| of an exact prediction {}",
         rows.len(),
         count(Verdict::Agree),
         count(Verdict::Disagree),
         count(Verdict::Imprecise),
         count(Verdict::WithinTolerance),
         count(Verdict::Reported),
+        count(Verdict::WithinBounds),
         pct(worst)
     )
+}
+
+/// The analytic column: the value, or `[lower, upper]` for a bound.
+fn analytic(r: &Comparison) -> String {
+    match r.bounds {
+        Some([lo, hi]) => format!("[{}, {}]", num(lo), num(hi)),
+        None => num(r.analytic),
+    }
 }
 
 fn table(rows: &[Comparison]) -> String {
@@ -146,7 +155,7 @@ fn table(rows: &[Comparison]) -> String {
         .max(6);
     let _ = writeln!(
         s,
-        "{:<cw$}  {:<mw$}  {:>12}  {:>24}  {:>18}  {:<16}  method",
+        "{:<cw$}  {:<mw$}  {:>22}  {:>24}  {:>18}  {:<16}  method",
         "case", "metric", "analytic", "simulated +- 99% CI", "rel. error", "verdict"
     );
     for r in rows {
@@ -158,10 +167,10 @@ fn table(rows: &[Comparison]) -> String {
         );
         let _ = writeln!(
             s,
-            "{:<cw$}  {:<mw$}  {:>12}  {:>24}  {:>18}  {:<16}  {}",
+            "{:<cw$}  {:<mw$}  {:>22}  {:>24}  {:>18}  {:<16}  {}",
             r.case,
             r.metric,
-            num(r.analytic),
+            analytic(r),
             sim,
             err,
             r.verdict.label(),
@@ -183,7 +192,7 @@ fn write_markdown(path: &Path, rows: &[Comparison]) -> anyhow::Result<()> {
             r.case,
             r.metric,
             r.method,
-            num(r.analytic),
+            analytic(r),
             num(r.simulated),
             num(r.half_width),
             pct(r.relative_error),
