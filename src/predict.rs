@@ -96,7 +96,9 @@ pub fn analyze(net: &Network) -> Analysis {
         .any(|s| matches!(s.kind, StationKind::Fork { .. }));
     let open = net.classes.iter().all(|c| c.kind == ClassKind::Open);
     let closed = net.classes.iter().all(|c| c.kind != ClassKind::Open);
-    if has_fork {
+    if has_fork && closed && net.classes.len() == 1 {
+        closed_fork_join(net, &v, &mut a);
+    } else if has_fork {
         fork_join(net, &mut a);
     } else if open {
         open_network(net, &v, &mut a);
@@ -507,6 +509,100 @@ fn multiclass_predictions(
         if let Some(q) = sol.total_queue_length(k) {
             a.add(format!("station.{name}.number"), q, method, exact);
         }
+    }
+}
+
+/// Varki's mean-value approximation for a closed single-class network with one fork whose
+/// branches are distinct, identical single-server FCFS exponential queues; the other service
+/// stations must be product form.
+fn closed_fork_join(net: &Network, v: &[Vec<f64>], a: &mut Analysis) {
+    const METHOD: &str = "Varki mean-value approximation (closed fork-join)";
+    let forks: Vec<(usize, &Vec<crate::model::StationId>)> = net
+        .stations
+        .iter()
+        .enumerate()
+        .filter_map(|(i, s)| match &s.kind {
+            StationKind::Fork { branches } => Some((i, branches)),
+            _ => None,
+        })
+        .collect();
+    let [(f, branches)] = forks[..] else {
+        a.refuse(METHOD, "only one fork is supported");
+        return;
+    };
+    let distinct: std::collections::BTreeSet<_> = branches.iter().collect();
+    let exp_fcfs = |s: usize| match &net.stations[s].kind {
+        StationKind::Queue {
+            discipline: Discipline::Fcfs,
+            servers: 1,
+            service,
+        } => service[0]
+            .as_ref()
+            .filter(|d| d.is_exponential())
+            .map(Dist::mean),
+        _ => None,
+    };
+    let means: Vec<Option<f64>> = branches.iter().map(|b| exp_fcfs(b.index())).collect();
+    let Some(Some(s0)) = means.first().copied() else {
+        a.refuse(
+            METHOD,
+            "the branches must be single-server FCFS exponential queues",
+        );
+        return;
+    };
+    if distinct.len() != branches.len()
+        || means
+            .iter()
+            .any(|m| m.is_none_or(|m| (m - s0).abs() > 1e-12 * s0))
+    {
+        a.refuse(
+            METHOD,
+            "the branches must be distinct, identical single-server FCFS exponential queues",
+        );
+        return;
+    }
+    let others: Vec<usize> = service_stations(net)
+        .map(|(s, _)| s)
+        .filter(|s| !branches.iter().any(|b| b.index() == *s))
+        .collect();
+    if let Some(reason) = others.iter().find_map(|&s| product_form_problem(net, s)) {
+        a.refuse(METHOD, reason);
+        return;
+    }
+    let centers: Vec<Center> = others
+        .iter()
+        .map(|&s| Center {
+            kind: center_kind(&net.stations[s]),
+            demand: v[0][s] * mean_service(&net.stations[s], 0),
+        })
+        .collect();
+    let fj = analytic::ForkJoinCenter {
+        branches: branches.len() as u32,
+        demand: v[0][f] * s0,
+    };
+    let ClassKind::Closed { population, .. } = net.classes[0].kind else {
+        return;
+    };
+    match analytic::varki_closed_fork_join(&[fj], &centers, population) {
+        Ok(sol) => {
+            if let Some(level) = sol.at(population) {
+                a.add(class_metric(net, 0), level.response_time, METHOD, false);
+                a.add(
+                    format!("class.{}.throughput", net.classes[0].name),
+                    level.throughput,
+                    METHOD,
+                    false,
+                );
+                let name = &net.stations[f].name;
+                a.add(
+                    format!("station.{name}.response"),
+                    level.residence[others.len()] / v[0][f],
+                    METHOD,
+                    false,
+                );
+            }
+        }
+        Err(e) => a.refuse(METHOD, e.to_string()),
     }
 }
 
