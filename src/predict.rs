@@ -512,20 +512,24 @@ fn multiclass_predictions(
     }
 }
 
-/// Varki's mean-value approximation for a closed single-class network with one fork whose
-/// branches are distinct, identical single-server FCFS exponential queues; the other service
-/// stations must be product form.
-fn closed_fork_join(net: &Network, v: &[Vec<f64>], a: &mut Analysis) {
-    const METHOD: &str = "Varki mean-value approximation (closed fork-join)";
-    let forks: Vec<(usize, &Vec<crate::model::StationId>)> = net
-        .stations
+/// The fork stations with their branch lists.
+fn forks_of(net: &Network) -> Vec<(usize, &Vec<crate::model::StationId>)> {
+    net.stations
         .iter()
         .enumerate()
         .filter_map(|(i, s)| match &s.kind {
             StationKind::Fork { branches } => Some((i, branches)),
             _ => None,
         })
-        .collect();
+        .collect()
+}
+
+/// Varki's mean-value approximation for a closed single-class network with one fork whose
+/// branches are distinct, identical single-server FCFS exponential queues; the other service
+/// stations must be product form.
+fn closed_fork_join(net: &Network, v: &[Vec<f64>], a: &mut Analysis) {
+    const METHOD: &str = "Varki mean-value approximation (closed fork-join)";
+    let forks = forks_of(net);
     let [(f, branches)] = forks[..] else {
         a.refuse(METHOD, "only one fork is supported");
         return;
@@ -608,15 +612,7 @@ fn closed_fork_join(net: &Network, v: &[Vec<f64>], a: &mut Analysis) {
 
 /// Open fork-join networks of the shape source -> fork -> identical branches -> join -> exit.
 fn fork_join(net: &Network, a: &mut Analysis) {
-    let forks: Vec<(usize, &Vec<crate::model::StationId>)> = net
-        .stations
-        .iter()
-        .enumerate()
-        .filter_map(|(i, s)| match &s.kind {
-            StationKind::Fork { branches } => Some((i, branches)),
-            _ => None,
-        })
-        .collect();
+    let forks = forks_of(net);
     let served = service_stations(net).count();
     let shape_ok =
         forks.len() == 1 && net.classes.len() == 1 && net.classes[0].kind == ClassKind::Open;
