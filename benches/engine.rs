@@ -45,91 +45,14 @@ const EVENTS: u64 = 1_000_000;
 const HOLDS: u64 = 100_000;
 
 /// (A) M/M/1: Poisson arrivals at rate 0.8 into one exponential server of rate 1.
-const MM1: &str = r#"
-[[class]]
-name = "jobs"
-
-[[station]]
-name = "arrivals"
-kind = "source"
-class = "jobs"
-interarrival = { dist = "exp", rate = 0.8 }
-
-[[station]]
-name = "server"
-kind = "fcfs"
-service = { dist = "exp", mean = 1.0 }
-
-[[route]]
-class = "jobs"
-from = "arrivals"
-to = "server"
-
-[[route]]
-class = "jobs"
-from = "server"
-to = "exit"
-"#;
+const MM1: &str = include_str!("../scenarios/mm1.toml");
 
 /// (B) Closed: 16 jobs cycle through a delay (mean 1), an FCFS CPU (0.2) and an FCFS disk (0.1).
-const CLOSED: &str = r#"
-[[class]]
-name = "jobs"
-population = 16
-reference = "terminals"
-
-[[station]]
-name = "terminals"
-kind = "delay"
-service = { dist = "exp", mean = 1.0 }
-
-[[station]]
-name = "cpu"
-kind = "fcfs"
-service = { dist = "exp", mean = 0.2 }
-
-[[station]]
-name = "disk"
-kind = "fcfs"
-service = { dist = "exp", mean = 0.1 }
-
-[[route]]
-class = "jobs"
-from = "terminals"
-to = "cpu"
-
-[[route]]
-class = "jobs"
-from = "cpu"
-to = "disk"
-
-[[route]]
-class = "jobs"
-from = "disk"
-to = "terminals"
-"#;
+const CLOSED: &str = include_str!("../scenarios/closed_delay_two_queues.toml");
 
 /// (C) Open fork-join: Poisson arrivals at rate 0.5 fork into 8 exponential FCFS servers of
 /// rate 1 and wait at a join.
-fn fork_join_toml() -> String {
-    let mut s = String::from(
-        "[[class]]\nname = \"jobs\"\n\n\
-         [[station]]\nname = \"arrivals\"\nkind = \"source\"\nclass = \"jobs\"\ninterarrival = { dist = \"exp\", rate = 0.5 }\n\n\
-         [[station]]\nname = \"split\"\nkind = \"fork\"\nbranches = [\"q1\", \"q2\", \"q3\", \"q4\", \"q5\", \"q6\", \"q7\", \"q8\"]\n\n\
-         [[station]]\nname = \"merge\"\nkind = \"join\"\nfork = \"split\"\n\n\
-         [[route]]\nclass = \"jobs\"\nfrom = \"arrivals\"\nto = \"split\"\n\n\
-         [[route]]\nclass = \"jobs\"\nfrom = \"merge\"\nto = \"exit\"\n",
-    );
-    for q in 1..=8 {
-        write!(
-            s,
-            "\n[[station]]\nname = \"q{q}\"\nkind = \"fcfs\"\nservice = {{ dist = \"exp\", mean = 1.0 }}\n\n\
-             [[route]]\nclass = \"jobs\"\nfrom = \"q{q}\"\nto = \"merge\"\n"
-        )
-        .expect("writing to a String cannot fail");
-    }
-    s
-}
+const FORK_JOIN: &str = include_str!("../scenarios/fork_join_8.toml");
 
 /// An open network: Poisson arrivals at rate 1000, each routed uniformly at random to one of
 /// `stations` delay stations of mean 5, then out; about 5000 events pend.
@@ -328,7 +251,7 @@ fn models(c: &mut Criterion) {
         b.iter(|| black_box(bare_closed(black_box(events))))
     });
 
-    let fork_join = network(&fork_join_toml());
+    let fork_join = network(FORK_JOIN);
     bench_engine(
         &mut group,
         BenchmarkId::new("parsim", "C_fork_join_8"),

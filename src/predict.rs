@@ -140,14 +140,19 @@ fn product_form_problem(net: &Network, s: usize) -> Option<String> {
             d.scv()
         ));
     }
-    let means: Vec<f64> = dists.iter().map(|d| d.mean()).collect();
-    if means.windows(2).any(|w| (w[0] / w[1] - 1.0).abs() > 1e-12) {
-        return Some(format!(
-            "FCFS station {:?} serves classes with different mean service times: not product form",
+    // the BCMP condition: one mean for every class that visits an FCFS station
+    let visiting: Vec<(&str, f64)> = service
+        .iter()
+        .zip(&net.classes)
+        .filter_map(|(d, c)| d.as_ref().map(|d| (c.name.as_str(), d.mean())))
+        .collect();
+    let (first, m0) = visiting.first()?;
+    visiting.iter().find(|(_, m)| (m / m0 - 1.0).abs() > 1e-9).map(|(other, m)| {
+        format!(
+            "FCFS station {:?} serves class {first:?} with mean {m0} and class {other:?} with mean {m}: not product form",
             st.name
-        ));
-    }
-    None
+        )
+    })
 }
 
 fn open_network(net: &Network, v: &[Vec<f64>], a: &mut Analysis) {

@@ -26,12 +26,13 @@ pub struct KnownModel {
     pub scenario: &'static str,
 }
 
-/// The built-in models: M/M/1 at rho 0.8, a closed delay + two queues network (N = 4, exact
-/// MVA), and M/H2/1 at rho 0.5 with SCV 4 (Pollaczek-Khinchine).
+/// The built-in models: the bundled M/M/1 at rho 0.8 and M/H2/1 at rho 0.5 with SCV 4
+/// (Pollaczek-Khinchine), and the bundled closed delay + two queues network at N = 4 (exact MVA;
+/// its own file, since the bundled one has N = 16).
 pub const MODELS: [KnownModel; 3] = [
     KnownModel {
         name: "M/M/1 rho 0.8",
-        scenario: include_str!("selftest/mm1.toml"),
+        scenario: include_str!("../scenarios/mm1.toml"),
     },
     KnownModel {
         name: "closed delay+2 queues N=4",
@@ -39,7 +40,7 @@ pub const MODELS: [KnownModel; 3] = [
     },
     KnownModel {
         name: "M/H2/1 rho 0.5 SCV 4",
-        scenario: include_str!("selftest/mh21.toml"),
+        scenario: include_str!("../scenarios/mh21.toml"),
     },
 ];
 

@@ -49,11 +49,6 @@ impl Jobs {
     pub fn release(&mut self, id: u32) {
         self.free.push(id);
     }
-
-    /// Number of jobs alive.
-    pub fn live(&self) -> usize {
-        self.slots.len() - self.free.len()
-    }
 }
 
 impl std::ops::Index<u32> for Jobs {

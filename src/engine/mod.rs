@@ -249,11 +249,6 @@ impl<'n> Simulation<'n> {
         self.series.as_ref()
     }
 
-    /// The current simulated time.
-    pub fn now(&self) -> SimTime {
-        self.now
-    }
-
     #[inline]
     fn dispatch(&mut self, event: Event) {
         match event {

@@ -39,7 +39,8 @@ pub struct ClassRecord {
 pub struct Recorder {
     /// Indexed by station.
     pub stations: Vec<StationRecord>,
-    /// Indexed by `class * stations + station`.
+    /// Indexed by `class * stations + station`; filled only when the network has more than one
+    /// class (with one class they would repeat `stations`, so the engine skips them).
     pub station_classes: Vec<StationClassRecord>,
     /// Indexed by class.
     pub classes: Vec<ClassRecord>,

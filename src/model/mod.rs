@@ -163,22 +163,6 @@ pub enum ClassKind {
 }
 
 impl Network {
-    /// The id of the station with this name.
-    pub fn station_id(&self, name: &str) -> Option<StationId> {
-        self.stations
-            .iter()
-            .position(|s| s.name == name)
-            .map(|i| StationId(i as u32))
-    }
-
-    /// The id of the class with this name.
-    pub fn class_id(&self, name: &str) -> Option<ClassId> {
-        self.classes
-            .iter()
-            .position(|c| c.name == name)
-            .map(|i| ClassId(i as u32))
-    }
-
     /// The station with this id.
     pub fn station(&self, id: StationId) -> &Station {
         &self.stations[id.index()]

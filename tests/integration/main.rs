@@ -1,5 +1,7 @@
 //! parsim's integration tests: one test binary, one module per topic.
 
+/// Which analytic methods apply to a network, and which refuse.
+mod analysis;
 /// The command line: exit codes and error messages for bad input.
 mod cli;
 /// Same seed, same bytes, on 1 thread or 4.
