@@ -6,11 +6,16 @@
 //! replication budget ran out first). An **approximation** gets its signed relative error
 //! `(analytic - simulated) / simulated` with an interval, and a verdict only against a
 //! tolerance the case declares.
+//!
+//! A failed test of an exact statement is confirmed on a second, independent experiment before
+//! it stands (see [`validate`]): with a hundred comparisons at 99%, about one fails by chance in
+//! every suite run, and a validation that cries wolf that often is not read.
 
 use serde::Serialize;
 
 use crate::predict::{Bound, Prediction, analyze};
 use crate::replicate::{self, Experiment, Options, RunError};
+use crate::rng::derive_seed;
 use crate::scenario::Scenario;
 
 /// Confidence level of validation intervals.
@@ -75,6 +80,9 @@ pub struct Comparison {
     pub verdict: Verdict,
     /// Replications used.
     pub replications: u64,
+    /// When the first experiment disagreed and the case was run again on independent streams
+    /// (see [`validate`]): the first experiment. The fields above then describe the second.
+    pub first_run: Option<FirstRun>,
 }
 
 /// How hard to try.
@@ -88,63 +96,162 @@ pub enum Effort {
     Full,
 }
 
+/// The first experiment of a comparison that was run again (see [`validate`]).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct FirstRun {
+    /// Simulated mean of the first experiment.
+    pub simulated: f64,
+    /// Half-width of its 99% interval.
+    pub half_width: f64,
+    /// Replications it used.
+    pub replications: u64,
+}
+
+impl Comparison {
+    /// True for a verdict that is a statistical test of an exact statement and failed: an exact
+    /// value outside the interval, or a bound the whole interval misses. Such a failure happens
+    /// by chance in 1% of comparisons of a correct formula, so it is confirmed on a second,
+    /// independent experiment. (An approximation's tolerance verdict is not a test and is not
+    /// rerun.)
+    pub fn needs_confirmation(&self) -> bool {
+        self.verdict == Verdict::Disagree && (self.exact || self.bounds.is_some())
+    }
+}
+
+/// The seed of the experiment that confirms a case's disagreements: independent of the first.
+pub fn confirmation_seed(case_seed: u64) -> u64 {
+    derive_seed(case_seed, "confirmation")
+}
+
 /// Simulates and analyses one case and compares every selected prediction.
+///
+/// The case's random streams are keyed by its seed (`seed`, or the case's own) *and its name*,
+/// so no two cases of a suite share draws and their verdicts are independent.
+///
+/// **Confirmation.** Each exact comparison is a test at 99%: a correct formula still falls outside
+/// the interval in 1% of experiments, so a suite of 100 exact comparisons shows about one such
+/// disagreement per run by chance alone. When a comparison [needs
+/// confirmation](Comparison::needs_confirmation), the whole case is simulated again on
+/// independent streams ([`confirmation_seed`]) with the same settings, and that comparison's
+/// verdict is the second experiment's, judged by the same rule; the first interval is kept in
+/// [`Comparison::first_run`]. A correct formula then disagrees with probability about 0.01 x
+/// 0.01, while a real error larger than the interval is seen twice and stands.
 pub fn validate(
     sc: &Scenario,
     effort: Effort,
     threads: usize,
     seed: Option<u64>,
 ) -> Result<Vec<Comparison>, RunError> {
-    let analysis = analyze(&sc.network);
-    let wanted = |p: &Prediction| {
-        sc.validate
-            .metrics
-            .as_ref()
-            .is_none_or(|m| m.contains(&p.metric))
-    };
-    let predictions: Vec<&Prediction> = analysis.predictions.iter().filter(|p| wanted(p)).collect();
-    let bounds: Vec<&Bound> = analysis
-        .bounds
-        .iter()
-        .filter(|b| {
+    Plan::new(sc, effort, threads, seed).judge(sc)
+}
+
+/// What one case compares and how it is simulated.
+struct Plan {
+    predictions: Vec<Prediction>,
+    bounds: Vec<Bound>,
+    opt: Options,
+    /// Relative half-width an exact comparison needs to agree.
+    target: f64,
+}
+
+impl Plan {
+    fn new(sc: &Scenario, effort: Effort, threads: usize, seed: Option<u64>) -> Plan {
+        let analysis = analyze(&sc.network);
+        let wanted = |metric: &String| {
             sc.validate
                 .metrics
                 .as_ref()
-                .is_none_or(|m| m.contains(&b.metric))
-        })
-        .collect();
-    if predictions.is_empty() && bounds.is_empty() {
-        return Ok(Vec::new());
-    }
-    let mut opt = Options::from_scenario(sc);
-    opt.threads = threads;
-    opt.seed = seed.unwrap_or(opt.seed);
-    opt.level = LEVEL;
-    opt.metric = predictions
-        .first()
-        .map_or_else(|| bounds[0].metric.clone(), |p| p.metric.clone());
-    let mut target = sc.validate.precision;
-    match effort {
-        Effort::Quick => {
-            opt.length = (opt.length / 5).max(2000);
-            opt.replications = 10;
-            opt.precision = None;
-            target *= 5.0;
+                .is_none_or(|m| m.contains(metric))
+        };
+        let predictions: Vec<Prediction> = analysis
+            .predictions
+            .into_iter()
+            .filter(|p| wanted(&p.metric))
+            .collect();
+        let bounds: Vec<Bound> = analysis
+            .bounds
+            .into_iter()
+            .filter(|b| wanted(&b.metric))
+            .collect();
+        let mut opt = Options::from_scenario(sc);
+        opt.threads = threads;
+        opt.seed = derive_seed(seed.unwrap_or(opt.seed), &sc.name);
+        opt.level = LEVEL;
+        if let Some(m) = predictions
+            .first()
+            .map(|p| &p.metric)
+            .or(bounds.first().map(|b| &b.metric))
+        {
+            opt.metric = m.clone();
         }
-        Effort::Full => {
-            opt.precision = Some(target);
-            opt.max_replications = opt.max_replications.max(opt.replications);
+        let mut target = sc.validate.precision;
+        match effort {
+            Effort::Quick => {
+                opt.length = (opt.length / 5).max(2000);
+                opt.replications = 10;
+                opt.precision = None;
+                target *= 5.0;
+            }
+            Effort::Full => {
+                opt.precision = Some(target);
+                opt.max_replications = opt.max_replications.max(opt.replications);
+            }
+        }
+        Plan {
+            predictions,
+            bounds,
+            opt,
+            target,
         }
     }
-    let ex = replicate::run(sc, &opt, &|_| {})?;
-    let mut rows = predictions
-        .iter()
-        .map(|p| compare(sc, &ex, p, target))
-        .collect::<Result<Vec<_>, _>>()?;
-    for b in bounds {
-        rows.push(compare_bound(sc, &ex, b)?);
+
+    /// Every comparison of the case, with disagreements confirmed as [`validate`] describes.
+    fn judge(&self, sc: &Scenario) -> Result<Vec<Comparison>, RunError> {
+        if self.predictions.is_empty() && self.bounds.is_empty() {
+            return Ok(Vec::new());
+        }
+        let first = self.compare(sc, self.opt.seed)?;
+        if !first.iter().any(Comparison::needs_confirmation) {
+            return Ok(first);
+        }
+        let second = self.compare(sc, confirmation_seed(self.opt.seed))?;
+        Ok(first
+            .into_iter()
+            .zip(second)
+            .map(|(f, s)| {
+                if f.needs_confirmation() {
+                    Comparison {
+                        first_run: Some(FirstRun {
+                            simulated: f.simulated,
+                            half_width: f.half_width,
+                            replications: f.replications,
+                        }),
+                        ..s
+                    }
+                } else {
+                    f
+                }
+            })
+            .collect())
     }
-    Ok(rows)
+
+    /// Simulates the case under `seed` and compares every prediction and bound, in order.
+    fn compare(&self, sc: &Scenario, seed: u64) -> Result<Vec<Comparison>, RunError> {
+        let opt = Options {
+            seed,
+            ..self.opt.clone()
+        };
+        let ex = replicate::run(sc, &opt, &|_| {})?;
+        let mut rows = self
+            .predictions
+            .iter()
+            .map(|p| compare(sc, &ex, p, self.target))
+            .collect::<Result<Vec<_>, _>>()?;
+        for b in &self.bounds {
+            rows.push(compare_bound(sc, &ex, b)?);
+        }
+        Ok(rows)
+    }
 }
 
 /// A bound is violated only when the whole simulated interval lies outside it.
@@ -172,6 +279,7 @@ fn compare_bound(sc: &Scenario, ex: &Experiment, b: &Bound) -> Result<Comparison
             Verdict::WithinBounds
         },
         replications: ci.replications,
+        first_run: None,
     })
 }
 
@@ -215,5 +323,101 @@ fn compare(
         relative_error_half_width: rel_hw,
         verdict,
         replications: ci.replications,
+        first_run: None,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+    use crate::scenario::parse;
+
+    const MM1: &str = r#"
+name = "M/M/1 rho 0.5"
+[run]
+replications = 10
+length = 20000
+[validate]
+precision = 0.05
+[[class]]
+name = "jobs"
+[[station]]
+name = "arrivals"
+kind = "source"
+class = "jobs"
+interarrival = { dist = "exp", rate = 0.5 }
+[[station]]
+name = "q"
+kind = "fcfs"
+service = { dist = "exp", mean = 1.0 }
+[[route]]
+class = "jobs"
+from = "arrivals"
+to = "q"
+[[route]]
+class = "jobs"
+from = "q"
+to = "exit"
+"#;
+
+    /// The M/M/1 case, judged against `value` claimed as the exact mean response time.
+    fn judge_response(value: f64) -> Comparison {
+        let sc = parse(MM1, Path::new("mm1.toml")).expect("valid scenario");
+        let mut plan = Plan::new(&sc, Effort::Quick, 1, None);
+        plan.predictions = vec![Prediction {
+            metric: "class.jobs.response".into(),
+            value,
+            method: "claimed".into(),
+            exact: true,
+        }];
+        plan.bounds.clear();
+        let rows = plan.judge(&sc).expect("runs");
+        assert_eq!(rows.len(), 1);
+        rows.into_iter().next().expect("one row")
+    }
+
+    #[test]
+    fn the_true_value_agrees_without_a_rerun() {
+        let row = judge_response(2.0); // 1 / (mu - lambda)
+        assert_eq!(row.verdict, Verdict::Agree);
+        assert_eq!(row.first_run, None);
+    }
+
+    #[test]
+    fn a_wrong_value_is_rerun_and_the_disagreement_confirmed() {
+        // 10% above the truth, several half-widths of a 5% interval away.
+        let row = judge_response(2.2);
+        assert_eq!(row.verdict, Verdict::Disagree);
+        let first = row.first_run.expect("the disagreement was rerun");
+        // The rerun drew from other streams: its interval is not the first one.
+        assert_ne!(first.simulated, row.simulated);
+    }
+
+    #[test]
+    fn only_failed_tests_of_exact_statements_are_rerun() {
+        let mut row = judge_response(2.0);
+        assert!(!row.needs_confirmation());
+        row.verdict = Verdict::Disagree;
+        assert!(row.needs_confirmation());
+        row.exact = false; // an approximation outside its declared tolerance
+        assert!(!row.needs_confirmation());
+        row.bounds = Some([1.0, 1.5]);
+        assert!(row.needs_confirmation());
+    }
+
+    #[test]
+    fn cases_with_the_same_seed_draw_from_different_streams() {
+        let a = parse(MM1, Path::new("a.toml")).expect("valid scenario");
+        let b = parse(
+            &MM1.replace("M/M/1 rho 0.5", "another name"),
+            Path::new("b.toml"),
+        )
+        .expect("valid scenario");
+        let seed = |sc: &Scenario| Plan::new(sc, Effort::Quick, 1, Some(7)).opt.seed;
+        assert_eq!(a.run.seed, b.run.seed);
+        assert_ne!(seed(&a), seed(&b));
+        assert_ne!(confirmation_seed(seed(&a)), seed(&a));
+    }
 }

@@ -8,7 +8,7 @@ use anyhow::Context;
 use clap::Args;
 
 use parsim::report::{csv_field, num, pct};
-use parsim::validate::{Comparison, Effort, Verdict, validate};
+use parsim::validate::{Comparison, Effort, LEVEL, Verdict, validate};
 
 /// Options of `parsim validate`.
 #[derive(Debug, Args)]
@@ -85,11 +85,14 @@ pub fn run(args: &ValidateArgs) -> anyhow::Result<ExitCode> {
         println!("{}", serde_json::to_string_pretty(&rows)?);
     } else if args.csv {
         println!(
-            "case,metric,method,exact,analytic,simulated,half_width_99,relative_error,verdict,replications"
+            "case,metric,method,exact,analytic,simulated,half_width_99,relative_error,verdict,replications,first_simulated,first_half_width_99"
         );
         for r in &rows {
+            let (first_mean, first_hw) = r.first_run.map_or((String::new(), String::new()), |f| {
+                (f.simulated.to_string(), f.half_width.to_string())
+            });
             println!(
-                "{},{},{},{},{},{},{},{},{},{}",
+                "{},{},{},{},{},{},{},{},{},{},{},{}",
                 csv_field(&r.case),
                 r.metric,
                 csv_field(&r.method),
@@ -99,7 +102,9 @@ pub fn run(args: &ValidateArgs) -> anyhow::Result<ExitCode> {
                 r.half_width,
                 r.relative_error,
                 r.verdict.label(),
-                r.replications
+                r.replications,
+                first_mean,
+                first_hw
             );
         }
     } else {
@@ -123,8 +128,18 @@ fn summary(rows: &[Comparison]) -> String {
         .filter(|r| r.exact)
         .map(|r| r.relative_error.abs())
         .fold(0.0, f64::max);
+    let tests = rows
+        .iter()
+        .filter(|r| r.exact || r.bounds.is_some())
+        .count();
+    let rerun: Vec<&Comparison> = rows.iter().filter(|r| r.first_run.is_some()).collect();
+    let confirmed = rerun
+        .iter()
+        .filter(|r| r.verdict == Verdict::Disagree)
+        .count();
     format!(
-        "{} comparisons: {} agree, {} disagree, {} imprecise, {} within tolerance, {} reported, {} within bounds; worst |relative error| of an exact prediction {}",
+        "{} comparisons: {} agree, {} disagree, {} imprecise, {} within tolerance, {} reported, {} within bounds; worst |relative error| of an exact prediction {}\n\
+         first experiments: {} of {} tests at 99% disagreed (about {:.1} expected by chance if every formula is right); rerun on independent streams, {} confirmed",
         rows.len(),
         count(Verdict::Agree),
         count(Verdict::Disagree),
@@ -132,8 +147,25 @@ fn summary(rows: &[Comparison]) -> String {
         count(Verdict::WithinTolerance),
         count(Verdict::Reported),
         count(Verdict::WithinBounds),
-        pct(worst)
+        pct(worst),
+        rerun.len(),
+        tests,
+        tests as f64 * (1.0 - LEVEL),
+        confirmed
     )
+}
+
+/// The verdict, marked when it comes from a second experiment after the first disagreed.
+fn verdict(r: &Comparison) -> String {
+    match r.first_run {
+        Some(f) => format!(
+            "{} on rerun (first experiment {} +- {} disagreed)",
+            r.verdict.label(),
+            num(f.simulated),
+            num(f.half_width)
+        ),
+        None => r.verdict.label().to_string(),
+    }
 }
 
 /// The analytic column: the value, or `[lower, upper]` for a bound.
@@ -158,6 +190,7 @@ fn table(rows: &[Comparison]) -> String {
         "{:<cw$}  {:<mw$}  {:>22}  {:>24}  {:>18}  {:<16}  method",
         "case", "metric", "analytic", "simulated +- 99% CI", "rel. error", "verdict"
     );
+    // A rerun's verdict is long; it goes last so the columns stay aligned.
     for r in rows {
         let sim = format!("{} +- {}", num(r.simulated), num(r.half_width));
         let err = format!(
@@ -167,14 +200,19 @@ fn table(rows: &[Comparison]) -> String {
         );
         let _ = writeln!(
             s,
-            "{:<cw$}  {:<mw$}  {:>22}  {:>24}  {:>18}  {:<16}  {}",
+            "{:<cw$}  {:<mw$}  {:>22}  {:>24}  {:>18}  {:<16}  {}{}",
             r.case,
             r.metric,
             analytic(r),
             sim,
             err,
             r.verdict.label(),
-            r.method
+            r.method,
+            if r.first_run.is_some() {
+                format!("  [{}]", verdict(r))
+            } else {
+                String::new()
+            }
         );
     }
     let _ = writeln!(s, "{}", summary(rows));
@@ -197,7 +235,7 @@ fn write_markdown(path: &Path, rows: &[Comparison]) -> anyhow::Result<()> {
             num(r.half_width),
             pct(r.relative_error),
             pct(r.relative_error_half_width),
-            r.verdict.label()
+            verdict(r)
         );
     }
     std::fs::write(path, s).with_context(|| format!("writing {}", path.display()))
