@@ -22,6 +22,21 @@ pub fn class_metric(net: &Network, class: usize) -> String {
     format!("class.{}.{kind}", net.classes[class].name)
 }
 
+/// The names of the metrics a run of `net` reports, in report order (what [`measure`] returns,
+/// without running anything).
+pub fn names(net: &Network) -> Vec<String> {
+    let nothing = RunSummary {
+        warmup_end: 0.0,
+        end: 0.0,
+        observed: 0,
+        events: 0,
+    };
+    measure(net, &Recorder::new(net), &nothing)
+        .into_iter()
+        .map(|(name, _)| name)
+        .collect()
+}
+
 /// The metrics of one finished replication, in a fixed order.
 pub fn measure(net: &Network, rec: &Recorder, run: &RunSummary) -> Vec<(String, f64)> {
     let span = run.end - run.warmup_end;

@@ -79,6 +79,14 @@ pub fn run(args: &ValidateArgs) -> anyhow::Result<ExitCode> {
                 sc.path.display()
             );
         }
+        for m in sc.validate.metrics.iter().flatten() {
+            if !found.is_empty() && !found.iter().any(|r| &r.metric == m) {
+                eprintln!(
+                    "parsim: {}: validate.metrics lists {m:?}, which no analytic method predicts (see `parsim analyze`)",
+                    sc.path.display()
+                );
+            }
+        }
         rows.extend(found);
     }
     if args.json {

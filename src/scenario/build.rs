@@ -5,8 +5,10 @@ use std::path::Path;
 
 use toml::Spanned;
 
-use super::raw::{RawBranch, RawKind, RawPolicy, RawRoute, RawRun, RawScenario, RawStation};
-use super::{RunConfig, Warmup};
+use super::raw::{
+    RawBranch, RawKind, RawPolicy, RawRoute, RawRun, RawScenario, RawStation, RawValidate,
+};
+use super::{RunConfig, ValidateConfig, Warmup};
 use crate::dist::{Dist, DistSpec};
 use crate::model::{
     Class, ClassId, ClassKind, Discipline, Network, Routing, Rule, Station, StationId, StationKind,
@@ -16,8 +18,15 @@ use crate::model::{
 /// Problems found: byte offset (for the line), field path, message.
 pub(super) type Found = Vec<(Option<usize>, String, String)>;
 
-/// What a successful check yields: network, run settings, name, description.
-type Built = (Network, RunConfig, Option<String>, Option<String>);
+/// What a successful check yields: network, run settings, validation settings, name,
+/// description.
+type Built = (
+    Network,
+    RunConfig,
+    ValidateConfig,
+    Option<String>,
+    Option<String>,
+);
 
 const EXIT: &str = "exit";
 
@@ -99,11 +108,13 @@ pub(super) fn build(raw: RawScenario, base: &Path) -> Result<Built, Found> {
     check_forks(&mut ck, &raw, &net);
     let reached = check_reach(&mut ck, &raw, &net, &declared);
     prune_service(&mut net, &reached);
+    let validate = validate_config(&mut ck, raw.validate.as_ref());
     if ck.found.is_empty() {
         check_stability(&mut ck, &raw, &net);
+        check_metric_names(&mut ck, &raw, &run, &validate, &net);
     }
     if ck.found.is_empty() {
-        Ok((net, run, raw.name, raw.description))
+        Ok((net, run, validate, raw.name, raw.description))
     } else {
         ck.found.sort_by_key(|p| p.0);
         Err(ck.found)
@@ -161,6 +172,80 @@ fn run_config(ck: &mut Checker, raw: Option<&Spanned<RawRun>>) -> RunConfig {
         precision: r.precision,
         metric: r.metric.clone(),
         max_replications,
+    }
+}
+
+/// `[validate]`, with its defaults (every predicted metric, a 1% precision target, no tolerance).
+fn validate_config(ck: &mut Checker, raw: Option<&Spanned<RawValidate>>) -> ValidateConfig {
+    let Some(raw) = raw else {
+        return ValidateConfig {
+            precision: 0.01,
+            ..ValidateConfig::default()
+        };
+    };
+    let at = Some(raw.span().start);
+    let v = raw.get_ref();
+    let precision = v.precision.unwrap_or(0.01);
+    if !(precision > 0.0 && precision < 1.0) {
+        ck.add(
+            at,
+            "validate.precision",
+            format!("must be a relative half-width in (0, 1), got {precision}"),
+        );
+    }
+    if let Some(t) = v.tolerance
+        && !(t > 0.0 && t.is_finite())
+    {
+        ck.add(
+            at,
+            "validate.tolerance",
+            format!("must be a positive relative error, got {t}"),
+        );
+    }
+    if v.metrics.as_ref().is_some_and(Vec::is_empty) {
+        ck.add(
+            at,
+            "validate.metrics",
+            "is empty: leave it out to compare every predicted metric",
+        );
+    }
+    ValidateConfig {
+        metrics: v.metrics.clone(),
+        precision,
+        tolerance: v.tolerance,
+    }
+}
+
+/// `run.metric` and `validate.metrics` must name metrics the network reports.
+fn check_metric_names(
+    ck: &mut Checker,
+    raw: &RawScenario,
+    run: &RunConfig,
+    validate: &ValidateConfig,
+    net: &Network,
+) {
+    let known = crate::metrics::names(net);
+    let mut check = |name: &str, at: Option<usize>, path: &str| {
+        if !known.iter().any(|k| k == name) {
+            ck.add(
+                at,
+                path,
+                format!(
+                    "unknown metric {name:?}; this network reports e.g. {}",
+                    known[..known.len().min(4)].join(", ")
+                ),
+            );
+        }
+    };
+    if let Some(m) = &run.metric {
+        check(m, raw.run.as_ref().map(|r| r.span().start), "run.metric");
+    }
+    for (i, m) in validate.metrics.iter().flatten().enumerate() {
+        check(
+            m,
+            raw.validate.as_ref().map(|v| v.span().start),
+            &format!("validate.metrics[{i}]"),
+        );
     }
 }
 

@@ -143,17 +143,6 @@ pub fn parse(text: &str, path: &Path) -> Result<Scenario, ScenarioError> {
         }
     })?;
     let base = path.parent().unwrap_or(Path::new("."));
-    let validate = raw.validate.as_ref().map_or(
-        ValidateConfig {
-            precision: 0.01,
-            ..ValidateConfig::default()
-        },
-        |v| ValidateConfig {
-            metrics: v.metrics.clone(),
-            precision: v.precision.unwrap_or(0.01),
-            tolerance: v.tolerance,
-        },
-    );
     build::build(raw, base)
         .map_err(|problems| ScenarioError {
             file: path.to_owned(),
@@ -166,7 +155,7 @@ pub fn parse(text: &str, path: &Path) -> Result<Scenario, ScenarioError> {
                 })
                 .collect(),
         })
-        .map(|(network, run, name, description)| Scenario {
+        .map(|(network, run, validate, name, description)| Scenario {
             path: path.to_owned(),
             name: name.unwrap_or_else(|| {
                 path.file_stem()

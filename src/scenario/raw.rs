@@ -30,7 +30,7 @@ pub struct RawScenario {
     #[serde(default, rename = "route")]
     pub routes: Vec<Spanned<RawRoute>>,
     /// How `parsim validate` compares this scenario with its analytic predictions.
-    pub validate: Option<RawValidate>,
+    pub validate: Option<Spanned<RawValidate>>,
 }
 
 /// `[validate]`: which predictions to compare and how strictly.

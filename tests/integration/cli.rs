@@ -74,6 +74,9 @@ fn bad_input_exits_2_naming_file_line_and_field() {
         ("servers_on_delay", open_single(0.5, "kind = \"delay\"\nservers = 2\nservice = { dist = \"exp\", mean = 1.0 }"), &["station[1].servers", "does not apply"]),
         ("no_service", open_single(0.5, "kind = \"fcfs\""), &["station[1].service", "no service time"]),
         ("syntax", "[[class]\nname = 1".to_owned(), &[":1"]),
+        ("unknown_run_metric", format!("[run]\nmetric = \"class.job.response\"\n{}", open_single(0.5, fcfs)), &["run.metric", "unknown metric \"class.job.response\""]),
+        ("unknown_validate_metric", format!("[validate]\nmetrics = [\"class.jobs.response\", \"station.q.utilization\"]\n{}", open_single(0.5, fcfs)), &["validate.metrics[1]", "unknown metric"]),
+        ("bad_tolerance", format!("[validate]\ntolerance = -0.1\n{}", open_single(0.5, fcfs)), &["validate.tolerance", "positive"]),
     ];
     for (name, text, needles) in &cases {
         let (code, stderr) = run_bad(name, text);

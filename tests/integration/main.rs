@@ -16,3 +16,5 @@ mod selftest;
 mod statistics;
 /// Shared helpers.
 mod util;
+/// `parsim validate`: exit codes, reports, reruns.
+mod validate_cli;
