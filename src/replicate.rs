@@ -23,12 +23,12 @@ pub struct Options {
     pub length: u64,
     /// Warm-up rule.
     pub warmup: Warmup,
-    /// Target relative half-width of `metric`'s interval at `level`.
+    /// Target relative half-width of the intervals of `metrics` at `level`.
     pub precision: Option<f64>,
     /// Confidence level the precision target refers to (0.95 for `run`, 0.99 for `validate`).
     pub level: f64,
-    /// The metric the target applies to.
-    pub metric: String,
+    /// The metrics the target applies to: replications are added until every one meets it.
+    pub metrics: Vec<String>,
     /// Most replications the precision rule may use.
     pub max_replications: u32,
     /// Worker threads (0: one per core).
@@ -46,10 +46,11 @@ impl Options {
             warmup: r.warmup,
             precision: r.precision,
             level: 0.95,
-            metric: r
-                .metric
-                .clone()
-                .unwrap_or_else(|| class_metric(&sc.network, 0)),
+            metrics: vec![
+                r.metric
+                    .clone()
+                    .unwrap_or_else(|| class_metric(&sc.network, 0)),
+            ],
             max_replications: r.max_replications,
             threads: 0,
         }
@@ -166,7 +167,7 @@ pub fn run(
     let warmup = settle_warmup(sc, opt);
     let batch = u64::from(opt.replications);
     let mut rows: Vec<Replication> = Vec::new();
-    let mut metric_index = None;
+    let mut metric_indices: Option<Vec<usize>> = None;
     let mut precision_met = None;
     loop {
         let start = rows.len() as u64;
@@ -183,21 +184,25 @@ pub fn run(
         });
         rows.extend(fresh);
         let Some(target) = opt.precision else { break };
-        let i = match metric_index {
-            Some(i) => i,
-            None => {
-                let i = rows[0]
-                    .values
+        let indices = match &metric_indices {
+            Some(found) => found,
+            None => metric_indices.insert(
+                opt.metrics
                     .iter()
-                    .position(|(n, _)| *n == opt.metric)
-                    .ok_or_else(|| RunError::UnknownMetric(opt.metric.clone()))?;
-                metric_index = Some(i);
-                i
-            }
+                    .map(|m| {
+                        rows[0]
+                            .values
+                            .iter()
+                            .position(|(n, _)| n == m)
+                            .ok_or_else(|| RunError::UnknownMetric(m.clone()))
+                    })
+                    .collect::<Result<_, _>>()?,
+            ),
         };
-        let values: Vec<f64> = rows.iter().map(|r| r.values[i].1).collect();
-        let met =
-            ConfidenceInterval::from_values(&values, opt.level).relative_half_width() <= target;
+        let met = indices.iter().all(|&i| {
+            let values: Vec<f64> = rows.iter().map(|r| r.values[i].1).collect();
+            ConfidenceInterval::from_values(&values, opt.level).relative_half_width() <= target
+        });
         precision_met = Some(met);
         if met || end >= u64::from(opt.max_replications) {
             break;

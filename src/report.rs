@@ -48,8 +48,8 @@ pub struct RunReport {
 /// Whether the sequential rule reached its target.
 #[derive(Clone, Debug, Serialize)]
 pub struct PrecisionReport {
-    /// The metric.
-    pub metric: String,
+    /// The metrics it applies to (each must meet it).
+    pub metrics: Vec<String>,
     /// Target relative half-width.
     pub target: f64,
     /// Whether it was reached within the budget.
@@ -68,7 +68,7 @@ impl RunReport {
             warmup: ex.warmup,
             events: ex.events,
             precision: opt.precision.map(|target| PrecisionReport {
-                metric: opt.metric.clone(),
+                metrics: opt.metrics.clone(),
                 target,
                 met: ex.precision_met.unwrap_or(false),
             }),
@@ -105,7 +105,7 @@ impl RunReport {
                 s,
                 "precision target {} on {}: {}",
                 p.target,
-                p.metric,
+                p.metrics.join(", "),
                 if p.met {
                     "met"
                 } else {

@@ -91,8 +91,8 @@ pub enum Effort {
     /// Short fixed runs (CI): a fifth of the declared length, 10 replications, precision target
     /// relaxed fivefold.
     Quick,
-    /// The declared run length with the sequential rule on the case's first metric until the
-    /// precision target is met or the replication budget is spent.
+    /// The declared run length with the sequential rule on every exact prediction's metric until
+    /// all meet the precision target or the replication budget is spent.
     Full,
 }
 
@@ -177,12 +177,23 @@ impl Plan {
         opt.threads = threads;
         opt.seed = derive_seed(seed.unwrap_or(opt.seed), &sc.name);
         opt.level = LEVEL;
-        if let Some(m) = predictions
-            .first()
-            .map(|p| &p.metric)
-            .or(bounds.first().map(|b| &b.metric))
+        // The precision rule runs until every exact prediction's metric meets the target; with
+        // none, the first metric compared sets the run length.
+        let mut precise: Vec<String> = predictions
+            .iter()
+            .filter(|p| p.exact)
+            .map(|p| p.metric.clone())
+            .collect();
+        if precise.is_empty()
+            && let Some(m) = predictions
+                .first()
+                .map(|p| &p.metric)
+                .or(bounds.first().map(|b| &b.metric))
         {
-            opt.metric = m.clone();
+            precise.push(m.clone());
+        }
+        if !precise.is_empty() {
+            opt.metrics = precise;
         }
         let mut target = sc.validate.precision;
         match effort {

@@ -39,9 +39,10 @@ pub struct RunArgs {
     /// Add replications until the 95% interval of --metric has this relative half-width.
     #[arg(long)]
     precision: Option<f64>,
-    /// The metric --precision applies to (default: the first class's response or cycle time).
+    /// A metric --precision applies to; repeat it to require several (default: the first
+    /// class's response or cycle time).
     #[arg(long)]
-    metric: Option<String>,
+    metric: Vec<String>,
     /// Most replications --precision may use.
     #[arg(long)]
     max_replications: Option<u32>,
@@ -66,7 +67,9 @@ impl RunArgs {
             );
             o.precision = Some(p);
         }
-        o.metric = self.metric.clone().unwrap_or(o.metric);
+        if !self.metric.is_empty() {
+            o.metrics = self.metric.clone();
+        }
         o.max_replications = self
             .max_replications
             .unwrap_or(o.max_replications)

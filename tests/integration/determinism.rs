@@ -78,3 +78,50 @@ fn precision_rule_adds_replications_deterministically() {
         "met flag agrees with the interval ({rel})"
     );
 }
+
+#[test]
+fn precision_rule_waits_for_every_named_metric() {
+    // Utilisation converges much faster than the mean response; requiring both must take at
+    // least as many replications as the response alone, and both must meet the target.
+    let run = |metrics: &[&str]| {
+        let mut args = vec![
+            "run",
+            "scenarios/mm1.toml",
+            "--json",
+            "--length",
+            "10000",
+            "--precision",
+            "0.02",
+            "--max-replications",
+            "200",
+        ];
+        for m in metrics {
+            args.extend(["--metric", m]);
+        }
+        let out = parsim(&args);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
+    };
+    let util = run(&["station.server.utilisation"]);
+    let both = run(&["station.server.utilisation", "class.jobs.response"]);
+    let reps = |j: &serde_json::Value| j[0]["replications"].as_u64().unwrap();
+    assert!(
+        reps(&both) > reps(&util),
+        "{} vs {}",
+        reps(&both),
+        reps(&util)
+    );
+    assert_eq!(both[0]["precision"]["met"], true);
+    assert_eq!(both[0]["precision"]["metrics"].as_array().unwrap().len(), 2);
+    for m in both[0]["metrics"].as_array().unwrap() {
+        let name = m["name"].as_str().unwrap();
+        if name == "station.server.utilisation" || name == "class.jobs.response" {
+            let rel = m["half_width"].as_f64().unwrap() / m["mean"].as_f64().unwrap();
+            assert!(rel <= 0.02, "{name}: {rel}");
+        }
+    }
+}
