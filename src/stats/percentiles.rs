@@ -9,6 +9,9 @@ pub const PERCENTILES: [(&str, f64); 4] =
 /// Significant decimal digits kept by the histogram: values are resolved to 0.1%.
 const SIGNIFICANT_DIGITS: u8 = 3;
 
+/// Tick counts at or above this (2^63) are counted as clamped; below it they fit an `i64`.
+const MAX_TICKS: f64 = (1_u64 << 63) as f64;
+
 /// A histogram of non-negative times recorded in integer ticks of an explicit `unit`.
 ///
 /// hdrhistogram records only integers (HdrHistogram_rust #91), so a time `t` is stored as
@@ -16,9 +19,15 @@ const SIGNIFICANT_DIGITS: u8 = 3;
 /// the rounding is far below the histogram's own 0.1% resolution. The histogram grows as needed;
 /// a value beyond its largest trackable value is counted in [`Percentiles::clamped`] rather than
 /// silently dropped.
+///
+/// Counts are `u32`: half the memory of `u64`, so the part of the counts array a run touches
+/// stays in the L1 cache more often (each value updates one random-looking counter, in the
+/// event loop). No counter can exceed the number of values recorded, so once a histogram holds
+/// `u32::MAX` values (more than 4·10^9, far beyond any run parsim makes) further values are
+/// counted as clamped instead of saturating a counter.
 #[derive(Clone, Debug)]
 pub struct Percentiles {
-    hist: Histogram<u64>,
+    hist: Histogram<u32>,
     unit: f64,
     per_unit: f64,
     clamped: u64,
@@ -46,9 +55,14 @@ impl Percentiles {
     #[inline]
     pub fn record(&mut self, t: f64) {
         let ticks = t * self.per_unit + 0.5;
-        if ticks >= u64::MAX as f64 / 2.0 || self.hist.record(ticks as u64).is_err() {
-            self.clamped += 1;
+        // converting through `i64` is one instruction; `u64` needs a range fix-up
+        if ticks < MAX_TICKS
+            && self.hist.len() < u64::from(u32::MAX)
+            && self.hist.record(ticks as i64 as u64).is_ok()
+        {
+            return;
         }
+        self.clamped += 1;
     }
 
     /// Empties the histogram (end of the warm-up).
