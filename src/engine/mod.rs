@@ -271,7 +271,7 @@ impl<'n> Simulation<'n> {
         self.series.as_ref()
     }
 
-    #[inline]
+    #[inline(always)]
     fn dispatch(&mut self, event: Event) {
         match event {
             Event::Arrival { source } => {
@@ -394,12 +394,15 @@ impl<'n> Simulation<'n> {
         }
     }
 
-    /// Job `job` arrives at `station` now.
+    /// Job `job` arrives at `station` now. Delay, FCFS and join stations, the ones most events
+    /// reach, are handled inline; the others in [`Simulation::arrive_other`].
+    #[inline(always)]
     fn arrive(&mut self, job: u32, station: u32) {
         let now = self.now.as_f64();
-        self.jobs[job].arrived = now;
-        self.jobs[job].station = station;
-        let class = self.jobs[job].class;
+        let j = &mut self.jobs[job];
+        j.arrived = now;
+        j.station = station;
+        let Job { class, parent, .. } = *j;
         match &mut self.states[station as usize] {
             StationState::Delay => {
                 self.count(station, class, 1);
@@ -420,6 +423,31 @@ impl<'n> Simulation<'n> {
                     self.count(station, class, 1);
                 }
             }
+            StationState::Join => {
+                self.jobs.release(job);
+                let p = &mut self.jobs[parent];
+                p.pending -= 1;
+                if p.pending == 0 {
+                    self.release_parent(parent, station);
+                }
+            }
+            _ => self.arrive_other(job, station, class),
+        }
+    }
+
+    /// The last task of `parent` reached `join`: the parent leaves its fork and moves on.
+    #[inline(never)]
+    fn release_parent(&mut self, parent: u32, join: u32) {
+        let fork = self.jobs[parent].station;
+        self.leave_station(parent, fork);
+        self.route(parent, join);
+    }
+
+    /// [`Simulation::arrive`] at a processor-sharing station, a fork or a sink.
+    #[inline(never)]
+    fn arrive_other(&mut self, job: u32, station: u32, class: u32) {
+        let now = self.now.as_f64();
+        match &mut self.states[station as usize] {
             StationState::Ps(_) => {
                 self.count(station, class, 1);
                 let work = self.sample_service(station, class);
@@ -452,17 +480,10 @@ impl<'n> Simulation<'n> {
                     self.arrive(task, b.0);
                 }
             }
-            StationState::Join => {
-                let parent = self.jobs[job].parent;
-                self.jobs.release(job);
-                self.jobs[parent].pending -= 1;
-                if self.jobs[parent].pending == 0 {
-                    let fork = self.jobs[parent].station;
-                    self.leave_station(parent, fork);
-                    self.route(parent, station);
-                }
-            }
             StationState::Sink => self.exit(job),
+            StationState::Delay | StationState::Fcfs { .. } | StationState::Join => {
+                unreachable!("handled in arrive")
+            }
             StationState::Source => {
                 unreachable!("the scenario check forbids routing into a source")
             }
