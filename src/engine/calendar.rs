@@ -6,6 +6,13 @@
 //! `schedule` and [`Calendar::pop`] cost `O(log n)` in the number of pending events; the heap
 //! keeps its capacity, so a steady state allocates nothing.
 //!
+//! **Hold.** [`Calendar::pop`] leaves the earliest entry in the heap, marked as taken, and the
+//! next [`Calendar::schedule`] overwrites it in place and sifts it down once. An event that
+//! schedules one successor (the common case: a departure starting the next service, an arrival
+//! scheduling the next arrival) thus costs one sift instead of a pop and a push. The entry is
+//! removed for real only if the next call is another `pop`. The delivery order is unchanged:
+//! `(time, seq)` keys are unique, so any valid heap yields the same sequence.
+//!
 //! `std::collections::BinaryHeap` was chosen over the `priority-queue` crate by measurement
 //! (`cargo bench --bench engine -- calendar`): the calendar never changes a priority in place,
 //! which is what `priority-queue` is for, and the plain heap is about twice as fast.
@@ -24,25 +31,50 @@ struct Entry {
     payload: u64,
 }
 
+impl Entry {
+    /// `(time, seq)` as one integer, so that a comparison is a single 128-bit compare.
+    #[inline]
+    fn key(&self) -> u128 {
+        (u128::from(self.time) << 64) | u128::from(self.seq_tag)
+    }
+}
+
 impl PartialEq for Entry {
     fn eq(&self, other: &Self) -> bool {
-        (self.time, self.seq_tag) == (other.time, other.seq_tag)
+        self.key() == other.key()
     }
 }
 
 impl Eq for Entry {}
 
+/// Reversed, so the max-heap pops the earliest `(time, seq)` first. The operators are written
+/// out because `BinaryHeap` sifts with `<=`, which would otherwise go through `cmp`.
 impl PartialOrd for Entry {
     fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
         Some(self.cmp(other))
     }
+    #[inline]
+    fn lt(&self, other: &Self) -> bool {
+        other.key() < self.key()
+    }
+    #[inline]
+    fn le(&self, other: &Self) -> bool {
+        other.key() <= self.key()
+    }
+    #[inline]
+    fn gt(&self, other: &Self) -> bool {
+        other.key() > self.key()
+    }
+    #[inline]
+    fn ge(&self, other: &Self) -> bool {
+        other.key() >= self.key()
+    }
 }
 
 impl Ord for Entry {
-    /// Reversed, so the max-heap pops the earliest `(time, seq)` first.
     #[inline]
     fn cmp(&self, other: &Self) -> Ordering {
-        (other.time, other.seq_tag).cmp(&(self.time, self.seq_tag))
+        other.key().cmp(&self.key())
     }
 }
 
@@ -79,6 +111,8 @@ fn decode(tag: u64, p: u64) -> Event {
 pub struct Calendar {
     heap: BinaryHeap<Entry>,
     next_seq: u64,
+    /// The top entry was returned by `pop` and is only waiting to be replaced or removed.
+    taken: bool,
 }
 
 impl Calendar {
@@ -88,34 +122,45 @@ impl Calendar {
     }
 
     /// Adds `event` at `time`. `O(log n)`.
-    #[inline]
+    #[inline(always)]
     pub fn schedule(&mut self, time: SimTime, event: Event) {
         let seq = self.next_seq;
         self.next_seq += 1;
         let (tag, payload) = encode(event);
-        self.heap.push(Entry {
+        let entry = Entry {
             time: time.key(),
             seq_tag: (seq << 2) | tag,
             payload,
-        });
+        };
+        if self.taken {
+            self.taken = false;
+            if let Some(mut top) = self.heap.peek_mut() {
+                *top = entry;
+                return;
+            }
+        }
+        self.heap.push(entry);
     }
 
     /// Removes and returns the earliest event (the first scheduled among equal times). `O(log n)`.
-    #[inline]
+    #[inline(always)]
     pub fn pop(&mut self) -> Option<(SimTime, Event)> {
-        self.heap
-            .pop()
-            .map(|e| (SimTime::from_key(e.time), decode(e.seq_tag & 3, e.payload)))
+        if self.taken {
+            self.heap.pop();
+        }
+        let e = *self.heap.peek()?;
+        self.taken = true;
+        Some((SimTime::from_key(e.time), decode(e.seq_tag & 3, e.payload)))
     }
 
     /// Number of pending events.
     pub fn len(&self) -> usize {
-        self.heap.len()
+        self.heap.len() - usize::from(self.taken)
     }
 
     /// True when nothing is pending.
     pub fn is_empty(&self) -> bool {
-        self.heap.is_empty()
+        self.len() == 0
     }
 }
 
@@ -155,6 +200,48 @@ mod tests {
         while let Some((time, _)) = cal.pop() {
             assert!(time >= last);
             last = time;
+        }
+    }
+
+    #[test]
+    fn interleaved_pops_and_schedules_follow_time_then_order() {
+        let mut cal = Calendar::new();
+        let mut reference: Vec<(u64, u32)> = Vec::new(); // (time key, job), in scheduling order
+        let mut x = 99_u64;
+        let mut next = |m: u64| {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (x >> 33) % m
+        };
+        let mut now = 0.0;
+        for job in 0..5000 {
+            // 0, 1 or 2 successors per popped event, times on a coarse grid to force ties
+            for _ in 0..next(3) {
+                let at = t(now + next(4) as f64);
+                cal.schedule(at, Event::Departure { station: 0, job });
+                reference.push((at.key(), job));
+            }
+            if job % 7 == 0 {
+                cal.schedule(t(now), Event::Departure { station: 1, job });
+                reference.push((t(now).key(), job + 1_000_000));
+            }
+            assert_eq!(cal.len(), reference.len());
+            let Some((time, event)) = cal.pop() else {
+                break;
+            };
+            // the earliest time, first scheduled among equals
+            let best = (0..reference.len())
+                .min_by_key(|&i| (reference[i].0, i))
+                .unwrap();
+            let (key, id) = reference.remove(best);
+            let got = match event {
+                Event::Departure { station: 0, job } => job,
+                Event::Departure { job, .. } => job + 1_000_000,
+                other => panic!("unexpected {other:?}"),
+            };
+            assert_eq!((time.key(), got), (key, id));
+            now = time.as_f64();
         }
     }
 }

@@ -94,14 +94,21 @@ pub struct Simulation<'n> {
     calendar: Calendar,
     jobs: Jobs,
     states: Vec<StationState>,
-    /// Service distributions, `[station][class]` (owned: trace replay advances a cursor).
-    service: Vec<Vec<Option<Dist>>>,
-    interarrival: Vec<Option<Dist>>,
+    /// Service distributions at `station * classes + class` (owned: trace replay advances a
+    /// cursor).
+    service: Vec<Option<Dist>>,
+    /// For each station, its arrival process if it is a source.
+    sources: Vec<Option<Source>>,
+    /// Where each (class, station) pair routes, at `class * stations + station`.
+    hops: Vec<Hop>,
+    /// Number of classes.
+    classes: usize,
     service_rng: Vec<StreamRng>,
     route_rng: Vec<StreamRng>,
     arrival_rng: Vec<StreamRng>,
     groups: Vec<Group>,
-    /// For each station, the JSQ group it belongs to (position in `groups`, member position).
+    /// For each station, the JSQ group it belongs to (position in `groups`, member position);
+    /// empty when the network has no groups.
     jsq_member: Vec<Option<(u32, u32)>>,
     /// For each class, its reference station (`u32::MAX` for an open class).
     reference: Vec<u32>,
@@ -131,16 +138,27 @@ impl<'n> Simulation<'n> {
             service: net
                 .stations
                 .iter()
-                .map(|s| s.kind.service().cloned().unwrap_or_default())
+                .flat_map(|s| match s.kind.service() {
+                    Some(table) => table.clone(),
+                    None => vec![None; net.classes.len()],
+                })
                 .collect(),
-            interarrival: net
+            sources: net
                 .stations
                 .iter()
                 .map(|s| match &s.kind {
-                    StationKind::Source { interarrival, .. } => Some(interarrival.clone()),
+                    StationKind::Source {
+                        interarrival,
+                        class,
+                    } => Some(Source {
+                        interarrival: interarrival.clone(),
+                        class: class.0,
+                    }),
                     _ => None,
                 })
                 .collect(),
+            hops: hops(net),
+            classes: net.classes.len(),
             service_rng: (0..ns)
                 .map(|s| stream(seed, replication, id(s, 0)))
                 .collect(),
@@ -151,7 +169,11 @@ impl<'n> Simulation<'n> {
                 .map(|s| stream(seed, replication, id(s, 2)))
                 .collect(),
             groups: Vec::new(),
-            jsq_member: vec![None; ns],
+            jsq_member: if net.groups.is_empty() {
+                Vec::new()
+            } else {
+                vec![None; ns]
+            },
             reference: net
                 .classes
                 .iter()
@@ -190,7 +212,7 @@ impl<'n> Simulation<'n> {
             }
         }
         for s in 0..ns {
-            if sim.interarrival[s].is_some() {
+            if sim.sources[s].is_some() {
                 sim.schedule_arrival(s as u32);
             }
         }
@@ -249,19 +271,15 @@ impl<'n> Simulation<'n> {
         self.series.as_ref()
     }
 
-    #[inline]
+    #[inline(always)]
     fn dispatch(&mut self, event: Event) {
         match event {
             Event::Arrival { source } => {
                 self.events += 1;
-                self.schedule_arrival(source);
-                let StationKind::Source { class, .. } = self.net.stations[source as usize].kind
-                else {
-                    unreachable!("arrival events come from sources")
-                };
+                let class = self.schedule_arrival(source);
                 let now = self.now.as_f64();
                 let job = self.jobs.alloc(Job {
-                    class: class.0,
+                    class,
                     parent: NO_PARENT,
                     pending: 0,
                     station: source,
@@ -313,14 +331,18 @@ impl<'n> Simulation<'n> {
         }
     }
 
-    fn schedule_arrival(&mut self, source: u32) {
+    /// Schedules the next arrival of `source`; returns the class of its jobs.
+    #[inline(always)]
+    fn schedule_arrival(&mut self, source: u32) -> u32 {
         let s = source as usize;
-        let gap = self.interarrival[s]
-            .as_mut()
-            .expect("sources have inter-arrival times")
-            .sample(&mut self.arrival_rng[s]);
+        let Some(src) = &mut self.sources[s] else {
+            unreachable!("arrival events come from sources")
+        };
+        let gap = src.interarrival.sample(&mut self.arrival_rng[s]);
+        let class = src.class;
         self.calendar
             .schedule(self.now.after(gap), Event::Arrival { source });
+        class
     }
 
     fn schedule_ps(&mut self, station: u32, generation: u32, due: f64) {
@@ -334,10 +356,10 @@ impl<'n> Simulation<'n> {
         );
     }
 
-    #[inline]
+    #[inline(always)]
     fn sample_service(&mut self, station: u32, class: u32) -> f64 {
         let s = station as usize;
-        match &mut self.service[s][class as usize] {
+        match &mut self.service[s * self.classes + class as usize] {
             Some(d) => d.sample(&mut self.service_rng[s]),
             None => unreachable!(
                 "the scenario check guarantees a service time for every visiting class"
@@ -345,7 +367,7 @@ impl<'n> Simulation<'n> {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn start_service(&mut self, station: u32, job: u32, class: u32) {
         let work = self.sample_service(station, class);
         self.calendar
@@ -353,18 +375,18 @@ impl<'n> Simulation<'n> {
     }
 
     /// Counts a job in or out of a station's population.
-    #[inline]
+    #[inline(always)]
     fn count(&mut self, station: u32, class: u32, delta: i32) {
         let now = self.now.as_f64();
         let ns = self.states.len();
         let rec = &mut self.recorder;
         rec.stations[station as usize].present.change(now, delta);
-        if self.net.classes.len() > 1 {
+        if self.classes > 1 {
             rec.station_classes[class as usize * ns + station as usize]
                 .present
                 .change(now, delta);
         }
-        if let Some((g, pos)) = self.jsq_member[station as usize] {
+        if let Some(&Some((g, pos))) = self.jsq_member.get(station as usize) {
             let n = rec.stations[station as usize].present.count();
             self.groups[g as usize]
                 .shortest
@@ -372,12 +394,15 @@ impl<'n> Simulation<'n> {
         }
     }
 
-    /// Job `job` arrives at `station` now.
+    /// Job `job` arrives at `station` now. Delay, FCFS and join stations, the ones most events
+    /// reach, are handled inline; the others in [`Simulation::arrive_other`].
+    #[inline(always)]
     fn arrive(&mut self, job: u32, station: u32) {
         let now = self.now.as_f64();
-        self.jobs[job].arrived = now;
-        self.jobs[job].station = station;
-        let class = self.jobs[job].class;
+        let j = &mut self.jobs[job];
+        j.arrived = now;
+        j.station = station;
+        let Job { class, parent, .. } = *j;
         match &mut self.states[station as usize] {
             StationState::Delay => {
                 self.count(station, class, 1);
@@ -398,6 +423,31 @@ impl<'n> Simulation<'n> {
                     self.count(station, class, 1);
                 }
             }
+            StationState::Join => {
+                self.jobs.release(job);
+                let p = &mut self.jobs[parent];
+                p.pending -= 1;
+                if p.pending == 0 {
+                    self.release_parent(parent, station);
+                }
+            }
+            _ => self.arrive_other(job, station, class),
+        }
+    }
+
+    /// The last task of `parent` reached `join`: the parent leaves its fork and moves on.
+    #[inline(never)]
+    fn release_parent(&mut self, parent: u32, join: u32) {
+        let fork = self.jobs[parent].station;
+        self.leave_station(parent, fork);
+        self.route(parent, join);
+    }
+
+    /// [`Simulation::arrive`] at a processor-sharing station, a fork or a sink.
+    #[inline(never)]
+    fn arrive_other(&mut self, job: u32, station: u32, class: u32) {
+        let now = self.now.as_f64();
+        match &mut self.states[station as usize] {
             StationState::Ps(_) => {
                 self.count(station, class, 1);
                 let work = self.sample_service(station, class);
@@ -430,17 +480,10 @@ impl<'n> Simulation<'n> {
                     self.arrive(task, b.0);
                 }
             }
-            StationState::Join => {
-                let parent = self.jobs[job].parent;
-                self.jobs.release(job);
-                self.jobs[parent].pending -= 1;
-                if self.jobs[parent].pending == 0 {
-                    let fork = self.jobs[parent].station;
-                    self.leave_station(parent, fork);
-                    self.route(parent, station);
-                }
-            }
             StationState::Sink => self.exit(job),
+            StationState::Delay | StationState::Fcfs { .. } | StationState::Join => {
+                unreachable!("handled in arrive")
+            }
             StationState::Source => {
                 unreachable!("the scenario check forbids routing into a source")
             }
@@ -448,13 +491,13 @@ impl<'n> Simulation<'n> {
     }
 
     /// Job `job` finishes at `station`: its visit is recorded and it is routed on.
-    #[inline]
+    #[inline(always)]
     fn leave(&mut self, job: u32, station: u32) {
         self.leave_station(job, station);
         self.route(job, station);
     }
 
-    #[inline]
+    #[inline(always)]
     fn leave_station(&mut self, job: u32, station: u32) {
         let now = self.now.as_f64();
         let Job { class, arrived, .. } = self.jobs[job];
@@ -465,7 +508,7 @@ impl<'n> Simulation<'n> {
         let st = &mut rec.stations[station as usize];
         st.response.add(visit);
         st.percentiles.record(visit);
-        if self.net.classes.len() > 1 {
+        if self.classes > 1 {
             rec.station_classes[class as usize * ns + station as usize]
                 .response
                 .add(visit);
@@ -473,10 +516,38 @@ impl<'n> Simulation<'n> {
     }
 
     /// Sends `job` on from `station` by the routing rule of its class there.
-    #[inline]
+    #[inline(always)]
     fn route(&mut self, job: u32, station: u32) {
-        let class = ClassId(self.jobs[job].class);
-        let target = match self.net.routing.rule(class, StationId(station)) {
+        let class = self.jobs[job].class;
+        let ns = self.states.len();
+        let (to, to_class, cycle) = match self.hops[class as usize * ns + station as usize] {
+            Hop::Exit => return self.exit(job),
+            Hop::To {
+                station,
+                class,
+                cycle,
+            } => (station, class, cycle),
+            Hop::Rule => match self.choose(ClassId(class), station) {
+                Target::Exit => return self.exit(job),
+                Target::Station(to, to_class) => {
+                    (to.0, to_class.0, self.reference[to_class.index()] == to.0)
+                }
+            },
+        };
+        let now = self.now.as_f64();
+        let j = &mut self.jobs[job];
+        j.class = to_class;
+        if cycle && j.parent == NO_PARENT {
+            let cycle_time = now - j.born;
+            j.born = now;
+            self.observe(to_class, cycle_time);
+        }
+        self.arrive(job, to);
+    }
+
+    /// The target of a random or state-dependent rule of `class` at `station`.
+    fn choose(&mut self, class: ClassId, station: u32) -> Target {
+        match self.net.routing.rule(class, StationId(station)) {
             Rule::Fixed(t) => *t,
             Rule::Random {
                 cumulative,
@@ -497,21 +568,10 @@ impl<'n> Simulation<'n> {
                 Target::Station(StationId(g.members[pos as usize]), *class)
             }
             Rule::Unset => unreachable!("the scenario check gives every visited station a rule"),
-        };
-        match target {
-            Target::Exit => self.exit(job),
-            Target::Station(to, to_class) => {
-                self.jobs[job].class = to_class.0;
-                if self.reference[to_class.index()] == to.0 && self.jobs[job].parent == NO_PARENT {
-                    let cycle = self.now.as_f64() - self.jobs[job].born;
-                    self.observe(to_class.0, cycle);
-                    self.jobs[job].born = self.now.as_f64();
-                }
-                self.arrive(job, to.0);
-            }
         }
     }
 
+    #[inline(always)]
     fn exit(&mut self, job: u32) {
         let Job {
             class,
@@ -526,7 +586,7 @@ impl<'n> Simulation<'n> {
     }
 
     /// One end-to-end observation of `class`.
-    #[inline]
+    #[inline(always)]
     fn observe(&mut self, class: u32, value: f64) {
         self.observed += 1;
         let rec = &mut self.recorder.classes[class as usize];
@@ -539,6 +599,53 @@ impl<'n> Simulation<'n> {
             self.recorder.restart(self.now.as_f64());
         }
     }
+}
+
+/// An open source's arrival process.
+#[derive(Debug)]
+struct Source {
+    interarrival: Dist,
+    /// The class of the jobs it emits.
+    class: u32,
+}
+
+/// A routing rule resolved for the event loop: fixed routes need no look-up in the network.
+#[derive(Clone, Copy, Debug)]
+enum Hop {
+    /// Out of the network.
+    Exit,
+    /// Always to `station` as `class`; `cycle` when that is the class's reference station.
+    To {
+        station: u32,
+        class: u32,
+        cycle: bool,
+    },
+    /// Decided per job by the network's rule (random or state-dependent).
+    Rule,
+}
+
+/// The [`Hop`] of every (class, station) pair, at `class * stations + station`.
+fn hops(net: &Network) -> Vec<Hop> {
+    net.classes
+        .iter()
+        .enumerate()
+        .flat_map(|(c, _)| {
+            (0..net.stations.len()).map(move |s| {
+                match net.routing.rule(ClassId(c as u32), StationId(s as u32)) {
+                    Rule::Fixed(Target::Exit) => Hop::Exit,
+                    Rule::Fixed(Target::Station(to, class)) => Hop::To {
+                        station: to.0,
+                        class: class.0,
+                        cycle: matches!(
+                            net.classes[class.index()].kind,
+                            ClassKind::Closed { reference, .. } if reference == *to
+                        ),
+                    },
+                    _ => Hop::Rule,
+                }
+            })
+        })
+        .collect()
 }
 
 fn initial_state(kind: &StationKind) -> StationState {
