@@ -147,6 +147,7 @@ impl Calendar {
     pub fn pop(&mut self) -> Option<(SimTime, Event)> {
         if self.taken {
             self.heap.pop();
+            self.taken = false;
         }
         let e = *self.heap.peek()?;
         self.taken = true;

@@ -6,6 +6,8 @@ mod analysis;
 mod cli;
 /// Same seed, same bytes, on 1 thread or 4.
 mod determinism;
+/// Properties over generated inputs: calendar order, tally merge, distribution moments.
+mod properties;
 /// Class switching, round robin, join the shortest queue, trace-driven service.
 mod routing;
 /// Every bundled scenario parses and runs.

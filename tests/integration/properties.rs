@@ -1,0 +1,77 @@
+//! Properties over generated inputs (proptest): the calendar's order, tallies merged from any
+//! split, and distributions that return the moments they were built from.
+
+use std::path::Path;
+
+use parsim::dist::DistSpec;
+use parsim::engine::{Calendar, Event};
+use parsim::stats::Tally;
+use parsim::time::SimTime;
+use proptest::prelude::*;
+
+proptest! {
+    /// Whatever the interleaving of schedules and pops, every pop returns the pending event with
+    /// the earliest time, and among equal times the one scheduled first.
+    #[test]
+    fn calendar_pops_earliest_then_first_scheduled(
+        ops in prop::collection::vec((0_u8..4, 0_u32..8), 1..400)
+    ) {
+        let mut cal = Calendar::new();
+        let mut pending: Vec<(f64, u32)> = Vec::new(); // in scheduling order
+        let mut now = 0.0;
+        for (job, (successors, delay)) in ops.into_iter().enumerate() {
+            let job = job as u32;
+            // 0 = pop only; otherwise schedule `successors` events at coarse times (ties likely)
+            for k in 0..successors {
+                let at = now + f64::from((delay + u32::from(k)) % 4);
+                cal.schedule(SimTime::new(at).unwrap(), Event::Departure { station: 0, job: job * 4 + u32::from(k) });
+                pending.push((at, job * 4 + u32::from(k)));
+            }
+            prop_assert_eq!(cal.len(), pending.len());
+            if let Some((time, event)) = cal.pop() {
+                let best = (0..pending.len())
+                    .min_by(|&a, &b| pending[a].0.total_cmp(&pending[b].0).then(a.cmp(&b)))
+                    .unwrap();
+                let (at, id) = pending.remove(best);
+                prop_assert_eq!(time.as_f64(), at);
+                prop_assert_eq!(event, Event::Departure { station: 0, job: id });
+                now = at;
+            } else {
+                prop_assert!(pending.is_empty());
+            }
+        }
+    }
+
+    /// A tally merged from two parts equals the tally of the whole, for any split.
+    #[test]
+    fn tally_merge_equals_one_pass(
+        values in prop::collection::vec(-1e6_f64..1e6, 2..300),
+        cut in 0_usize..300,
+    ) {
+        let cut = cut.min(values.len());
+        let (mut whole, mut left, mut right) = (Tally::new(), Tally::new(), Tally::new());
+        values.iter().for_each(|&v| whole.add(v));
+        values[..cut].iter().for_each(|&v| left.add(v));
+        values[cut..].iter().for_each(|&v| right.add(v));
+        left.merge(&right);
+        prop_assert_eq!(left.count(), whole.count());
+        let scale = values.iter().fold(1.0_f64, |m, v| m.max(v.abs()));
+        prop_assert!((left.mean() - whole.mean()).abs() <= 1e-9 * scale);
+        prop_assert!((left.variance() - whole.variance()).abs() <= 1e-9 * scale * scale);
+    }
+
+    /// Distributions given by mean and SCV report that mean and SCV back.
+    #[test]
+    fn mean_and_scv_round_trip(mean in 1e-3_f64..1e3, scv in 1.0_f64..50.0, k in 1_i64..20) {
+        let close = |a: f64, b: f64| (a - b).abs() <= 1e-9 * b.abs().max(1.0);
+        let build = |spec: DistSpec| spec.build(Path::new(".")).expect("valid parameters");
+        let h2 = build(DistSpec::H2 { mean, scv });
+        prop_assert!(close(h2.mean(), mean) && close(h2.scv(), scv));
+        let erlang = build(DistSpec::Erlang { k, mean });
+        prop_assert!(close(erlang.mean(), mean) && close(erlang.scv(), 1.0 / k as f64));
+        let uniform = build(DistSpec::Uniform { min: None, max: None, mean: Some(mean) });
+        prop_assert!(close(uniform.mean(), mean) && close(uniform.scv(), 1.0 / 3.0));
+        let lognormal = build(DistSpec::Lognormal { mean: Some(mean), scv: Some(scv), mu: None, sigma: None });
+        prop_assert!(close(lognormal.mean(), mean) && close(lognormal.scv(), scv));
+    }
+}
