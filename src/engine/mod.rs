@@ -199,15 +199,16 @@ impl<'n> Simulation<'n> {
             } = class.kind
             {
                 for _ in 0..population {
-                    let job = sim.jobs.alloc(Job {
+                    let j = Job {
                         class: c as u32,
                         parent: NO_PARENT,
                         pending: 0,
                         station: reference.0,
                         born: 0.0,
                         arrived: 0.0,
-                    });
-                    sim.arrive(job, reference.0);
+                    };
+                    let job = sim.jobs.alloc(j);
+                    sim.enter(job, j, reference.0);
                 }
             }
         }
@@ -278,15 +279,16 @@ impl<'n> Simulation<'n> {
                 self.events += 1;
                 let class = self.schedule_arrival(source);
                 let now = self.now.as_f64();
-                let job = self.jobs.alloc(Job {
+                let j = Job {
                     class,
                     parent: NO_PARENT,
                     pending: 0,
                     station: source,
                     born: now,
                     arrived: now,
-                });
-                self.route(job, source);
+                };
+                let job = self.jobs.alloc(j);
+                self.route(job, j, source);
             }
             Event::Departure { station, job } => {
                 self.events += 1;
@@ -394,15 +396,23 @@ impl<'n> Simulation<'n> {
         }
     }
 
-    /// Job `job` arrives at `station` now. Delay, FCFS and join stations, the ones most events
-    /// reach, are handled inline; the others in [`Simulation::arrive_other`].
+    /// Job `job`, whose up-to-date record is `j`, arrives at `station` now: the record, with
+    /// its arrival, is stored back in the arena.
     #[inline(always)]
-    fn arrive(&mut self, job: u32, station: u32) {
-        let now = self.now.as_f64();
-        let j = &mut self.jobs[job];
-        j.arrived = now;
+    fn arrive(&mut self, job: u32, mut j: Job, station: u32) {
+        j.arrived = self.now.as_f64();
         j.station = station;
-        let Job { class, parent, .. } = *j;
+        self.jobs[job] = j;
+        self.enter(job, j, station);
+    }
+
+    /// Job `job`, whose record `j` in the arena already holds its arrival now at `station`,
+    /// enters that station. Delay, FCFS and join stations, the ones most events reach, are
+    /// handled inline; the others in [`Simulation::arrive_other`].
+    #[inline(always)]
+    fn enter(&mut self, job: u32, j: Job, station: u32) {
+        let now = self.now.as_f64();
+        let Job { class, parent, .. } = j;
         match &mut self.states[station as usize] {
             StationState::Delay => {
                 self.count(station, class, 1);
@@ -431,22 +441,23 @@ impl<'n> Simulation<'n> {
                     self.release_parent(parent, station);
                 }
             }
-            _ => self.arrive_other(job, station, class),
+            _ => self.arrive_other(job, j, station),
         }
     }
 
     /// The last task of `parent` reached `join`: the parent leaves its fork and moves on.
     #[inline(never)]
     fn release_parent(&mut self, parent: u32, join: u32) {
-        let fork = self.jobs[parent].station;
-        self.leave_station(parent, fork);
-        self.route(parent, join);
+        let p = self.jobs[parent];
+        self.leave_station(p, p.station);
+        self.route(parent, p, join);
     }
 
     /// [`Simulation::arrive`] at a processor-sharing station, a fork or a sink.
     #[inline(never)]
-    fn arrive_other(&mut self, job: u32, station: u32, class: u32) {
+    fn arrive_other(&mut self, job: u32, j: Job, station: u32) {
         let now = self.now.as_f64();
+        let class = j.class;
         match &mut self.states[station as usize] {
             StationState::Ps(_) => {
                 self.count(station, class, 1);
@@ -467,20 +478,20 @@ impl<'n> Simulation<'n> {
                     unreachable!()
                 };
                 self.jobs[job].pending = branches.len() as u32;
-                let born = self.jobs[job].born;
                 for b in branches {
-                    let task = self.jobs.alloc(Job {
+                    let t = Job {
                         class,
                         parent: job,
                         pending: 0,
                         station: b.0,
-                        born,
+                        born: j.born,
                         arrived: now,
-                    });
-                    self.arrive(task, b.0);
+                    };
+                    let task = self.jobs.alloc(t);
+                    self.enter(task, t, b.0);
                 }
             }
-            StationState::Sink => self.exit(job),
+            StationState::Sink => self.exit(job, j),
             StationState::Delay | StationState::Fcfs { .. } | StationState::Join => {
                 unreachable!("handled in arrive")
             }
@@ -493,14 +504,16 @@ impl<'n> Simulation<'n> {
     /// Job `job` finishes at `station`: its visit is recorded and it is routed on.
     #[inline(always)]
     fn leave(&mut self, job: u32, station: u32) {
-        self.leave_station(job, station);
-        self.route(job, station);
+        let j = self.jobs[job];
+        self.leave_station(j, station);
+        self.route(job, j, station);
     }
 
+    /// Records the visit of the job `j` to `station`, which it leaves now.
     #[inline(always)]
-    fn leave_station(&mut self, job: u32, station: u32) {
+    fn leave_station(&mut self, j: Job, station: u32) {
         let now = self.now.as_f64();
-        let Job { class, arrived, .. } = self.jobs[job];
+        let Job { class, arrived, .. } = j;
         let visit = now - arrived;
         self.count(station, class, -1);
         let ns = self.states.len();
@@ -515,34 +528,34 @@ impl<'n> Simulation<'n> {
         }
     }
 
-    /// Sends `job` on from `station` by the routing rule of its class there.
+    /// Sends `job`, whose up-to-date record is `j`, on from `station` by the routing rule of
+    /// its class there.
     #[inline(always)]
-    fn route(&mut self, job: u32, station: u32) {
-        let class = self.jobs[job].class;
+    fn route(&mut self, job: u32, mut j: Job, station: u32) {
+        let class = j.class;
         let ns = self.states.len();
         let (to, to_class, cycle) = match self.hops[class as usize * ns + station as usize] {
-            Hop::Exit => return self.exit(job),
+            Hop::Exit => return self.exit(job, j),
             Hop::To {
                 station,
                 class,
                 cycle,
             } => (station, class, cycle),
             Hop::Rule => match self.choose(ClassId(class), station) {
-                Target::Exit => return self.exit(job),
+                Target::Exit => return self.exit(job, j),
                 Target::Station(to, to_class) => {
                     (to.0, to_class.0, self.reference[to_class.index()] == to.0)
                 }
             },
         };
         let now = self.now.as_f64();
-        let j = &mut self.jobs[job];
         j.class = to_class;
         if cycle && j.parent == NO_PARENT {
             let cycle_time = now - j.born;
             j.born = now;
             self.observe(to_class, cycle_time);
         }
-        self.arrive(job, to);
+        self.arrive(job, j, to);
     }
 
     /// The target of a random or state-dependent rule of `class` at `station`.
@@ -571,14 +584,15 @@ impl<'n> Simulation<'n> {
         }
     }
 
+    /// Job `job`, whose record is `j`, leaves the network.
     #[inline(always)]
-    fn exit(&mut self, job: u32) {
+    fn exit(&mut self, job: u32, j: Job) {
         let Job {
             class,
             born,
             parent,
             ..
-        } = self.jobs[job];
+        } = j;
         self.jobs.release(job);
         if parent == NO_PARENT {
             self.observe(class, self.now.as_f64() - born);

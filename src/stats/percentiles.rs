@@ -79,10 +79,10 @@ impl Percentiles {
         // converting through `i64` is one instruction; `u64` needs a range fix-up
         if ticks < MAX_TICKS && self.total < u32::MAX {
             let i = index_for(ticks as i64 as u64);
-            if i >= self.counts.len() {
-                self.grow(i);
+            match self.counts.get_mut(i) {
+                Some(c) => *c += 1,
+                None => self.grow(i),
             }
-            self.counts[i] += 1;
             self.total += 1;
         } else {
             self.clamped += 1;
@@ -90,11 +90,12 @@ impl Percentiles {
     }
 
     /// Extends the counts to whole buckets up to the one holding index `i`, as hdrhistogram's
-    /// auto-resize does.
+    /// auto-resize does, and counts one value there.
     #[inline(never)]
     fn grow(&mut self, i: usize) {
         let len = ((i >> HALF_BITS) + 1) << HALF_BITS;
         self.counts.resize(len, 0);
+        self.counts[i] = 1;
     }
 
     /// Empties the histogram (end of the warm-up).
