@@ -105,7 +105,6 @@ pub struct Simulation<'n> {
     classes: usize,
     service_rng: Vec<StreamRng>,
     route_rng: Vec<StreamRng>,
-    arrival_rng: Vec<StreamRng>,
     groups: Vec<Group>,
     /// For each station, the JSQ group it belongs to (position in `groups`, member position);
     /// empty when the network has no groups.
@@ -146,13 +145,15 @@ impl<'n> Simulation<'n> {
             sources: net
                 .stations
                 .iter()
-                .map(|s| match &s.kind {
+                .enumerate()
+                .map(|(s, st)| match &st.kind {
                     StationKind::Source {
                         interarrival,
                         class,
                     } => Some(Source {
                         interarrival: interarrival.clone(),
                         class: class.0,
+                        rng: stream(seed, replication, id(s, 2)),
                     }),
                     _ => None,
                 })
@@ -164,9 +165,6 @@ impl<'n> Simulation<'n> {
                 .collect(),
             route_rng: (0..ns)
                 .map(|s| stream(seed, replication, id(s, 1)))
-                .collect(),
-            arrival_rng: (0..ns)
-                .map(|s| stream(seed, replication, id(s, 2)))
                 .collect(),
             groups: Vec::new(),
             jsq_member: if net.groups.is_empty() {
@@ -340,7 +338,7 @@ impl<'n> Simulation<'n> {
         let Some(src) = &mut self.sources[s] else {
             unreachable!("arrival events come from sources")
         };
-        let gap = src.interarrival.sample(&mut self.arrival_rng[s]);
+        let gap = src.interarrival.sample(&mut src.rng);
         let class = src.class;
         self.calendar
             .schedule(self.now.after(gap), Event::Arrival { source });
@@ -621,6 +619,8 @@ struct Source {
     interarrival: Dist,
     /// The class of the jobs it emits.
     class: u32,
+    /// Its stream of inter-arrival draws.
+    rng: StreamRng,
 }
 
 /// A routing rule resolved for the event loop: fixed routes need no look-up in the network.
