@@ -109,6 +109,9 @@ pub struct Simulation<'n> {
     /// For each station, the JSQ group it belongs to (position in `groups`, member position);
     /// empty when the network has no groups.
     jsq_member: Vec<Option<(u32, u32)>>,
+    /// Whether [`Simulation::count`] has more to do than the station's total: true with several
+    /// classes or with JSQ groups (one test in the common case instead of two).
+    count_more: bool,
     /// For each class, its reference station (`u32::MAX` for an open class).
     reference: Vec<u32>,
     recorder: Recorder,
@@ -167,6 +170,7 @@ impl<'n> Simulation<'n> {
                 .map(|s| stream(seed, replication, id(s, 1)))
                 .collect(),
             groups: Vec::new(),
+            count_more: net.classes.len() > 1 || !net.groups.is_empty(),
             jsq_member: if net.groups.is_empty() {
                 Vec::new()
             } else {
@@ -381,6 +385,9 @@ impl<'n> Simulation<'n> {
         let ns = self.states.len();
         let rec = &mut self.recorder;
         rec.stations[station as usize].present.change(now, delta);
+        if !self.count_more {
+            return;
+        }
         if self.classes > 1 {
             rec.station_classes[class as usize * ns + station as usize]
                 .present
