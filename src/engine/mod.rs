@@ -93,7 +93,9 @@ pub struct Simulation<'n> {
     now: SimTime,
     calendar: Calendar,
     jobs: Jobs,
-    states: Vec<StationState>,
+    /// Per station: its state and its stream of service draws, side by side so that one
+    /// bounds check serves both.
+    stations: Vec<StationRun>,
     /// Service distributions at `station * classes + class` (owned: trace replay advances a
     /// cursor).
     service: Vec<Option<Dist>>,
@@ -103,7 +105,6 @@ pub struct Simulation<'n> {
     hops: Vec<Hop>,
     /// Number of classes.
     classes: usize,
-    service_rng: Vec<StreamRng>,
     route_rng: Vec<StreamRng>,
     groups: Vec<Group>,
     /// For each station, the JSQ group it belongs to (position in `groups`, member position);
@@ -132,10 +133,14 @@ impl<'n> Simulation<'n> {
             now: SimTime::ZERO,
             calendar: Calendar::new(),
             jobs: Jobs::default(),
-            states: net
+            stations: net
                 .stations
                 .iter()
-                .map(|s| initial_state(&s.kind))
+                .enumerate()
+                .map(|(s, st)| StationRun {
+                    state: initial_state(&st.kind),
+                    rng: stream(seed, replication, id(s, 0)),
+                })
                 .collect(),
             service: net
                 .stations
@@ -163,9 +168,6 @@ impl<'n> Simulation<'n> {
                 .collect(),
             hops: hops(net),
             classes: net.classes.len(),
-            service_rng: (0..ns)
-                .map(|s| stream(seed, replication, id(s, 0)))
-                .collect(),
             route_rng: (0..ns)
                 .map(|s| stream(seed, replication, id(s, 1)))
                 .collect(),
@@ -294,11 +296,14 @@ impl<'n> Simulation<'n> {
             }
             Event::Departure { station, job } => {
                 self.events += 1;
-                if let StationState::Fcfs { busy, queue, .. } = &mut self.states[station as usize] {
+                let st = &mut self.stations[station as usize];
+                if let StationState::Fcfs { busy, queue, .. } = &mut st.state {
                     match queue.pop_front() {
                         Some(next) => {
                             let class = self.jobs[next].class;
-                            self.start_service(station, next, class);
+                            let work =
+                                draw(&mut self.service, self.classes, station, class, &mut st.rng);
+                            self.schedule_departure(station, next, work);
                         }
                         None => {
                             *busy -= 1;
@@ -315,7 +320,7 @@ impl<'n> Simulation<'n> {
                 station,
                 generation,
             } => {
-                let StationState::Ps(ps) = &mut self.states[station as usize] else {
+                let StationState::Ps(ps) = &mut self.stations[station as usize].state else {
                     unreachable!()
                 };
                 if !ps.is_current(generation) {
@@ -360,20 +365,9 @@ impl<'n> Simulation<'n> {
         );
     }
 
+    /// Schedules the end of `job`'s service of length `work` at `station`.
     #[inline(always)]
-    fn sample_service(&mut self, station: u32, class: u32) -> f64 {
-        let s = station as usize;
-        match &mut self.service[s * self.classes + class as usize] {
-            Some(d) => d.sample(&mut self.service_rng[s]),
-            None => unreachable!(
-                "the scenario check guarantees a service time for every visiting class"
-            ),
-        }
-    }
-
-    #[inline(always)]
-    fn start_service(&mut self, station: u32, job: u32, class: u32) {
-        let work = self.sample_service(station, class);
+    fn schedule_departure(&mut self, station: u32, job: u32, work: f64) {
         self.calendar
             .schedule(self.now.after(work), Event::Departure { station, job });
     }
@@ -382,7 +376,7 @@ impl<'n> Simulation<'n> {
     #[inline(always)]
     fn count(&mut self, station: u32, class: u32, delta: i32) {
         let now = self.now.as_f64();
-        let ns = self.states.len();
+        let ns = self.stations.len();
         let rec = &mut self.recorder;
         rec.stations[station as usize].present.change(now, delta);
         if !self.count_more {
@@ -418,10 +412,12 @@ impl<'n> Simulation<'n> {
     fn enter(&mut self, job: u32, j: Job, station: u32) {
         let now = self.now.as_f64();
         let Job { class, parent, .. } = j;
-        match &mut self.states[station as usize] {
+        let st = &mut self.stations[station as usize];
+        match &mut st.state {
             StationState::Delay => {
+                let work = draw(&mut self.service, self.classes, station, class, &mut st.rng);
                 self.count(station, class, 1);
-                self.start_service(station, job, class);
+                self.schedule_departure(station, job, work);
             }
             StationState::Fcfs {
                 servers,
@@ -430,9 +426,10 @@ impl<'n> Simulation<'n> {
             } => {
                 if *busy < *servers {
                     *busy += 1;
+                    let work = draw(&mut self.service, self.classes, station, class, &mut st.rng);
                     self.recorder.stations[station as usize].busy.change(now, 1);
                     self.count(station, class, 1);
-                    self.start_service(station, job, class);
+                    self.schedule_departure(station, job, work);
                 } else {
                     queue.push_back(job);
                     self.count(station, class, 1);
@@ -463,14 +460,12 @@ impl<'n> Simulation<'n> {
     fn arrive_other(&mut self, job: u32, j: Job, station: u32) {
         let now = self.now.as_f64();
         let class = j.class;
-        match &mut self.states[station as usize] {
-            StationState::Ps(_) => {
-                self.count(station, class, 1);
-                let work = self.sample_service(station, class);
-                let StationState::Ps(ps) = &mut self.states[station as usize] else {
-                    unreachable!()
-                };
+        let st = &mut self.stations[station as usize];
+        match &mut st.state {
+            StationState::Ps(ps) => {
+                let work = draw(&mut self.service, self.classes, station, class, &mut st.rng);
                 let (generation, due) = ps.arrive(now, job, work);
+                self.count(station, class, 1);
                 if self.recorder.stations[station as usize].present.count() == 1 {
                     self.recorder.stations[station as usize].busy.change(now, 1);
                 }
@@ -521,7 +516,7 @@ impl<'n> Simulation<'n> {
         let Job { class, arrived, .. } = j;
         let visit = now - arrived;
         self.count(station, class, -1);
-        let ns = self.states.len();
+        let ns = self.stations.len();
         let rec = &mut self.recorder;
         let st = &mut rec.stations[station as usize];
         st.response.add(visit);
@@ -538,7 +533,7 @@ impl<'n> Simulation<'n> {
     #[inline(always)]
     fn route(&mut self, job: u32, mut j: Job, station: u32) {
         let class = j.class;
-        let ns = self.states.len();
+        let ns = self.stations.len();
         let (to, to_class, cycle) = match self.hops[class as usize * ns + station as usize] {
             Hop::Exit => return self.exit(job, j),
             Hop::To {
@@ -616,6 +611,32 @@ impl<'n> Simulation<'n> {
         }
         if self.observed == self.run.warmup {
             self.recorder.restart(self.now.as_f64());
+        }
+    }
+}
+
+/// A station's run-time data used on every visit.
+#[derive(Debug)]
+struct StationRun {
+    state: StationState,
+    /// The station's stream of service draws.
+    rng: StreamRng,
+}
+
+/// Draws the service time of `class` at `station` from `rng`, the station's stream; `service`
+/// is the flat table at `station * classes + class`.
+#[inline(always)]
+fn draw(
+    service: &mut [Option<Dist>],
+    classes: usize,
+    station: u32,
+    class: u32,
+    rng: &mut StreamRng,
+) -> f64 {
+    match &mut service[station as usize * classes + class as usize] {
+        Some(d) => d.sample(rng),
+        None => {
+            unreachable!("the scenario check guarantees a service time for every visiting class")
         }
     }
 }
