@@ -119,7 +119,12 @@ pub struct Simulation<'n> {
     series: Option<Mser>,
     observed: u64,
     events: u64,
-    run: RunLength,
+    /// Observations discarded at the start of the current run.
+    warmup: u64,
+    /// From this many observations on, [`Simulation::observe`] also feeds the series or ends
+    /// the warm-up: 0 while recording a series, the warm-up length before it ends, never
+    /// (`u64::MAX`) otherwise. One test per observation instead of two.
+    check_from: u64,
 }
 
 impl<'n> Simulation<'n> {
@@ -190,10 +195,8 @@ impl<'n> Simulation<'n> {
             series: None,
             observed: 0,
             events: 0,
-            run: RunLength {
-                warmup: 0,
-                length: u64::MAX,
-            },
+            warmup: 0,
+            check_from: u64::MAX,
         };
         sim.setup_groups();
         for (c, class) in net.classes.iter().enumerate() {
@@ -244,12 +247,20 @@ impl<'n> Simulation<'n> {
     /// Records the series of observations for the MSER warm-up rule (used on pilot runs).
     pub fn record_series(&mut self) {
         self.series = Some(Mser::new());
+        self.check_from = 0;
     }
 
     /// Runs until `run.warmup + run.length` observations have been made (or nothing is left to
     /// happen) and returns the summary.
     pub fn run(&mut self, run: RunLength) -> RunSummary {
-        self.run = run;
+        self.warmup = run.warmup;
+        self.check_from = if self.series.is_some() {
+            0
+        } else if run.warmup > self.observed {
+            run.warmup
+        } else {
+            u64::MAX
+        };
         let target = run.warmup.saturating_add(run.length);
         while self.observed < target {
             let Some((time, event)) = self.calendar.pop() else {
@@ -606,11 +617,23 @@ impl<'n> Simulation<'n> {
         let rec = &mut self.recorder.classes[class as usize];
         rec.response.add(value);
         rec.percentiles.record(value);
+        if self.observed >= self.check_from {
+            self.observe_more(value);
+        }
+    }
+
+    /// The rare part of [`Simulation::observe`]: the series, and the end of the warm-up.
+    #[inline(never)]
+    fn observe_more(&mut self, value: f64) {
         if let Some(series) = &mut self.series {
             series.add(value);
         }
-        if self.observed == self.run.warmup {
+        if self.observed == self.warmup {
             self.recorder.restart(self.now.as_f64());
+        }
+        if self.series.is_none() {
+            // reached only at the end of the warm-up
+            self.check_from = u64::MAX;
         }
     }
 }
