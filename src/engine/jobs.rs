@@ -21,20 +21,37 @@ pub struct Job {
     pub arrived: f64,
 }
 
-/// Slots of jobs with a free list.
-#[derive(Debug, Default)]
+/// No free slot.
+const NO_SLOT: u32 = u32::MAX;
+
+/// Slots of jobs with a free list threaded through the free slots themselves: a free slot's
+/// `parent` field holds the next free slot (or none), so releasing and reusing a slot touch
+/// no second vector.
+#[derive(Debug)]
 pub struct Jobs {
     slots: Vec<Job>,
-    free: Vec<u32>,
+    /// The most recently released slot, reused first.
+    free: u32,
+}
+
+impl Default for Jobs {
+    fn default() -> Jobs {
+        Jobs {
+            slots: Vec::new(),
+            free: NO_SLOT,
+        }
+    }
 }
 
 impl Jobs {
     /// Stores a job and returns its index.
     #[inline]
     pub fn alloc(&mut self, job: Job) -> u32 {
-        match self.free.pop() {
-            Some(i) => {
-                self.slots[i as usize] = job;
+        let i = self.free;
+        match self.slots.get_mut(i as usize) {
+            Some(slot) => {
+                self.free = slot.parent;
+                *slot = job;
                 i
             }
             None => {
@@ -47,7 +64,8 @@ impl Jobs {
     /// Releases a job's slot for reuse.
     #[inline]
     pub fn release(&mut self, id: u32) {
-        self.free.push(id);
+        self.slots[id as usize].parent = self.free;
+        self.free = id;
     }
 }
 

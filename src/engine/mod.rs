@@ -93,7 +93,9 @@ pub struct Simulation<'n> {
     now: SimTime,
     calendar: Calendar,
     jobs: Jobs,
-    states: Vec<StationState>,
+    /// Per station: its state and its stream of service draws, side by side so that one
+    /// bounds check serves both.
+    stations: Vec<StationRun>,
     /// Service distributions at `station * classes + class` (owned: trace replay advances a
     /// cursor).
     service: Vec<Option<Dist>>,
@@ -103,20 +105,26 @@ pub struct Simulation<'n> {
     hops: Vec<Hop>,
     /// Number of classes.
     classes: usize,
-    service_rng: Vec<StreamRng>,
     route_rng: Vec<StreamRng>,
-    arrival_rng: Vec<StreamRng>,
     groups: Vec<Group>,
     /// For each station, the JSQ group it belongs to (position in `groups`, member position);
     /// empty when the network has no groups.
     jsq_member: Vec<Option<(u32, u32)>>,
+    /// Whether [`Simulation::count`] has more to do than the station's total: true with several
+    /// classes or with JSQ groups (one test in the common case instead of two).
+    count_more: bool,
     /// For each class, its reference station (`u32::MAX` for an open class).
     reference: Vec<u32>,
     recorder: Recorder,
     series: Option<Mser>,
     observed: u64,
     events: u64,
-    run: RunLength,
+    /// Observations discarded at the start of the current run.
+    warmup: u64,
+    /// From this many observations on, [`Simulation::observe`] also feeds the series or ends
+    /// the warm-up: 0 while recording a series, the warm-up length before it ends, never
+    /// (`u64::MAX`) otherwise. One test per observation instead of two.
+    check_from: u64,
 }
 
 impl<'n> Simulation<'n> {
@@ -130,10 +138,14 @@ impl<'n> Simulation<'n> {
             now: SimTime::ZERO,
             calendar: Calendar::new(),
             jobs: Jobs::default(),
-            states: net
+            stations: net
                 .stations
                 .iter()
-                .map(|s| initial_state(&s.kind))
+                .enumerate()
+                .map(|(s, st)| StationRun {
+                    state: initial_state(&st.kind),
+                    rng: stream(seed, replication, id(s, 0)),
+                })
                 .collect(),
             service: net
                 .stations
@@ -146,29 +158,26 @@ impl<'n> Simulation<'n> {
             sources: net
                 .stations
                 .iter()
-                .map(|s| match &s.kind {
+                .enumerate()
+                .map(|(s, st)| match &st.kind {
                     StationKind::Source {
                         interarrival,
                         class,
                     } => Some(Source {
                         interarrival: interarrival.clone(),
                         class: class.0,
+                        rng: stream(seed, replication, id(s, 2)),
                     }),
                     _ => None,
                 })
                 .collect(),
             hops: hops(net),
             classes: net.classes.len(),
-            service_rng: (0..ns)
-                .map(|s| stream(seed, replication, id(s, 0)))
-                .collect(),
             route_rng: (0..ns)
                 .map(|s| stream(seed, replication, id(s, 1)))
                 .collect(),
-            arrival_rng: (0..ns)
-                .map(|s| stream(seed, replication, id(s, 2)))
-                .collect(),
             groups: Vec::new(),
+            count_more: net.classes.len() > 1 || !net.groups.is_empty(),
             jsq_member: if net.groups.is_empty() {
                 Vec::new()
             } else {
@@ -186,10 +195,8 @@ impl<'n> Simulation<'n> {
             series: None,
             observed: 0,
             events: 0,
-            run: RunLength {
-                warmup: 0,
-                length: u64::MAX,
-            },
+            warmup: 0,
+            check_from: u64::MAX,
         };
         sim.setup_groups();
         for (c, class) in net.classes.iter().enumerate() {
@@ -199,15 +206,16 @@ impl<'n> Simulation<'n> {
             } = class.kind
             {
                 for _ in 0..population {
-                    let job = sim.jobs.alloc(Job {
+                    let j = Job {
                         class: c as u32,
                         parent: NO_PARENT,
                         pending: 0,
                         station: reference.0,
                         born: 0.0,
                         arrived: 0.0,
-                    });
-                    sim.arrive(job, reference.0);
+                    };
+                    let job = sim.jobs.alloc(j);
+                    sim.enter(job, j, reference.0);
                 }
             }
         }
@@ -239,12 +247,20 @@ impl<'n> Simulation<'n> {
     /// Records the series of observations for the MSER warm-up rule (used on pilot runs).
     pub fn record_series(&mut self) {
         self.series = Some(Mser::new());
+        self.check_from = 0;
     }
 
     /// Runs until `run.warmup + run.length` observations have been made (or nothing is left to
     /// happen) and returns the summary.
     pub fn run(&mut self, run: RunLength) -> RunSummary {
-        self.run = run;
+        self.warmup = run.warmup;
+        self.check_from = if self.series.is_some() {
+            0
+        } else if run.warmup > self.observed {
+            run.warmup
+        } else {
+            u64::MAX
+        };
         let target = run.warmup.saturating_add(run.length);
         while self.observed < target {
             let Some((time, event)) = self.calendar.pop() else {
@@ -278,23 +294,27 @@ impl<'n> Simulation<'n> {
                 self.events += 1;
                 let class = self.schedule_arrival(source);
                 let now = self.now.as_f64();
-                let job = self.jobs.alloc(Job {
+                let j = Job {
                     class,
                     parent: NO_PARENT,
                     pending: 0,
                     station: source,
                     born: now,
                     arrived: now,
-                });
-                self.route(job, source);
+                };
+                let job = self.jobs.alloc(j);
+                self.route(job, j, source);
             }
             Event::Departure { station, job } => {
                 self.events += 1;
-                if let StationState::Fcfs { busy, queue, .. } = &mut self.states[station as usize] {
+                let st = &mut self.stations[station as usize];
+                if let StationState::Fcfs { busy, queue, .. } = &mut st.state {
                     match queue.pop_front() {
                         Some(next) => {
                             let class = self.jobs[next].class;
-                            self.start_service(station, next, class);
+                            let work =
+                                draw(&mut self.service, self.classes, station, class, &mut st.rng);
+                            self.schedule_departure(station, next, work);
                         }
                         None => {
                             *busy -= 1;
@@ -311,7 +331,7 @@ impl<'n> Simulation<'n> {
                 station,
                 generation,
             } => {
-                let StationState::Ps(ps) = &mut self.states[station as usize] else {
+                let StationState::Ps(ps) = &mut self.stations[station as usize].state else {
                     unreachable!()
                 };
                 if !ps.is_current(generation) {
@@ -338,7 +358,7 @@ impl<'n> Simulation<'n> {
         let Some(src) = &mut self.sources[s] else {
             unreachable!("arrival events come from sources")
         };
-        let gap = src.interarrival.sample(&mut self.arrival_rng[s]);
+        let gap = src.interarrival.sample(&mut src.rng);
         let class = src.class;
         self.calendar
             .schedule(self.now.after(gap), Event::Arrival { source });
@@ -356,20 +376,9 @@ impl<'n> Simulation<'n> {
         );
     }
 
+    /// Schedules the end of `job`'s service of length `work` at `station`.
     #[inline(always)]
-    fn sample_service(&mut self, station: u32, class: u32) -> f64 {
-        let s = station as usize;
-        match &mut self.service[s * self.classes + class as usize] {
-            Some(d) => d.sample(&mut self.service_rng[s]),
-            None => unreachable!(
-                "the scenario check guarantees a service time for every visiting class"
-            ),
-        }
-    }
-
-    #[inline(always)]
-    fn start_service(&mut self, station: u32, job: u32, class: u32) {
-        let work = self.sample_service(station, class);
+    fn schedule_departure(&mut self, station: u32, job: u32, work: f64) {
         self.calendar
             .schedule(self.now.after(work), Event::Departure { station, job });
     }
@@ -378,9 +387,12 @@ impl<'n> Simulation<'n> {
     #[inline(always)]
     fn count(&mut self, station: u32, class: u32, delta: i32) {
         let now = self.now.as_f64();
-        let ns = self.states.len();
+        let ns = self.stations.len();
         let rec = &mut self.recorder;
         rec.stations[station as usize].present.change(now, delta);
+        if !self.count_more {
+            return;
+        }
         if self.classes > 1 {
             rec.station_classes[class as usize * ns + station as usize]
                 .present
@@ -394,19 +406,29 @@ impl<'n> Simulation<'n> {
         }
     }
 
-    /// Job `job` arrives at `station` now. Delay, FCFS and join stations, the ones most events
-    /// reach, are handled inline; the others in [`Simulation::arrive_other`].
+    /// Job `job`, whose up-to-date record is `j`, arrives at `station` now: the record, with
+    /// its arrival, is stored back in the arena.
     #[inline(always)]
-    fn arrive(&mut self, job: u32, station: u32) {
-        let now = self.now.as_f64();
-        let j = &mut self.jobs[job];
-        j.arrived = now;
+    fn arrive(&mut self, job: u32, mut j: Job, station: u32) {
+        j.arrived = self.now.as_f64();
         j.station = station;
-        let Job { class, parent, .. } = *j;
-        match &mut self.states[station as usize] {
+        self.jobs[job] = j;
+        self.enter(job, j, station);
+    }
+
+    /// Job `job`, whose record `j` in the arena already holds its arrival now at `station`,
+    /// enters that station. Delay, FCFS and join stations, the ones most events reach, are
+    /// handled inline; the others in [`Simulation::arrive_other`].
+    #[inline(always)]
+    fn enter(&mut self, job: u32, j: Job, station: u32) {
+        let now = self.now.as_f64();
+        let Job { class, parent, .. } = j;
+        let st = &mut self.stations[station as usize];
+        match &mut st.state {
             StationState::Delay => {
+                let work = draw(&mut self.service, self.classes, station, class, &mut st.rng);
                 self.count(station, class, 1);
-                self.start_service(station, job, class);
+                self.schedule_departure(station, job, work);
             }
             StationState::Fcfs {
                 servers,
@@ -415,9 +437,10 @@ impl<'n> Simulation<'n> {
             } => {
                 if *busy < *servers {
                     *busy += 1;
+                    let work = draw(&mut self.service, self.classes, station, class, &mut st.rng);
                     self.recorder.stations[station as usize].busy.change(now, 1);
                     self.count(station, class, 1);
-                    self.start_service(station, job, class);
+                    self.schedule_departure(station, job, work);
                 } else {
                     queue.push_back(job);
                     self.count(station, class, 1);
@@ -431,30 +454,29 @@ impl<'n> Simulation<'n> {
                     self.release_parent(parent, station);
                 }
             }
-            _ => self.arrive_other(job, station, class),
+            _ => self.arrive_other(job, j, station),
         }
     }
 
     /// The last task of `parent` reached `join`: the parent leaves its fork and moves on.
     #[inline(never)]
     fn release_parent(&mut self, parent: u32, join: u32) {
-        let fork = self.jobs[parent].station;
-        self.leave_station(parent, fork);
-        self.route(parent, join);
+        let p = self.jobs[parent];
+        self.leave_station(p, p.station);
+        self.route(parent, p, join);
     }
 
     /// [`Simulation::arrive`] at a processor-sharing station, a fork or a sink.
     #[inline(never)]
-    fn arrive_other(&mut self, job: u32, station: u32, class: u32) {
+    fn arrive_other(&mut self, job: u32, j: Job, station: u32) {
         let now = self.now.as_f64();
-        match &mut self.states[station as usize] {
-            StationState::Ps(_) => {
-                self.count(station, class, 1);
-                let work = self.sample_service(station, class);
-                let StationState::Ps(ps) = &mut self.states[station as usize] else {
-                    unreachable!()
-                };
+        let class = j.class;
+        let st = &mut self.stations[station as usize];
+        match &mut st.state {
+            StationState::Ps(ps) => {
+                let work = draw(&mut self.service, self.classes, station, class, &mut st.rng);
                 let (generation, due) = ps.arrive(now, job, work);
+                self.count(station, class, 1);
                 if self.recorder.stations[station as usize].present.count() == 1 {
                     self.recorder.stations[station as usize].busy.change(now, 1);
                 }
@@ -467,20 +489,20 @@ impl<'n> Simulation<'n> {
                     unreachable!()
                 };
                 self.jobs[job].pending = branches.len() as u32;
-                let born = self.jobs[job].born;
                 for b in branches {
-                    let task = self.jobs.alloc(Job {
+                    let t = Job {
                         class,
                         parent: job,
                         pending: 0,
                         station: b.0,
-                        born,
+                        born: j.born,
                         arrived: now,
-                    });
-                    self.arrive(task, b.0);
+                    };
+                    let task = self.jobs.alloc(t);
+                    self.enter(task, t, b.0);
                 }
             }
-            StationState::Sink => self.exit(job),
+            StationState::Sink => self.exit(job, j),
             StationState::Delay | StationState::Fcfs { .. } | StationState::Join => {
                 unreachable!("handled in arrive")
             }
@@ -493,17 +515,19 @@ impl<'n> Simulation<'n> {
     /// Job `job` finishes at `station`: its visit is recorded and it is routed on.
     #[inline(always)]
     fn leave(&mut self, job: u32, station: u32) {
-        self.leave_station(job, station);
-        self.route(job, station);
+        let j = self.jobs[job];
+        self.leave_station(j, station);
+        self.route(job, j, station);
     }
 
+    /// Records the visit of the job `j` to `station`, which it leaves now.
     #[inline(always)]
-    fn leave_station(&mut self, job: u32, station: u32) {
+    fn leave_station(&mut self, j: Job, station: u32) {
         let now = self.now.as_f64();
-        let Job { class, arrived, .. } = self.jobs[job];
+        let Job { class, arrived, .. } = j;
         let visit = now - arrived;
         self.count(station, class, -1);
-        let ns = self.states.len();
+        let ns = self.stations.len();
         let rec = &mut self.recorder;
         let st = &mut rec.stations[station as usize];
         st.response.add(visit);
@@ -515,34 +539,34 @@ impl<'n> Simulation<'n> {
         }
     }
 
-    /// Sends `job` on from `station` by the routing rule of its class there.
+    /// Sends `job`, whose up-to-date record is `j`, on from `station` by the routing rule of
+    /// its class there.
     #[inline(always)]
-    fn route(&mut self, job: u32, station: u32) {
-        let class = self.jobs[job].class;
-        let ns = self.states.len();
+    fn route(&mut self, job: u32, mut j: Job, station: u32) {
+        let class = j.class;
+        let ns = self.stations.len();
         let (to, to_class, cycle) = match self.hops[class as usize * ns + station as usize] {
-            Hop::Exit => return self.exit(job),
+            Hop::Exit => return self.exit(job, j),
             Hop::To {
                 station,
                 class,
                 cycle,
             } => (station, class, cycle),
             Hop::Rule => match self.choose(ClassId(class), station) {
-                Target::Exit => return self.exit(job),
+                Target::Exit => return self.exit(job, j),
                 Target::Station(to, to_class) => {
                     (to.0, to_class.0, self.reference[to_class.index()] == to.0)
                 }
             },
         };
         let now = self.now.as_f64();
-        let j = &mut self.jobs[job];
         j.class = to_class;
         if cycle && j.parent == NO_PARENT {
             let cycle_time = now - j.born;
             j.born = now;
             self.observe(to_class, cycle_time);
         }
-        self.arrive(job, to);
+        self.arrive(job, j, to);
     }
 
     /// The target of a random or state-dependent rule of `class` at `station`.
@@ -571,14 +595,15 @@ impl<'n> Simulation<'n> {
         }
     }
 
+    /// Job `job`, whose record is `j`, leaves the network.
     #[inline(always)]
-    fn exit(&mut self, job: u32) {
+    fn exit(&mut self, job: u32, j: Job) {
         let Job {
             class,
             born,
             parent,
             ..
-        } = self.jobs[job];
+        } = j;
         self.jobs.release(job);
         if parent == NO_PARENT {
             self.observe(class, self.now.as_f64() - born);
@@ -592,11 +617,49 @@ impl<'n> Simulation<'n> {
         let rec = &mut self.recorder.classes[class as usize];
         rec.response.add(value);
         rec.percentiles.record(value);
+        if self.observed >= self.check_from {
+            self.observe_more(value);
+        }
+    }
+
+    /// The rare part of [`Simulation::observe`]: the series, and the end of the warm-up.
+    #[inline(never)]
+    fn observe_more(&mut self, value: f64) {
         if let Some(series) = &mut self.series {
             series.add(value);
         }
-        if self.observed == self.run.warmup {
+        if self.observed == self.warmup {
             self.recorder.restart(self.now.as_f64());
+        }
+        if self.series.is_none() {
+            // reached only at the end of the warm-up
+            self.check_from = u64::MAX;
+        }
+    }
+}
+
+/// A station's run-time data used on every visit.
+#[derive(Debug)]
+struct StationRun {
+    state: StationState,
+    /// The station's stream of service draws.
+    rng: StreamRng,
+}
+
+/// Draws the service time of `class` at `station` from `rng`, the station's stream; `service`
+/// is the flat table at `station * classes + class`.
+#[inline(always)]
+fn draw(
+    service: &mut [Option<Dist>],
+    classes: usize,
+    station: u32,
+    class: u32,
+    rng: &mut StreamRng,
+) -> f64 {
+    match &mut service[station as usize * classes + class as usize] {
+        Some(d) => d.sample(rng),
+        None => {
+            unreachable!("the scenario check guarantees a service time for every visiting class")
         }
     }
 }
@@ -607,6 +670,8 @@ struct Source {
     interarrival: Dist,
     /// The class of the jobs it emits.
     class: u32,
+    /// Its stream of inter-arrival draws.
+    rng: StreamRng,
 }
 
 /// A routing rule resolved for the event loop: fixed routes need no look-up in the network.
