@@ -160,3 +160,24 @@ fn max_of_8_exponentials_is_h8() {
     assert_agrees(&ex, "class.jobs.response", harmonic(8), 0.01);
     assert_agrees(&ex, "station.d.response", 1.0, 0.01);
 }
+
+#[test]
+fn mm1_response_percentiles_are_exponential_quantiles() {
+    // M/M/1 FCFS response time is exponential with rate mu - lambda: p_q = -ln(1 - q) / 0.5.
+    // Reported percentiles are resolved to 0.4% (2 significant digits, sub-bucket midpoint), so
+    // the truth must lie in the 99% interval widened by that resolution.
+    let ex = simulate(&scenario(&open_single(0.5, EXP1)), 20, 40_000, 14);
+    for (name, q) in [("p50", 0.5), ("p90", 0.9), ("p95", 0.95), ("p99", 0.99)] {
+        let truth = -(1.0_f64 - q).ln() / 0.5;
+        for metric in [format!("class.jobs.{name}"), format!("station.q.{name}")] {
+            let ci = ex.interval(ex.index_of(&metric).expect("reported"), 0.99);
+            assert!(ci.relative_half_width() < 0.03, "{metric}: {ci:?}");
+            assert!(
+                (ci.mean - truth).abs() <= ci.half_width + 0.004 * truth,
+                "{metric}: {} +- {} vs exponential quantile {truth}",
+                ci.mean,
+                ci.half_width
+            );
+        }
+    }
+}
