@@ -345,33 +345,8 @@ mod tests {
     use super::*;
     use crate::scenario::parse;
 
-    const MM1: &str = r#"
-name = "M/M/1 rho 0.5"
-[run]
-replications = 10
-length = 20000
-[validate]
-precision = 0.05
-[[class]]
-name = "jobs"
-[[station]]
-name = "arrivals"
-kind = "source"
-class = "jobs"
-interarrival = { dist = "exp", rate = 0.5 }
-[[station]]
-name = "q"
-kind = "fcfs"
-service = { dist = "exp", mean = 1.0 }
-[[route]]
-class = "jobs"
-from = "arrivals"
-to = "q"
-[[route]]
-class = "jobs"
-from = "q"
-to = "exit"
-"#;
+    /// The suite's M/M/1 case at rho 0.5 (true mean response 2).
+    const MM1: &str = include_str!("../validation/mm1_rho50.toml");
 
     /// The M/M/1 case, judged against `value` claimed as the exact mean response time.
     fn judge_response(value: f64) -> Comparison {

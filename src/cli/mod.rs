@@ -25,6 +25,11 @@ enum Command {
     /// Print every analytic prediction that applies to a scenario, and why the others do not.
     Analyze(analyze::AnalyzeArgs),
     /// Simulate and analyse validation cases; verdicts account for sampling error.
+    ///
+    /// An exact prediction agrees when it lies in the simulation's 99% interval and the interval
+    /// meets the case's precision target. A disagreement is rerun once on independent streams
+    /// and stands only if the rerun disagrees too; the report keeps the first interval. Exit 0
+    /// when nothing disagrees, 1 when something does, 2 on bad input.
     Validate(validate::ValidateArgs),
     /// Check the statistics themselves (coverage of nominal 95% intervals).
     Selftest(selftest::SelftestArgs),

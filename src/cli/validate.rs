@@ -18,7 +18,8 @@ pub struct ValidateArgs {
     /// Short runs, precision target relaxed fivefold (what CI runs).
     #[arg(long, conflicts_with = "full")]
     quick: bool,
-    /// The declared run lengths and precision targets (the default).
+    /// The declared run lengths and precision targets (the default): replications are added
+    /// until every exact prediction's metric meets the target or max_replications is spent.
     #[arg(long)]
     full: bool,
     /// Print JSON.
