@@ -11,7 +11,6 @@
 
 use crate::engine::{Recorder, RunSummary};
 use crate::model::{ClassKind, Network, StationKind};
-use crate::stats::PERCENTILES;
 
 /// The metric measured for a class end to end: `response` (open) or `cycle` (closed).
 pub fn class_metric(net: &Network, class: usize) -> String {
@@ -49,11 +48,8 @@ pub fn measure(net: &Network, rec: &Recorder, run: &RunSummary) -> Vec<(String, 
             format!("class.{}.throughput", class.name),
             r.response.count() as f64 / span,
         ));
-        for (label, q) in PERCENTILES {
-            out.push((
-                format!("class.{}.{label}", class.name),
-                r.percentiles.quantile(q),
-            ));
+        for (label, value) in r.percentiles.reported() {
+            out.push((format!("class.{}.{label}", class.name), value));
         }
     }
     for (s, st) in net.stations.iter().enumerate() {
@@ -77,8 +73,8 @@ pub fn measure(net: &Network, rec: &Recorder, run: &RunSummary) -> Vec<(String, 
                 r.busy.mean(run.end) / f64::from(*servers),
             ));
         }
-        for (label, q) in PERCENTILES {
-            out.push((format!("station.{name}.{label}"), r.percentiles.quantile(q)));
+        for (label, value) in r.percentiles.reported() {
+            out.push((format!("station.{name}.{label}"), value));
         }
         let visiting: Vec<usize> = match st.kind.service() {
             Some(table) => (0..net.classes.len())

@@ -108,12 +108,23 @@ impl Percentiles {
     /// The value at quantile `q` in `[0, 1]` (NaN when empty): the midpoint of the histogram
     /// sub-bucket that holds it, so within 0.4 % (half a sub-bucket) of the recorded value.
     pub fn quantile(&self, q: f64) -> f64 {
+        let [value] = self.quantiles([q]);
+        value
+    }
+
+    /// The [`PERCENTILES`] parsim reports, labelled, from one hdrhistogram.
+    pub fn reported(&self) -> [(&'static str, f64); 4] {
+        let values = self.quantiles(PERCENTILES.map(|(_, q)| q));
+        std::array::from_fn(|i| (PERCENTILES[i].0, values[i]))
+    }
+
+    /// [`Percentiles::quantile`] at each of `qs`, from one hdrhistogram built once.
+    pub fn quantiles<const N: usize>(&self, qs: [f64; N]) -> [f64; N] {
         if self.total == 0 {
-            return f64::NAN;
+            return [f64::NAN; N];
         }
         let hist = self.histogram();
-        let ticks = hist.value_at_quantile(q);
-        hist.median_equivalent(ticks) as f64 * self.unit
+        qs.map(|q| hist.median_equivalent(hist.value_at_quantile(q)) as f64 * self.unit)
     }
 
     /// The counts as an hdrhistogram: each count recorded at its sub-bucket's lowest value.
