@@ -106,13 +106,19 @@ fn bench_engine(
     length: u64,
 ) -> u64 {
     let run = RunLength { warmup: 0, length };
-    let events = Simulation::new(net, SEED, 0).run(run).events;
+    let events = Simulation::new(net, SEED, 0)
+        .run(run)
+        .expect("the benchmark models run to their length")
+        .events;
     group.throughput(Throughput::Elements(events));
     group.bench_function(id, |b| {
         b.iter_batched(
             || Simulation::new(net, SEED, 0),
             |mut sim| {
-                black_box(sim.run(run));
+                black_box(
+                    sim.run(run)
+                        .expect("the benchmark models run to their length"),
+                );
                 sim // dropped outside the timed section
             },
             BatchSize::PerIteration,
@@ -285,6 +291,11 @@ impl Hash for Keyed {
     }
 }
 
+/// A span of mean-1 time as clock ticks (the clock of a scenario whose smallest mean is 1).
+fn ticks(span: f64) -> u64 {
+    parsim::time::Clock::default().ticks(span)
+}
+
 /// The hold model on [`Calendar`] and on `PriorityQueue` with 10, 1000 and 100000 pending events.
 fn calendar(c: &mut Criterion) {
     let mut group = c.benchmark_group("calendar");
@@ -298,7 +309,7 @@ fn calendar(c: &mut Criterion) {
         let mut cal = Calendar::new();
         for job in 0..n {
             cal.schedule(
-                SimTime::ZERO.after(rng.sample(Exp1)),
+                SimTime::ZERO.after(ticks(rng.sample(Exp1))),
                 Event::Departure { station: 0, job },
             );
         }
@@ -306,7 +317,7 @@ fn calendar(c: &mut Criterion) {
             b.iter(|| {
                 for _ in 0..HOLDS {
                     let (t, e) = cal.pop().expect("the hold model never runs dry");
-                    cal.schedule(t.after(rng.sample(Exp1)), e);
+                    cal.schedule(t.after(ticks(rng.sample(Exp1))), e);
                 }
             });
         });

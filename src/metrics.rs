@@ -3,14 +3,16 @@
 //! Names are stable and scriptable:
 //! - `class.<c>.response` (open classes: end-to-end response time) or `class.<c>.cycle`
 //!   (closed classes: cycle time at the reference station), `class.<c>.throughput`, and
-//!   `class.<c>.p50|p90|p95|p99`;
+//!   `class.<c>.p50|p90|p95|p99`, for every class whose jobs complete observations in it (an
+//!   open class whose jobs always leave under another class has none);
 //! - `station.<s>.response` (mean time per visit; for a fork, from the fork to the join's
 //!   release), `.throughput` (departures per unit time), `.number` (time-averaged jobs present),
 //!   `.utilisation` (busy fraction per server, queues only), `.p50|p90|p95|p99`;
 //! - with several classes at a station, `station.<s>.<c>.response|throughput|number`.
 
 use crate::engine::{Recorder, RunSummary};
-use crate::model::{ClassKind, Network, StationKind};
+use crate::model::{ClassId, ClassKind, Network, Routing, StationId, StationKind, Target};
+use crate::time::SimTime;
 
 /// The metric measured for a class end to end: `response` (open) or `cycle` (closed).
 pub fn class_metric(net: &Network, class: usize) -> String {
@@ -21,12 +23,41 @@ pub fn class_metric(net: &Network, class: usize) -> String {
     format!("class.{}.{kind}", net.classes[class].name)
 }
 
+/// True when jobs can complete an observation as class `c`: an open class's jobs can exit in
+/// it (a route to `exit`, or a sink reached in it), a closed class's jobs can arrive at its
+/// reference station in it.
+pub fn completes(net: &Network, c: usize) -> bool {
+    let class = ClassId(c as u32);
+    net.classes.iter().enumerate().any(|(from_class, _)| {
+        (0..net.stations.len()).any(|s| {
+            let rule = net
+                .routing
+                .rule(ClassId(from_class as u32), StationId(s as u32));
+            Routing::branch_probabilities(rule, &net.groups)
+                .iter()
+                .any(|&(t, p)| {
+                    p > 0.0
+                        && match (t, net.classes[c].kind) {
+                            (Target::Exit, ClassKind::Open) => from_class == c,
+                            (Target::Station(to, tc), ClassKind::Open) => {
+                                tc == class && matches!(net.station(to).kind, StationKind::Sink)
+                            }
+                            (Target::Station(to, tc), ClassKind::Closed { reference, .. }) => {
+                                tc == class && to == reference
+                            }
+                            (Target::Exit, ClassKind::Closed { .. }) => false,
+                        }
+                })
+        })
+    })
+}
+
 /// The names of the metrics a run of `net` reports, in report order (what [`measure`] returns,
 /// without running anything).
 pub fn names(net: &Network) -> Vec<String> {
     let nothing = RunSummary {
-        warmup_end: 0.0,
-        end: 0.0,
+        warmup_end: SimTime::ZERO,
+        end: SimTime::ZERO,
         observed: 0,
         events: 0,
     };
@@ -38,10 +69,13 @@ pub fn names(net: &Network) -> Vec<String> {
 
 /// The metrics of one finished replication, in a fixed order.
 pub fn measure(net: &Network, rec: &Recorder, run: &RunSummary) -> Vec<(String, f64)> {
-    let span = run.end - run.warmup_end;
+    let span = net.clock.span(run.end.since(run.warmup_end));
     let ns = net.stations.len();
     let mut out = Vec::new();
     for (c, class) in net.classes.iter().enumerate() {
+        if !completes(net, c) {
+            continue;
+        }
         let r = &rec.classes[c];
         out.push((class_metric(net, c), r.response.mean()));
         out.push((

@@ -7,8 +7,8 @@
 use rayon::prelude::*;
 use serde::Serialize;
 
-use crate::engine::{RunLength, Simulation};
-use crate::metrics::{class_metric, measure};
+use crate::engine::{RunFault, RunLength, Simulation};
+use crate::metrics::{class_metric, completes, measure};
 use crate::scenario::{Scenario, Warmup};
 use crate::stats::ConfidenceInterval;
 
@@ -46,11 +46,11 @@ impl Options {
             warmup: r.warmup,
             precision: r.precision,
             level: 0.95,
-            metrics: vec![
-                r.metric
-                    .clone()
-                    .unwrap_or_else(|| class_metric(&sc.network, 0)),
-            ],
+            metrics: vec![r.metric.clone().unwrap_or_else(|| {
+                let net = &sc.network;
+                let first = (0..net.classes.len()).find(|&c| completes(net, c));
+                class_metric(net, first.unwrap_or(0))
+            })],
             max_replications: r.max_replications,
             threads: 0,
         }
@@ -79,6 +79,56 @@ pub enum RunError {
     /// The thread pool could not be built.
     #[error("cannot start worker threads: {0}")]
     Threads(String),
+    /// The run would outlast the clock (see [`crate::time`]): refused before it starts.
+    #[error(
+        "refused: the run would last about {estimate:.3e} time units ({observations} observations at about {rate:.3e} per time unit), beyond the {horizon:.3e} the clock can represent: its tick is 2^-31 of the smallest mean time ({smallest:e}, at station {station:?}), so the scenario's time scales span too many orders of magnitude for this run length; shorten the run (run.length, --length) or bring the time scales closer together"
+    )]
+    Horizon {
+        /// The estimated length of the longest run (pilot or replication), in time units.
+        estimate: f64,
+        /// Observations it makes.
+        observations: u64,
+        /// Observations per time unit estimated from the routing.
+        rate: f64,
+        /// The clock's range in time units.
+        horizon: f64,
+        /// The smallest mean time, which sets the tick.
+        smallest: f64,
+        /// The station it belongs to.
+        station: String,
+    },
+    /// A run stopped on a fault (see [`RunFault`]).
+    #[error("{run}: {fault}")]
+    Fault {
+        /// Which run: "the warm-up pilot" or "replication r".
+        run: String,
+        /// What stopped it.
+        fault: RunFault,
+    },
+    /// A run finished but some metric has no value (e.g. a station with no departure after
+    /// the warm-up): reported, never printed as a blank.
+    #[error(
+        "replication {replication} measured nothing for {}: lengthen the run (run.length) so that every station and class is observed after the warm-up",
+        metrics.join(", ")
+    )]
+    Missing {
+        /// The replication.
+        replication: u64,
+        /// The metrics without a value (at most a few are listed).
+        metrics: Vec<String>,
+    },
+    /// A percentile histogram overflowed its counters (more than 4·10^9 values).
+    #[error(
+        "replication {replication}: {count} values of {metric} could not be counted in its histogram (more than 2^32 values); run shorter replications"
+    )]
+    Clamped {
+        /// The replication.
+        replication: u64,
+        /// The metric.
+        metric: String,
+        /// Values not counted.
+        count: u64,
+    },
 }
 
 /// The outcome of an experiment.
@@ -114,40 +164,118 @@ struct Replication {
     events: u64,
 }
 
-fn replicate(sc: &Scenario, opt: &Options, warmup: u64, r: u64) -> Replication {
-    let mut sim = Simulation::new(&sc.network, opt.seed, r);
-    let summary = sim.run(RunLength {
-        warmup,
-        length: opt.length,
-    });
-    Replication {
-        values: measure(&sc.network, sim.recorder(), &summary),
-        events: summary.events,
+fn replicate(sc: &Scenario, opt: &Options, warmup: u64, r: u64) -> Result<Replication, RunError> {
+    let net = &sc.network;
+    let mut sim = Simulation::new(net, opt.seed, r);
+    let summary = sim
+        .run(RunLength {
+            warmup,
+            length: opt.length,
+        })
+        .map_err(|fault| RunError::Fault {
+            run: format!("replication {r}"),
+            fault,
+        })?;
+    if let Some((metric, count)) = clamped(net, sim.recorder()) {
+        return Err(RunError::Clamped {
+            replication: r,
+            metric,
+            count,
+        });
     }
+    let values = measure(net, sim.recorder(), &summary);
+    let missing: Vec<String> = values
+        .iter()
+        .filter(|(_, v)| !v.is_finite())
+        .map(|(name, _)| name.clone())
+        .take(5)
+        .collect();
+    if !missing.is_empty() {
+        return Err(RunError::Missing {
+            replication: r,
+            metrics: missing,
+        });
+    }
+    Ok(Replication {
+        values,
+        events: summary.events,
+    })
+}
+
+/// The first histogram with values it could not count, and how many.
+fn clamped(net: &crate::model::Network, rec: &crate::engine::Recorder) -> Option<(String, u64)> {
+    let classes = rec
+        .classes
+        .iter()
+        .enumerate()
+        .map(|(c, r)| (class_metric(net, c), r.percentiles.clamped()));
+    let stations = rec.stations.iter().zip(&net.stations).map(|(r, s)| {
+        (
+            format!("station.{}.response", s.name),
+            r.percentiles.clamped(),
+        )
+    });
+    classes.chain(stations).find(|(_, n)| *n > 0)
+}
+
+/// Refuses an experiment whose longest run (the pilot or a replication) would outlast the
+/// clock, estimated from the routing ([`crate::model::estimates::observation_rate`]); the run
+/// itself still stops with [`RunFault::Horizon`] if the estimate was too low.
+pub fn check_horizon(sc: &Scenario, opt: &Options) -> Result<(), RunError> {
+    let net = &sc.network;
+    let (Some(rate), Some((smallest, station))) = (
+        crate::model::estimates::observation_rate(net),
+        net.smallest_mean_time(),
+    ) else {
+        return Ok(());
+    };
+    let warmup = match opt.warmup {
+        Warmup::Fixed(n) => n,
+        Warmup::Mser5 => opt.length / 2,
+    };
+    let observations = warmup.saturating_add(opt.length);
+    let estimate = observations as f64 / rate;
+    let horizon = net.clock.horizon();
+    // margin: a run lasts longer than its mean length by chance, and the rate is an estimate
+    if estimate > horizon / 2.0 {
+        return Err(RunError::Horizon {
+            estimate,
+            observations,
+            rate,
+            horizon,
+            smallest,
+            station: station.to_owned(),
+        });
+    }
+    Ok(())
 }
 
 /// Settles the warm-up: fixed, or MSER-5 over a pilot replication (its own stream, index
 /// `u64::MAX`, so it shares no draws with the measured replications).
-pub fn settle_warmup(sc: &Scenario, opt: &Options) -> WarmupReport {
+pub fn settle_warmup(sc: &Scenario, opt: &Options) -> Result<WarmupReport, RunError> {
     match opt.warmup {
-        Warmup::Fixed(n) => WarmupReport {
+        Warmup::Fixed(n) => Ok(WarmupReport {
             observations: n,
             method: "fixed",
             at_limit: false,
-        },
+        }),
         Warmup::Mser5 => {
             let mut sim = Simulation::new(&sc.network, opt.seed, u64::MAX);
             sim.record_series();
             sim.run(RunLength {
                 warmup: 0,
                 length: opt.length,
-            });
+            })
+            .map_err(|fault| RunError::Fault {
+                run: "the warm-up pilot".to_owned(),
+                fault,
+            })?;
             let t = sim.series().and_then(|s| s.truncation());
-            WarmupReport {
+            Ok(WarmupReport {
                 observations: t.map_or(0, |t| t.observations),
                 method: "mser5",
                 at_limit: t.is_some_and(|t| t.at_limit),
-            }
+            })
         }
     }
 }
@@ -164,7 +292,8 @@ pub fn run(
         .num_threads(opt.threads)
         .build()
         .map_err(|e| RunError::Threads(e.to_string()))?;
-    let warmup = settle_warmup(sc, opt);
+    check_horizon(sc, opt)?;
+    let warmup = settle_warmup(sc, opt)?;
     let batch = u64::from(opt.replications);
     let mut rows: Vec<Replication> = Vec::new();
     let mut metric_indices: Option<Vec<usize>> = None;
@@ -172,7 +301,7 @@ pub fn run(
     loop {
         let start = rows.len() as u64;
         let end = (start + batch).min(u64::from(opt.max_replications.max(opt.replications)));
-        let fresh: Vec<Replication> = pool.install(|| {
+        let fresh: Vec<Result<Replication, RunError>> = pool.install(|| {
             (start..end)
                 .into_par_iter()
                 .map(|r| {
@@ -182,7 +311,10 @@ pub fn run(
                 })
                 .collect()
         });
-        rows.extend(fresh);
+        // the first failure in replication order, whatever the threads did
+        for rep in fresh {
+            rows.push(rep?);
+        }
         let Some(target) = opt.precision else { break };
         let indices = match &metric_indices {
             Some(found) => found,

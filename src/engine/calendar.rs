@@ -128,7 +128,7 @@ impl Calendar {
         self.next_seq += 1;
         let (tag, payload) = encode(event);
         let entry = Entry {
-            time: time.key(),
+            time: time.ticks(),
             seq_tag: (seq << 2) | tag,
             payload,
         };
@@ -151,7 +151,10 @@ impl Calendar {
         }
         let e = *self.heap.peek()?;
         self.taken = true;
-        Some((SimTime::from_key(e.time), decode(e.seq_tag & 3, e.payload)))
+        Some((
+            SimTime::from_ticks(e.time),
+            decode(e.seq_tag & 3, e.payload),
+        ))
     }
 
     /// Number of pending events.
@@ -170,7 +173,7 @@ mod tests {
     use super::*;
 
     fn t(v: f64) -> SimTime {
-        SimTime::new(v).unwrap()
+        SimTime::from_ticks((v * 1000.0) as u64)
     }
 
     #[test]
@@ -207,7 +210,7 @@ mod tests {
     #[test]
     fn interleaved_pops_and_schedules_follow_time_then_order() {
         let mut cal = Calendar::new();
-        let mut reference: Vec<(u64, u32)> = Vec::new(); // (time key, job), in scheduling order
+        let mut reference: Vec<(u64, u32)> = Vec::new(); // (time in ticks, job), in scheduling order
         let mut x = 99_u64;
         let mut next = |m: u64| {
             x = x
@@ -221,11 +224,11 @@ mod tests {
             for _ in 0..next(3) {
                 let at = t(now + next(4) as f64);
                 cal.schedule(at, Event::Departure { station: 0, job });
-                reference.push((at.key(), job));
+                reference.push((at.ticks(), job));
             }
             if job % 7 == 0 {
                 cal.schedule(t(now), Event::Departure { station: 1, job });
-                reference.push((t(now).key(), job + 1_000_000));
+                reference.push((t(now).ticks(), job + 1_000_000));
             }
             assert_eq!(cal.len(), reference.len());
             let Some((time, event)) = cal.pop() else {
@@ -241,8 +244,8 @@ mod tests {
                 Event::Departure { job, .. } => job + 1_000_000,
                 other => panic!("unexpected {other:?}"),
             };
-            assert_eq!((time.key(), got), (key, id));
-            now = time.as_f64();
+            assert_eq!((time.ticks(), got), (key, id));
+            now = time.ticks() as f64 / 1000.0;
         }
     }
 }

@@ -1,6 +1,8 @@
 //! The job arena: jobs live in a `Vec` and are referred to by index; freed slots are reused,
 //! so a steady state allocates nothing.
 
+use crate::time::SimTime;
+
 /// No parent: the job is not a fork task.
 pub const NO_PARENT: u32 = u32::MAX;
 
@@ -16,9 +18,9 @@ pub struct Job {
     /// The station where the job is now (for a forked parent: its fork).
     pub station: u32,
     /// Start of the job's life (open class) or of its current cycle (closed class).
-    pub born: f64,
+    pub born: SimTime,
     /// When the job arrived at the station where it is now.
-    pub arrived: f64,
+    pub arrived: SimTime,
 }
 
 /// No free slot.
@@ -59,6 +61,16 @@ impl Jobs {
                 (self.slots.len() - 1) as u32
             }
         }
+    }
+
+    /// Slots in use or free: the most jobs that were in the network at once.
+    pub fn len(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// True before the first job.
+    pub fn is_empty(&self) -> bool {
+        self.slots.is_empty()
     }
 
     /// Releases a job's slot for reuse.

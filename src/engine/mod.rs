@@ -13,6 +13,15 @@
 //! exits) and each cycle of a closed job (when it reaches its class's reference station). The
 //! first `warmup` observations are discarded (all statistics restart at that instant), then the
 //! run measures `length` more and stops at the event that completes the last one.
+//!
+//! **A run never hangs and never ends short in silence.** [`Simulation::run`] stops with a
+//! [`RunFault`] when the clock reaches the end of its range, when nothing is left to happen
+//! before the run's length is reached, when [`STALL_EVENTS_PER_OBSERVATION`] times the expected
+//! number of events pass without an observation (jobs circulating without ever completing),
+//! when more than [`MAX_JOBS`] jobs are in the network at once, or when a histogram overflows.
+//! The checks cost one comparison per event and a few per [`CHECK_EVERY`] events; times
+//! saturate at the end of the clock, so a run that passes it is stopped at the next check,
+//! before anything it measured past the end is reported.
 
 pub mod calendar;
 pub mod event;
@@ -34,9 +43,78 @@ use crate::dist::Dist;
 use crate::model::{ClassId, ClassKind, Discipline, Network, Rule, StationId, StationKind, Target};
 use crate::rng::{StreamRng, stream};
 use crate::stats::Mser;
-use crate::time::SimTime;
+use crate::time::{Clock, SimTime};
 use jobs::{Job, Jobs, NO_PARENT};
 use ps::PsQueue;
+
+/// Events between the checks for stalls and runaway job counts.
+pub const CHECK_EVERY: u64 = 4096;
+
+/// A run stalls when this many times its expected events per observation (and at least
+/// [`MIN_STALL_EVENTS`]) pass without an observation.
+pub const STALL_EVENTS_PER_OBSERVATION: u64 = 10_000;
+
+/// The fewest events without an observation that count as a stall.
+pub const MIN_STALL_EVENTS: u64 = 10_000_000;
+
+/// Most jobs (and fork tasks) in the network at once: about 1 GiB of job records.
+pub const MAX_JOBS: usize = 1 << 25;
+
+/// Why a run stopped before making its observations. Every variant is fatal for the run.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum RunFault {
+    /// The clock reached the end of its range (see [`crate::time`]): the run lasted longer than
+    /// 2^63 ticks. Shorten the run, or bring the scenario's time scales closer together.
+    #[error(
+        "the run reached the end of the clock's range ({horizon:.4e} time units, 2^63 ticks of {tick:.3e}) after {observed} observations; shorten the run or bring the scenario's time scales closer together"
+    )]
+    Horizon {
+        /// The clock's range in time units.
+        horizon: f64,
+        /// One tick in time units.
+        tick: f64,
+        /// Observations made before.
+        observed: u64,
+    },
+    /// Nothing was left to happen (no pending event) before the run's length was reached: every
+    /// job left the network and no source remains.
+    #[error(
+        "the run ran dry after {observed} of {wanted} observations: no event was left to happen (every job left the network and nothing arrives)"
+    )]
+    Dry {
+        /// Observations made.
+        observed: u64,
+        /// Observations wanted (warm-up plus length).
+        wanted: u64,
+    },
+    /// Events went on without observations: jobs circulate but none completes.
+    #[error(
+        "no observation in the last {events} events (about {expected:.0} events per observation expected) after {observed} observations: jobs circulate without completing; {diagnosis}"
+    )]
+    Stalled {
+        /// Events since the last observation.
+        events: u64,
+        /// Events per observation the routing implies.
+        expected: f64,
+        /// Observations made before.
+        observed: u64,
+        /// Where the jobs are.
+        diagnosis: String,
+    },
+    /// Too many jobs in the network at once.
+    #[error(
+        "more than {limit} jobs are in the network at once after {observed} observations: jobs pile up without leaving; {diagnosis}"
+    )]
+    Overgrown {
+        /// The limit ([`MAX_JOBS`]).
+        limit: usize,
+        /// Observations made before.
+        observed: u64,
+        /// Where the jobs are.
+        diagnosis: String,
+    },
+}
 
 /// How long one run lasts, in observations (see the module docs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -51,9 +129,9 @@ pub struct RunLength {
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct RunSummary {
     /// Simulated time at the end of the warm-up.
-    pub warmup_end: f64,
+    pub warmup_end: SimTime,
     /// Simulated time at the end of the run.
-    pub end: f64,
+    pub end: SimTime,
     /// Observations measured after the warm-up.
     pub observed: u64,
     /// Events processed: arrivals plus service completions (stale PS events not counted).
@@ -91,6 +169,8 @@ struct Group {
 pub struct Simulation<'n> {
     net: &'n Network,
     now: SimTime,
+    /// The network's clock resolution (copied: read on every event).
+    clock: Clock,
     calendar: Calendar,
     jobs: Jobs,
     /// Per station: its state and its stream of service draws, side by side so that one
@@ -121,6 +201,8 @@ pub struct Simulation<'n> {
     events: u64,
     /// Observations discarded at the start of the current run.
     warmup: u64,
+    /// Events per observation the routing implies (for stall detection).
+    events_per_observation: f64,
     /// From this many observations on, [`Simulation::observe`] also feeds the series or ends
     /// the warm-up: 0 while recording a series, the warm-up length before it ends, never
     /// (`u64::MAX`) otherwise. One test per observation instead of two.
@@ -136,6 +218,7 @@ impl<'n> Simulation<'n> {
         let mut sim = Simulation {
             net,
             now: SimTime::ZERO,
+            clock: net.clock,
             calendar: Calendar::new(),
             jobs: Jobs::default(),
             stations: net
@@ -196,6 +279,7 @@ impl<'n> Simulation<'n> {
             observed: 0,
             events: 0,
             warmup: 0,
+            events_per_observation: crate::model::estimates::events_per_observation(net),
             check_from: u64::MAX,
         };
         sim.setup_groups();
@@ -211,8 +295,8 @@ impl<'n> Simulation<'n> {
                         parent: NO_PARENT,
                         pending: 0,
                         station: reference.0,
-                        born: 0.0,
-                        arrived: 0.0,
+                        born: SimTime::ZERO,
+                        arrived: SimTime::ZERO,
                     };
                     let job = sim.jobs.alloc(j);
                     sim.enter(job, j, reference.0);
@@ -250,9 +334,9 @@ impl<'n> Simulation<'n> {
         self.check_from = 0;
     }
 
-    /// Runs until `run.warmup + run.length` observations have been made (or nothing is left to
-    /// happen) and returns the summary.
-    pub fn run(&mut self, run: RunLength) -> RunSummary {
+    /// Runs until `run.warmup + run.length` observations have been made and returns the
+    /// summary, or the [`RunFault`] that stopped it (see the module docs).
+    pub fn run(&mut self, run: RunLength) -> Result<RunSummary, RunFault> {
         self.warmup = run.warmup;
         self.check_from = if self.series.is_some() {
             0
@@ -262,19 +346,121 @@ impl<'n> Simulation<'n> {
             u64::MAX
         };
         let target = run.warmup.saturating_add(run.length);
+        let mut watch = Watch {
+            next: self.events + CHECK_EVERY,
+            observed: self.observed,
+            quiet_since: self.events,
+            limit: (self.events_per_observation * STALL_EVENTS_PER_OBSERVATION as f64)
+                .max(MIN_STALL_EVENTS as f64) as u64,
+        };
         while self.observed < target {
             let Some((time, event)) = self.calendar.pop() else {
-                break;
+                return Err(self.ran_dry(target));
             };
             self.now = time;
             self.dispatch(event);
+            if self.events >= watch.next {
+                self.check(&mut watch)?;
+            }
         }
-        RunSummary {
+        if self.now.is_past_end() {
+            return Err(self.past_end());
+        }
+        Ok(RunSummary {
             warmup_end: self.recorder.start,
-            end: self.now.as_f64(),
+            end: self.now,
             observed: self.observed.saturating_sub(run.warmup),
             events: self.events,
+        })
+    }
+
+    /// The fault of a run with nothing left to happen before `target` observations.
+    #[cold]
+    #[inline(never)]
+    fn ran_dry(&self, target: u64) -> RunFault {
+        RunFault::Dry {
+            observed: self.observed,
+            wanted: target,
         }
+    }
+
+    /// The fault of a run that reached the end of the clock.
+    #[cold]
+    #[inline(never)]
+    fn past_end(&self) -> RunFault {
+        RunFault::Horizon {
+            horizon: self.clock.horizon(),
+            tick: self.clock.tick(),
+            observed: self.observed,
+        }
+    }
+
+    /// The periodic check of a run: stalls and runaway job counts (see the module docs).
+    #[cold]
+    #[inline(never)]
+    fn check(&mut self, watch: &mut Watch) -> Result<(), RunFault> {
+        watch.next = self.events + CHECK_EVERY;
+        if self.now.is_past_end() {
+            return Err(self.past_end());
+        }
+        if self.observed != watch.observed {
+            watch.observed = self.observed;
+            watch.quiet_since = self.events;
+        } else if self.events - watch.quiet_since > watch.limit {
+            return Err(RunFault::Stalled {
+                events: self.events - watch.quiet_since,
+                expected: self.events_per_observation,
+                observed: self.observed,
+                diagnosis: self.where_jobs_are(),
+            });
+        }
+        if self.jobs.len() > MAX_JOBS {
+            return Err(RunFault::Overgrown {
+                limit: MAX_JOBS,
+                observed: self.observed,
+                diagnosis: self.where_jobs_are(),
+            });
+        }
+        Ok(())
+    }
+
+    /// The stations holding the most jobs, and the classes that completed nothing: the
+    /// diagnosis of a stalled or overgrown run.
+    fn where_jobs_are(&self) -> String {
+        let mut held: Vec<(u32, &str)> = self
+            .recorder
+            .stations
+            .iter()
+            .zip(&self.net.stations)
+            .map(|(r, s)| (r.present.count(), s.name.as_str()))
+            .filter(|(n, _)| *n > 0)
+            .collect();
+        held.sort_by_key(|h| std::cmp::Reverse(h.0));
+        let mut out = if held.is_empty() {
+            "no station holds a job".to_owned()
+        } else {
+            let top: Vec<String> = held
+                .iter()
+                .take(5)
+                .map(|(n, s)| format!("{n} at {s:?}"))
+                .collect();
+            format!("jobs present: {}", top.join(", "))
+        };
+        let idle: Vec<&str> = self
+            .net
+            .classes
+            .iter()
+            .zip(&self.recorder.classes)
+            .filter(|(_, r)| r.response.count() == 0)
+            .map(|(c, _)| c.name.as_str())
+            .collect();
+        if !idle.is_empty() {
+            out.push_str(&format!(
+                "; no observation since the last restart of class {}",
+                idle.join(", ")
+            ));
+        }
+        out
     }
 
     /// The measurements so far.
@@ -293,7 +479,7 @@ impl<'n> Simulation<'n> {
             Event::Arrival { source } => {
                 self.events += 1;
                 let class = self.schedule_arrival(source);
-                let now = self.now.as_f64();
+                let now = self.now;
                 let j = Job {
                     class,
                     parent: NO_PARENT,
@@ -318,7 +504,7 @@ impl<'n> Simulation<'n> {
                         }
                         None => {
                             *busy -= 1;
-                            let now = self.now.as_f64();
+                            let now = self.now;
                             self.recorder.stations[station as usize]
                                 .busy
                                 .change(now, -1);
@@ -338,7 +524,7 @@ impl<'n> Simulation<'n> {
                     return;
                 }
                 self.events += 1;
-                let now = self.now.as_f64();
+                let now = self.now;
                 let (job, next) = ps.depart(now);
                 match next {
                     Some((generation, due)) => self.schedule_ps(station, generation, due),
@@ -358,15 +544,14 @@ impl<'n> Simulation<'n> {
         let Some(src) = &mut self.sources[s] else {
             unreachable!("arrival events come from sources")
         };
-        let gap = src.interarrival.sample(&mut src.rng);
+        let gap = self.clock.ticks(src.interarrival.sample(&mut src.rng));
         let class = src.class;
         self.calendar
             .schedule(self.now.after(gap), Event::Arrival { source });
         class
     }
 
-    fn schedule_ps(&mut self, station: u32, generation: u32, due: f64) {
-        let due = SimTime::new(due).unwrap_or(self.now).max(self.now);
+    fn schedule_ps(&mut self, station: u32, generation: u32, due: SimTime) {
         self.calendar.schedule(
             due,
             Event::PsDeparture {
@@ -379,6 +564,7 @@ impl<'n> Simulation<'n> {
     /// Schedules the end of `job`'s service of length `work` at `station`.
     #[inline(always)]
     fn schedule_departure(&mut self, station: u32, job: u32, work: f64) {
+        let work = self.clock.ticks(work);
         self.calendar
             .schedule(self.now.after(work), Event::Departure { station, job });
     }
@@ -386,7 +572,7 @@ impl<'n> Simulation<'n> {
     /// Counts a job in or out of a station's population.
     #[inline(always)]
     fn count(&mut self, station: u32, class: u32, delta: i32) {
-        let now = self.now.as_f64();
+        let now = self.now;
         let ns = self.stations.len();
         let rec = &mut self.recorder;
         rec.stations[station as usize].present.change(now, delta);
@@ -410,7 +596,7 @@ impl<'n> Simulation<'n> {
     /// its arrival, is stored back in the arena.
     #[inline(always)]
     fn arrive(&mut self, job: u32, mut j: Job, station: u32) {
-        j.arrived = self.now.as_f64();
+        j.arrived = self.now;
         j.station = station;
         self.jobs[job] = j;
         self.enter(job, j, station);
@@ -421,7 +607,7 @@ impl<'n> Simulation<'n> {
     /// handled inline; the others in [`Simulation::arrive_other`].
     #[inline(always)]
     fn enter(&mut self, job: u32, j: Job, station: u32) {
-        let now = self.now.as_f64();
+        let now = self.now;
         let Job { class, parent, .. } = j;
         let st = &mut self.stations[station as usize];
         match &mut st.state {
@@ -469,12 +655,18 @@ impl<'n> Simulation<'n> {
     /// [`Simulation::arrive`] at a processor-sharing station, a fork or a sink.
     #[inline(never)]
     fn arrive_other(&mut self, job: u32, j: Job, station: u32) {
-        let now = self.now.as_f64();
+        let now = self.now;
         let class = j.class;
         let st = &mut self.stations[station as usize];
         match &mut st.state {
             StationState::Ps(ps) => {
-                let work = draw(&mut self.service, self.classes, station, class, &mut st.rng);
+                let work = self.clock.ticks(draw(
+                    &mut self.service,
+                    self.classes,
+                    station,
+                    class,
+                    &mut st.rng,
+                ));
                 let (generation, due) = ps.arrive(now, job, work);
                 self.count(station, class, 1);
                 if self.recorder.stations[station as usize].present.count() == 1 {
@@ -523,15 +715,16 @@ impl<'n> Simulation<'n> {
     /// Records the visit of the job `j` to `station`, which it leaves now.
     #[inline(always)]
     fn leave_station(&mut self, j: Job, station: u32) {
-        let now = self.now.as_f64();
+        let now = self.now;
         let Job { class, arrived, .. } = j;
-        let visit = now - arrived;
+        let ticks = now.since(arrived);
+        let visit = self.clock.span(ticks);
         self.count(station, class, -1);
         let ns = self.stations.len();
         let rec = &mut self.recorder;
         let st = &mut rec.stations[station as usize];
         st.response.add(visit);
-        st.percentiles.record(visit);
+        st.percentiles.record(ticks);
         if self.classes > 1 {
             rec.station_classes[class as usize * ns + station as usize]
                 .response
@@ -559,12 +752,12 @@ impl<'n> Simulation<'n> {
                 }
             },
         };
-        let now = self.now.as_f64();
+        let now = self.now;
         j.class = to_class;
         if cycle && j.parent == NO_PARENT {
-            let cycle_time = now - j.born;
+            let cycle_ticks = now.since(j.born);
             j.born = now;
-            self.observe(to_class, cycle_time);
+            self.observe(to_class, cycle_ticks);
         }
         self.arrive(job, j, to);
     }
@@ -606,17 +799,18 @@ impl<'n> Simulation<'n> {
         } = j;
         self.jobs.release(job);
         if parent == NO_PARENT {
-            self.observe(class, self.now.as_f64() - born);
+            self.observe(class, self.now.since(born));
         }
     }
 
     /// One end-to-end observation of `class`.
     #[inline(always)]
-    fn observe(&mut self, class: u32, value: f64) {
+    fn observe(&mut self, class: u32, ticks: u64) {
         self.observed += 1;
+        let value = self.clock.span(ticks);
         let rec = &mut self.recorder.classes[class as usize];
         rec.response.add(value);
-        rec.percentiles.record(value);
+        rec.percentiles.record(ticks);
         if self.observed >= self.check_from {
             self.observe_more(value);
         }
@@ -629,13 +823,26 @@ impl<'n> Simulation<'n> {
             series.add(value);
         }
         if self.observed == self.warmup {
-            self.recorder.restart(self.now.as_f64());
+            self.recorder.restart(self.now);
         }
         if self.series.is_none() {
             // reached only at the end of the warm-up
             self.check_from = u64::MAX;
         }
     }
+}
+
+/// What the periodic check of a run remembers.
+#[derive(Debug)]
+struct Watch {
+    /// The event count at which to check next.
+    next: u64,
+    /// Observations at the last check.
+    observed: u64,
+    /// The event count when observations last moved.
+    quiet_since: u64,
+    /// Events without an observation that make a stall.
+    limit: u64,
 }
 
 /// A station's run-time data used on every visit.

@@ -5,33 +5,44 @@
 //! the next departure is the job with the least tag, due at `now + (tag - V) n`. Any arrival or
 //! departure changes `n`, so the station's pending departure event is superseded: a generation
 //! counter marks the current one and stale events are ignored when they come up.
+//!
+//! Virtual time is fixed point, clock ticks with [`FRACTION_BITS`] binary places, so it keeps
+//! its precision however long the run (an `f64` virtual time of `10^21` ticks would resolve
+//! only to `10^5` ticks).
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
+use crate::time::SimTime;
+
+/// Binary places of the virtual time below one tick: each advance rounds by at most
+/// `2^-32` tick, so `10^10` events move a departure by under three ticks.
+const FRACTION_BITS: u32 = 32;
+
 /// The state of a processor-sharing station.
 #[derive(Debug, Default)]
 pub struct PsQueue {
-    vtime: f64,
-    last: f64,
-    jobs: BinaryHeap<Reverse<(u64, u32)>>,
+    vtime: u128,
+    last: SimTime,
+    jobs: BinaryHeap<Reverse<(u128, u32)>>,
     generation: u32,
 }
 
 impl PsQueue {
-    fn advance(&mut self, now: f64) {
-        let n = self.jobs.len();
-        if n > 0 {
-            self.vtime += (now - self.last) / n as f64;
+    fn advance(&mut self, now: SimTime) {
+        let n = self.jobs.len() as u128;
+        if let Some(step) = (u128::from(now.since(self.last)) << FRACTION_BITS).checked_div(n) {
+            self.vtime += step;
         }
         self.last = now;
     }
 
-    /// A job arrives with `work`; returns the new generation and the time of the next departure.
-    pub fn arrive(&mut self, now: f64, job: u32, work: f64) -> (u32, f64) {
+    /// A job arrives with `work` ticks; returns the new generation and the time of the next
+    /// departure.
+    pub fn arrive(&mut self, now: SimTime, job: u32, work: u64) -> (u32, SimTime) {
         self.advance(now);
-        let tag = self.vtime + work;
-        self.jobs.push(Reverse((tag.to_bits(), job)));
+        let tag = self.vtime + (u128::from(work) << FRACTION_BITS);
+        self.jobs.push(Reverse((tag, job)));
         self.next(now)
     }
 
@@ -41,19 +52,24 @@ impl PsQueue {
     }
 
     /// The least-tag job departs; returns it and, if jobs remain, the next generation and due time.
-    pub fn depart(&mut self, now: f64) -> (u32, Option<(u32, f64)>) {
+    pub fn depart(&mut self, now: SimTime) -> (u32, Option<(u32, SimTime)>) {
         self.advance(now);
         let Reverse((tag, job)) = self.jobs.pop().expect("a current PS departure has a job");
-        self.vtime = f64::from_bits(tag);
+        self.vtime = tag;
         let next = (!self.jobs.is_empty()).then(|| self.next(now));
         (job, next)
     }
 
-    fn next(&mut self, now: f64) -> (u32, f64) {
+    fn next(&mut self, now: SimTime) -> (u32, SimTime) {
         self.generation = self.generation.wrapping_add(1);
         let Reverse((tag, _)) = *self.jobs.peek().expect("called with jobs present");
-        let due = now + ((f64::from_bits(tag) - self.vtime) * self.jobs.len() as f64).max(0.0);
-        (self.generation, due)
+        let left = tag.saturating_sub(self.vtime) * self.jobs.len() as u128;
+        // round up: the departure never comes before the job's work is done
+        let ticks = left.div_ceil(1 << FRACTION_BITS);
+        (
+            self.generation,
+            now.after(u64::try_from(ticks).unwrap_or(u64::MAX)),
+        )
     }
 }
 
@@ -61,21 +77,34 @@ impl PsQueue {
 mod tests {
     use super::*;
 
+    fn t(ticks: u64) -> SimTime {
+        SimTime::from_ticks(ticks)
+    }
+
     #[test]
     fn two_jobs_share_the_server() {
         let mut ps = PsQueue::default();
-        let (g1, due) = ps.arrive(0.0, 1, 2.0);
-        assert_eq!(due, 2.0);
-        // a second job of work 1 at t=1: job 1 has 1 left, both at rate 1/2
-        let (g2, due) = ps.arrive(1.0, 2, 1.0);
+        let (g1, due) = ps.arrive(t(0), 1, 2000);
+        assert_eq!(due, t(2000));
+        // a second job of work 1000 at t=1000: job 1 has 1000 left, both at rate 1/2
+        let (g2, due) = ps.arrive(t(1000), 2, 1000);
         assert!(!ps.is_current(g1) && ps.is_current(g2));
-        assert!((due - 3.0).abs() < 1e-12, "{due}");
+        assert_eq!(due, t(3000));
         let (first, next) = ps.depart(due);
-        assert_eq!(first, 1); // tie on tags: both finish at t=3, lower tag bits first
+        assert_eq!(first, 1); // tie on tags: both finish at t=3000, lower job first
         let (_, due) = next.unwrap();
-        assert!((due - 3.0).abs() < 1e-12);
+        assert_eq!(due, t(3000));
         let (second, next) = ps.depart(due);
         assert_eq!(second, 2);
         assert!(next.is_none());
+    }
+
+    #[test]
+    fn three_way_sharing_is_exact_to_the_tick() {
+        let mut ps = PsQueue::default();
+        ps.arrive(t(0), 0, 3);
+        ps.arrive(t(0), 1, 3);
+        let (_, due) = ps.arrive(t(0), 2, 3);
+        assert_eq!(due, t(9));
     }
 }

@@ -1,7 +1,8 @@
 //! What one run measures, collected as the run goes.
 
-use crate::model::{Network, StationKind};
+use crate::model::Network;
 use crate::stats::{Occupancy, Percentiles, Tally};
+use crate::time::SimTime;
 
 /// Per-station measurements (all classes together).
 #[derive(Clone, Debug)]
@@ -45,36 +46,39 @@ pub struct Recorder {
     /// Indexed by class.
     pub classes: Vec<ClassRecord>,
     /// When measurement started (the end of the warm-up).
-    pub start: f64,
+    pub start: SimTime,
 }
 
 impl Recorder {
-    /// Empty records for `net`, with histogram units scaled to its service times.
+    /// Empty records for `net`, each histogram scaled to its own metric: a station's to its
+    /// smallest mean service time, a class's to its demand per observation.
     pub fn new(net: &Network) -> Recorder {
-        let unit = histogram_unit(net);
+        let clock = &net.clock;
+        let fallback = net.smallest_mean_time().map_or(1.0, |(m, _)| m);
         let stations = net
             .stations
             .iter()
             .map(|s| {
-                let mean = s
+                let scale = s
                     .kind
                     .service()
-                    .and_then(|t| t.iter().flatten().map(|d| d.mean()).reduce(f64::min));
-                let unit = mean.filter(|m| *m > 0.0).map_or(unit, |m| m * 1e-4);
+                    .and_then(|t| t.iter().flatten().map(|d| d.mean()).reduce(f64::min))
+                    .filter(|m| *m > 0.0)
+                    .unwrap_or(fallback);
                 StationRecord {
                     present: Occupancy::default(),
                     busy: Occupancy::default(),
                     response: Tally::new(),
-                    percentiles: Percentiles::new(unit),
+                    percentiles: Percentiles::new(clock, scale),
                 }
             })
             .collect();
-        let classes = net
-            .classes
+        let scales = crate::model::estimates::demand_per_observation(net);
+        let classes = scales
             .iter()
-            .map(|_| ClassRecord {
+            .map(|&scale| ClassRecord {
                 response: Tally::new(),
-                percentiles: Percentiles::new(unit),
+                percentiles: Percentiles::new(clock, scale.unwrap_or(fallback)),
             })
             .collect();
         Recorder {
@@ -84,12 +88,12 @@ impl Recorder {
                 net.stations.len() * net.classes.len()
             ],
             classes,
-            start: 0.0,
+            start: SimTime::ZERO,
         }
     }
 
     /// Drops everything measured so far and measures from `now` on (end of the warm-up).
-    pub fn restart(&mut self, now: f64) {
+    pub fn restart(&mut self, now: SimTime) {
         self.start = now;
         for s in &mut self.stations {
             s.present.restart(now);
@@ -106,21 +110,4 @@ impl Recorder {
             c.percentiles.clear();
         }
     }
-}
-
-/// The histogram tick: a ten-thousandth of the smallest positive mean service time.
-fn histogram_unit(net: &Network) -> f64 {
-    net.stations
-        .iter()
-        .filter_map(|s| match &s.kind {
-            StationKind::Delay { service } | StationKind::Queue { service, .. } => service
-                .iter()
-                .flatten()
-                .map(|d| d.mean())
-                .filter(|m| *m > 0.0)
-                .reduce(f64::min),
-            _ => None,
-        })
-        .reduce(f64::min)
-        .map_or(1e-6, |m| m * 1e-4)
 }

@@ -5,6 +5,7 @@
 //! scenario ([`crate::scenario`]); the simulator ([`crate::engine`]) and the analytic solvers
 //! ([`crate::analytic`]) both read it.
 
+pub mod estimates;
 mod routing;
 mod traffic;
 
@@ -13,6 +14,7 @@ pub use routing::{Routing, Rule, Target};
 pub use traffic::{TrafficError, visits};
 
 use crate::dist::Dist;
+use crate::time::Clock;
 
 /// Index of a station in [`Network::stations`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -49,6 +51,9 @@ pub struct Network {
     pub routing: Routing,
     /// Station sets used by state-dependent routing rules, indexed by [`Rule`] group ids.
     pub groups: Vec<Vec<StationId>>,
+    /// The clock's resolution, from the smallest mean time of the network
+    /// ([`Network::smallest_mean_time`]).
+    pub clock: Clock,
 }
 
 /// A named station.
@@ -166,5 +171,33 @@ impl Network {
     /// The station with this id.
     pub fn station(&self, id: StationId) -> &Station {
         &self.stations[id.index()]
+    }
+
+    /// Every distribution of the network (service and inter-arrival times) with its station.
+    pub fn distributions(&self) -> impl Iterator<Item = (&Station, &Dist)> {
+        self.stations.iter().flat_map(|s| {
+            let dists: Vec<&Dist> = match &s.kind {
+                StationKind::Delay { service } | StationKind::Queue { service, .. } => {
+                    service.iter().flatten().collect()
+                }
+                StationKind::Source { interarrival, .. } => vec![interarrival],
+                _ => Vec::new(),
+            };
+            dists.into_iter().map(move |d| (s, d))
+        })
+    }
+
+    /// The smallest positive mean of any service or inter-arrival time, with the name of its
+    /// station (`None` when nothing takes time). The clock resolves a small fraction of it.
+    pub fn smallest_mean_time(&self) -> Option<(f64, &str)> {
+        self.distributions()
+            .map(|(s, d)| (d.mean(), s.name.as_str()))
+            .filter(|(m, _)| *m > 0.0)
+            .min_by(|a, b| a.0.total_cmp(&b.0))
+    }
+
+    /// Sets [`Network::clock`] from [`Network::smallest_mean_time`].
+    pub fn set_clock(&mut self) {
+        self.clock = Clock::for_scale(self.smallest_mean_time().map_or(1.0, |(m, _)| m));
     }
 }

@@ -100,6 +100,7 @@ pub(super) fn build(raw: RawScenario, base: &Path) -> Result<Built, Found> {
         classes: class_list,
         routing: Routing::new(raw.classes.len(), raw.stations.len()),
         groups: Vec::new(),
+        clock: Default::default(),
     };
     if net.classes.is_empty() {
         ck.add(None, "class", "the scenario has no [[class]]");
@@ -108,6 +109,7 @@ pub(super) fn build(raw: RawScenario, base: &Path) -> Result<Built, Found> {
     check_forks(&mut ck, &raw, &net);
     let reached = check_reach(&mut ck, &raw, &net, &declared);
     prune_service(&mut net, &reached);
+    net.set_clock();
     let validate = validate_config(&mut ck, raw.validate.as_ref());
     if ck.found.is_empty() {
         check_stability(&mut ck, &raw, &net);

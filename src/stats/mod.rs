@@ -15,5 +15,5 @@ mod tally;
 pub use ci::ConfidenceInterval;
 pub use mser::Mser;
 pub use occupancy::Occupancy;
-pub use percentiles::{PERCENTILES, Percentiles};
+pub use percentiles::{PERCENTILES, Percentiles, RESOLUTION};
 pub use tally::Tally;

@@ -2,6 +2,8 @@
 
 use hdrhistogram::Histogram;
 
+use crate::time::Clock;
+
 /// The percentiles parsim reports, as quantiles.
 pub const PERCENTILES: [(&str, f64); 4] =
     [("p50", 0.50), ("p90", 0.90), ("p95", 0.95), ("p99", 0.99)];
@@ -14,9 +16,6 @@ pub const PERCENTILES: [(&str, f64); 4] =
 /// counter update, one per visit and one per end-to-end observation, missed it about every time.
 const SIGNIFICANT_DIGITS: u8 = 2;
 
-/// Tick counts at or above this (2^63) are counted as clamped; below it they fit an `i64`.
-const MAX_TICKS: f64 = (1_u64 << 63) as f64;
-
 /// log2 of the sub-buckets per bucket hdrhistogram uses for [`SIGNIFICANT_DIGITS`]: 2 digits
 /// need single-unit resolution up to 2·10^2, rounded up to a power of two, 256 = 2^8.
 const SUB_BUCKET_BITS: u32 = 8;
@@ -24,13 +23,23 @@ const SUB_BUCKET_BITS: u32 = 8;
 /// Half the sub-buckets: every bucket past the first uses only its upper half.
 const HALF_BITS: u32 = SUB_BUCKET_BITS - 1;
 
-/// A histogram of non-negative times recorded in integer ticks of an explicit `unit`.
+/// Relative half-width of a histogram sub-bucket, the resolution of a reported percentile: the
+/// reported midpoint is within this fraction of the recorded value (see [`SIGNIFICANT_DIGITS`]).
+pub const RESOLUTION: f64 = 1.0 / 256.0;
+
+/// Histogram units per typical value of the metric (`2^14`): values down to 1% of the metric's
+/// scale are still recorded to two significant digits.
+const UNITS_PER_SCALE_BITS: i32 = 14;
+
+/// A histogram of non-negative times, recorded as clock ticks.
 ///
-/// hdrhistogram records only integers (HdrHistogram_rust #91), so a time `t` is stored as
-/// `round(t / unit)` ticks; parsim picks `unit` as one ten-thousandth of the expected mean, so
-/// the rounding is far below the histogram's own resolution (see [`SIGNIFICANT_DIGITS`]). The histogram grows as needed;
-/// a value beyond its largest trackable value is counted in [`Percentiles::clamped`] rather than
-/// silently dropped.
+/// hdrhistogram records only integers (HdrHistogram_rust #91); parsim's times are integers
+/// already (clock ticks, see [`crate::time`]), so a time is recorded as its ticks shifted right
+/// by a per-histogram amount: the histogram's unit is `2^shift` ticks, about `2^-14` of the
+/// metric's own typical value (its scale), so the truncation is far below the histogram's own
+/// resolution (see [`SIGNIFICANT_DIGITS`]) and the counts a metric touches stay few. Its range
+/// is the clock's whole range: no time the clock can hold is beyond it. The histogram grows as
+/// needed.
 ///
 /// Recording, once per visit and per end-to-end observation in the event loop, does not go
 /// through `hdrhistogram`: its `record` also tracks the minimum and maximum and checks for
@@ -42,43 +51,46 @@ const HALF_BITS: u32 = SUB_BUCKET_BITS - 1;
 /// Counts are `u32`: half the memory of `u64`, so the part of the counts array a run touches
 /// stays in the L1 cache more often (each value updates one random-looking counter, in the
 /// event loop). No counter can exceed the number of values recorded, so once a histogram holds
-/// `u32::MAX` values (more than 4·10^9, far beyond any run parsim makes) further values are
-/// counted as clamped instead of saturating a counter.
+/// `u32::MAX` values (more than 4·10^9, beyond any run parsim makes) further values are counted
+/// as [`Percentiles::clamped`] instead of overflowing a counter; the engine reports a run with
+/// clamped values as failed.
 #[derive(Clone, Debug)]
 pub struct Percentiles {
     /// Counts at hdrhistogram's indices; grown (rarely) when a value needs a higher bucket.
     counts: Vec<u32>,
     /// Values counted in `counts`.
     total: u32,
+    /// The histogram's unit is `2^shift` clock ticks.
+    shift: u32,
+    /// The histogram's unit in the scenario's time unit.
     unit: f64,
-    per_unit: f64,
     clamped: u64,
 }
 
 impl Percentiles {
-    /// An empty histogram with ticks of `unit` (a positive, finite time).
-    pub fn new(unit: f64) -> Percentiles {
-        let unit = if unit.is_finite() && unit > 0.0 {
-            unit
+    /// An empty histogram for times on `clock` whose typical value is `scale` time units (a
+    /// non-positive or non-finite scale means one tick).
+    pub fn new(clock: &Clock, scale: f64) -> Percentiles {
+        let units = if scale.is_finite() && scale > 0.0 {
+            (scale / clock.tick()).log2().floor() as i32 - UNITS_PER_SCALE_BITS
         } else {
-            1e-6
+            0
         };
+        let shift = units.clamp(0, 62) as u32;
         Percentiles {
             counts: vec![0; 2 << HALF_BITS],
             total: 0,
-            unit,
-            per_unit: 1.0 / unit,
+            shift,
+            unit: clock.tick() * 2f64.powi(shift as i32),
             clamped: 0,
         }
     }
 
-    /// Records one time.
+    /// Records one time of `ticks` clock ticks.
     #[inline]
-    pub fn record(&mut self, t: f64) {
-        let ticks = t * self.per_unit + 0.5;
-        // converting through `i64` is one instruction; `u64` needs a range fix-up
-        if ticks < MAX_TICKS && self.total < u32::MAX {
-            let i = index_for(ticks as i64 as u64);
+    pub fn record(&mut self, ticks: u64) {
+        if self.total < u32::MAX {
+            let i = index_for(ticks >> self.shift);
             match self.counts.get_mut(i) {
                 Some(c) => *c += 1,
                 None => self.grow(i),
@@ -140,7 +152,7 @@ impl Percentiles {
         hist
     }
 
-    /// Values that could not be recorded because they exceeded the trackable range.
+    /// Values that could not be recorded (beyond `u32::MAX` values in one histogram).
     pub fn clamped(&self) -> u64 {
         self.clamped
     }
@@ -167,11 +179,19 @@ fn value_for(i: usize) -> u64 {
 mod tests {
     use super::*;
 
+    /// A histogram whose unit is exactly `unit` time units (a power of two), on a clock with
+    /// ticks of `unit`.
+    fn with_unit(unit: f64) -> (Clock, Percentiles) {
+        let clock = Clock::for_scale(unit * 2f64.powi(Clock::RESOLUTION_BITS));
+        assert_eq!(clock.tick(), unit);
+        (clock, Percentiles::new(&clock, 0.0))
+    }
+
     #[test]
     fn quantiles_of_a_uniform_grid() {
-        let mut p = Percentiles::new(1e-4);
+        let (clock, mut p) = with_unit(2f64.powi(-20));
         for i in 1..=10_000 {
-            p.record(f64::from(i) / 10_000.0);
+            p.record(clock.ticks(f64::from(i) / 10_000.0));
         }
         for q in [0.5, 0.9, 0.95, 0.99] {
             let rel = p.quantile(q) / q - 1.0;
@@ -201,11 +221,11 @@ mod tests {
         // below 2^53, so that `record` sees the exact integer
         let mut values: Vec<u64> = (0..300).chain([255, 256, 257, (1 << 52) + 12345]).collect();
         values.extend((0..20_000).map(|_| next() >> 11 >> (next() % 53)));
-        let mut p = Percentiles::new(1.0);
+        let (_, mut p) = with_unit(1.0);
         let mut direct = Histogram::<u64>::new(SIGNIFICANT_DIGITS).unwrap();
         direct.auto(true);
         for &v in &values {
-            p.record(v as f64);
+            p.record(v);
             direct.record(v).unwrap();
         }
         let mine = p.histogram();
@@ -224,15 +244,38 @@ mod tests {
 
     #[test]
     fn midpoints_stay_within_half_a_sub_bucket() {
-        let mut p = Percentiles::new(1e-6); // ticks fine enough for their rounding not to matter
+        // ticks fine enough for their rounding not to matter
+        let (clock, mut p) = with_unit(2f64.powi(-20));
         let mut worst: f64 = 0.0;
         for i in 0..2000 {
             let t = 0.5 * 1.0037_f64.powi(i);
             p.clear();
-            p.record(t);
+            p.record(clock.ticks(t));
             worst = worst.max((p.quantile(0.5) / t - 1.0).abs());
         }
-        assert!(worst <= 1.0 / 256.0 + 1e-5, "worst relative error {worst}");
+        assert!(worst <= RESOLUTION + 1e-5, "worst relative error {worst}");
         assert!(worst > 1.0 / 1024.0, "2 significant digits: {worst}");
+    }
+}
+
+#[cfg(test)]
+mod scale_tests {
+    use super::*;
+
+    #[test]
+    fn the_unit_follows_the_metric_and_the_range_is_the_whole_clock() {
+        // a clock set by a station of mean 1e-6 (its horizon is about 4000 time units); a class
+        // metric of scale 0.77
+        let clock = Clock::for_scale(1e-6);
+        let mut p = Percentiles::new(&clock, 0.77);
+        assert!(p.unit <= 0.77 * 2f64.powi(-14) && p.unit > 0.77 * 2f64.powi(-16));
+        for t in [0.1, 0.77, 2.0, 5.1] {
+            p.record(clock.ticks(t));
+        }
+        p.record(clock.ticks(1e3)); // 2^61 ticks: still inside the range
+        assert_eq!(p.clamped(), 0);
+        let median = p.quantile(0.5);
+        assert!((median / 2.0 - 1.0).abs() <= RESOLUTION, "{median}");
+        assert!((p.quantile(1.0) / 1e3 - 1.0).abs() <= RESOLUTION);
     }
 }

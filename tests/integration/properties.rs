@@ -17,23 +17,23 @@ proptest! {
         ops in prop::collection::vec((0_u8..4, 0_u32..8), 1..400)
     ) {
         let mut cal = Calendar::new();
-        let mut pending: Vec<(f64, u32)> = Vec::new(); // in scheduling order
-        let mut now = 0.0;
+        let mut pending: Vec<(u64, u32)> = Vec::new(); // (ticks, job) in scheduling order
+        let mut now = 0;
         for (job, (successors, delay)) in ops.into_iter().enumerate() {
             let job = job as u32;
             // 0 = pop only; otherwise schedule `successors` events at coarse times (ties likely)
             for k in 0..successors {
-                let at = now + f64::from((delay + u32::from(k)) % 4);
-                cal.schedule(SimTime::new(at).unwrap(), Event::Departure { station: 0, job: job * 4 + u32::from(k) });
+                let at = now + u64::from((delay + u32::from(k)) % 4);
+                cal.schedule(SimTime::from_ticks(at), Event::Departure { station: 0, job: job * 4 + u32::from(k) });
                 pending.push((at, job * 4 + u32::from(k)));
             }
             prop_assert_eq!(cal.len(), pending.len());
             if let Some((time, event)) = cal.pop() {
                 let best = (0..pending.len())
-                    .min_by(|&a, &b| pending[a].0.total_cmp(&pending[b].0).then(a.cmp(&b)))
+                    .min_by_key(|&a| (pending[a].0, a))
                     .unwrap();
                 let (at, id) = pending.remove(best);
-                prop_assert_eq!(time.as_f64(), at);
+                prop_assert_eq!(time.ticks(), at);
                 prop_assert_eq!(event, Event::Departure { station: 0, job: id });
                 now = at;
             } else {

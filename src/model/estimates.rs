@@ -1,0 +1,113 @@
+//! What the traffic equations say about a run before it starts: each class's demand per
+//! observation (the scale of its end-to-end times), the events per observation (to tell a
+//! stalled run from a slow one), and the rate of observations (to tell whether a run of a given
+//! length fits the clock).
+//!
+//! Per observation means per arrival of an open class and per cycle of a closed one.
+
+use super::{ClassKind, Network, StationKind, visits};
+
+/// Per class, visits per observation to every station (`[class][station]`); `None` when the
+/// traffic equations have no answer.
+fn visits_per_observation(net: &Network) -> Option<Vec<Vec<f64>>> {
+    let v = visits(net).ok()?;
+    Some(
+        v.into_iter()
+            .enumerate()
+            .map(|(c, row)| {
+                let per = match net.classes[c].kind {
+                    ClassKind::Open => arrival_rate(net, c),
+                    ClassKind::Closed { .. } => 1.0,
+                };
+                row.into_iter()
+                    .map(|x| if per > 0.0 { x / per } else { 0.0 })
+                    .collect()
+            })
+            .collect(),
+    )
+}
+
+/// The arrival rate of open class `c` (sum over its sources).
+pub fn arrival_rate(net: &Network, c: usize) -> f64 {
+    net.stations
+        .iter()
+        .filter_map(|s| match &s.kind {
+            StationKind::Source {
+                class,
+                interarrival,
+            } if class.index() == c => Some(1.0 / interarrival.mean()),
+            _ => None,
+        })
+        .sum()
+}
+
+/// Each class's demand per observation: visits times mean service, summed over the stations.
+/// `None` where the traffic equations have no answer or the demand is not positive.
+pub fn demand_per_observation(net: &Network) -> Vec<Option<f64>> {
+    let v = visits_per_observation(net);
+    (0..net.classes.len())
+        .map(|c| {
+            let v = v.as_ref()?;
+            let demand: f64 = net
+                .stations
+                .iter()
+                .enumerate()
+                .filter_map(|(s, st)| Some(v[c][s] * st.kind.service()?[c].as_ref()?.mean()))
+                .sum();
+            (demand.is_finite() && demand > 0.0).then_some(demand)
+        })
+        .collect()
+}
+
+/// Events per observation: one per visit to a serving station (its departure) plus one for an
+/// open arrival; the largest over the classes (1000 when the traffic equations have no answer).
+pub fn events_per_observation(net: &Network) -> f64 {
+    let Some(v) = visits_per_observation(net) else {
+        return 1000.0;
+    };
+    v.iter()
+        .map(|row| {
+            1.0 + net
+                .stations
+                .iter()
+                .zip(row)
+                .filter(|(s, _)| s.kind.service().is_some())
+                .map(|(_, x)| x)
+                .sum::<f64>()
+        })
+        .filter(|e| e.is_finite())
+        .fold(1.0, f64::max)
+}
+
+/// About how many observations the run makes per time unit: the open classes' arrival rates,
+/// plus for each closed class the throughput `N / (N D + Z)` it would have if each of its jobs
+/// found all the others ahead of it at every queue (`D` its demand at queues, `Z` at delays), a
+/// pessimistic estimate. `None` when nothing can be said (no class makes observations).
+pub fn observation_rate(net: &Network) -> Option<f64> {
+    let v = visits_per_observation(net)?;
+    let rate: f64 = net
+        .classes
+        .iter()
+        .enumerate()
+        .map(|(c, class)| match class.kind {
+            ClassKind::Open => arrival_rate(net, c),
+            ClassKind::Closed { population, .. } => {
+                let (mut queues, mut delays) = (0.0, 0.0);
+                for (s, st) in net.stations.iter().enumerate() {
+                    let Some(Some(d)) = st.kind.service().map(|t| &t[c]) else {
+                        continue;
+                    };
+                    let demand = v[c][s] * d.mean();
+                    match st.kind {
+                        StationKind::Delay { .. } => delays += demand,
+                        _ => queues += demand,
+                    }
+                }
+                let n = f64::from(population);
+                let cycle = n * queues + delays;
+                if cycle > 0.0 { n / cycle } else { 0.0 }
+            }
+        })
+        .sum();
+    (rate.is_finite() && rate > 0.0).then_some(rate)
+}
