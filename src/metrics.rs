@@ -52,6 +52,25 @@ pub fn completes(net: &Network, c: usize) -> bool {
     })
 }
 
+/// The message for a metric name that is not among `known`: the closest known names as a
+/// suggestion (`parsim metrics <scenario>` lists them all).
+pub fn unknown_metric(name: &str, known: &[String]) -> String {
+    let mut close: Vec<(f64, &String)> = known
+        .iter()
+        .map(|k| (strsim::normalized_damerau_levenshtein(name, k), k))
+        .filter(|(score, _)| *score >= 0.6)
+        .collect();
+    close.sort_by(|a, b| b.0.total_cmp(&a.0));
+    let hint = match close.first() {
+        Some((_, best)) => format!("did you mean {best:?}?"),
+        None => format!(
+            "this scenario reports e.g. {}",
+            known[..known.len().min(4)].join(", ")
+        ),
+    };
+    format!("unknown metric {name:?}: {hint} (`parsim metrics <scenario>` lists every name)")
+}
+
 /// The names of the metrics a run of `net` reports, in report order (what [`measure`] returns,
 /// without running anything).
 pub fn names(net: &Network) -> Vec<String> {

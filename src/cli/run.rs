@@ -115,11 +115,17 @@ pub fn load_all(files: &[PathBuf]) -> anyhow::Result<Vec<Scenario>> {
     for f in files {
         match scenario::load(f) {
             Ok(s) => scenarios.push(s),
-            Err(e) => errors.push(e.to_string()),
+            Err(e) => errors.push(e),
         }
     }
-    anyhow::ensure!(errors.is_empty(), "invalid scenario\n{}", errors.join("\n"));
-    Ok(scenarios)
+    if errors.is_empty() {
+        return Ok(scenarios);
+    }
+    let text: Vec<String> = errors.iter().map(ToString::to_string).collect();
+    if errors.iter().all(|e| e.unreadable) {
+        anyhow::bail!("{}", text.join("\n"))
+    }
+    anyhow::bail!("invalid scenario\n{}", text.join("\n"))
 }
 
 fn progress_bar(name: &str, replications: u32) -> ProgressBar {

@@ -82,7 +82,7 @@ pub enum DistSpec {
         /// Scale `lambda > 0`.
         scale: f64,
     },
-    /// Pareto type I: `shape > 1` (finite mean) and `scale > 0` (the minimum).
+    /// Pareto type I: `shape > 2` (finite variance) and `scale > 0` (the minimum).
     Pareto {
         /// Shape `alpha`.
         shape: f64,
@@ -175,10 +175,73 @@ fn both(pair: (Option<f64>, Option<f64>), names: (&str, &str)) -> Result<(f64, f
     }
 }
 
+/// The largest mean or standard deviation of an accepted distribution, and the smallest
+/// positive mean, in the scenario's time unit: inside these bounds squares and sums of squares
+/// of times (variances) stay far from the limits of floating point.
+pub const TIME_BOUNDS: (f64, f64) = (1e-100, 1e100);
+
 impl DistSpec {
     /// Checks the parameters and builds the distribution. `base` is the directory that
     /// relative trace paths are resolved against.
+    ///
+    /// Besides each family's own conditions, the distribution must have a finite mean and
+    /// variance with both inside [`TIME_BOUNDS`]: an infinite or overflowing mean (an
+    /// exponential of rate `5e-324`, a lognormal with `mu = 800`) cannot be simulated, and
+    /// a variance the confidence intervals cannot use is refused rather than reported as
+    /// zero.
     pub fn build(&self, base: &Path) -> Result<Dist, DistError> {
+        let dist = self.construct(base)?;
+        self.check_moments(&dist)?;
+        Ok(dist)
+    }
+
+    /// The parameter that sets the distribution's scale, named in messages about its moments.
+    fn scale_parameter(&self) -> &'static str {
+        match self {
+            DistSpec::Exp { rate: Some(_), .. } => "rate",
+            DistSpec::Det { value: Some(_), .. } => "value",
+            DistSpec::Uniform { max: Some(_), .. } => "max",
+            DistSpec::Lognormal { mu: Some(_), .. } => "mu",
+            DistSpec::Gamma { scale: Some(_), .. } | DistSpec::Weibull { .. } => "scale",
+            DistSpec::Pareto { .. } => "scale",
+            DistSpec::Empirical { .. } => "file",
+            _ => "mean",
+        }
+    }
+
+    fn check_moments(&self, d: &Dist) -> Result<(), DistError> {
+        let (low, high) = TIME_BOUNDS;
+        let field = self.scale_parameter();
+        let mean = d.mean();
+        if !(mean.is_finite() && mean <= high) {
+            return Err(err(
+                field,
+                format!(
+                    "gives a mean of {mean:e}, beyond the {high:e} time units parsim can simulate with precision; express the times in a larger unit"
+                ),
+            ));
+        }
+        if mean > 0.0 && mean < low {
+            return Err(err(
+                field,
+                format!(
+                    "gives a mean of {mean:e}, below the {low:e} time units parsim can simulate with precision; express the times in a smaller unit"
+                ),
+            ));
+        }
+        let sd = mean * d.scv().sqrt();
+        if !(sd.is_finite() && sd <= high) {
+            return Err(err(
+                field,
+                format!(
+                    "gives a standard deviation of {sd:e}, beyond {high:e} (the variance must be finite for confidence intervals to mean anything)"
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    fn construct(&self, base: &Path) -> Result<Dist, DistError> {
         match self {
             DistSpec::Exp { mean, rate } => {
                 let mean = match one_of(*mean, *rate, ("mean", "rate"))? {
@@ -308,10 +371,12 @@ impl DistSpec {
                 Ok(Dist::Weibull(d, p))
             }
             DistSpec::Pareto { shape, scale } => {
-                if !(shape.is_finite() && *shape > 1.0) {
+                if !(shape.is_finite() && *shape > 2.0) {
                     return Err(err(
                         "shape",
-                        format!("must be > 1 for a finite mean, got {shape}"),
+                        format!(
+                            "must be > 2, got {shape}: at or below 2 the variance is infinite, and the confidence intervals parsim reports need a finite variance"
+                        ),
                     ));
                 }
                 let p = ShapeScale {

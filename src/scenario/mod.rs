@@ -1,12 +1,14 @@
 //! Scenario files: TOML in, a checked [`Network`] and [`RunConfig`] out.
 //!
-//! Loading has two stages, as ripgrep does with its flags: [`raw`] is the file's shape (serde,
-//! unknown fields rejected), [`build`] checks meaning and resolves names to ids. The check stage
-//! collects **every** problem before giving up, each with the file, the line and the field path
-//! (`station[2].service.mean`), and an open class that would load some station to utilisation
-//! 1 or more is refused there, before anything runs.
+//! Loading has two stages, as ripgrep does with its flags: [`document`] reads the file's shape
+//! into [`raw`] (serde, unknown fields rejected, one section and one array element at a time),
+//! `build` checks meaning and resolves names to ids. Both stages collect **every** problem
+//! before giving up, each with the file, the line and the field path
+//! (`station[2].service.mean`), in time linear in their number; an open class that would load
+//! some station to utilisation 1 or more is refused there, before anything runs.
 
 mod build;
+pub mod document;
 pub mod raw;
 
 use std::fmt;
@@ -88,11 +90,21 @@ pub struct ScenarioError {
     pub file: PathBuf,
     /// The problems, in file order.
     pub problems: Vec<Problem>,
+    /// True when the file could not be read at all (the one problem says why).
+    pub unreadable: bool,
 }
 
 impl fmt::Display for ScenarioError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let n = self.problems.len();
+        if self.unreadable {
+            let why = self.problems.first().map_or("", |p| p.message.as_str());
+            return write!(
+                f,
+                "cannot read scenario file {}: {why}",
+                self.file.display()
+            );
+        }
         write!(
             f,
             "{}: {n} problem{}",
@@ -116,64 +128,92 @@ impl fmt::Display for ScenarioError {
 
 /// Reads, parses and checks a scenario file.
 pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
-    let fail = |line, message: String| ScenarioError {
+    let text = std::fs::read_to_string(path).map_err(|e| ScenarioError {
         file: path.to_owned(),
         problems: vec![Problem {
-            line,
+            line: None,
             path: String::new(),
-            message,
+            message: e.to_string(),
         }],
-    };
-    let text =
-        std::fs::read_to_string(path).map_err(|e| fail(None, format!("cannot read: {e}")))?;
+        unreadable: true,
+    })?;
     parse(&text, path)
 }
 
 /// Parses and checks scenario text; `path` names it in errors and anchors relative trace files.
 pub fn parse(text: &str, path: &Path) -> Result<Scenario, ScenarioError> {
-    let raw: raw::RawScenario = toml::from_str(text).map_err(|e| {
-        let line = e.span().map(|s| line_of(text, s.start));
-        ScenarioError {
-            file: path.to_owned(),
-            problems: vec![Problem {
-                line,
-                path: String::new(),
-                message: e.message().trim().to_owned(),
-            }],
-        }
-    })?;
+    let lines = LineIndex::new(text);
+    let fail = |found: build::Found| ScenarioError {
+        file: path.to_owned(),
+        problems: found
+            .into_iter()
+            .map(|(offset, field, message)| Problem {
+                line: offset.map(|o| lines.line(o)),
+                path: field,
+                message,
+            })
+            .collect(),
+        unreadable: false,
+    };
+    let (raw, mut found) = document::read(text);
+    let Some(raw) = raw else {
+        return Err(fail(found));
+    };
     let base = path.parent().unwrap_or(Path::new("."));
-    build::build(raw, base)
-        .map_err(|problems| ScenarioError {
-            file: path.to_owned(),
-            problems: problems
-                .into_iter()
-                .map(|(offset, path, message)| Problem {
-                    line: offset.map(|o| line_of(text, o)),
-                    path,
-                    message,
-                })
-                .collect(),
-        })
-        .map(|(network, run, validate, name, description)| Scenario {
+    match build::build(raw, base) {
+        Ok(built) if found.is_empty() => Ok(Scenario {
             path: path.to_owned(),
-            name: name.unwrap_or_else(|| {
+            name: built.name.unwrap_or_else(|| {
                 path.file_stem()
                     .map(|s| s.to_string_lossy().into_owned())
                     .unwrap_or_default()
             }),
-            description: description.unwrap_or_default(),
-            network,
-            run,
-            validate,
-        })
+            description: built.description.unwrap_or_default(),
+            network: built.network,
+            run: built.run,
+            validate: built.validate,
+        }),
+        Ok(_) => Err(fail(found)),
+        Err(more) => {
+            found.extend(more);
+            found.sort_by_key(|p| p.0);
+            Err(fail(found))
+        }
+    }
 }
 
-/// The 1-based line of a byte offset.
-fn line_of(text: &str, offset: usize) -> usize {
-    text.as_bytes()[..offset.min(text.len())]
-        .iter()
-        .filter(|&&b| b == b'\n')
-        .count()
-        + 1
+/// The start of every line of a text, to turn byte offsets into line numbers in `O(log n)`.
+struct LineIndex {
+    starts: Vec<usize>,
+}
+
+impl LineIndex {
+    fn new(text: &str) -> LineIndex {
+        let starts = std::iter::once(0)
+            .chain(
+                text.bytes()
+                    .enumerate()
+                    .filter(|&(_, b)| b == b'\n')
+                    .map(|(i, _)| i + 1),
+            )
+            .collect();
+        LineIndex { starts }
+    }
+
+    /// The 1-based line of a byte offset.
+    fn line(&self, offset: usize) -> usize {
+        self.starts.partition_point(|&s| s <= offset)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::LineIndex;
+
+    #[test]
+    fn lines_of_offsets() {
+        let idx = LineIndex::new("ab\ncd\n\nx");
+        let lines: Vec<usize> = (0..9).map(|o| idx.line(o)).collect();
+        assert_eq!(lines, [1, 1, 1, 2, 2, 2, 3, 4, 4]);
+    }
 }

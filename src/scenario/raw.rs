@@ -1,18 +1,20 @@
 //! The scenario file as written: plain serde structs, checked for nothing but shape.
 //!
 //! Every struct rejects unknown fields; enums are tagged (`kind = "fcfs"`, `dist = "exp"`);
-//! there is no `flatten` and no `untagged`, which would blur serde's error positions.
+//! there is no `flatten` and no `untagged`, which would blur serde's error positions. The file
+//! is read into these by [`super::document`], one section and one array element at a time.
 
 use std::collections::BTreeMap;
 
 use serde::Deserialize;
 use toml::Spanned;
 
+use super::document::Element;
 use crate::dist::DistSpec;
 
-/// A whole scenario file.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+/// A whole scenario file, as [`super::document`] reads it: each section on its own, each
+/// element of an array of tables on its own (see [`Element`]).
+#[derive(Debug, Default)]
 pub struct RawScenario {
     /// A title for reports.
     pub name: Option<String>,
@@ -20,17 +22,17 @@ pub struct RawScenario {
     pub description: Option<String>,
     /// How to run it.
     pub run: Option<Spanned<RawRun>>,
-    /// Job classes.
-    #[serde(default, rename = "class")]
-    pub classes: Vec<Spanned<RawClass>>,
-    /// Stations.
-    #[serde(default, rename = "station")]
-    pub stations: Vec<Spanned<RawStation>>,
-    /// Routing rules.
-    #[serde(default, rename = "route")]
-    pub routes: Vec<Spanned<RawRoute>>,
+    /// Job classes (`[[class]]`).
+    pub classes: Vec<Element<RawClass>>,
+    /// Stations (`[[station]]`).
+    pub stations: Vec<Element<RawStation>>,
+    /// Routing rules (`[[route]]`).
+    pub routes: Vec<Element<RawRoute>>,
     /// How `parsim validate` compares this scenario with its analytic predictions.
     pub validate: Option<Spanned<RawValidate>>,
+    /// How many shape problems reading found: when there are any, the checks that need the
+    /// whole network (routing graph, forks, stability) are left until they are fixed.
+    pub shape_problems: usize,
 }
 
 /// `[validate]`: which predictions to compare and how strictly.

@@ -67,7 +67,7 @@ fn bad_input_exits_2_naming_file_line_and_field() {
         ("population_zero", CLOSED.replace("population = 4", "population = 0"), &["class[0].population", "from 1"]),
         ("unstable", open_single(1.25, fcfs), &["station[1]", "unstable", "1.2500 >= 1"]),
         ("exit_closed", CLOSED.replace("from = \"cpu\"\nto = \"think\"", "from = \"cpu\"\nto = \"exit\""), &["route[1].to", "closed"]),
-        ("duplicate_name", CLOSED.replace("name = \"cpu\"", "name = \"think\""), &["station[1].name", "already defined"]),
+        ("duplicate_name", CLOSED.replace("name = \"cpu\"", "name = \"think\""), &["station[1].name", "is already named \"think\""]),
         ("no_route_on", CLOSED.replace("from = \"cpu\"\nto = \"think\"", "from = \"think\"\nto = \"cpu\""), &["no [[route]] says where it goes next"]),
         ("h2_low_scv", open_single(0.5, "kind = \"fcfs\"\nservice = { dist = \"h2\", mean = 1.0, scv = 0.5 }"), &["station[1].service.scv", ">= 1"]),
         ("bad_dist_kind", open_single(0.5, "kind = \"fcfs\"\nservice = { dist = \"normal\", mean = 1.0 }"), &["unknown variant `normal`"]),

@@ -1,0 +1,133 @@
+//! `[run]` and `[validate]`, and the metric names they refer to.
+
+use toml::Spanned;
+
+use super::Checker;
+use crate::model::Network;
+use crate::scenario::raw::{RawRun, RawScenario, RawValidate};
+use crate::scenario::{RunConfig, ValidateConfig, Warmup};
+
+/// `[run]`, with its defaults.
+pub(super) fn run_config(ck: &mut Checker, raw: Option<&Spanned<RawRun>>) -> RunConfig {
+    let at = raw.map_or(0, |r| r.span().start);
+    let empty = RawRun {
+        replications: None,
+        length: None,
+        warmup: None,
+        seed: None,
+        precision: None,
+        metric: None,
+        max_replications: None,
+    };
+    let r = raw.map_or(&empty, |r| r.get_ref());
+    let replications = ck.whole(r.replications, 10, 2, at, "run.replications") as u32;
+    let max_replications = ck.whole(
+        r.max_replications,
+        200.max(i64::from(replications)),
+        2,
+        at,
+        "run.max_replications",
+    ) as u32;
+    if max_replications < replications {
+        ck.add(
+            Some(at),
+            "run.max_replications",
+            format!("must be >= run.replications ({replications})"),
+        );
+    }
+    if let Some(p) = r.precision
+        && !(p > 0.0 && p < 1.0)
+    {
+        ck.add(
+            Some(at),
+            "run.precision",
+            format!("must be a relative half-width in (0, 1), got {p}"),
+        );
+    }
+    if let Some(seed) = r.seed
+        && seed < 0
+    {
+        ck.add(Some(at), "run.seed", format!("must be >= 0, got {seed}"));
+    }
+    RunConfig {
+        replications,
+        length: ck.whole(r.length, 20_000, 1, at, "run.length"),
+        warmup: r.warmup.map_or(Warmup::Mser5, |w| {
+            Warmup::Fixed(ck.whole(Some(w), 0, 0, at, "run.warmup"))
+        }),
+        seed: r.seed.unwrap_or(1).max(0) as u64,
+        precision: r.precision,
+        metric: r.metric.clone(),
+        max_replications,
+    }
+}
+
+/// `[validate]`, with its defaults (every predicted metric, a 1% precision target, no tolerance).
+pub(super) fn validate_config(
+    ck: &mut Checker,
+    raw: Option<&Spanned<RawValidate>>,
+) -> ValidateConfig {
+    let Some(raw) = raw else {
+        return ValidateConfig {
+            precision: 0.01,
+            ..ValidateConfig::default()
+        };
+    };
+    let at = Some(raw.span().start);
+    let v = raw.get_ref();
+    let precision = v.precision.unwrap_or(0.01);
+    if !(precision > 0.0 && precision < 1.0) {
+        ck.add(
+            at,
+            "validate.precision",
+            format!("must be a relative half-width in (0, 1), got {precision}"),
+        );
+    }
+    if let Some(t) = v.tolerance
+        && !(t > 0.0 && t.is_finite())
+    {
+        ck.add(
+            at,
+            "validate.tolerance",
+            format!("must be a positive relative error, got {t}"),
+        );
+    }
+    if v.metrics.as_ref().is_some_and(Vec::is_empty) {
+        ck.add(
+            at,
+            "validate.metrics",
+            "is empty: leave it out to compare every predicted metric",
+        );
+    }
+    ValidateConfig {
+        metrics: v.metrics.clone(),
+        precision,
+        tolerance: v.tolerance,
+    }
+}
+
+/// `run.metric` and `validate.metrics` must name metrics the network reports.
+pub(super) fn check_metric_names(
+    ck: &mut Checker,
+    raw: &RawScenario,
+    run: &RunConfig,
+    validate: &ValidateConfig,
+    net: &Network,
+) {
+    let known = crate::metrics::names(net);
+    let mut check = |name: &str, at: Option<usize>, path: &str| {
+        if !known.iter().any(|k| k == name) {
+            ck.add(at, path, crate::metrics::unknown_metric(name, &known));
+        }
+    };
+    if let Some(m) = &run.metric {
+        check(m, raw.run.as_ref().map(|r| r.span().start), "run.metric");
+    }
+    for (i, m) in validate.metrics.iter().flatten().enumerate() {
+        check(
+            m,
+            raw.validate.as_ref().map(|v| v.span().start),
+            &format!("validate.metrics[{i}]"),
+        );
+    }
+}

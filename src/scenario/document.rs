@@ -1,0 +1,319 @@
+//! The first stage of loading: TOML text to the raw scenario, one section and one array element
+//! at a time, so that every shape problem (an unknown field, a wrong type, a missing field, an
+//! unknown `kind`) is reported with its field path, and one broken element does not hide the
+//! problems of the others.
+//!
+//! The text is parsed into toml's spanned document (syntax errors stop here: what follows a
+//! syntax error cannot be trusted), then each top-level section, and each element of an array of
+//! tables (`[[station]]`), is deserialized on its own through `serde_path_to_error`, which names
+//! the field that failed.
+
+use std::ops::Range;
+
+use serde::de::{DeserializeOwned, IntoDeserializer};
+use toml::Spanned;
+use toml::de::{DeTable, DeValue};
+
+use super::build::Found;
+use super::raw::{RawClass, RawRoute, RawRun, RawScenario, RawStation, RawValidate};
+
+/// One element of an array of tables: where it is, its `name` if it has one, and its contents
+/// when they have the right shape (`None`: its shape problems were reported).
+#[derive(Debug)]
+pub struct Element<T> {
+    /// Byte range of the element in the file.
+    pub span: Range<usize>,
+    /// Its `name` field, read from the document even when the element is broken, so that
+    /// references to it still resolve.
+    pub name: Option<String>,
+    /// The element as read: with `broken`, without the fields whose shape was wrong (`None`
+    /// when it could not be read at all).
+    pub value: Option<T>,
+    /// Some field had the wrong shape (reported): the element is checked for what can be, but
+    /// nothing that needs the whole network is.
+    pub broken: bool,
+    /// Each key of the element's table with the offset where it is written, so that a problem
+    /// with a field points at the field's own line.
+    pub keys: Vec<(String, usize)>,
+}
+
+impl<T> Element<T> {
+    /// Byte offset of the element's start.
+    pub fn at(&self) -> usize {
+        self.span.start
+    }
+
+    /// Byte offset of `field` in the element (of the element itself when it is not written).
+    pub fn field_at(&self, field: &str) -> usize {
+        self.keys
+            .iter()
+            .find(|(k, _)| k == field)
+            .map_or(self.span.start, |(_, at)| *at)
+    }
+}
+
+/// The top-level sections a scenario may have, for the message about an unknown one.
+const SECTIONS: &[&str] = &[
+    "name",
+    "description",
+    "run",
+    "validate",
+    "class",
+    "station",
+    "route",
+];
+
+/// Parses `text` into a raw scenario, with every shape problem found. Syntax errors are
+/// returned alone (`None`).
+pub(super) fn read(text: &str) -> (Option<RawScenario>, Found) {
+    let (doc, errors) = DeTable::parse_recoverable(text);
+    if !errors.is_empty() {
+        let found = errors
+            .into_iter()
+            .map(|e| {
+                (
+                    e.span().map(|s| s.start),
+                    String::new(),
+                    e.message().trim().to_owned(),
+                )
+            })
+            .collect();
+        return (None, found);
+    }
+    let mut found = Found::new();
+    let mut raw = RawScenario::default();
+    for (key, value) in doc.into_inner() {
+        let at = key.span().start;
+        let key = key.into_inner();
+        match key.as_ref() {
+            "name" => raw.name = one(value, "name", &mut found).map(Spanned::into_inner),
+            "description" => {
+                raw.description = one(value, "description", &mut found).map(Spanned::into_inner)
+            }
+            "run" => raw.run = one::<RawRun>(value, "run", &mut found),
+            "validate" => raw.validate = one::<RawValidate>(value, "validate", &mut found),
+            "class" => raw.classes = many::<RawClass>(value, "class", &mut found),
+            "station" => raw.stations = many::<RawStation>(value, "station", &mut found),
+            "route" => raw.routes = many::<RawRoute>(value, "route", &mut found),
+            other => found.push((
+                Some(at),
+                other.to_owned(),
+                format!(
+                    "unknown section `{other}`; a scenario has {}",
+                    SECTIONS
+                        .iter()
+                        .map(|s| format!("`{s}`"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            )),
+        }
+    }
+    raw.shape_problems = found.len();
+    (Some(raw), found)
+}
+
+/// Deserializes one value at `path`, recording its problem (with the path of the field that
+/// failed) in `found`.
+fn one<T: DeserializeOwned>(
+    value: Spanned<DeValue<'_>>,
+    path: &str,
+    found: &mut Found,
+) -> Option<Spanned<T>> {
+    let (v, broken) = repaired(value, path, found);
+    if broken { None } else { v }
+}
+
+/// Deserializes a table, and when a field has the wrong shape, reports it, removes it and tries
+/// again, so that the other fields of the same table are still checked: returns the value read
+/// without the broken fields (if it could be read) and whether any field was broken.
+fn repaired<T: DeserializeOwned>(
+    mut value: Spanned<DeValue<'_>>,
+    path: &str,
+    found: &mut Found,
+) -> (Option<Spanned<T>>, bool) {
+    let span = value.span();
+    let mut removed: Vec<String> = Vec::new();
+    loop {
+        let attempt = value.clone();
+        let e = match serde_path_to_error::deserialize::<_, T>(attempt.into_deserializer()) {
+            Ok(v) => return (Some(Spanned::new(span.clone(), v)), !removed.is_empty()),
+            Err(e) => e,
+        };
+        let inner = e.inner();
+        let message = inner.message().trim().to_owned();
+        let sub = e.path().to_string();
+        let mut field = path.to_owned();
+        if !sub.is_empty() && sub != "?" && sub != "." {
+            field.push('.');
+            field.push_str(&sub);
+        }
+        // serde names a missing field in the message, not in the path
+        let named = quoted_field(&message).map(str::to_owned);
+        let named = named.as_deref();
+        if let Some(name) = named
+            && !field.ends_with(&format!(".{name}"))
+        {
+            field.push('.');
+            field.push_str(name);
+        }
+        let missing_because_removed = message.starts_with("missing field")
+            && named.is_some_and(|n| removed.iter().any(|r| r == n));
+        let unknown = message.starts_with("unknown field");
+        if !missing_because_removed {
+            found.push((
+                Some(inner.span().unwrap_or(span.clone()).start),
+                field,
+                message,
+            ));
+        }
+        // the top-level key of the table that failed, if it can be taken out
+        let key = sub
+            .split(['.', '['])
+            .next()
+            .filter(|k| !k.is_empty() && *k != "?")
+            .or(named.filter(|_| unknown))
+            .map(str::to_owned);
+        let removable = key.filter(|k| match value.get_mut() {
+            DeValue::Table(t) => t.remove(k.as_str()).is_some(),
+            _ => false,
+        });
+        match removable {
+            Some(k) => removed.push(k),
+            None => return (None, true),
+        }
+    }
+}
+
+/// The field named by serde's "unknown field `x`" and "missing field `x`" messages.
+fn quoted_field(message: &str) -> Option<&str> {
+    let rest = message
+        .strip_prefix("unknown field `")
+        .or_else(|| message.strip_prefix("missing field `"))?;
+    rest.split('`').next()
+}
+
+/// Deserializes an array of tables element by element (`path[i]`).
+fn many<T: DeserializeOwned>(
+    value: Spanned<DeValue<'_>>,
+    path: &str,
+    found: &mut Found,
+) -> Vec<Element<T>> {
+    let span = value.span();
+    let DeValue::Array(items) = value.into_inner() else {
+        found.push((
+            Some(span.start),
+            path.to_owned(),
+            format!("must be an array of tables (`[[{path}]]`)"),
+        ));
+        return Vec::new();
+    };
+    items
+        .into_iter()
+        .enumerate()
+        .map(|(i, item)| {
+            let span = item.span();
+            let table = item.get_ref().as_table();
+            let name = table
+                .and_then(|t| t.get("name"))
+                .and_then(|n| n.get_ref().as_str())
+                .map(str::to_owned);
+            let keys = table
+                .map(|t| {
+                    t.iter()
+                        .map(|(k, _)| (k.get_ref().to_string(), k.span().start))
+                        .collect()
+                })
+                .unwrap_or_default();
+            let (value, broken) = repaired::<T>(item, &format!("{path}[{i}]"), found);
+            Element {
+                span,
+                name,
+                value: value.map(Spanned::into_inner),
+                broken,
+                keys,
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn problems(text: &str) -> Vec<(String, String)> {
+        let (_, found) = read(text);
+        found.into_iter().map(|(_, p, m)| (p, m)).collect()
+    }
+
+    #[test]
+    fn shape_errors_name_the_field() {
+        let text = r#"
+[[class]]
+name = "jobs"
+
+[[station]]
+name = "q"
+kind = "fcfs"
+speed = 3
+
+[[station]]
+name = "r"
+kind = "teleport"
+
+[[station]]
+name = "s"
+kind = "fcfs"
+servers = "two"
+
+[[route]]
+class = "jobs"
+"#;
+        let found = problems(text);
+        let paths: Vec<&str> = found.iter().map(|(p, _)| p.as_str()).collect();
+        assert_eq!(
+            paths,
+            [
+                "route[0].from",
+                "station[0].speed",
+                "station[1].kind",
+                "station[2].servers"
+            ],
+            "{found:?}"
+        );
+        assert!(found[2].1.contains("teleport"), "{found:?}");
+    }
+
+    #[test]
+    fn a_broken_element_keeps_its_name_and_place() {
+        let (raw, _) = read(
+            "[[station]]\nname = \"a\"\nkind = \"x\"\n[[station]]\nname = \"b\"\nkind = \"sink\"\n",
+        );
+        let raw = raw.unwrap();
+        assert_eq!(raw.stations.len(), 2);
+        assert_eq!(raw.stations[0].name.as_deref(), Some("a"));
+        assert!(raw.stations[0].value.is_none() && raw.stations[1].value.is_some());
+        assert!(raw.stations[0].broken && !raw.stations[1].broken);
+        assert_eq!(raw.shape_problems, 1);
+    }
+
+    #[test]
+    fn a_table_with_a_bad_field_is_still_checked_for_the_rest() {
+        let (raw, found) =
+            read("[[station]]\nname = \"q\"\nkind = \"fcfs\"\nspeed = 3\nservers = \"x\"\n");
+        let raw = raw.unwrap();
+        let mut paths: Vec<&str> = found.iter().map(|p| p.1.as_str()).collect();
+        paths.sort_unstable();
+        assert_eq!(paths, ["station[0].servers", "station[0].speed"]);
+        let s = raw.stations[0].value.as_ref().unwrap();
+        assert!(raw.stations[0].broken && s.servers.is_none());
+    }
+
+    #[test]
+    fn unknown_sections_and_syntax_errors() {
+        let found = problems("[rn]\nlength = 3\n");
+        assert_eq!(found[0].0, "rn");
+        let (raw, found) = read("[[class]\nname = 1");
+        assert!(raw.is_none() && !found.is_empty());
+    }
+}
