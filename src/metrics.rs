@@ -52,6 +52,20 @@ pub fn completes(net: &Network, c: usize) -> bool {
     })
 }
 
+/// The resolution of a metric's values, relative to the value: the histogram's for percentiles
+/// ([`crate::stats::RESOLUTION`]), none for means, rates and averages.
+pub fn resolution(name: &str) -> f64 {
+    let is_percentile = name
+        .rsplit('.')
+        .next()
+        .is_some_and(|last| crate::stats::PERCENTILES.iter().any(|(p, _)| *p == last));
+    if is_percentile {
+        crate::stats::RESOLUTION
+    } else {
+        0.0
+    }
+}
+
 /// The message for a metric name that is not among `known`: the closest known names as a
 /// suggestion (`parsim metrics <scenario>` lists them all).
 pub fn unknown_metric(name: &str, known: &[String]) -> String {

@@ -1,6 +1,7 @@
 //! Command-line parsing (clap) and the subcommands.
 
 mod analyze;
+mod metrics;
 mod run;
 mod selftest;
 mod validate;
@@ -33,6 +34,9 @@ enum Command {
     Validate(validate::ValidateArgs),
     /// Check the statistics themselves (coverage of nominal 95% intervals).
     Selftest(selftest::SelftestArgs),
+    /// List every metric name a scenario reports (the names --metric, [validate] metrics and
+    /// the result files use).
+    Metrics(metrics::MetricsArgs),
 }
 
 /// Parses the command line and runs the subcommand.
@@ -43,5 +47,6 @@ pub fn main() -> anyhow::Result<ExitCode> {
         Command::Analyze(args) => analyze::run(&args),
         Command::Validate(args) => validate::run(&args),
         Command::Selftest(args) => selftest::run(&args),
+        Command::Metrics(args) => metrics::run(&args),
     }
 }

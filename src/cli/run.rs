@@ -75,6 +75,13 @@ impl RunArgs {
             .unwrap_or(o.max_replications)
             .max(o.replications);
         o.threads = self.threads;
+        let used = replicate::worker_threads(&o);
+        if self.threads > used {
+            eprintln!(
+                "parsim: --threads {}: using {used} (no more than the replications of a batch or four per core)",
+                self.threads
+            );
+        }
         Ok(o)
     }
 }

@@ -54,6 +54,11 @@ fn case_files(paths: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
                 .filter(|f| f.extension().is_some_and(|x| x == "toml"))
                 .collect();
             found.sort();
+            anyhow::ensure!(
+                !found.is_empty(),
+                "no case files (*.toml) in {}",
+                p.display()
+            );
             files.extend(found);
         } else {
             files.push(p);

@@ -68,7 +68,9 @@ impl Tally {
             return f64::NAN;
         }
         let n = self.n as f64;
-        ((self.sum_sq - self.sum * self.sum / n) / (n - 1.0)).max(0.0)
+        let v = (self.sum_sq - self.sum * self.sum / n) / (n - 1.0);
+        // rounding can make a zero variance slightly negative; a NaN (overflow) must stay NaN
+        if v < 0.0 { 0.0 } else { v }
     }
 }
 
