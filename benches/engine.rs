@@ -94,7 +94,9 @@ fn closed_delays_toml(population: u64) -> String {
 fn network(text: &str) -> Network {
     parsim::scenario::parse(text, Path::new("bench.toml"))
         .unwrap_or_else(|e| panic!("{e}"))
-        .network
+        .network()
+        .expect("the benchmark models are queueing networks")
+        .clone()
 }
 
 /// Benchmarks one engine run of `length` observations (no warm-up) on `net`, with the

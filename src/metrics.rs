@@ -52,6 +52,25 @@ pub fn completes(net: &Network, c: usize) -> bool {
     })
 }
 
+/// What is wrong with a name that becomes part of metric names (a station, class, phase or
+/// disk), if anything: it may not be empty, or contain `.`, `,`, quotes, white space or control
+/// characters.
+pub fn name_problem(name: &str) -> Option<String> {
+    if name.is_empty() {
+        return Some("is empty".to_owned());
+    }
+    let bad = name
+        .chars()
+        .find(|c| matches!(c, '.' | ',' | '"' | '\'') || c.is_whitespace() || c.is_control())?;
+    let why = match bad {
+        '.' => "`.` separates the parts of metric names (station.<name>.response)",
+        ',' => "`,` separates CSV fields",
+        '"' | '\'' => "quotes would have to be escaped in every output",
+        _ => "white space and control characters do not survive tables and CSV",
+    };
+    Some(format!("contains {bad:?}: {why}"))
+}
+
 /// The resolution of a metric's values, relative to the value: the histogram's for percentiles
 /// ([`crate::stats::RESOLUTION`]), none for means, rates and averages.
 pub fn resolution(name: &str) -> f64 {

@@ -80,6 +80,15 @@ impl Analysis {
     }
 }
 
+/// Analyses a scenario: its network with every method that might apply
+/// ([`analyze`]), or its program with the program methods ([`crate::program::predict`]).
+pub fn analyze_scenario(sc: &crate::scenario::Scenario) -> Analysis {
+    match &sc.workload {
+        crate::scenario::Workload::Network(net) => analyze(net),
+        crate::scenario::Workload::Program(prog) => crate::program::predict::analyze(prog),
+    }
+}
+
 /// Analyses `net` with every method that might apply.
 pub fn analyze(net: &Network) -> Analysis {
     let mut a = Analysis::default();

@@ -8,8 +8,10 @@ use rayon::prelude::*;
 use serde::Serialize;
 
 use crate::engine::{RunFault, RunLength, Simulation};
-use crate::metrics::{class_metric, completes, measure};
-use crate::scenario::{Scenario, Warmup};
+use crate::metrics::{class_metric, measure};
+use crate::model::Network;
+use crate::program::{Execution, ProgramFault};
+use crate::scenario::{Scenario, Warmup, Workload};
 use crate::stats::ConfidenceInterval;
 
 /// The worker threads an experiment uses: `opt.threads` (0: one per core), but never more than
@@ -58,11 +60,7 @@ impl Options {
             warmup: r.warmup,
             precision: r.precision,
             level: 0.95,
-            metrics: vec![r.metric.clone().unwrap_or_else(|| {
-                let net = &sc.network;
-                let first = (0..net.classes.len()).find(|&c| completes(net, c));
-                class_metric(net, first.unwrap_or(0))
-            })],
+            metrics: vec![r.metric.clone().unwrap_or_else(|| sc.default_metric())],
             max_replications: r.max_replications,
             threads: 0,
         }
@@ -108,6 +106,14 @@ pub enum RunError {
         smallest: f64,
         /// The station it belongs to.
         station: String,
+    },
+    /// A program run stopped before every rank finished (see [`ProgramFault`]).
+    #[error("replication {replication}: {fault}")]
+    Program {
+        /// The replication.
+        replication: u64,
+        /// What stopped it.
+        fault: ProgramFault,
     },
     /// A run stopped on a fault (see [`RunFault`]).
     #[error("{run}: {fault}")]
@@ -184,7 +190,41 @@ struct Replication {
 }
 
 fn replicate(sc: &Scenario, opt: &Options, warmup: u64, r: u64) -> Result<Replication, RunError> {
-    let net = &sc.network;
+    let (values, events) = match &sc.workload {
+        Workload::Network(net) => simulate(net, opt, warmup, r)?,
+        Workload::Program(prog) => {
+            let run =
+                Execution::new(prog, opt.seed, r)
+                    .run()
+                    .map_err(|fault| RunError::Program {
+                        replication: r,
+                        fault,
+                    })?;
+            (crate::program::measure(prog, &run), run.events)
+        }
+    };
+    let missing: Vec<String> = values
+        .iter()
+        .filter(|(_, v)| !v.is_finite())
+        .map(|(name, _)| name.clone())
+        .take(5)
+        .collect();
+    if !missing.is_empty() {
+        return Err(RunError::Missing {
+            replication: r,
+            metrics: missing,
+        });
+    }
+    Ok(Replication { values, events })
+}
+
+/// One replication of a queueing network: its metrics and events.
+fn simulate(
+    net: &Network,
+    opt: &Options,
+    warmup: u64,
+    r: u64,
+) -> Result<(Vec<(String, f64)>, u64), RunError> {
     let mut sim = Simulation::new(net, opt.seed, r);
     let summary = sim
         .run(RunLength {
@@ -202,23 +242,7 @@ fn replicate(sc: &Scenario, opt: &Options, warmup: u64, r: u64) -> Result<Replic
             count,
         });
     }
-    let values = measure(net, sim.recorder(), &summary);
-    let missing: Vec<String> = values
-        .iter()
-        .filter(|(_, v)| !v.is_finite())
-        .map(|(name, _)| name.clone())
-        .take(5)
-        .collect();
-    if !missing.is_empty() {
-        return Err(RunError::Missing {
-            replication: r,
-            metrics: missing,
-        });
-    }
-    Ok(Replication {
-        values,
-        events: summary.events,
-    })
+    Ok((measure(net, sim.recorder(), &summary), summary.events))
 }
 
 /// The first histogram with values it could not count, and how many.
@@ -241,7 +265,10 @@ fn clamped(net: &crate::model::Network, rec: &crate::engine::Recorder) -> Option
 /// clock, estimated from the routing ([`crate::model::estimates::observation_rate`]); the run
 /// itself still stops with [`RunFault::Horizon`] if the estimate was too low.
 pub fn check_horizon(sc: &Scenario, opt: &Options) -> Result<(), RunError> {
-    let net = &sc.network;
+    // a program's 128-bit clock covers any run it can make
+    let Workload::Network(net) = &sc.workload else {
+        return Ok(());
+    };
     let (Some(rate), Some((smallest, station))) = (
         crate::model::estimates::observation_rate(net),
         net.smallest_mean_time(),
@@ -272,6 +299,13 @@ pub fn check_horizon(sc: &Scenario, opt: &Options) -> Result<(), RunError> {
 /// Settles the warm-up: fixed, or MSER-5 over a pilot replication (its own stream, index
 /// `u64::MAX`, so it shares no draws with the measured replications).
 pub fn settle_warmup(sc: &Scenario, opt: &Options) -> Result<WarmupReport, RunError> {
+    let Workload::Network(net) = &sc.workload else {
+        return Ok(WarmupReport {
+            observations: 0,
+            method: "none: programs run to completion",
+            at_limit: false,
+        });
+    };
     match opt.warmup {
         Warmup::Fixed(n) => Ok(WarmupReport {
             observations: n,
@@ -279,7 +313,7 @@ pub fn settle_warmup(sc: &Scenario, opt: &Options) -> Result<WarmupReport, RunEr
             at_limit: false,
         }),
         Warmup::Mser5 => {
-            let mut sim = Simulation::new(&sc.network, opt.seed, u64::MAX);
+            let mut sim = Simulation::new(net, opt.seed, u64::MAX);
             sim.record_series();
             sim.run(RunLength {
                 warmup: 0,

@@ -86,8 +86,11 @@ pub fn coverage(
 ) -> Result<Coverage, RunError> {
     let sc =
         scenario::parse(model.scenario, Path::new(model.name)).expect("built-in models are valid");
-    let metric = class_metric(&sc.network, 0);
-    let truth = analyze(&sc.network)
+    let net = sc
+        .network()
+        .expect("the self-test models are queueing networks");
+    let metric = class_metric(net, 0);
+    let truth = analyze(net)
         .predictions
         .iter()
         .find(|p| p.exact && p.metric == metric)

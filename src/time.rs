@@ -149,6 +149,19 @@ impl Clock {
         self.span(t.ticks())
     }
 
+    /// A span as 128-bit ticks (rank programs, whose runs outlast 64-bit ticks: see
+    /// [`crate::program::exec`]), rounded to the nearest, saturating.
+    #[inline(always)]
+    pub fn wide_ticks(&self, span: f64) -> u128 {
+        (span * self.per_tick + 0.5) as u128
+    }
+
+    /// 128-bit ticks in the scenario's unit.
+    #[inline(always)]
+    pub fn wide_span(&self, ticks: u128) -> f64 {
+        ticks as f64 * self.tick
+    }
+
     /// The instant `t` time units after the start (saturating).
     pub fn instant(&self, t: f64) -> SimTime {
         SimTime(self.ticks(t))

@@ -13,7 +13,7 @@
 
 use serde::Serialize;
 
-use crate::predict::{Bound, Prediction, analyze};
+use crate::predict::{Bound, Prediction, analyze_scenario};
 use crate::replicate::{self, Experiment, Options, RunError};
 use crate::rng::derive_seed;
 use crate::scenario::Scenario;
@@ -156,7 +156,7 @@ struct Plan {
 
 impl Plan {
     fn new(sc: &Scenario, effort: Effort, threads: usize, seed: Option<u64>) -> Plan {
-        let analysis = analyze(&sc.network);
+        let analysis = analyze_scenario(sc);
         let wanted = |metric: &String| {
             sc.validate
                 .metrics

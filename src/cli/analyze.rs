@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use clap::Args;
 
-use parsim::predict::analyze;
+use parsim::predict::analyze_scenario;
 use parsim::report::num;
 
 /// Options of `parsim analyze`.
@@ -24,7 +24,7 @@ pub fn run(args: &AnalyzeArgs) -> anyhow::Result<ExitCode> {
     let scenarios = super::run::load_all(&args.files)?;
     let analyses: Vec<_> = scenarios
         .iter()
-        .map(|sc| (sc, analyze(&sc.network)))
+        .map(|sc| (sc, analyze_scenario(sc)))
         .collect();
     if args.json {
         let out: Vec<_> = analyses

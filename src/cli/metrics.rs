@@ -21,7 +21,7 @@ pub fn run(args: &MetricsArgs) -> anyhow::Result<ExitCode> {
         if several {
             println!("# {}", sc.path.display());
         }
-        for name in parsim::metrics::names(&sc.network) {
+        for name in sc.metric_names() {
             println!("{name}");
         }
     }

@@ -41,13 +41,24 @@ impl Empirical {
     #[inline]
     pub fn sample(&mut self, rng: &mut StreamRng) -> f64 {
         match self.mode {
-            EmpiricalMode::Random => self.samples[rng.random_range(0..self.samples.len())],
+            EmpiricalMode::Random => self.draw(rng),
             EmpiricalMode::Replay => {
                 let v = self.samples[self.next];
                 self.next = (self.next + 1) % self.samples.len();
                 v
             }
         }
+    }
+
+    /// Draws one of the samples uniformly at random, whatever the mode.
+    #[inline]
+    pub fn draw(&self, rng: &mut StreamRng) -> f64 {
+        self.samples[rng.random_range(0..self.samples.len())]
+    }
+
+    /// How it draws.
+    pub fn mode(&self) -> EmpiricalMode {
+        self.mode
     }
 
     /// The sample mean.

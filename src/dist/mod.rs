@@ -11,7 +11,7 @@ mod empirical;
 mod spec;
 
 pub use empirical::{Empirical, EmpiricalMode};
-pub use spec::{DistError, DistSpec};
+pub use spec::{DistError, DistSpec, TIME_BOUNDS};
 
 use rand::RngExt;
 use rand_distr::{Distribution, Exp1, Gamma, LogNormal, Pareto, Weibull};
@@ -100,6 +100,16 @@ impl Dist {
     #[inline(never)]
     fn sample_other(&mut self, rng: &mut StreamRng) -> f64 {
         match self {
+            Dist::Empirical(e) => e.sample(rng),
+            other => other.draw(rng),
+        }
+    }
+
+    /// Draws one value without changing the distribution: as [`Dist::sample`], except that a
+    /// trace in replay mode is drawn at random (replay needs a cursor; rank programs, whose
+    /// distributions are shared by all ranks, refuse replay for that reason).
+    pub fn draw(&self, rng: &mut StreamRng) -> f64 {
+        match self {
             Dist::Exponential { mean } => *mean * rng.sample::<f64, _>(Exp1),
             Dist::Deterministic { value } => *value,
             Dist::Uniform { min, max } => *min + (*max - *min) * rng.random::<f64>(),
@@ -119,8 +129,13 @@ impl Dist {
             Dist::Gamma(d, _) => d.sample(rng),
             Dist::Weibull(d, _) => d.sample(rng),
             Dist::Pareto(d, _) => d.sample(rng),
-            Dist::Empirical(e) => e.sample(rng),
+            Dist::Empirical(e) => e.draw(rng),
         }
+    }
+
+    /// True for a trace replayed in order (see [`Dist::draw`]).
+    pub fn is_replay(&self) -> bool {
+        matches!(self, Dist::Empirical(e) if e.mode() == EmpiricalMode::Replay)
     }
 
     /// The mean.

@@ -1,6 +1,9 @@
 //! The event calendar.
 //!
-//! A binary min-heap of `(time, seq, event)`. `seq` is a counter incremented at every
+//! A binary min-heap of `(time, seq, event)`, generic over the event type
+//! ([`CalendarEvent`]: the queueing engine's [`Event`], the rank programs' events) and the time
+//! type ([`CalendarTime`]: 64-bit [`SimTime`] ticks, whose key with the sequence number is one
+//! `u128` compared in one go, or the programs' 128-bit ticks). `seq` is a counter incremented at every
 //! [`Calendar::schedule`], so **events at the same time are delivered in the order they were
 //! scheduled (FIFO)**: the tie-break never depends on hashing, threads or random draws. Both
 //! `schedule` and [`Calendar::pop`] cost `O(log n)` in the number of pending events; the heap
@@ -19,117 +22,186 @@
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
+use std::marker::PhantomData;
 
 use super::event::Event;
 use crate::time::SimTime;
 
+/// An event the calendar can hold: packed into a small tag and a 64-bit payload.
+pub trait CalendarEvent: Copy {
+    /// Bits the tag needs (the sequence number keeps the rest of its word).
+    const TAG_BITS: u32;
+    /// The event as (tag, payload), `tag < 2^TAG_BITS`.
+    fn encode(self) -> (u64, u64);
+    /// The event back from [`CalendarEvent::encode`]'s output.
+    fn decode(tag: u64, payload: u64) -> Self;
+}
+
+/// A time the calendar orders by: with the scheduling sequence number, one ordered key.
+pub trait CalendarTime: Copy {
+    /// `(time, seq)` as something compared in one go.
+    type Key: Ord + Copy + std::fmt::Debug;
+    /// The key of this time and a sequence word.
+    fn key(self, seq: u64) -> Self::Key;
+    /// The time back from its key.
+    fn from_key(key: Self::Key) -> Self;
+    /// The sequence word back from its key.
+    fn seq(key: Self::Key) -> u64;
+}
+
+impl CalendarTime for SimTime {
+    /// One 128-bit integer: a single comparison.
+    type Key = u128;
+
+    #[inline(always)]
+    fn key(self, seq: u64) -> u128 {
+        (u128::from(self.ticks()) << 64) | u128::from(seq)
+    }
+
+    #[inline(always)]
+    fn from_key(key: u128) -> SimTime {
+        SimTime::from_ticks((key >> 64) as u64)
+    }
+
+    #[inline(always)]
+    fn seq(key: u128) -> u64 {
+        key as u64
+    }
+}
+
+impl CalendarTime for u128 {
+    /// Wide ticks (rank programs), then the sequence word.
+    type Key = (u128, u64);
+
+    #[inline(always)]
+    fn key(self, seq: u64) -> (u128, u64) {
+        (self, seq)
+    }
+
+    #[inline(always)]
+    fn from_key(key: (u128, u64)) -> u128 {
+        key.0
+    }
+
+    #[inline(always)]
+    fn seq(key: (u128, u64)) -> u64 {
+        key.1
+    }
+}
+
 #[derive(Clone, Copy, Debug)]
-struct Entry {
-    time: u64,
-    /// `seq << 2 | tag`.
-    seq_tag: u64,
+struct Entry<K> {
+    /// `(time, seq << TAG_BITS | tag)`.
+    key: K,
     payload: u64,
 }
 
-impl Entry {
-    /// `(time, seq)` as one integer, so that a comparison is a single 128-bit compare.
-    #[inline]
-    fn key(&self) -> u128 {
-        (u128::from(self.time) << 64) | u128::from(self.seq_tag)
-    }
-}
-
-impl PartialEq for Entry {
+impl<K: Ord> PartialEq for Entry<K> {
     fn eq(&self, other: &Self) -> bool {
-        self.key() == other.key()
+        self.key == other.key
     }
 }
 
-impl Eq for Entry {}
+impl<K: Ord> Eq for Entry<K> {}
 
 /// Reversed, so the max-heap pops the earliest `(time, seq)` first. The operators are written
 /// out because `BinaryHeap` sifts with `<=`, which would otherwise go through `cmp`.
-impl PartialOrd for Entry {
+impl<K: Ord> PartialOrd for Entry<K> {
     fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
         Some(self.cmp(other))
     }
     #[inline]
     fn lt(&self, other: &Self) -> bool {
-        other.key() < self.key()
+        other.key < self.key
     }
     #[inline]
     fn le(&self, other: &Self) -> bool {
-        other.key() <= self.key()
+        other.key <= self.key
     }
     #[inline]
     fn gt(&self, other: &Self) -> bool {
-        other.key() > self.key()
+        other.key > self.key
     }
     #[inline]
     fn ge(&self, other: &Self) -> bool {
-        other.key() >= self.key()
+        other.key >= self.key
     }
 }
 
-impl Ord for Entry {
+impl<K: Ord> Ord for Entry<K> {
     #[inline]
     fn cmp(&self, other: &Self) -> Ordering {
-        other.key().cmp(&self.key())
+        other.key.cmp(&self.key)
     }
 }
 
-#[inline]
-fn encode(e: Event) -> (u64, u64) {
-    match e {
-        Event::Arrival { source } => (0, u64::from(source)),
-        Event::Departure { station, job } => (1, (u64::from(station) << 32) | u64::from(job)),
-        Event::PsDeparture {
-            station,
-            generation,
-        } => (2, (u64::from(station) << 32) | u64::from(generation)),
-    }
-}
+impl CalendarEvent for Event {
+    const TAG_BITS: u32 = 2;
 
-#[inline]
-fn decode(tag: u64, p: u64) -> Event {
-    let (hi, lo) = ((p >> 32) as u32, p as u32);
-    match tag {
-        0 => Event::Arrival { source: lo },
-        1 => Event::Departure {
-            station: hi,
-            job: lo,
-        },
-        _ => Event::PsDeparture {
-            station: hi,
-            generation: lo,
-        },
+    #[inline]
+    fn encode(self) -> (u64, u64) {
+        match self {
+            Event::Arrival { source } => (0, u64::from(source)),
+            Event::Departure { station, job } => (1, (u64::from(station) << 32) | u64::from(job)),
+            Event::PsDeparture {
+                station,
+                generation,
+            } => (2, (u64::from(station) << 32) | u64::from(generation)),
+        }
+    }
+
+    #[inline]
+    fn decode(tag: u64, p: u64) -> Event {
+        let (hi, lo) = ((p >> 32) as u32, p as u32);
+        match tag {
+            0 => Event::Arrival { source: lo },
+            1 => Event::Departure {
+                station: hi,
+                job: lo,
+            },
+            _ => Event::PsDeparture {
+                station: hi,
+                generation: lo,
+            },
+        }
     }
 }
 
 /// Pending events ordered by `(time, scheduling order)`.
-#[derive(Debug, Default)]
-pub struct Calendar {
-    heap: BinaryHeap<Entry>,
+#[derive(Debug)]
+pub struct Calendar<E: CalendarEvent = Event, T: CalendarTime = SimTime> {
+    heap: BinaryHeap<Entry<T::Key>>,
     next_seq: u64,
     /// The top entry was returned by `pop` and is only waiting to be replaced or removed.
     taken: bool,
+    event: PhantomData<E>,
 }
 
-impl Calendar {
+impl<E: CalendarEvent, T: CalendarTime> Default for Calendar<E, T> {
+    fn default() -> Self {
+        Calendar {
+            heap: BinaryHeap::new(),
+            next_seq: 0,
+            taken: false,
+            event: PhantomData,
+        }
+    }
+}
+
+impl<E: CalendarEvent, T: CalendarTime> Calendar<E, T> {
     /// An empty calendar.
-    pub fn new() -> Calendar {
-        Calendar::default()
+    pub fn new() -> Self {
+        Self::default()
     }
 
     /// Adds `event` at `time`. `O(log n)`.
     #[inline(always)]
-    pub fn schedule(&mut self, time: SimTime, event: Event) {
+    pub fn schedule(&mut self, time: T, event: E) {
         let seq = self.next_seq;
         self.next_seq += 1;
-        let (tag, payload) = encode(event);
+        let (tag, payload) = event.encode();
         let entry = Entry {
-            time: time.ticks(),
-            seq_tag: (seq << 2) | tag,
+            key: time.key((seq << E::TAG_BITS) | tag),
             payload,
         };
         if self.taken {
@@ -144,17 +216,17 @@ impl Calendar {
 
     /// Removes and returns the earliest event (the first scheduled among equal times). `O(log n)`.
     #[inline(always)]
-    pub fn pop(&mut self) -> Option<(SimTime, Event)> {
+    pub fn pop(&mut self) -> Option<(T, E)> {
         if self.taken {
             self.heap.pop();
             self.taken = false;
         }
         let e = *self.heap.peek()?;
         self.taken = true;
-        Some((
-            SimTime::from_ticks(e.time),
-            decode(e.seq_tag & 3, e.payload),
-        ))
+        let time = T::from_key(e.key);
+        let seq_tag = T::seq(e.key);
+        let tag = seq_tag & ((1 << E::TAG_BITS) - 1);
+        Some((time, E::decode(tag, e.payload)))
     }
 
     /// Number of pending events.

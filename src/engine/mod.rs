@@ -26,7 +26,7 @@
 pub mod calendar;
 pub mod event;
 pub mod jobs;
-mod ps;
+pub(crate) mod ps;
 mod recorder;
 
 use std::cmp::Reverse;
@@ -525,9 +525,9 @@ impl<'n> Simulation<'n> {
                 }
                 self.events += 1;
                 let now = self.now;
-                let (job, next) = ps.depart(now);
+                let (job, next) = ps.depart(u128::from(now.ticks()));
                 match next {
-                    Some((generation, due)) => self.schedule_ps(station, generation, due),
+                    Some((generation, due)) => self.schedule_ps(station, generation, narrow(due)),
                     None => self.recorder.stations[station as usize]
                         .busy
                         .change(now, -1),
@@ -667,7 +667,8 @@ impl<'n> Simulation<'n> {
                     class,
                     &mut st.rng,
                 ));
-                let (generation, due) = ps.arrive(now, job, work);
+                let (generation, due) = ps.arrive(u128::from(now.ticks()), job, u128::from(work));
+                let due = narrow(due);
                 self.count(station, class, 1);
                 if self.recorder.stations[station as usize].present.count() == 1 {
                     self.recorder.stations[station as usize].busy.change(now, 1);
@@ -830,6 +831,12 @@ impl<'n> Simulation<'n> {
             self.check_from = u64::MAX;
         }
     }
+}
+
+/// A 128-bit instant back to 64-bit ticks, saturating (the check then reports the end of the
+/// clock).
+fn narrow(t: u128) -> SimTime {
+    SimTime::from_ticks(u64::try_from(t).unwrap_or(u64::MAX))
 }
 
 /// What the periodic check of a run remembers.

@@ -6,32 +6,31 @@
 //! departure changes `n`, so the station's pending departure event is superseded: a generation
 //! counter marks the current one and stale events are ignored when they come up.
 //!
-//! Virtual time is fixed point, clock ticks with [`FRACTION_BITS`] binary places, so it keeps
-//! its precision however long the run (an `f64` virtual time of `10^21` ticks would resolve
-//! only to `10^5` ticks).
+//! Times are 128-bit clock ticks (the queueing engine's 64-bit ticks widen losslessly; rank
+//! programs use 128 bits). Virtual time is fixed point, ticks with [`FRACTION_BITS`] binary
+//! places, so it keeps its precision however long the run (an `f64` virtual time of `10^21`
+//! ticks would resolve only to `10^5` ticks); runs up to `2^95` ticks fit.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
-
-use crate::time::SimTime;
 
 /// Binary places of the virtual time below one tick: each advance rounds by at most
 /// `2^-32` tick, so `10^10` events move a departure by under three ticks.
 const FRACTION_BITS: u32 = 32;
 
-/// The state of a processor-sharing station.
+/// The state of a processor-sharing station (or of a fair-shared link).
 #[derive(Debug, Default)]
 pub struct PsQueue {
     vtime: u128,
-    last: SimTime,
+    last: u128,
     jobs: BinaryHeap<Reverse<(u128, u32)>>,
     generation: u32,
 }
 
 impl PsQueue {
-    fn advance(&mut self, now: SimTime) {
+    fn advance(&mut self, now: u128) {
         let n = self.jobs.len() as u128;
-        if let Some(step) = (u128::from(now.since(self.last)) << FRACTION_BITS).checked_div(n) {
+        if let Some(step) = ((now - self.last) << FRACTION_BITS).checked_div(n) {
             self.vtime += step;
         }
         self.last = now;
@@ -39,9 +38,9 @@ impl PsQueue {
 
     /// A job arrives with `work` ticks; returns the new generation and the time of the next
     /// departure.
-    pub fn arrive(&mut self, now: SimTime, job: u32, work: u64) -> (u32, SimTime) {
+    pub fn arrive(&mut self, now: u128, job: u32, work: u128) -> (u32, u128) {
         self.advance(now);
-        let tag = self.vtime + (u128::from(work) << FRACTION_BITS);
+        let tag = self.vtime + (work << FRACTION_BITS);
         self.jobs.push(Reverse((tag, job)));
         self.next(now)
     }
@@ -52,7 +51,7 @@ impl PsQueue {
     }
 
     /// The least-tag job departs; returns it and, if jobs remain, the next generation and due time.
-    pub fn depart(&mut self, now: SimTime) -> (u32, Option<(u32, SimTime)>) {
+    pub fn depart(&mut self, now: u128) -> (u32, Option<(u32, u128)>) {
         self.advance(now);
         let Reverse((tag, job)) = self.jobs.pop().expect("a current PS departure has a job");
         self.vtime = tag;
@@ -60,16 +59,13 @@ impl PsQueue {
         (job, next)
     }
 
-    fn next(&mut self, now: SimTime) -> (u32, SimTime) {
+    fn next(&mut self, now: u128) -> (u32, u128) {
         self.generation = self.generation.wrapping_add(1);
         let Reverse((tag, _)) = *self.jobs.peek().expect("called with jobs present");
         let left = tag.saturating_sub(self.vtime) * self.jobs.len() as u128;
         // round up: the departure never comes before the job's work is done
         let ticks = left.div_ceil(1 << FRACTION_BITS);
-        (
-            self.generation,
-            now.after(u64::try_from(ticks).unwrap_or(u64::MAX)),
-        )
+        (self.generation, now.saturating_add(ticks))
     }
 }
 
@@ -77,8 +73,8 @@ impl PsQueue {
 mod tests {
     use super::*;
 
-    fn t(ticks: u64) -> SimTime {
-        SimTime::from_ticks(ticks)
+    fn t(ticks: u128) -> u128 {
+        ticks
     }
 
     #[test]

@@ -16,6 +16,7 @@ use toml::de::{DeTable, DeValue};
 
 use super::build::Found;
 use super::raw::{RawClass, RawRoute, RawRun, RawScenario, RawStation, RawValidate};
+use crate::program::raw::{RawDisk, RawProgram, RawTopology};
 
 /// One element of an array of tables: where it is, its `name` if it has one, and its contents
 /// when they have the right shape (`None`: its shape problems were reported).
@@ -61,6 +62,9 @@ const SECTIONS: &[&str] = &[
     "class",
     "station",
     "route",
+    "program",
+    "topology",
+    "disk",
 ];
 
 /// Parses `text` into a raw scenario, with every shape problem found. Syntax errors are
@@ -95,6 +99,9 @@ pub(super) fn read(text: &str) -> (Option<RawScenario>, Found) {
             "class" => raw.classes = many::<RawClass>(value, "class", &mut found),
             "station" => raw.stations = many::<RawStation>(value, "station", &mut found),
             "route" => raw.routes = many::<RawRoute>(value, "route", &mut found),
+            "program" => raw.program = one::<RawProgram>(value, "program", &mut found),
+            "topology" => raw.topology = one::<RawTopology>(value, "topology", &mut found),
+            "disk" => raw.disks = many::<RawDisk>(value, "disk", &mut found),
             other => found.push((
                 Some(at),
                 other.to_owned(),

@@ -15,6 +15,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use crate::model::Network;
+use crate::program::Program;
 
 /// How the warm-up is chosen.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -64,12 +65,60 @@ pub struct Scenario {
     pub name: String,
     /// Its description.
     pub description: String,
-    /// The network.
-    pub network: Network,
+    /// What runs: a queueing network or a rank program.
+    pub workload: Workload,
     /// How to run it.
     pub run: RunConfig,
     /// How to validate it.
     pub validate: ValidateConfig,
+}
+
+/// The two workload forms over parsim's stations.
+#[derive(Clone, Debug)]
+pub enum Workload {
+    /// Routed classes over a queueing network, observed in steady state after a warm-up.
+    Network(Network),
+    /// A rank program on processors, links and disks, run to completion.
+    Program(Box<Program>),
+}
+
+impl Scenario {
+    /// The queueing network, for a network scenario.
+    pub fn network(&self) -> Option<&Network> {
+        match &self.workload {
+            Workload::Network(n) => Some(n),
+            Workload::Program(_) => None,
+        }
+    }
+
+    /// The program, for a program scenario.
+    pub fn program(&self) -> Option<&Program> {
+        match &self.workload {
+            Workload::Program(p) => Some(p),
+            Workload::Network(_) => None,
+        }
+    }
+
+    /// The names of the metrics a run reports (known before running; a program's per-link
+    /// metrics depend on the run).
+    pub fn metric_names(&self) -> Vec<String> {
+        match &self.workload {
+            Workload::Network(n) => crate::metrics::names(n),
+            Workload::Program(p) => crate::program::names(p),
+        }
+    }
+
+    /// The metric a precision target applies to by default: the first class's end-to-end
+    /// time, or a program's makespan.
+    pub fn default_metric(&self) -> String {
+        match &self.workload {
+            Workload::Network(net) => {
+                let first = (0..net.classes.len()).find(|&c| crate::metrics::completes(net, c));
+                crate::metrics::class_metric(net, first.unwrap_or(0))
+            }
+            Workload::Program(_) => "program.makespan".to_owned(),
+        }
+    }
 }
 
 /// One problem in a scenario file.
@@ -169,7 +218,7 @@ pub fn parse(text: &str, path: &Path) -> Result<Scenario, ScenarioError> {
                     .unwrap_or_default()
             }),
             description: built.description.unwrap_or_default(),
-            network: built.network,
+            workload: built.workload,
             run: built.run,
             validate: built.validate,
         }),

@@ -11,6 +11,7 @@ use toml::Spanned;
 
 use super::document::Element;
 use crate::dist::DistSpec;
+use crate::program::raw::{RawDisk, RawProgram, RawTopology};
 
 /// A whole scenario file, as [`super::document`] reads it: each section on its own, each
 /// element of an array of tables on its own (see [`Element`]).
@@ -30,6 +31,12 @@ pub struct RawScenario {
     pub routes: Vec<Element<RawRoute>>,
     /// How `parsim validate` compares this scenario with its analytic predictions.
     pub validate: Option<Spanned<RawValidate>>,
+    /// A rank program (`[program]`), instead of classes, stations and routes.
+    pub program: Option<Spanned<RawProgram>>,
+    /// The program's interconnect (`[topology]`).
+    pub topology: Option<Spanned<RawTopology>>,
+    /// The program's disks (`[[disk]]`).
+    pub disks: Vec<Element<RawDisk>>,
     /// How many shape problems reading found: when there are any, the checks that need the
     /// whole network (routing graph, forks, stability) are left until they are fixed.
     pub shape_problems: usize,

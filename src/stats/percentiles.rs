@@ -68,15 +68,25 @@ pub struct Percentiles {
 }
 
 impl Percentiles {
-    /// An empty histogram for times on `clock` whose typical value is `scale` time units (a
-    /// non-positive or non-finite scale means one tick).
+    /// An empty histogram for times on `clock` (64-bit ticks, see [`Percentiles::record`])
+    /// whose typical value is `scale` time units (a non-positive or non-finite scale means one
+    /// tick).
     pub fn new(clock: &Clock, scale: f64) -> Percentiles {
+        Percentiles::with_limit(clock, scale, 63)
+    }
+
+    /// An empty histogram for times in 128-bit ticks (see [`Percentiles::record_wide`]).
+    pub fn wide(clock: &Clock, scale: f64) -> Percentiles {
+        Percentiles::with_limit(clock, scale, 127)
+    }
+
+    fn with_limit(clock: &Clock, scale: f64, most: i32) -> Percentiles {
         let units = if scale.is_finite() && scale > 0.0 {
             (scale / clock.tick()).log2().floor() as i32 - UNITS_PER_SCALE_BITS
         } else {
             0
         };
-        let shift = units.clamp(0, 62) as u32;
+        let shift = units.clamp(0, most) as u32;
         Percentiles {
             counts: vec![0; 2 << HALF_BITS],
             total: 0,
@@ -89,8 +99,20 @@ impl Percentiles {
     /// Records one time of `ticks` clock ticks.
     #[inline]
     pub fn record(&mut self, ticks: u64) {
+        self.count(ticks >> self.shift);
+    }
+
+    /// Records one time of `ticks` 128-bit clock ticks (rank programs).
+    #[inline]
+    pub fn record_wide(&mut self, ticks: u128) {
+        self.count(u64::try_from(ticks >> self.shift).unwrap_or(u64::MAX));
+    }
+
+    /// Counts a value already in the histogram's unit.
+    #[inline(always)]
+    fn count(&mut self, units: u64) {
         if self.total < u32::MAX {
-            let i = index_for(ticks >> self.shift);
+            let i = index_for(units);
             match self.counts.get_mut(i) {
                 Some(c) => *c += 1,
                 None => self.grow(i),

@@ -10,7 +10,11 @@ fn load(file: &str) -> parsim::scenario::Scenario {
 
 #[test]
 fn mva_refuses_an_fcfs_station_with_class_dependent_means_and_accepts_the_ps_bus() {
-    let fcfs = analyze(&load("validation/two_class_fcfs_refused.toml").network);
+    let fcfs = analyze(
+        load("validation/two_class_fcfs_refused.toml")
+            .network()
+            .unwrap(),
+    );
     assert!(fcfs.predictions.is_empty(), "{:?}", fcfs.predictions);
     let reason = fcfs
         .refusals
@@ -23,7 +27,7 @@ fn mva_refuses_an_fcfs_station_with_class_dependent_means_and_accepts_the_ps_bus
         reason.reason
     );
 
-    let ps = analyze(&load("validation/two_class_ps_bus.toml").network);
+    let ps = analyze(load("validation/two_class_ps_bus.toml").network().unwrap());
     assert!(ps.predictions.iter().any(|p| p.exact
         && p.method == "exact multiclass MVA"
         && p.metric == "class.compute.cycle"));
@@ -37,14 +41,14 @@ fn non_exponential_fcfs_is_refused_by_mva_but_solved_by_pollaczek_khinchine_when
             "service = { dist = \"exp\", mean = 0.2 }",
             "service = { dist = \"det\", value = 0.2 }",
         );
-    let a = analyze(&super::util::scenario(&closed).network);
+    let a = analyze(super::util::scenario(&closed).network().unwrap());
     assert!(a.predictions.iter().all(|p| p.method != "exact MVA"));
     assert!(
         a.refusals
             .iter()
             .any(|r| r.method == "exact MVA" && r.reason.contains("non-exponential"))
     );
-    let md1 = analyze(&load("scenarios/md1.toml").network);
+    let md1 = analyze(load("scenarios/md1.toml").network().unwrap());
     let r = md1
         .predictions
         .iter()

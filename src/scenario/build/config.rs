@@ -3,9 +3,8 @@
 use toml::Spanned;
 
 use super::Checker;
-use crate::model::Network;
 use crate::scenario::raw::{RawRun, RawScenario, RawValidate};
-use crate::scenario::{RunConfig, ValidateConfig, Warmup};
+use crate::scenario::{RunConfig, ValidateConfig, Warmup, Workload};
 
 /// `[run]`, with its defaults.
 pub(super) fn run_config(ck: &mut Checker, raw: Option<&Spanned<RawRun>>) -> RunConfig {
@@ -112,11 +111,16 @@ pub(super) fn check_metric_names(
     raw: &RawScenario,
     run: &RunConfig,
     validate: &ValidateConfig,
-    net: &Network,
+    workload: &Workload,
 ) {
-    let known = crate::metrics::names(net);
+    let known = match workload {
+        Workload::Network(n) => crate::metrics::names(n),
+        Workload::Program(p) => crate::program::names(p),
+    };
+    // a program's per-link metrics are only known once it has run
+    let per_link = matches!(workload, Workload::Program(p) if p.report_each);
     let mut check = |name: &str, at: Option<usize>, path: &str| {
-        if !known.iter().any(|k| k == name) {
+        if !(known.iter().any(|k| k == name) || per_link && name.starts_with("link.")) {
             ck.add(at, path, crate::metrics::unknown_metric(name, &known));
         }
     };

@@ -16,7 +16,7 @@ use std::path::Path;
 
 use super::document::Element;
 use super::raw::RawScenario;
-use super::{RunConfig, ValidateConfig};
+use super::{RunConfig, ValidateConfig, Workload};
 use crate::model::{Class, ClassKind, Network, Routing, Station, StationKind, visits};
 
 /// Problems found: byte offset (for the line), field path, message.
@@ -24,7 +24,7 @@ pub(super) type Found = Vec<(Option<usize>, String, String)>;
 
 /// What a successful check yields.
 pub(super) struct Built {
-    pub network: Network,
+    pub workload: Workload,
     pub run: RunConfig,
     pub validate: ValidateConfig,
     pub name: Option<String>,
@@ -69,6 +69,21 @@ pub(super) fn build(raw: RawScenario, base: &Path) -> Result<Built, Found> {
     let mut ck = Checker::default();
     let run = config::run_config(&mut ck, raw.run.as_ref());
     let validate = config::validate_config(&mut ck, raw.validate.as_ref());
+    if raw.program.is_some() {
+        return build_program(ck, raw, base, run, validate);
+    }
+    for (field, given) in [
+        ("topology", raw.topology.is_some()),
+        ("disk", !raw.disks.is_empty()),
+    ] {
+        if given {
+            ck.add(
+                Some(0),
+                field,
+                format!("[{field}] belongs to a [program]; a queueing network has [[station]]s"),
+            );
+        }
+    }
     let class_names = names(&mut ck, &raw.classes, "class");
     let station_names = names(&mut ck, &raw.stations, "station");
     let classes: Vec<Class> = raw
@@ -121,11 +136,17 @@ pub(super) fn build(raw: RawScenario, base: &Path) -> Result<Built, Found> {
     net.set_clock();
     if ck.found.is_empty() {
         check_stability(&mut ck, &raw, &net);
-        config::check_metric_names(&mut ck, &raw, &run, &validate, &net);
+        config::check_metric_names(
+            &mut ck,
+            &raw,
+            &run,
+            &validate,
+            &Workload::Network(net.clone()),
+        );
     }
     if ck.found.is_empty() {
         Ok(Built {
-            network: net,
+            workload: Workload::Network(net),
             run,
             validate,
             name: raw.name,
@@ -137,25 +158,72 @@ pub(super) fn build(raw: RawScenario, base: &Path) -> Result<Built, Found> {
     }
 }
 
-/// What is wrong with a name, if anything: names appear in metric names (`station.<s>.response`)
-/// and CSV files, so they may not be empty, `exit`, or contain `.`, `,`, quotes or white space.
-fn name_problem(name: &str) -> Option<String> {
-    if name.is_empty() {
-        return Some("is empty".to_owned());
+/// A program scenario: `[program]`, `[topology]`, `[[disk]]`, and no network sections.
+fn build_program(
+    mut ck: Checker,
+    raw: RawScenario,
+    base: &Path,
+    run: RunConfig,
+    validate: ValidateConfig,
+) -> Result<Built, Found> {
+    let program = raw.program.as_ref().expect("called with a program");
+    for (field, n) in [
+        ("class", raw.classes.len()),
+        ("station", raw.stations.len()),
+        ("route", raw.routes.len()),
+    ] {
+        if n > 0 {
+            ck.add(
+                Some(program.span().start),
+                field,
+                format!(
+                    "a scenario with a [program] builds its stations from it: leave out [[{field}]]"
+                ),
+            );
+        }
     }
+    let disks: Vec<_> = raw
+        .disks
+        .iter()
+        .filter_map(|e| e.value.as_ref().map(|d| (e.at(), d)))
+        .collect();
+    let sources = crate::program::compile::Sources {
+        program,
+        topology: raw.topology.as_ref(),
+        disks,
+        base,
+    };
+    match crate::program::compile(&sources) {
+        Ok(prog) if ck.found.is_empty() && raw.shape_problems == 0 => {
+            let workload = Workload::Program(Box::new(prog));
+            config::check_metric_names(&mut ck, &raw, &run, &validate, &workload);
+            if !ck.found.is_empty() {
+                return Err(ck.found);
+            }
+            Ok(Built {
+                workload,
+                run,
+                validate,
+                name: raw.name,
+                description: raw.description,
+            })
+        }
+        Ok(_) => Err(ck.found),
+        Err(found) => {
+            ck.found.extend(found);
+            ck.found.sort_by_key(|p| p.0);
+            Err(ck.found)
+        }
+    }
+}
+
+/// What is wrong with a station or class name, if anything: besides the rules of every name
+/// ([`crate::metrics::name_problem`]), `exit` is reserved.
+fn name_problem(name: &str) -> Option<String> {
     if name == EXIT {
         return Some("`exit` is reserved: it is the routing target that leaves the network".into());
     }
-    let bad = name
-        .chars()
-        .find(|c| matches!(c, '.' | ',' | '"' | '\'') || c.is_whitespace() || c.is_control())?;
-    let why = match bad {
-        '.' => "`.` separates the parts of metric names (station.<name>.response)",
-        ',' => "`,` separates CSV fields",
-        '"' | '\'' => "quotes would have to be escaped in every output",
-        _ => "white space and control characters do not survive tables and CSV",
-    };
-    Some(format!("contains {bad:?}: {why}"))
+    crate::metrics::name_problem(name)
 }
 
 /// Checks that the names of one kind are usable and unique, and maps them to indices. Broken

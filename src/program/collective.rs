@@ -1,0 +1,743 @@
+//! Collective operations as program fragments: each algorithm is, for every rank, a sequence of
+//! steps (send to a peer, receive from a peer, or both at once, then maybe combine), computed on
+//! the fly from the rank's index in its group, so a collective of 4,096 ranks costs no memory.
+//! Because the steps are ordinary messages they run on any topology, with its contention.
+//!
+//! Each algorithm also carries its contention-free closed form ([`Collective::closed_form`]),
+//! in the Hockney style: a message of `m` bytes costs `c(m) = a + b m` (`a` the startup plus
+//! the per-hop latency, `b` the time per byte), and combining `m` bytes costs `g(m)`. Under
+//! parsim's semantics (a `send` blocks until its message is delivered; a receiver's mailbox
+//! buffers early messages) the formulas below are the exact execution times of the algorithms
+//! on an idle network of one hop between any two ranks with deterministic costs, where the
+//! table says so (tests check each against the simulation):
+//!
+//! | collective | algorithm | time | exact for |
+//! |---|---|---|---|
+//! | bcast | linear | `(P-1) c(m)` | all `P` |
+//! | bcast | binomial | `ceil(lg P) c(m)` | all `P` |
+//! | bcast | binary | `c(m)` times the most left-and-right moves (1 and 2) on a path of the heap-ordered binary tree | all `P` |
+//! | bcast | chain, `s` segments | `(P - 2 + s) c(m/s)` | `P >= 2` |
+//! | reduce | linear | `c(m) + (P-1) g(m)` | all `P` |
+//! | reduce | binomial | `lg P (c(m) + g(m))` | `P` a power of two |
+//! | reduce | chain, `s` segments | `(P - 2 + s) (c(m/s) + g(m/s))` | `P >= 2` |
+//! | allreduce | recursive doubling | `lg P (c(m) + g(m))`, plus `2 c(m) + g(m)` when `P` is not a power of two | all `P` |
+//! | allreduce | ring | `(P-1) (2 c(m/P) + g(m/P))` | all `P` |
+//! | allreduce | reduce + bcast (binomial) | `lg P (2 c(m) + g(m))` | `P` a power of two |
+//! | scatter, gather | linear | `(P-1) c(m)` (scatter), `c(m)` (gather) | all `P` |
+//! | scatter, gather | binomial | `ceil(lg P) a + (P-1) b m` | `P` a power of two |
+//! | allgather | ring | `(P-1) c(m)` | all `P` |
+//! | allgather | bruck | `ceil(lg P) a + (P-1) b m` | all `P` |
+//! | allgather | recursive doubling | `lg P a + (P-1) b m` | `P` a power of two (refused otherwise) |
+//! | alltoall | pairwise | `(P-1) c(m)` | all `P` |
+//! | barrier | dissemination | `ceil(lg P) c(0)` | all `P` |
+//! | barrier | binomial (gather then bcast of nothing) | `2 ceil(lg P) c(0)` | `P` a power of two |
+//! | barrier | ideal | `0` | all `P` |
+//!
+//! Where a formula is not exact (the binomial reduce of a `P` that is not a power of two,
+//! whose tree is unbalanced), it is reported as the round model's approximation.
+
+use std::fmt;
+
+/// The collectives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Collective {
+    /// One root's `m` bytes to every rank.
+    Bcast,
+    /// Every rank's `m` bytes combined at the root.
+    Reduce,
+    /// Every rank's `m` bytes combined, the result at every rank.
+    Allreduce,
+    /// The root's block of `m` bytes for each rank, to that rank.
+    Scatter,
+    /// Each rank's block of `m` bytes, to the root.
+    Gather,
+    /// Each rank's block of `m` bytes, to every rank.
+    Allgather,
+    /// A block of `m` bytes from every rank to every rank.
+    Alltoall,
+    /// Every rank waits for all.
+    Barrier,
+}
+
+/// The algorithms.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Algorithm {
+    /// The root talks to each rank in turn.
+    Linear,
+    /// A binomial tree (`ceil(lg P)` rounds).
+    Binomial,
+    /// A binary tree in heap order.
+    Binary,
+    /// A pipelined chain of segments.
+    Chain,
+    /// Partners `rank XOR 2^k`.
+    RecursiveDoubling,
+    /// A ring of `P - 1` (or `2(P - 1)`) neighbour exchanges.
+    Ring,
+    /// Bruck's allgather: partners `rank -+ 2^k`, any `P`.
+    Bruck,
+    /// A reduce to rank 0 then a bcast (both binomial).
+    ReduceBcast,
+    /// Exchange with `rank + k` and `rank - k` for `k = 1..P-1`.
+    Pairwise,
+    /// Dissemination: `ceil(lg P)` rounds of 0-byte messages to `rank + 2^k`.
+    Dissemination,
+    /// No messages: every rank leaves when the last one arrives.
+    Ideal,
+}
+
+/// One step of one rank: a send, a receive, or both at once; then, after the receive, maybe a
+/// combine of some bytes.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Step {
+    /// Send `bytes` to this peer (index in the group).
+    pub send: Option<(u32, f64)>,
+    /// Receive from this peer (index in the group).
+    pub recv: Option<u32>,
+    /// Bytes combined once the receive is complete (reductions).
+    pub combine: Option<f64>,
+}
+
+impl Step {
+    fn send(peer: u32, bytes: f64) -> Step {
+        Step {
+            send: Some((peer, bytes)),
+            recv: None,
+            combine: None,
+        }
+    }
+
+    fn recv(peer: u32) -> Step {
+        Step {
+            send: None,
+            recv: Some(peer),
+            combine: None,
+        }
+    }
+
+    fn exchange(to: u32, bytes: f64, from: u32) -> Step {
+        Step {
+            send: Some((to, bytes)),
+            recv: Some(from),
+            combine: None,
+        }
+    }
+
+    fn combining(mut self, bytes: f64) -> Step {
+        self.combine = Some(bytes);
+        self
+    }
+}
+
+/// The parameters a collective's steps depend on.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Shape {
+    /// Ranks in the group.
+    pub n: u32,
+    /// This rank's index in the group.
+    pub me: u32,
+    /// The root's index (rooted collectives).
+    pub root: u32,
+    /// Bytes (see [`super::CollectiveOp::bytes`]).
+    pub bytes: f64,
+    /// Segments of a chain.
+    pub segments: u32,
+}
+
+fn is_pow2(n: u32) -> bool {
+    n.is_power_of_two()
+}
+
+fn ceil_lg(n: u32) -> u32 {
+    n.next_power_of_two().trailing_zeros()
+}
+
+/// Highest set bit of `v > 0`.
+fn msb(v: u32) -> u32 {
+    31 - v.leading_zeros()
+}
+
+/// The binomial tree with children `v + 2^j`, `j > msb(v)` (the root, 0, has `j >= 0`): the
+/// first `j` at which `v` has children.
+fn first_child_bit(v: u32) -> u32 {
+    if v == 0 { 0 } else { msb(v) + 1 }
+}
+
+/// Number of children of `v` in the binomial tree over `n`.
+fn binomial_children(v: u32, n: u32) -> u32 {
+    (first_child_bit(v)..32)
+        .take_while(|&j| u64::from(v) + (1_u64 << j) < u64::from(n))
+        .count() as u32
+}
+
+/// Ranks in the binomial subtree of `v` (over `n` ranks): `ceil((n - v) / 2^(msb(v)+1))`.
+fn binomial_subtree(v: u32, n: u32) -> u32 {
+    if v == 0 {
+        return n;
+    }
+    (n - v).div_ceil(1 << (msb(v) + 1))
+}
+
+impl Collective {
+    /// The algorithms this collective offers, the first being the default.
+    pub fn algorithms(self) -> &'static [Algorithm] {
+        use Algorithm::*;
+        match self {
+            Collective::Bcast => &[Binomial, Linear, Binary, Chain],
+            Collective::Reduce => &[Binomial, Linear, Binary, Chain],
+            Collective::Allreduce => &[RecursiveDoubling, Ring, ReduceBcast],
+            Collective::Scatter | Collective::Gather => &[Binomial, Linear],
+            Collective::Allgather => &[Ring, Bruck, RecursiveDoubling],
+            Collective::Alltoall => &[Pairwise],
+            Collective::Barrier => &[Ideal, Dissemination, Binomial],
+        }
+    }
+
+    /// Whether this collective has a root.
+    pub fn rooted(self) -> bool {
+        matches!(
+            self,
+            Collective::Bcast | Collective::Reduce | Collective::Scatter | Collective::Gather
+        )
+    }
+
+    /// Why the algorithm cannot run on `n` ranks, if it cannot.
+    pub fn refuses(self, algorithm: Algorithm, n: u32) -> Option<String> {
+        if !self.algorithms().contains(&algorithm) {
+            let names: Vec<String> = self.algorithms().iter().map(|a| a.to_string()).collect();
+            return Some(format!(
+                "{self} has no {algorithm} algorithm (it has: {})",
+                names.join(", ")
+            ));
+        }
+        if algorithm == Algorithm::RecursiveDoubling && self == Collective::Allgather && !is_pow2(n)
+        {
+            return Some(format!(
+                "recursive doubling allgather needs a power-of-two group, got {n} (use bruck or ring)"
+            ));
+        }
+        None
+    }
+
+    /// Step `k` of a rank (see [`Shape`]), or `None` when it is done. The ideal barrier has no
+    /// steps (the engine synchronises it directly).
+    pub fn step(self, algorithm: Algorithm, s: &Shape, k: u32) -> Option<Step> {
+        let Shape {
+            n,
+            me,
+            root,
+            bytes,
+            segments,
+        } = *s;
+        if n <= 1 {
+            return None;
+        }
+        // rooted collectives work on ranks relative to the root
+        let v = (me + n - root) % n;
+        let abs = |rel: u32| (rel + root) % n;
+        use Algorithm::*;
+        match (self, algorithm) {
+            (Collective::Bcast, Linear) => {
+                if v == 0 {
+                    (k < n - 1).then(|| Step::send(abs(k + 1), bytes))
+                } else {
+                    (k == 0).then(|| Step::recv(abs(0)))
+                }
+            }
+            (Collective::Bcast, Binomial) => {
+                binomial_down(v, n, k, |_| bytes).map(|st| map_peers(st, abs))
+            }
+            (Collective::Reduce, Binomial) => {
+                binomial_up(v, n, k, bytes).map(|st| map_peers(st, abs))
+            }
+            (Collective::Bcast, Binary) => binary_down(v, n, k, bytes).map(|st| map_peers(st, abs)),
+            (Collective::Reduce, Binary) => binary_up(v, n, k, bytes).map(|st| map_peers(st, abs)),
+            (Collective::Bcast, Chain) => {
+                chain(v, n, k, bytes, segments, false).map(|st| map_peers(st, abs))
+            }
+            (Collective::Reduce, Chain) => {
+                // the chain runs towards the root: relative rank n-1 starts, 0 finishes
+                chain(n - 1 - v, n, k, bytes, segments, true)
+                    .map(|st| map_peers(st, |r| abs(n - 1 - r)))
+            }
+            (Collective::Reduce, Linear) => {
+                if v == 0 {
+                    (k < n - 1).then(|| Step::recv(abs(k + 1)).combining(bytes))
+                } else {
+                    (k == 0).then(|| Step::send(abs(0), bytes))
+                }
+            }
+            (Collective::Allreduce, RecursiveDoubling) => recursive_doubling(me, n, k, bytes),
+            (Collective::Allreduce, Ring) => {
+                let block = bytes / f64::from(n);
+                let (right, left) = ((me + 1) % n, (me + n - 1) % n);
+                (k < 2 * (n - 1)).then(|| {
+                    let st = Step::exchange(right, block, left);
+                    if k < n - 1 { st.combining(block) } else { st }
+                })
+            }
+            (Collective::Allreduce, ReduceBcast) => {
+                let up = binomial_children(me, n) + u32::from(me != 0);
+                if k < up {
+                    binomial_up(me, n, k, bytes)
+                } else {
+                    binomial_down(me, n, k - up, |_| bytes)
+                }
+            }
+            (Collective::Scatter, Linear) => {
+                if v == 0 {
+                    (k < n - 1).then(|| Step::send(abs(k + 1), bytes))
+                } else {
+                    (k == 0).then(|| Step::recv(abs(0)))
+                }
+            }
+            (Collective::Gather, Linear) => {
+                if v == 0 {
+                    (k < n - 1).then(|| Step::recv(abs(k + 1)))
+                } else {
+                    (k == 0).then(|| Step::send(abs(0), bytes))
+                }
+            }
+            (Collective::Scatter, Binomial) => binomial_down(v, n, k, |child| {
+                bytes * f64::from(binomial_subtree(child, n))
+            })
+            .map(|st| map_peers(st, abs)),
+            (Collective::Gather, Binomial) => {
+                // receive each child's subtree, smallest first, then send the own subtree up
+                let children = binomial_children(v, n);
+                if k < children {
+                    let j = first_child_bit(v) + children - 1 - k;
+                    Some(Step::recv(abs(v + (1 << j))))
+                } else if k == children && v != 0 {
+                    let parent = v - (1 << msb(v));
+                    Some(Step::send(
+                        abs(parent),
+                        bytes * f64::from(binomial_subtree(v, n)),
+                    ))
+                } else {
+                    None
+                }
+            }
+            (Collective::Allgather, Ring) => {
+                (k < n - 1).then(|| Step::exchange((me + 1) % n, bytes, (me + n - 1) % n))
+            }
+            (Collective::Allgather, Bruck) => {
+                let dist = 1_u64 << k;
+                (dist < u64::from(n)).then(|| {
+                    let d = dist as u32;
+                    let blocks = d.min(n - d);
+                    Step::exchange((me + n - d) % n, bytes * f64::from(blocks), (me + d) % n)
+                })
+            }
+            (Collective::Allgather, RecursiveDoubling) => {
+                let d = 1_u64 << k;
+                (d < u64::from(n)).then(|| {
+                    let peer = me ^ d as u32;
+                    Step::exchange(peer, bytes * d as f64, peer)
+                })
+            }
+            (Collective::Alltoall, Pairwise) => {
+                (k < n - 1).then(|| Step::exchange((me + k + 1) % n, bytes, (me + n - k - 1) % n))
+            }
+            (Collective::Barrier, Dissemination) => {
+                let d = 1_u64 << k;
+                (d < u64::from(n)).then(|| {
+                    let d = d as u32;
+                    Step::exchange((me + d) % n, 0.0, (me + n - d) % n)
+                })
+            }
+            (Collective::Barrier, Binomial) => {
+                let up = binomial_children(me, n) + u32::from(me != 0);
+                if k < up {
+                    binomial_up(me, n, k, 0.0).map(|mut st| {
+                        st.combine = None;
+                        st
+                    })
+                } else {
+                    binomial_down(me, n, k - up, |_| 0.0)
+                }
+            }
+            _ => None,
+        }
+    }
+
+    /// The contention-free closed form (see the module docs) with message cost `c(m)`,
+    /// startup `a`, time per byte `b` and combine cost `g(m)`; and whether it is exact for this
+    /// group size (else the round model's approximation).
+    pub fn closed_form(
+        self,
+        algorithm: Algorithm,
+        n: u32,
+        bytes: f64,
+        segments: u32,
+        cost: &Cost,
+    ) -> (f64, bool) {
+        if n <= 1 {
+            return (0.0, true);
+        }
+        let (c, g) = (|m: f64| cost.message(m), |m: f64| cost.combine(m));
+        let p = f64::from(n);
+        let lg = f64::from(ceil_lg(n));
+        let m = bytes;
+        let s = f64::from(segments.max(1));
+        use Algorithm::*;
+        match (self, algorithm) {
+            (Collective::Bcast, Linear) | (Collective::Scatter, Linear) => ((p - 1.0) * c(m), true),
+            (Collective::Bcast, Binomial) => (lg * c(m), true),
+            (Collective::Bcast, Binary) => (f64::from(binary_weight(n)) * c(m), true),
+            (Collective::Bcast, Chain) => ((p - 2.0 + s) * c(m / s), true),
+            (Collective::Reduce, Linear) => (c(m) + (p - 1.0) * g(m), true),
+            (Collective::Reduce, Binomial) => (lg * (c(m) + g(m)), is_pow2(n)),
+            (Collective::Reduce, Binary) => (f64::from(binary_weight(n)) * (c(m) + g(m)), false),
+            (Collective::Reduce, Chain) => ((p - 2.0 + s) * (c(m / s) + g(m / s)), true),
+            (Collective::Allreduce, RecursiveDoubling) => {
+                let p2 = 1_u32 << msb(n);
+                let core = f64::from(msb(p2)) * (c(m) + g(m));
+                if p2 == n {
+                    (core, true)
+                } else {
+                    (core + 2.0 * c(m) + g(m), true)
+                }
+            }
+            (Collective::Allreduce, Ring) => ((p - 1.0) * (2.0 * c(m / p) + g(m / p)), true),
+            (Collective::Allreduce, ReduceBcast) => (lg * (2.0 * c(m) + g(m)), is_pow2(n)),
+            (Collective::Gather, Linear) => (c(m), true),
+            (Collective::Scatter | Collective::Gather, Binomial) => (
+                lg * cost.startup + (p - 1.0) * cost.per_byte * m,
+                is_pow2(n),
+            ),
+            (Collective::Allgather, Ring) | (Collective::Alltoall, Pairwise) => {
+                ((p - 1.0) * c(m), true)
+            }
+            (Collective::Allgather, Bruck) | (Collective::Allgather, RecursiveDoubling) => {
+                (lg * cost.startup + (p - 1.0) * cost.per_byte * m, true)
+            }
+            (Collective::Barrier, Dissemination) => (lg * c(0.0), true),
+            (Collective::Barrier, Binomial) => (2.0 * lg * c(0.0), is_pow2(n)),
+            (Collective::Barrier, Ideal) => (0.0, true),
+            _ => (f64::NAN, false),
+        }
+    }
+
+    /// The name used in scenario files.
+    pub fn name(self) -> &'static str {
+        match self {
+            Collective::Bcast => "bcast",
+            Collective::Reduce => "reduce",
+            Collective::Allreduce => "allreduce",
+            Collective::Scatter => "scatter",
+            Collective::Gather => "gather",
+            Collective::Allgather => "allgather",
+            Collective::Alltoall => "alltoall",
+            Collective::Barrier => "barrier",
+        }
+    }
+}
+
+/// The costs of the closed forms: a message of `m` bytes `startup + per_byte m`, a combine of
+/// `m` bytes `combine + combine_per_byte m`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Cost {
+    /// `a`: startup plus the latency of one hop.
+    pub startup: f64,
+    /// `b`: time per byte.
+    pub per_byte: f64,
+    /// Time per combine step.
+    pub combine: f64,
+    /// Time per byte combined.
+    pub combine_per_byte: f64,
+}
+
+impl Cost {
+    /// `c(m) = a + b m`.
+    pub fn message(&self, m: f64) -> f64 {
+        self.startup + self.per_byte * m
+    }
+
+    /// `g(m)`, zero for an empty combine.
+    pub fn combine(&self, m: f64) -> f64 {
+        self.combine + self.combine_per_byte * m
+    }
+}
+
+/// The binomial tree downwards (bcast, scatter): receive from the parent, then send to each
+/// child `v + 2^j` in increasing `j` (largest subtree first), `bytes(child)` each.
+fn binomial_down(v: u32, n: u32, k: u32, bytes: impl Fn(u32) -> f64) -> Option<Step> {
+    let k = if v == 0 {
+        k
+    } else if k == 0 {
+        return Some(Step::recv(v - (1 << msb(v))));
+    } else {
+        k - 1
+    };
+    let j = first_child_bit(v) + k;
+    let child = u64::from(v) + (1_u64 << j.min(40));
+    (j < 32 && child < u64::from(n)).then(|| Step::send(child as u32, bytes(child as u32)))
+}
+
+/// The binomial tree upwards (reduce): receive from each child, smallest subtree first,
+/// combining each, then send to the parent.
+fn binomial_up(v: u32, n: u32, k: u32, bytes: f64) -> Option<Step> {
+    let children = binomial_children(v, n);
+    if k < children {
+        let j = first_child_bit(v) + children - 1 - k;
+        Some(Step::recv(v + (1 << j)).combining(bytes))
+    } else if k == children && v != 0 {
+        Some(Step::send(v - (1 << msb(v)), bytes))
+    } else {
+        None
+    }
+}
+
+/// The heap-ordered binary tree downwards: from the parent `(v-1)/2`, to `2v+1` then `2v+2`.
+fn binary_down(v: u32, n: u32, k: u32, bytes: f64) -> Option<Step> {
+    let mut steps = [None; 3];
+    let mut i = 0;
+    if v > 0 {
+        steps[i] = Some(Step::recv((v - 1) / 2));
+        i += 1;
+    }
+    for child in [2 * v + 1, 2 * v + 2] {
+        if child < n {
+            steps[i] = Some(Step::send(child, bytes));
+            i += 1;
+        }
+    }
+    steps.get(k as usize).copied().flatten()
+}
+
+/// The heap-ordered binary tree upwards: from `2v+2` then `2v+1`, combining, then to the
+/// parent.
+fn binary_up(v: u32, n: u32, k: u32, bytes: f64) -> Option<Step> {
+    let mut steps = [None; 3];
+    let mut i = 0;
+    for child in [2 * v + 2, 2 * v + 1] {
+        if child < n {
+            steps[i] = Some(Step::recv(child).combining(bytes));
+            i += 1;
+        }
+    }
+    if v > 0 {
+        steps[i] = Some(Step::send((v - 1) / 2, bytes));
+    }
+    steps.get(k as usize).copied().flatten()
+}
+
+/// The most edges on a root-to-leaf path of the binary tree counting a left child as 1 and a
+/// right child as 2 (its parent sends to the left one first): the binary bcast's rounds.
+fn binary_weight(n: u32) -> u32 {
+    (1..n)
+        .map(|mut v| {
+            let mut w = 0;
+            while v > 0 {
+                w += if v % 2 == 1 { 1 } else { 2 };
+                v = (v - 1) / 2;
+            }
+            w
+        })
+        .max()
+        .unwrap_or(0)
+}
+
+/// A pipelined chain `0 -> 1 -> ... -> n-1` of `segments` segments: the head sends each
+/// segment, the middle receives segment `i` while forwarding segment `i - 1`, the tail
+/// receives. With `combining`, each received segment is combined (a reduce towards the head's
+/// far end).
+fn chain(v: u32, n: u32, k: u32, bytes: f64, segments: u32, combining: bool) -> Option<Step> {
+    let s = segments.max(1);
+    let seg = bytes / f64::from(s);
+    let combine = |st: Step| if combining { st.combining(seg) } else { st };
+    if v == 0 {
+        (k < s).then(|| Step::send(1, seg))
+    } else if v == n - 1 {
+        (k < s).then(|| combine(Step::recv(v - 1)))
+    } else if k == 0 {
+        Some(combine(Step::recv(v - 1)))
+    } else if k < s {
+        Some(combine(Step::exchange(v + 1, seg, v - 1)))
+    } else if k == s {
+        Some(Step::send(v + 1, seg))
+    } else {
+        None
+    }
+}
+
+/// Recursive-doubling allreduce for any `n`: with `p2` the largest power of two `<= n` and
+/// `r = n - p2`, the first `2r` ranks pair up (even to odd, which combines), the `p2` ranks left
+/// exchange with `new ^ 2^k`, and the odd ranks hand the result back.
+fn recursive_doubling(me: u32, n: u32, k: u32, bytes: f64) -> Option<Step> {
+    let p2 = 1 << msb(n);
+    let r = n - p2;
+    let rounds = msb(p2);
+    if me < 2 * r && me.is_multiple_of(2) {
+        // folded in: send to the odd partner, receive the result at the end
+        return match k {
+            0 => Some(Step::send(me + 1, bytes)),
+            1 => Some(Step::recv(me + 1)),
+            _ => None,
+        };
+    }
+    let (new, pre) = if me < 2 * r { (me / 2, 1) } else { (me - r, 0) };
+    let old = |x: u32| if x < r { 2 * x + 1 } else { x + r };
+    if pre == 1 && k == 0 {
+        return Some(Step::recv(me - 1).combining(bytes));
+    }
+    let k = k - pre;
+    if k < rounds {
+        let peer = old(new ^ (1 << k));
+        return Some(Step::exchange(peer, bytes, peer).combining(bytes));
+    }
+    (pre == 1 && k == rounds).then(|| Step::send(me - 1, bytes))
+}
+
+fn map_peers(mut st: Step, f: impl Fn(u32) -> u32) -> Step {
+    st.send = st.send.map(|(p, b)| (f(p), b));
+    st.recv = st.recv.map(&f);
+    st
+}
+
+impl fmt::Display for Collective {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl Algorithm {
+    /// The name used in scenario files.
+    pub fn name(self) -> &'static str {
+        match self {
+            Algorithm::Linear => "linear",
+            Algorithm::Binomial => "binomial",
+            Algorithm::Binary => "binary",
+            Algorithm::Chain => "chain",
+            Algorithm::RecursiveDoubling => "recursive_doubling",
+            Algorithm::Ring => "ring",
+            Algorithm::Bruck => "bruck",
+            Algorithm::ReduceBcast => "reduce_bcast",
+            Algorithm::Pairwise => "pairwise",
+            Algorithm::Dissemination => "dissemination",
+            Algorithm::Ideal => "ideal",
+        }
+    }
+
+    /// Every algorithm, for parsing names.
+    pub const ALL: [Algorithm; 11] = [
+        Algorithm::Linear,
+        Algorithm::Binomial,
+        Algorithm::Binary,
+        Algorithm::Chain,
+        Algorithm::RecursiveDoubling,
+        Algorithm::Ring,
+        Algorithm::Bruck,
+        Algorithm::ReduceBcast,
+        Algorithm::Pairwise,
+        Algorithm::Dissemination,
+        Algorithm::Ideal,
+    ];
+}
+
+impl fmt::Display for Algorithm {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn steps(c: Collective, a: Algorithm, n: u32, me: u32, root: u32) -> Vec<Step> {
+        let shape = Shape {
+            n,
+            me,
+            root,
+            bytes: 8.0,
+            segments: 4,
+        };
+        (0..).map_while(|k| c.step(a, &shape, k)).collect()
+    }
+
+    /// Every send has a matching receive and vice versa (by count per ordered pair).
+    fn balanced(c: Collective, a: Algorithm, n: u32, root: u32) {
+        let mut sent = std::collections::HashMap::new();
+        for me in 0..n {
+            for st in steps(c, a, n, me, root) {
+                if let Some((to, _)) = st.send {
+                    assert!(to < n && to != me, "{c} {a} n={n}: {me} sends to {to}");
+                    *sent.entry((me, to)).or_insert(0_i64) += 1;
+                }
+                if let Some(from) = st.recv {
+                    assert!(
+                        from < n && from != me,
+                        "{c} {a} n={n}: {me} receives from {from}"
+                    );
+                    *sent.entry((from, me)).or_insert(0_i64) -= 1;
+                }
+            }
+        }
+        assert!(
+            sent.values().all(|&v| v == 0),
+            "{c} {a} n={n} root={root}: unmatched {sent:?}"
+        );
+    }
+
+    #[test]
+    fn every_algorithm_matches_its_sends_and_receives() {
+        for c in [
+            Collective::Bcast,
+            Collective::Reduce,
+            Collective::Allreduce,
+            Collective::Scatter,
+            Collective::Gather,
+            Collective::Allgather,
+            Collective::Alltoall,
+            Collective::Barrier,
+        ] {
+            for &a in c.algorithms() {
+                for n in 1..=33 {
+                    if c.refuses(a, n).is_some() {
+                        continue;
+                    }
+                    for root in [0, n / 2, n - 1] {
+                        balanced(c, a, n, root);
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn binomial_trees_have_ceil_lg_rounds_and_full_subtrees() {
+        assert_eq!(binomial_subtree(0, 8), 8);
+        assert_eq!(binomial_subtree(1, 8), 4);
+        assert_eq!(binomial_subtree(2, 8), 2);
+        assert_eq!(binomial_subtree(4, 8), 1);
+        assert_eq!(binomial_subtree(3, 8), 2, "3 and 7");
+        assert_eq!(binomial_subtree(3, 7), 1);
+        assert_eq!(binomial_children(0, 5), 3);
+        assert_eq!(
+            steps(Collective::Bcast, Algorithm::Binomial, 8, 0, 0).len(),
+            3
+        );
+        let sizes: Vec<f64> = steps(Collective::Scatter, Algorithm::Binomial, 8, 0, 0)
+            .iter()
+            .map(|s| s.send.unwrap().1)
+            .collect();
+        assert_eq!(sizes, [32.0, 16.0, 8.0], "largest subtree first");
+    }
+
+    #[test]
+    fn recursive_doubling_refuses_what_it_cannot_do() {
+        assert!(
+            Collective::Allgather
+                .refuses(Algorithm::RecursiveDoubling, 6)
+                .is_some()
+        );
+        assert!(
+            Collective::Allgather
+                .refuses(Algorithm::RecursiveDoubling, 8)
+                .is_none()
+        );
+        assert!(Collective::Bcast.refuses(Algorithm::Ring, 8).is_some());
+    }
+}

@@ -1,0 +1,979 @@
+//! The check stage of programs: `[program]`, `[topology]` and `[[disk]]` to a [`Program`],
+//! collecting every problem with its field path (`program.op[2].body[0].to`) and byte offset.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use toml::Spanned;
+
+use super::collective::{Algorithm, Collective};
+use super::expr::{Env, Expr, Var};
+use super::raw::{
+    ExprText, OpKind, RawDisk, RawOp, RawProgram, RawSharing, RawSwitching, RawTopology, SizeSpec,
+    TopologyKind,
+};
+use super::{
+    CollectiveOp, Disk, Groups, Instr, Interconnect, Program, Sharing, Size, Switching, Work,
+};
+use crate::dist::{Dist, DistSpec};
+use crate::time::Clock;
+use crate::topology::{Shape, Topology};
+
+/// Problems found: byte offset (for the line), field path, message.
+pub type Found = Vec<(Option<usize>, String, String)>;
+
+/// Most ranks a program may have.
+pub const MAX_RANKS: i64 = 1 << 20;
+
+/// Deepest loop nesting.
+const MAX_DEPTH: usize = 64;
+
+/// The parts of a scenario that describe a program, with where each starts.
+#[derive(Debug)]
+pub struct Sources<'a> {
+    /// `[program]` with its offset.
+    pub program: &'a Spanned<RawProgram>,
+    /// `[topology]` with its offset.
+    pub topology: Option<&'a Spanned<RawTopology>>,
+    /// `[[disk]]` with their offsets.
+    pub disks: Vec<(usize, &'a RawDisk)>,
+    /// The directory relative trace files are read from.
+    pub base: &'a Path,
+}
+
+/// Checks a program and builds it; every problem is returned.
+pub fn compile(src: &Sources<'_>) -> Result<Program, Found> {
+    let mut c = Compiler {
+        found: Found::new(),
+        base: src.base,
+        code: Vec::new(),
+        paths: Vec::new(),
+        phases: Vec::new(),
+        groups: Vec::new(),
+        group_text: HashMap::new(),
+        disks: Vec::new(),
+        depth: 0,
+        loop_vars: Vec::new(),
+        times: Vec::new(),
+        ranks: 1,
+    };
+    let at = src.program.span().start;
+    let p = src.program.get_ref();
+    if !(1..=MAX_RANKS).contains(&p.ranks) {
+        c.add(
+            at,
+            "program.ranks",
+            format!(
+                "must be a whole number from 1 to {MAX_RANKS}, got {}",
+                p.ranks
+            ),
+        );
+    }
+    c.ranks = p.ranks.clamp(1, MAX_RANKS) as u32;
+    let ranks_per_node = c.whole(
+        p.ranks_per_node,
+        1,
+        1,
+        i64::from(c.ranks),
+        at,
+        "program.ranks_per_node",
+    );
+    let cores = c.whole(p.cores, 1, 1, 1024, at, "program.cores");
+    let nodes = c.ranks.div_ceil(ranks_per_node);
+    for (i, (at, d)) in src.disks.iter().enumerate() {
+        c.disk(*at, i, d);
+    }
+    let network = match src.topology {
+        Some(t) => c.topology(t, nodes),
+        None => {
+            c.add(at, "topology", "a program needs a [topology] for its messages (kind = \"bus\", \"full\", \"ring\", \"mesh\", \"torus\", \"tree\" or \"fat_tree\")");
+            None
+        }
+    };
+    if p.ops.is_empty() {
+        c.add(
+            at,
+            "program.op",
+            "the program has no operations ([[program.op]])",
+        );
+    }
+    c.block(&p.ops, "program.op");
+    let smallest = c.smallest_time(network.as_ref());
+    if !c.found.is_empty() {
+        c.found.sort_by_key(|f| f.0);
+        return Err(c.found);
+    }
+    let network = network.expect("no problem found, so the topology was built");
+    let loop_depth = c.depth_max();
+    let typical_bytes = c.typical_bytes();
+    Ok(Program {
+        ranks: c.ranks,
+        ranks_per_node,
+        cores,
+        code: c.code,
+        paths: c.paths,
+        loop_depth,
+        typical_bytes,
+        phases: c.phases,
+        groups: c.groups,
+        network,
+        disks: c.disks,
+        clock: Clock::for_scale(smallest),
+        report_each: p.report_each.unwrap_or(c.ranks <= 16),
+    })
+}
+
+struct Compiler<'a> {
+    found: Found,
+    base: &'a Path,
+    code: Vec<Instr>,
+    paths: Vec<String>,
+    phases: Vec<String>,
+    groups: Vec<Groups>,
+    group_text: HashMap<String, u32>,
+    disks: Vec<Disk>,
+    /// Current loop nesting, and the deepest seen.
+    depth: usize,
+    loop_vars: Vec<String>,
+    /// Mean times seen, for the clock.
+    times: Vec<f64>,
+    ranks: u32,
+}
+
+impl Compiler<'_> {
+    fn add(&mut self, at: usize, path: impl Into<String>, message: impl Into<String>) {
+        self.found.push((Some(at), path.into(), message.into()));
+    }
+
+    fn whole(
+        &mut self,
+        v: Option<i64>,
+        default: i64,
+        min: i64,
+        max: i64,
+        at: usize,
+        path: &str,
+    ) -> u32 {
+        let v = v.unwrap_or(default);
+        if !(min..=max).contains(&v) {
+            self.add(
+                at,
+                path,
+                format!("must be a whole number from {min} to {max}, got {v}"),
+            );
+        }
+        v.clamp(min, max) as u32
+    }
+
+    fn depth_max(&self) -> u16 {
+        self.code
+            .iter()
+            .filter_map(|i| match i {
+                Instr::Loop { depth, .. } => Some(depth + 1),
+                _ => None,
+            })
+            .max()
+            .unwrap_or(0)
+    }
+
+    fn time(&mut self, at: usize, path: &str, what: &str, v: Option<f64>) -> f64 {
+        let v = v.unwrap_or(0.0);
+        if !(v.is_finite() && (0.0..=crate::dist::TIME_BOUNDS.1).contains(&v)) {
+            self.add(
+                at,
+                format!("{path}.{what}"),
+                format!("must be a finite time >= 0, got {v}"),
+            );
+            return 0.0;
+        }
+        if v > 0.0 && v < crate::dist::TIME_BOUNDS.0 {
+            self.add(
+                at,
+                format!("{path}.{what}"),
+                format!(
+                    "{v:e} is below {:e} time units: express the times in a smaller unit",
+                    crate::dist::TIME_BOUNDS.0
+                ),
+            );
+        }
+        if v > 0.0 {
+            self.times.push(v);
+        }
+        v
+    }
+
+    fn rate(&mut self, at: usize, path: &str, v: f64) -> f64 {
+        if !(v.is_finite() && v > 0.0) {
+            self.add(
+                at,
+                path,
+                format!("must be a finite number > 0 (bytes per time unit), got {v}"),
+            );
+            return 1.0;
+        }
+        v
+    }
+
+    fn disk(&mut self, at: usize, i: usize, d: &RawDisk) {
+        let path = format!("disk[{i}]");
+        if let Some(problem) = crate::metrics::name_problem(&d.name) {
+            self.add(
+                at,
+                format!("{path}.name"),
+                format!("{:?} is not a usable name: it {problem}", d.name),
+            );
+        }
+        if self.disks.iter().any(|x| x.name == d.name) {
+            self.add(
+                at,
+                format!("{path}.name"),
+                format!("a disk named {:?} is already defined", d.name),
+            );
+        }
+        let count = self.whole(d.count, 1, 1, 1 << 20, at, &format!("{path}.count"));
+        let startup = self.time(at, &path, "startup", d.startup);
+        let bandwidth = self.rate(at, &format!("{path}.bandwidth"), d.bandwidth);
+        self.disks.push(Disk {
+            name: d.name.clone(),
+            count,
+            startup,
+            bandwidth,
+        });
+    }
+
+    fn topology(&mut self, t: &Spanned<RawTopology>, nodes: u32) -> Option<Interconnect> {
+        let at = t.span().start;
+        let r = t.get_ref();
+        let bandwidth = self.rate(at, "topology.bandwidth", r.bandwidth);
+        let latency = self.time(at, "topology", "latency", r.latency);
+        let startup = self.time(at, "topology", "startup", r.startup);
+        let grid = matches!(r.kind, TopologyKind::Mesh | TopologyKind::Torus);
+        let tree = matches!(r.kind, TopologyKind::Tree | TopologyKind::FatTree);
+        if r.dims.is_some() && !grid {
+            self.add(
+                at,
+                "topology.dims",
+                format!("does not apply to a {:?} topology", r.kind),
+            );
+        }
+        if r.arity.is_some() && !tree {
+            self.add(
+                at,
+                "topology.arity",
+                format!("does not apply to a {:?} topology", r.kind),
+            );
+        }
+        let shape = match r.kind {
+            TopologyKind::Bus => Shape::Bus,
+            TopologyKind::Full => Shape::Full,
+            TopologyKind::Ring => Shape::Grid {
+                dims: vec![nodes],
+                wrap: true,
+            },
+            TopologyKind::Mesh | TopologyKind::Torus => {
+                let Some(dims) = &r.dims else {
+                    self.add(at, "topology.dims", format!("a mesh or torus needs its dimensions, e.g. dims = [4, 4] for {nodes} nodes"));
+                    return None;
+                };
+                if dims
+                    .iter()
+                    .any(|&d| !(1..=i64::from(u32::MAX)).contains(&d))
+                {
+                    self.add(
+                        at,
+                        "topology.dims",
+                        format!("each dimension must be a whole number >= 1, got {dims:?}"),
+                    );
+                    return None;
+                }
+                Shape::Grid {
+                    dims: dims.iter().map(|&d| d as u32).collect(),
+                    wrap: r.kind == TopologyKind::Torus,
+                }
+            }
+            TopologyKind::Tree | TopologyKind::FatTree => Shape::Tree {
+                arity: self.whole(r.arity, 2, 2, 1 << 16, at, "topology.arity"),
+                fat: r.kind == TopologyKind::FatTree,
+            },
+        };
+        let topology = match Topology::new(shape, nodes) {
+            Ok(t) => t,
+            Err(e) => {
+                self.add(at, "topology", e);
+                return None;
+            }
+        };
+        Some(Interconnect {
+            topology,
+            bandwidth,
+            latency,
+            startup,
+            switching: match r.switching {
+                Some(RawSwitching::StoreAndForward) => Switching::StoreAndForward,
+                _ => Switching::CutThrough,
+            },
+            sharing: match r.sharing {
+                Some(RawSharing::Fair) => Sharing::Fair,
+                _ => Sharing::Fcfs,
+            },
+        })
+    }
+
+    fn block(&mut self, ops: &[Spanned<RawOp>], path: &str) {
+        for (i, op) in ops.iter().enumerate() {
+            self.op(op, &format!("{path}[{i}]"));
+        }
+    }
+
+    fn expr(&mut self, at: usize, path: &str, text: &ExprText) -> Expr {
+        let vars: Vec<&str> = self.loop_vars.iter().map(String::as_str).collect();
+        Expr::parse(&text.0, &vars).unwrap_or_else(|e| {
+            self.add(at, path, format!("{:?}: {}", text.0, e.0));
+            Expr::constant(0)
+        })
+    }
+
+    fn required<'t>(
+        &mut self,
+        at: usize,
+        path: &str,
+        field: &str,
+        v: &'t Option<ExprText>,
+    ) -> Option<&'t ExprText> {
+        if v.is_none() {
+            self.add(at, format!("{path}.{field}"), "is missing");
+        }
+        v.as_ref()
+    }
+
+    fn dist(&mut self, spec: &Spanned<DistSpec>, path: &str) -> Option<Dist> {
+        match spec.get_ref().build(self.base) {
+            Ok(d) => {
+                if d.mean() > 0.0 {
+                    self.times.push(d.mean());
+                }
+                Some(d)
+            }
+            Err(e) => {
+                self.add(spec.span().start, format!("{path}.{}", e.field), e.message);
+                None
+            }
+        }
+    }
+
+    fn size(&mut self, at: usize, path: &str, spec: &Option<SizeSpec>) -> Option<Size> {
+        let path = format!("{path}.bytes");
+        match spec {
+            None => {
+                self.add(at, path, "is missing");
+                None
+            }
+            Some(SizeSpec::Fraction(v)) => {
+                self.add(
+                    at,
+                    path,
+                    format!("must be a whole number of bytes, got {v}"),
+                );
+                None
+            }
+            Some(SizeSpec::Expr(text)) => {
+                let e = self.expr(at, &path, text);
+                if let Some(v) = e.as_constant()
+                    && v < 0
+                {
+                    self.add(at, path, format!("must be >= 0, got {v}"));
+                }
+                Some(Size::Bytes(e))
+            }
+            Some(SizeSpec::Dist(spec)) => match spec.build(self.base) {
+                Ok(d) => Some(Size::Random(d)),
+                Err(e) => {
+                    self.add(at, format!("{path}.{}", e.field), e.message);
+                    None
+                }
+            },
+        }
+    }
+
+    /// The fields each kind accepts besides `kind` and `when`.
+    fn allowed(kind: OpKind) -> &'static [&'static str] {
+        match kind {
+            OpKind::Compute => &["time", "iterations", "cost", "split"],
+            OpKind::Send | OpKind::Isend => &["to", "bytes", "tag"],
+            OpKind::Recv => &["from", "tag"],
+            OpKind::Sendrecv => &["to", "from", "bytes", "tag"],
+            OpKind::Barrier => &["algorithm", "group"],
+            OpKind::Io => &["disk", "unit", "bytes"],
+            OpKind::Bcast | OpKind::Scatter | OpKind::Gather => {
+                &["bytes", "root", "algorithm", "segments", "group"]
+            }
+            OpKind::Reduce => &[
+                "bytes",
+                "root",
+                "algorithm",
+                "segments",
+                "group",
+                "combine",
+                "combine_per_byte",
+            ],
+            OpKind::Allreduce => &["bytes", "algorithm", "group", "combine", "combine_per_byte"],
+            OpKind::Allgather | OpKind::Alltoall => &["bytes", "algorithm", "group"],
+            OpKind::Repeat => &["times", "var", "body"],
+            OpKind::Phase => &["name", "body"],
+        }
+    }
+
+    fn op(&mut self, op: &Spanned<RawOp>, path: &str) {
+        let at = op.span().start;
+        let o = op.get_ref();
+        let given = [
+            ("time", o.time.is_some()),
+            ("iterations", o.iterations.is_some()),
+            ("cost", o.cost.is_some()),
+            ("split", o.split.is_some()),
+            ("to", o.to.is_some()),
+            ("from", o.from.is_some()),
+            ("bytes", o.bytes.is_some()),
+            ("tag", o.tag.is_some()),
+            ("root", o.root.is_some()),
+            ("algorithm", o.algorithm.is_some()),
+            ("segments", o.segments.is_some()),
+            ("combine", o.combine.is_some()),
+            ("combine_per_byte", o.combine_per_byte.is_some()),
+            ("group", o.group.is_some()),
+            ("disk", o.disk.is_some()),
+            ("unit", o.unit.is_some()),
+            ("times", o.times.is_some()),
+            ("var", o.var.is_some()),
+            ("name", o.name.is_some()),
+            ("body", o.body.is_some()),
+        ];
+        let allowed = Self::allowed(o.kind);
+        for (field, present) in given {
+            if present && !allowed.contains(&field) {
+                self.add(
+                    at,
+                    format!("{path}.{field}"),
+                    format!("does not apply to an operation of kind {:?}", o.kind),
+                );
+            }
+        }
+        let guard = o.when.as_ref().map(|w| {
+            let cond = self.expr(at, &format!("{path}.when"), w);
+            self.push(
+                Instr::When {
+                    cond,
+                    skip: u32::MAX,
+                },
+                path,
+            )
+        });
+        match o.kind {
+            OpKind::Compute => self.compute(at, path, o),
+            OpKind::Send | OpKind::Isend => {
+                let to = self
+                    .required(at, path, "to", &o.to)
+                    .map(|t| self.expr(at, &format!("{path}.to"), t));
+                let bytes = self.size(at, path, &o.bytes);
+                let tag = self.tag(at, path, o);
+                if let (Some(to), Some(bytes)) = (to, bytes) {
+                    self.push(
+                        Instr::Send {
+                            to,
+                            bytes,
+                            tag,
+                            blocking: o.kind == OpKind::Send,
+                        },
+                        path,
+                    );
+                }
+            }
+            OpKind::Recv => {
+                let from = self
+                    .required(at, path, "from", &o.from)
+                    .map(|t| self.expr(at, &format!("{path}.from"), t));
+                let tag = self.tag(at, path, o);
+                if let Some(from) = from {
+                    self.push(Instr::Recv { from, tag }, path);
+                }
+            }
+            OpKind::Sendrecv => {
+                let to = self
+                    .required(at, path, "to", &o.to)
+                    .map(|t| self.expr(at, &format!("{path}.to"), t));
+                let from = self
+                    .required(at, path, "from", &o.from)
+                    .map(|t| self.expr(at, &format!("{path}.from"), t));
+                let bytes = self.size(at, path, &o.bytes);
+                let tag = self.tag(at, path, o);
+                if let (Some(to), Some(from), Some(bytes)) = (to, from, bytes) {
+                    self.push(
+                        Instr::SendRecv {
+                            to,
+                            from,
+                            bytes,
+                            tag,
+                        },
+                        path,
+                    );
+                }
+            }
+            OpKind::Io => self.io(at, path, o),
+            OpKind::Barrier
+            | OpKind::Bcast
+            | OpKind::Reduce
+            | OpKind::Allreduce
+            | OpKind::Scatter
+            | OpKind::Gather
+            | OpKind::Allgather
+            | OpKind::Alltoall => self.collective(at, path, o),
+            OpKind::Repeat => self.repeat(at, path, o),
+            OpKind::Phase => self.phase(at, path, o),
+        }
+        if let Some(g) = guard {
+            let end = self.code.len() as u32;
+            if let Instr::When { skip, .. } = &mut self.code[g] {
+                *skip = end;
+            }
+        }
+    }
+
+    fn push(&mut self, i: Instr, path: &str) -> usize {
+        self.code.push(i);
+        self.paths.push(path.to_owned());
+        self.code.len() - 1
+    }
+
+    fn tag(&mut self, at: usize, path: &str, o: &RawOp) -> Expr {
+        match &o.tag {
+            Some(t) => {
+                let e = self.expr(at, &format!("{path}.tag"), t);
+                if let Some(v) = e.as_constant()
+                    && !(0..1 << 40).contains(&v)
+                {
+                    self.add(
+                        at,
+                        format!("{path}.tag"),
+                        format!("must lie in 0..2^40, got {v}"),
+                    );
+                }
+                e
+            }
+            None => Expr::constant(0),
+        }
+    }
+
+    fn compute(&mut self, at: usize, path: &str, o: &RawOp) {
+        let work = match (&o.time, &o.iterations, &o.cost) {
+            (Some(t), None, None) => {
+                if o.split.is_some() {
+                    self.add(
+                        at,
+                        format!("{path}.split"),
+                        "applies to a region (iterations and cost), not to a time",
+                    );
+                }
+                self.dist(t, &format!("{path}.time")).map(Work::Time)
+            }
+            (None, Some(iterations), Some(cost)) => {
+                let iterations = self.expr(at, &format!("{path}.iterations"), iterations);
+                let cost = self.dist(cost, &format!("{path}.cost"));
+                cost.map(|cost| Work::Region {
+                    iterations,
+                    cost,
+                    split: o.split.unwrap_or(true),
+                })
+            }
+            _ => {
+                self.add(at, format!("{path}.time"), "a compute needs either `time` (a distribution) or a region: `iterations` and `cost` (per iteration)");
+                None
+            }
+        };
+        if let Some(work) = work {
+            self.push(Instr::Compute(work), path);
+        }
+    }
+
+    fn io(&mut self, at: usize, path: &str, o: &RawOp) {
+        let disk = match &o.disk {
+            Some(name) => match self.disks.iter().position(|d| &d.name == name) {
+                Some(d) => Some(d as u32),
+                None => {
+                    self.add(
+                        at,
+                        format!("{path}.disk"),
+                        format!("unknown disk {name:?} (disks are declared with [[disk]])"),
+                    );
+                    None
+                }
+            },
+            None => {
+                self.add(at, format!("{path}.disk"), "is missing");
+                None
+            }
+        };
+        let unit = match &o.unit {
+            Some(u) => self.expr(at, &format!("{path}.unit"), u),
+            None => Expr::parse("rank", &[]).expect("valid"),
+        };
+        let bytes = self.size(at, path, &o.bytes);
+        if let (Some(disk), Some(bytes)) = (disk, bytes) {
+            if let Size::Bytes(b) = &bytes
+                && let Some(v) = b.as_constant()
+            {
+                let d = &self.disks[disk as usize];
+                let t = d.startup + v as f64 / d.bandwidth;
+                if t > 0.0 {
+                    self.times.push(t);
+                }
+            }
+            self.push(Instr::Io { disk, unit, bytes }, path);
+        }
+    }
+
+    fn collective(&mut self, at: usize, path: &str, o: &RawOp) {
+        let kind = match o.kind {
+            OpKind::Barrier => Collective::Barrier,
+            OpKind::Bcast => Collective::Bcast,
+            OpKind::Reduce => Collective::Reduce,
+            OpKind::Allreduce => Collective::Allreduce,
+            OpKind::Scatter => Collective::Scatter,
+            OpKind::Gather => Collective::Gather,
+            OpKind::Allgather => Collective::Allgather,
+            _ => Collective::Alltoall,
+        };
+        let algorithm = match &o.algorithm {
+            None => kind.algorithms()[0],
+            Some(name) => match Algorithm::ALL.iter().find(|a| a.name() == name) {
+                Some(&a) => a,
+                None => {
+                    let names: Vec<&str> = kind.algorithms().iter().map(|a| a.name()).collect();
+                    self.add(
+                        at,
+                        format!("{path}.algorithm"),
+                        format!(
+                            "unknown algorithm {name:?} (for {kind}: {})",
+                            names.join(", ")
+                        ),
+                    );
+                    return;
+                }
+            },
+        };
+        let group = o.group.as_ref().and_then(|g| self.group(at, path, g));
+        let sizes: Vec<u32> = match group {
+            Some(g) => {
+                let mut s: Vec<u32> = self.groups[g as usize]
+                    .members
+                    .iter()
+                    .map(|m| m.len() as u32)
+                    .collect();
+                s.sort_unstable();
+                s.dedup();
+                s
+            }
+            None => vec![self.ranks],
+        };
+        for &n in &sizes {
+            if let Some(why) = kind.refuses(algorithm, n) {
+                self.add(at, format!("{path}.algorithm"), why);
+                return;
+            }
+        }
+        let bytes = if kind == Collective::Barrier {
+            Expr::constant(0)
+        } else {
+            match self.size(at, path, &o.bytes) {
+                Some(Size::Bytes(e)) => e,
+                Some(Size::Random(_)) => {
+                    self.add(
+                        at,
+                        format!("{path}.bytes"),
+                        "a collective's size must be an expression, not a distribution",
+                    );
+                    return;
+                }
+                None => return,
+            }
+        };
+        let root = match &o.root {
+            Some(r) => {
+                let e = self.expr(at, &format!("{path}.root"), r);
+                let smallest = sizes.first().copied().unwrap_or(1);
+                if let Some(v) = e.as_constant()
+                    && !(0..i64::from(smallest)).contains(&v)
+                {
+                    self.add(
+                        at,
+                        format!("{path}.root"),
+                        format!("must be an index within the group, 0..{smallest}, got {v}"),
+                    );
+                }
+                e
+            }
+            None => Expr::constant(0),
+        };
+        if algorithm != Algorithm::Chain && o.segments.is_some() {
+            self.add(
+                at,
+                format!("{path}.segments"),
+                "applies to the chain algorithm only",
+            );
+        }
+        let segments = self.whole(o.segments, 1, 1, 1 << 20, at, &format!("{path}.segments"));
+        let combine = o
+            .combine
+            .as_ref()
+            .and_then(|c| self.dist(c, &format!("{path}.combine")));
+        let combine_per_byte = match o.combine_per_byte {
+            Some(v) if !(v.is_finite() && v >= 0.0) => {
+                self.add(
+                    at,
+                    format!("{path}.combine_per_byte"),
+                    format!("must be a finite time >= 0, got {v}"),
+                );
+                0.0
+            }
+            Some(v) => v,
+            None => 0.0,
+        };
+        self.push(
+            Instr::Collective(CollectiveOp {
+                kind,
+                algorithm,
+                root,
+                bytes,
+                segments,
+                combine,
+                combine_per_byte,
+                group,
+            }),
+            path,
+        );
+    }
+
+    /// The groups of a group expression, built once per distinct expression.
+    fn group(&mut self, at: usize, path: &str, text: &ExprText) -> Option<u32> {
+        if let Some(&g) = self.group_text.get(&text.0) {
+            return Some(g);
+        }
+        let e = Expr::parse(&text.0, &[]).map_err(|e| {
+            self.add(
+                at,
+                format!("{path}.group"),
+                format!(
+                    "{:?}: {} (a group may use `rank`, `P` and `node` only)",
+                    text.0, e.0
+                ),
+            );
+        });
+        let e = e.ok()?;
+        let mut keys = Vec::with_capacity(self.ranks as usize);
+        for r in 0..self.ranks {
+            let env = Env {
+                rank: i64::from(r),
+                ranks: i64::from(self.ranks),
+                node: 0,
+                loops: &[],
+            };
+            match e.eval(&env) {
+                Ok(k) => keys.push(k),
+                Err(err) => {
+                    self.add(at, format!("{path}.group"), format!("rank {r}: {}", err.0));
+                    return None;
+                }
+            }
+        }
+        if e.uses(Var::Node) {
+            self.add(
+                at,
+                format!("{path}.group"),
+                "a group may use `rank` and `P`, not `node`",
+            );
+            return None;
+        }
+        let mut ids: HashMap<i64, u32> = HashMap::new();
+        let mut groups = Groups {
+            group_of: Vec::with_capacity(keys.len()),
+            index_in: Vec::with_capacity(keys.len()),
+            members: Vec::new(),
+        };
+        for (r, k) in keys.iter().enumerate() {
+            let next = ids.len() as u32;
+            let g = *ids.entry(*k).or_insert(next);
+            if g as usize == groups.members.len() {
+                groups.members.push(Vec::new());
+            }
+            groups.group_of.push(g);
+            groups
+                .index_in
+                .push(groups.members[g as usize].len() as u32);
+            groups.members[g as usize].push(r as u32);
+        }
+        let g = self.groups.len() as u32;
+        self.groups.push(groups);
+        self.group_text.insert(text.0.clone(), g);
+        Some(g)
+    }
+
+    fn body<'o>(&mut self, at: usize, path: &str, o: &'o RawOp) -> &'o [Spanned<RawOp>] {
+        match &o.body {
+            Some(b) if !b.is_empty() => b,
+            _ => {
+                self.add(
+                    at,
+                    format!("{path}.body"),
+                    "is missing or empty: give the operations inside",
+                );
+                &[]
+            }
+        }
+    }
+
+    fn repeat(&mut self, at: usize, path: &str, o: &RawOp) {
+        let Some(times) = self.required(at, path, "times", &o.times) else {
+            return;
+        };
+        let times = self.expr(at, &format!("{path}.times"), times);
+        if let Some(v) = times.as_constant()
+            && v < 0
+        {
+            self.add(
+                at,
+                format!("{path}.times"),
+                format!("must be >= 0, got {v}"),
+            );
+        }
+        if self.depth >= MAX_DEPTH {
+            self.add(
+                at,
+                path.to_owned(),
+                format!("loops are nested more than {MAX_DEPTH} deep"),
+            );
+            return;
+        }
+        let var = o.var.clone().unwrap_or_default();
+        if let Some(v) = &o.var
+            && (matches!(v.as_str(), "rank" | "P" | "node")
+                || !v.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+                || v.starts_with(|c: char| c.is_ascii_digit()))
+        {
+            self.add(at, format!("{path}.var"), format!("{v:?} cannot name a loop counter (letters, digits and _, not starting with a digit, and not rank, P or node)"));
+        }
+        let depth = self.depth as u16;
+        let start = self.push(
+            Instr::Loop {
+                times,
+                depth,
+                end: u32::MAX,
+            },
+            path,
+        );
+        self.depth += 1;
+        self.loop_vars.push(var);
+        let body = self.body(at, path, o);
+        self.block(body, &format!("{path}.body"));
+        self.loop_vars.pop();
+        self.depth -= 1;
+        self.push(
+            Instr::Next {
+                start: start as u32 + 1,
+                depth,
+            },
+            path,
+        );
+        let end = self.code.len() as u32;
+        if let Instr::Loop { end: e, .. } = &mut self.code[start] {
+            *e = end;
+        }
+    }
+
+    fn phase(&mut self, at: usize, path: &str, o: &RawOp) {
+        let Some(name) = &o.name else {
+            self.add(at, format!("{path}.name"), "is missing");
+            return;
+        };
+        if let Some(problem) = crate::metrics::name_problem(name) {
+            self.add(
+                at,
+                format!("{path}.name"),
+                format!("{name:?} is not a usable name: it {problem}"),
+            );
+        }
+        let id = match self.phases.iter().position(|p| p == name) {
+            Some(i) => i,
+            None => {
+                self.phases.push(name.clone());
+                self.phases.len() - 1
+            }
+        } as u16;
+        self.push(Instr::PhaseStart(id), path);
+        let body = self.body(at, path, o);
+        self.block(body, &format!("{path}.body"));
+        self.push(Instr::PhaseEnd(id), path);
+    }
+
+    /// The mean of the program's constant message sizes (1 when it has none): the scale of its
+    /// link delays.
+    fn typical_bytes(&self) -> f64 {
+        let sizes: Vec<f64> = self
+            .code
+            .iter()
+            .filter_map(|i| match i {
+                Instr::Send {
+                    bytes: Size::Bytes(b),
+                    ..
+                }
+                | Instr::SendRecv {
+                    bytes: Size::Bytes(b),
+                    ..
+                } => b.as_constant(),
+                Instr::Collective(c) => c.bytes.as_constant(),
+                _ => None,
+            })
+            .filter(|&b| b > 0)
+            .map(|b| b as f64)
+            .collect();
+        if sizes.is_empty() {
+            1.0
+        } else {
+            sizes.iter().sum::<f64>() / sizes.len() as f64
+        }
+    }
+
+    /// The smallest positive time of the program (its clock's scale).
+    fn smallest_time(&mut self, network: Option<&Interconnect>) -> f64 {
+        let mut times = std::mem::take(&mut self.times);
+        if let Some(n) = network {
+            for i in &self.code {
+                let bytes = match i {
+                    Instr::Send {
+                        bytes: Size::Bytes(b),
+                        ..
+                    }
+                    | Instr::SendRecv {
+                        bytes: Size::Bytes(b),
+                        ..
+                    } => b.as_constant(),
+                    Instr::Send {
+                        bytes: Size::Random(d),
+                        ..
+                    }
+                    | Instr::SendRecv {
+                        bytes: Size::Random(d),
+                        ..
+                    } => Some(d.mean() as i64),
+                    Instr::Collective(c) => c.bytes.as_constant(),
+                    _ => None,
+                };
+                if let Some(b) = bytes.filter(|&b| b > 0) {
+                    times.push(b as f64 / n.bandwidth);
+                }
+            }
+        }
+        times
+            .into_iter()
+            .filter(|t| *t > 0.0)
+            .fold(f64::INFINITY, f64::min)
+    }
+}

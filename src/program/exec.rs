@@ -1,0 +1,1329 @@
+//! Running a program to completion: one replication is one execution.
+//!
+//! The same kind of loop as the queueing engine (a calendar ordered by `(time, seq)`, events as
+//! small `Copy` values with ids into arenas, a `match` per event, nothing allocated per event
+//! once the arenas have grown), over different stations: each node's processor (FCFS, `cores`
+//! servers), each link (FCFS or processor sharing), each disk unit (FCFS). Ranks are
+//! interpreted from the compiled code; a rank that waits (for its processor, a message, a
+//! barrier, a disk) simply stops until the event that frees it puts it back on the ready queue.
+//!
+//! **Time** is 128-bit clock ticks: a program mixes message-level times (a 64-byte message on a
+//! 10 GB/s link takes 6.4·10^-9 s) with runs of hours, which at the clock's resolution of
+//! `2^-31` of the smallest time need more than 64 bits. The queueing engine keeps 64-bit ticks
+//! (see [`crate::time`]).
+//!
+//! **A run never hangs.** When nothing is left to happen and some rank has not finished, the
+//! run stops with [`ProgramFault::Deadlock`], naming the ranks and the operations they wait in;
+//! a rank that executes 10^8 operations without time passing stops with
+//! [`ProgramFault::Stuck`].
+
+use std::collections::{HashMap, VecDeque};
+
+use super::collective::{Algorithm, Collective, Shape, Step};
+use super::expr::Env;
+use super::{CollectiveOp, Instr, Program, Sharing, Size, Switching, Work};
+use crate::dist::Dist;
+use crate::engine::calendar::{Calendar, CalendarEvent};
+use crate::engine::ps::PsQueue;
+use crate::rng::{StreamRng, stream};
+use crate::stats::{Percentiles, Tally};
+use crate::time::Clock;
+
+/// Time in 128-bit clock ticks.
+pub type Ticks = u128;
+
+/// Operations a rank may execute without time passing before it is declared stuck.
+const MAX_INSTANT_OPS: u64 = 100_000_000;
+
+/// Tags at or above this are the collectives' own (user tags are below `2^40`).
+const COLLECTIVE_TAG: u64 = 1 << 63;
+
+/// Why a program run stopped before every rank finished. Every variant is fatal for the run.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ProgramFault {
+    /// Nothing is left to happen, and these ranks still wait.
+    #[error("deadlock at time {time:.6e}: {finished} of {ranks} ranks finished; nothing is left to happen and {} ranks wait: {}", waiting.len(), waiting.iter().take(8).cloned().collect::<Vec<_>>().join("; "))]
+    Deadlock {
+        /// When it was found.
+        time: f64,
+        /// Ranks that finished.
+        finished: u32,
+        /// All ranks.
+        ranks: u32,
+        /// For each waiting rank: who it is and what it waits for.
+        waiting: Vec<String>,
+    },
+    /// An expression could not be evaluated, or gave an impossible value.
+    #[error("rank {rank}, {path}: {message}")]
+    Eval {
+        /// The rank.
+        rank: u32,
+        /// The operation's path in the scenario.
+        path: String,
+        /// What went wrong.
+        message: String,
+    },
+    /// A rank ran 10^8 operations without time passing (a loop that does nothing, forever).
+    #[error(
+        "rank {rank} executed {MAX_INSTANT_OPS} operations at {path} without time passing (a loop that never takes time)"
+    )]
+    Stuck {
+        /// The rank.
+        rank: u32,
+        /// Where it was.
+        path: String,
+    },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum PEvent {
+    /// The rank's own delay (the startup of a send) ended.
+    Wake { rank: u32 },
+    /// The rank's compute on its node's processor ended.
+    Cpu { rank: u32 },
+    /// The request at the head of a disk unit ended.
+    Disk { unit: u32 },
+    /// A FCFS link finished serving a visit.
+    Link { slot: u32, visit: u32 },
+    /// A fair-shared link's next departure, unless superseded.
+    LinkPs { slot: u32, generation: u32 },
+    /// A message's header reaches its next vertex after the per-hop latency.
+    Hop { msg: u32 },
+    /// A message is delivered after the last hop's latency.
+    Deliver { msg: u32 },
+}
+
+impl CalendarEvent for PEvent {
+    const TAG_BITS: u32 = 3;
+
+    #[inline]
+    fn encode(self) -> (u64, u64) {
+        let pair = |a: u32, b: u32| (u64::from(a) << 32) | u64::from(b);
+        match self {
+            PEvent::Wake { rank } => (0, u64::from(rank)),
+            PEvent::Cpu { rank } => (1, u64::from(rank)),
+            PEvent::Disk { unit } => (2, u64::from(unit)),
+            PEvent::Link { slot, visit } => (3, pair(slot, visit)),
+            PEvent::LinkPs { slot, generation } => (4, pair(slot, generation)),
+            PEvent::Hop { msg } => (5, u64::from(msg)),
+            PEvent::Deliver { msg } => (6, u64::from(msg)),
+        }
+    }
+
+    #[inline]
+    fn decode(tag: u64, p: u64) -> PEvent {
+        let (hi, lo) = ((p >> 32) as u32, p as u32);
+        match tag {
+            0 => PEvent::Wake { rank: lo },
+            1 => PEvent::Cpu { rank: lo },
+            2 => PEvent::Disk { unit: lo },
+            3 => PEvent::Link {
+                slot: hi,
+                visit: lo,
+            },
+            4 => PEvent::LinkPs {
+                slot: hi,
+                generation: lo,
+            },
+            5 => PEvent::Hop { msg: lo },
+            _ => PEvent::Deliver { msg: lo },
+        }
+    }
+}
+
+/// What a rank's time is counted as.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Category {
+    /// Computes (and combines of reductions).
+    Compute = 0,
+    /// Sends, exchanges and collectives.
+    Communication = 1,
+    /// Receives and barriers: blocked on other ranks.
+    Waiting = 2,
+    /// Disk requests.
+    Io = 3,
+}
+
+/// What a rank is doing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Wait {
+    /// On the ready queue or being interpreted.
+    Ready,
+    /// Computing (or waiting for its processor); then `pc + 1`.
+    Cpu,
+    /// Combining in a collective; then its next step.
+    Combine,
+    /// In the startup delay of the send of message `pending`.
+    Startup,
+    /// Waiting for the parts of the current operation (deliveries, a receive).
+    Parts,
+    /// At a barrier.
+    Barrier,
+    /// At a disk.
+    Disk,
+    /// Finished.
+    Done,
+}
+
+#[derive(Clone, Debug)]
+struct Rank {
+    pc: u32,
+    wait: Wait,
+    /// Outstanding parts of the current operation or collective step.
+    parts: u8,
+    /// The receive part still open: (source, tag).
+    recv: Option<(u32, u64)>,
+    /// The message whose startup is running.
+    pending: u32,
+    /// Whether the pending message's sender waits for its delivery.
+    pending_blocks: bool,
+    /// In a collective: its current step (index) and that step's combine.
+    in_collective: bool,
+    step: u32,
+    combine: Option<f64>,
+    category: Category,
+    since: Ticks,
+    spent: [Ticks; 4],
+    finish: Ticks,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Msg {
+    src: u32,
+    dst: u32,
+    tag: u64,
+    bytes: f64,
+    /// The vertex the header is at.
+    at: u32,
+    dst_node: u32,
+    /// The sender waits for the delivery.
+    notify: bool,
+    injected: Ticks,
+    /// Cut-through: links still serving it; the header reached the destination.
+    serving: u32,
+    header_done: bool,
+}
+
+/// One message at one link.
+#[derive(Clone, Copy, Debug)]
+struct Visit {
+    msg: u32,
+    arrived: Ticks,
+    /// The vertex the link leads to.
+    to: u32,
+}
+
+#[derive(Debug)]
+struct LinkRun {
+    id: u64,
+    /// Bytes per tick.
+    per_tick: f64,
+    busy: bool,
+    queue: VecDeque<u32>,
+    ps: Option<PsQueue>,
+    busy_since: Ticks,
+    busy_total: Ticks,
+    messages: u64,
+    delay: Tally,
+    percentiles: Percentiles,
+}
+
+#[derive(Debug, Default)]
+struct Server {
+    busy: u32,
+    queue: VecDeque<(u32, Ticks)>,
+    /// For a single-server unit (disks): the rank being served.
+    serving: u32,
+}
+
+/// A buffered message waiting for its receive.
+#[derive(Clone, Copy, Debug)]
+struct Buffered {
+    src: u32,
+    tag: u64,
+}
+
+/// A slab of values with a free list: ids are reused, so a steady state allocates nothing.
+#[derive(Debug)]
+struct Slab<T> {
+    items: Vec<T>,
+    free: Vec<u32>,
+}
+
+impl<T> Slab<T> {
+    fn new() -> Slab<T> {
+        Slab {
+            items: Vec::new(),
+            free: Vec::new(),
+        }
+    }
+
+    #[inline]
+    fn insert(&mut self, v: T) -> u32 {
+        match self.free.pop() {
+            Some(i) => {
+                self.items[i as usize] = v;
+                i
+            }
+            None => {
+                self.items.push(v);
+                (self.items.len() - 1) as u32
+            }
+        }
+    }
+
+    #[inline]
+    fn remove(&mut self, i: u32) {
+        self.free.push(i);
+    }
+
+    fn live(&self) -> usize {
+        self.items.len() - self.free.len()
+    }
+}
+
+/// Maps topology link ids to dense slots, created on first use.
+#[derive(Debug)]
+enum SlotMap {
+    Dense(Vec<u32>),
+    Sparse(HashMap<u64, u32>),
+}
+
+/// What one execution measured.
+#[derive(Clone, Debug)]
+pub struct ProgramRun {
+    /// When the last rank finished, in time units.
+    pub makespan: f64,
+    /// Per rank: time in each [`Category`], in time units.
+    pub spent: Vec<[f64; 4]>,
+    /// Per rank: when it finished.
+    pub finish: Vec<f64>,
+    /// Per phase, per rank: time inside the phase.
+    pub phases: Vec<Vec<f64>>,
+    /// Per link used: its name, utilisation, messages, mean and p99 delay.
+    pub links: Vec<LinkFigures>,
+    /// Messages delivered.
+    pub messages: u64,
+    /// Mean message delay from injection to delivery.
+    pub message_delay: f64,
+    /// 99th percentile of the message delay.
+    pub message_p99: f64,
+    /// Messages sent but never received (left in a mailbox at the end).
+    pub unreceived: u64,
+    /// Events processed.
+    pub events: u64,
+}
+
+/// A link's figures over one execution.
+#[derive(Clone, Debug)]
+pub struct LinkFigures {
+    /// Its name ([`crate::topology::Topology::link_name`]).
+    pub name: String,
+    /// Busy fraction of the makespan.
+    pub utilisation: f64,
+    /// Messages that crossed it.
+    pub messages: u64,
+    /// Mean time from arrival at the link to the end of its transmission.
+    pub delay: f64,
+    /// 99th percentile of the same.
+    pub p99: f64,
+}
+
+/// One execution of a program.
+#[derive(Debug)]
+pub struct Execution<'p> {
+    prog: &'p Program,
+    clock: Clock,
+    now: Ticks,
+    calendar: Calendar<PEvent, u128>,
+    ranks: Vec<Rank>,
+    rng: Vec<StreamRng>,
+    loop_index: Vec<i64>,
+    loop_times: Vec<i64>,
+    depth: usize,
+    ready: VecDeque<u32>,
+    nodes: Vec<Server>,
+    disk_base: Vec<u32>,
+    units: Vec<Server>,
+    links: Vec<LinkRun>,
+    slots: SlotMap,
+    msgs: Slab<Msg>,
+    visits: Slab<Visit>,
+    mailbox: Vec<Vec<Buffered>>,
+    /// Per communicator (0: all ranks, g + 1: group table g): per group, ranks waiting at its
+    /// barrier.
+    barriers: Vec<Vec<Vec<u32>>>,
+    /// Per rank, per communicator: collectives started (the tag of the next one).
+    coll_seq: Vec<u32>,
+    phase_enter: Vec<Ticks>,
+    phase_depth: Vec<u16>,
+    phase_spent: Vec<Ticks>,
+    finished: u32,
+    events: u64,
+    message_count: u64,
+    message_delay: Tally,
+    message_pct: Percentiles,
+    latency: Ticks,
+    startup: Ticks,
+}
+
+impl<'p> Execution<'p> {
+    /// Sets up replication `replication` of `prog` under `seed`: every rank ready at time 0.
+    pub fn new(prog: &'p Program, seed: u64, replication: u64) -> Execution<'p> {
+        let p = prog.ranks as usize;
+        let depth = usize::from(prog.loop_depth);
+        let clock = prog.clock;
+        let net = &prog.network;
+        let links = net.topology.link_count();
+        let mut disk_base = Vec::new();
+        let mut units = 0;
+        for d in &prog.disks {
+            disk_base.push(units);
+            units += d.count;
+        }
+        let comms = 1 + prog.groups.len();
+        let scale = |t: f64| if t > 0.0 { t } else { 1.0 };
+        Execution {
+            prog,
+            clock,
+            now: 0,
+            calendar: Calendar::new(),
+            ranks: vec![
+                Rank {
+                    pc: 0,
+                    wait: Wait::Ready,
+                    parts: 0,
+                    recv: None,
+                    pending: 0,
+                    pending_blocks: false,
+                    in_collective: false,
+                    step: 0,
+                    combine: None,
+                    category: Category::Compute,
+                    since: 0,
+                    spent: [0; 4],
+                    finish: 0,
+                };
+                p
+            ],
+            rng: (0..p as u64)
+                .map(|r| stream(seed, replication, r))
+                .collect(),
+            loop_index: vec![0; p * depth],
+            loop_times: vec![0; p * depth],
+            depth,
+            ready: (0..prog.ranks).collect(),
+            nodes: (0..prog.nodes()).map(|_| Server::default()).collect(),
+            disk_base,
+            units: (0..units).map(|_| Server::default()).collect(),
+            links: Vec::new(),
+            slots: if links <= 1 << 24 {
+                SlotMap::Dense(vec![u32::MAX; links as usize])
+            } else {
+                SlotMap::Sparse(HashMap::new())
+            },
+            msgs: Slab::new(),
+            visits: Slab::new(),
+            mailbox: vec![Vec::new(); p],
+            barriers: std::iter::once(vec![Vec::new()])
+                .chain(
+                    prog.groups
+                        .iter()
+                        .map(|g| vec![Vec::new(); g.members.len()]),
+                )
+                .collect(),
+            coll_seq: vec![0; p * comms],
+            phase_enter: vec![0; p * prog.phases.len()],
+            phase_depth: vec![0; p * prog.phases.len()],
+            phase_spent: vec![0; p * prog.phases.len()],
+            finished: 0,
+            events: 0,
+            message_count: 0,
+            message_delay: Tally::new(),
+            message_pct: Percentiles::wide(&clock, scale(net.startup + net.latency)),
+            latency: clock.wide_ticks(net.latency),
+            startup: clock.wide_ticks(net.startup),
+        }
+    }
+
+    /// Runs the program to completion.
+    pub fn run(mut self) -> Result<ProgramRun, ProgramFault> {
+        self.drain()?;
+        while let Some((time, event)) = self.calendar.pop() {
+            self.now = time;
+            self.events += 1;
+            self.dispatch(event);
+            self.drain()?;
+        }
+        if self.finished < self.prog.ranks {
+            return Err(self.deadlock());
+        }
+        Ok(self.figures())
+    }
+
+    fn dispatch(&mut self, event: PEvent) {
+        match event {
+            PEvent::Wake { rank } => self.startup_done(rank),
+            PEvent::Cpu { rank } => {
+                let node = self.prog.node_of(rank) as usize;
+                let n = &mut self.nodes[node];
+                match n.queue.pop_front() {
+                    Some((next, work)) => self
+                        .calendar
+                        .schedule(self.now + work, PEvent::Cpu { rank: next }),
+                    None => n.busy -= 1,
+                }
+                self.cpu_done(rank);
+            }
+            PEvent::Disk { unit } => {
+                let u = &mut self.units[unit as usize];
+                let rank = u.serving;
+                match u.queue.pop_front() {
+                    Some((next, work)) => {
+                        u.serving = next;
+                        self.calendar
+                            .schedule(self.now + work, PEvent::Disk { unit });
+                    }
+                    None => u.busy = 0,
+                }
+                self.resume(rank);
+            }
+            PEvent::Link { slot, visit } => {
+                let next = self.links[slot as usize].queue.pop_front();
+                match next {
+                    Some(next) => self.start_fcfs(slot, next),
+                    None => {
+                        let l = &mut self.links[slot as usize];
+                        l.busy = false;
+                        l.busy_total += self.now - l.busy_since;
+                    }
+                }
+                self.left_link(slot, visit);
+            }
+            PEvent::LinkPs { slot, generation } => {
+                let now = self.now;
+                let l = &mut self.links[slot as usize];
+                let ps = l.ps.as_mut().expect("a fair link has its sharing state");
+                if !ps.is_current(generation) {
+                    self.events -= 1;
+                    return;
+                }
+                let (visit, next) = ps.depart(now);
+                match next {
+                    Some((generation, due)) => self
+                        .calendar
+                        .schedule(due, PEvent::LinkPs { slot, generation }),
+                    None => {
+                        l.busy = false;
+                        l.busy_total += now - l.busy_since;
+                    }
+                }
+                self.left_link(slot, visit);
+            }
+            PEvent::Hop { msg } => self.enter_link(msg),
+            PEvent::Deliver { msg } => self.deliver(msg),
+        }
+    }
+
+    /// Interprets the ready ranks until each blocks.
+    fn drain(&mut self) -> Result<(), ProgramFault> {
+        while let Some(r) = self.ready.pop_front() {
+            self.interpret(r)?;
+        }
+        Ok(())
+    }
+
+    fn set_category(&mut self, rank: u32, c: Category) {
+        let now = self.now;
+        let r = &mut self.ranks[rank as usize];
+        r.spent[r.category as usize] += now - r.since;
+        r.since = now;
+        r.category = c;
+    }
+
+    fn env(&self, rank: u32) -> Env<'_> {
+        let d = self.depth;
+        let base = rank as usize * d;
+        Env {
+            rank: i64::from(rank),
+            ranks: i64::from(self.prog.ranks),
+            node: i64::from(self.prog.node_of(rank)),
+            loops: &self.loop_index[base..base + d],
+        }
+    }
+
+    fn eval(&self, rank: u32, e: &super::expr::Expr) -> Result<i64, ProgramFault> {
+        e.eval(&self.env(rank))
+            .map_err(|err| self.fault(rank, err.0))
+    }
+
+    fn fault(&self, rank: u32, message: String) -> ProgramFault {
+        let pc = self.ranks[rank as usize].pc as usize;
+        ProgramFault::Eval {
+            rank,
+            path: self.prog.paths.get(pc).cloned().unwrap_or_default(),
+            message,
+        }
+    }
+
+    fn peer(&self, rank: u32, e: &super::expr::Expr) -> Result<u32, ProgramFault> {
+        let v = self.eval(rank, e)?;
+        u32::try_from(v)
+            .ok()
+            .filter(|&p| p < self.prog.ranks)
+            .ok_or_else(|| {
+                self.fault(
+                    rank,
+                    format!("`{e}` gives rank {v}, outside 0..{}", self.prog.ranks),
+                )
+            })
+    }
+
+    fn size(&mut self, rank: u32, s: &Size) -> Result<f64, ProgramFault> {
+        match s {
+            Size::Bytes(e) => {
+                let v = self.eval(rank, e)?;
+                if v < 0 {
+                    return Err(self.fault(rank, format!("`{e}` gives {v} bytes")));
+                }
+                Ok(v as f64)
+            }
+            Size::Random(d) => Ok(d.draw(&mut self.rng[rank as usize]).round()),
+        }
+    }
+
+    /// Runs rank `r` from its program counter until it blocks or finishes.
+    fn interpret(&mut self, r: u32) -> Result<(), ProgramFault> {
+        let prog = self.prog;
+        let ri = r as usize;
+        let mut budget = MAX_INSTANT_OPS;
+        loop {
+            budget -= 1;
+            if budget == 0 {
+                return Err(ProgramFault::Stuck {
+                    rank: r,
+                    path: prog.paths[self.ranks[ri].pc as usize].clone(),
+                });
+            }
+            let pc = self.ranks[ri].pc as usize;
+            let Some(instr) = prog.code.get(pc) else {
+                self.set_category(r, Category::Compute);
+                let rk = &mut self.ranks[ri];
+                rk.wait = Wait::Done;
+                rk.finish = self.now;
+                self.finished += 1;
+                return Ok(());
+            };
+            match instr {
+                Instr::Compute(work) => {
+                    let t = self.work(r, work)?;
+                    self.compute(r, t, Wait::Cpu);
+                    return Ok(());
+                }
+                Instr::Send {
+                    to,
+                    bytes,
+                    tag,
+                    blocking,
+                } => {
+                    let to = self.peer(r, to)?;
+                    let bytes = self.size(r, bytes)?;
+                    let tag = self.user_tag(r, tag)?;
+                    self.set_category(r, Category::Communication);
+                    self.ranks[ri].parts = u8::from(*blocking);
+                    self.send(r, to, bytes, tag, *blocking);
+                    return Ok(());
+                }
+                Instr::Recv { from, tag } => {
+                    let from = self.peer(r, from)?;
+                    let tag = self.user_tag(r, tag)?;
+                    if self.take(r, from, tag) {
+                        self.ranks[ri].pc += 1;
+                        continue;
+                    }
+                    self.set_category(r, Category::Waiting);
+                    let rk = &mut self.ranks[ri];
+                    rk.parts = 1;
+                    rk.recv = Some((from, tag));
+                    rk.wait = Wait::Parts;
+                    return Ok(());
+                }
+                Instr::SendRecv {
+                    to,
+                    from,
+                    bytes,
+                    tag,
+                } => {
+                    let to = self.peer(r, to)?;
+                    let from = self.peer(r, from)?;
+                    let bytes = self.size(r, bytes)?;
+                    let tag = self.user_tag(r, tag)?;
+                    self.set_category(r, Category::Communication);
+                    let got = self.take(r, from, tag);
+                    let rk = &mut self.ranks[ri];
+                    rk.parts = 1 + u8::from(!got);
+                    rk.recv = (!got).then_some((from, tag));
+                    self.send(r, to, bytes, tag, true);
+                    return Ok(());
+                }
+                Instr::Collective(op) => {
+                    if !self.ranks[ri].in_collective {
+                        if self.start_collective(r, op)? {
+                            return Ok(());
+                        }
+                        if op.kind == Collective::Barrier && op.algorithm == Algorithm::Ideal {
+                            self.ranks[ri].pc += 1;
+                            continue;
+                        }
+                    }
+                    if self.issue_step(r, op) {
+                        return Ok(());
+                    }
+                    self.ranks[ri].in_collective = false;
+                    self.ranks[ri].pc += 1;
+                }
+                Instr::Io { disk, unit, bytes } => {
+                    let u = self.eval(r, unit)?;
+                    let bytes = self.size(r, bytes)?;
+                    let d = &prog.disks[*disk as usize];
+                    let unit =
+                        self.disk_base[*disk as usize] + u.rem_euclid(i64::from(d.count)) as u32;
+                    let work = self.clock.wide_ticks(d.startup + bytes / d.bandwidth);
+                    self.set_category(r, Category::Io);
+                    self.ranks[ri].wait = Wait::Disk;
+                    let s = &mut self.units[unit as usize];
+                    if s.busy == 0 {
+                        s.busy = 1;
+                        s.serving = r;
+                        self.calendar
+                            .schedule(self.now + work, PEvent::Disk { unit });
+                    } else {
+                        s.queue.push_back((r, work));
+                    }
+                    return Ok(());
+                }
+                Instr::Loop { times, depth, end } => {
+                    let n = self.eval(r, times)?;
+                    if n <= 0 {
+                        self.ranks[ri].pc = *end;
+                    } else {
+                        let k = ri * self.depth + usize::from(*depth);
+                        self.loop_index[k] = 0;
+                        self.loop_times[k] = n;
+                        self.ranks[ri].pc += 1;
+                    }
+                }
+                Instr::Next { start, depth } => {
+                    let k = ri * self.depth + usize::from(*depth);
+                    self.loop_index[k] += 1;
+                    self.ranks[ri].pc = if self.loop_index[k] < self.loop_times[k] {
+                        *start
+                    } else {
+                        self.ranks[ri].pc + 1
+                    };
+                }
+                Instr::When { cond, skip } => {
+                    let go = self.eval(r, cond)? != 0;
+                    self.ranks[ri].pc = if go { self.ranks[ri].pc + 1 } else { *skip };
+                }
+                Instr::PhaseStart(ph) => {
+                    let k = ri * prog.phases.len() + usize::from(*ph);
+                    if self.phase_depth[k] == 0 {
+                        self.phase_enter[k] = self.now;
+                    }
+                    self.phase_depth[k] += 1;
+                    self.ranks[ri].pc += 1;
+                }
+                Instr::PhaseEnd(ph) => {
+                    let k = ri * prog.phases.len() + usize::from(*ph);
+                    self.phase_depth[k] -= 1;
+                    if self.phase_depth[k] == 0 {
+                        self.phase_spent[k] += self.now - self.phase_enter[k];
+                    }
+                    self.ranks[ri].pc += 1;
+                }
+            }
+        }
+    }
+
+    fn user_tag(&self, r: u32, tag: &super::expr::Expr) -> Result<u64, ProgramFault> {
+        let t = self.eval(r, tag)?;
+        u64::try_from(t)
+            .ok()
+            .filter(|&t| t < 1 << 40)
+            .ok_or_else(|| self.fault(r, format!("tag `{tag}` gives {t}, outside 0..2^40")))
+    }
+
+    fn work(&mut self, r: u32, work: &Work) -> Result<Ticks, ProgramFault> {
+        let t = match work {
+            Work::Time(d) => d.draw(&mut self.rng[r as usize]),
+            Work::Region {
+                iterations,
+                cost,
+                split,
+            } => {
+                let i = self.eval(r, iterations)?;
+                if i < 0 {
+                    return Err(self.fault(r, format!("`{iterations}` gives {i} iterations")));
+                }
+                let n = if *split {
+                    (i as u64).div_ceil(u64::from(self.prog.ranks))
+                } else {
+                    i as u64
+                };
+                region_time(cost, n, &mut self.rng[r as usize])
+            }
+        };
+        Ok(self.clock.wide_ticks(t))
+    }
+
+    /// Puts rank `r` on its node's processor for `work` ticks; `then` says what follows.
+    fn compute(&mut self, r: u32, work: Ticks, then: Wait) {
+        self.set_category(r, Category::Compute);
+        self.ranks[r as usize].wait = then;
+        let node = self.prog.node_of(r) as usize;
+        let n = &mut self.nodes[node];
+        if n.busy < self.prog.cores {
+            n.busy += 1;
+            self.calendar
+                .schedule(self.now + work, PEvent::Cpu { rank: r });
+        } else {
+            n.queue.push_back((r, work));
+        }
+    }
+
+    fn cpu_done(&mut self, r: u32) {
+        let ri = r as usize;
+        match self.ranks[ri].wait {
+            Wait::Combine => {
+                self.ranks[ri].step += 1;
+                self.resume(r);
+            }
+            _ => {
+                self.ranks[ri].pc += 1;
+                self.resume(r);
+            }
+        }
+    }
+
+    /// Puts a rank whose wait ended back on the ready queue.
+    fn resume(&mut self, r: u32) {
+        self.ranks[r as usize].wait = Wait::Ready;
+        self.ready.push_back(r);
+    }
+
+    /// Sends a message from `r`: after the startup, it enters the network. `blocks`: the sender
+    /// waits for its delivery (one of its `parts`).
+    fn send(&mut self, r: u32, to: u32, bytes: f64, tag: u64, blocks: bool) {
+        let dst_node = self.prog.node_of(to);
+        let msg = self.msgs.insert(Msg {
+            src: r,
+            dst: to,
+            tag,
+            bytes,
+            at: self.prog.node_of(r),
+            dst_node,
+            notify: blocks,
+            injected: 0,
+            serving: 0,
+            header_done: false,
+        });
+        let rk = &mut self.ranks[r as usize];
+        rk.pending = msg;
+        rk.pending_blocks = blocks;
+        rk.wait = Wait::Startup;
+        if self.startup > 0 {
+            self.calendar
+                .schedule(self.now + self.startup, PEvent::Wake { rank: r });
+        } else {
+            self.startup_done(r);
+        }
+    }
+
+    /// The startup of the rank's pending message is over: it enters the network.
+    fn startup_done(&mut self, r: u32) {
+        let ri = r as usize;
+        let msg = self.ranks[ri].pending;
+        let blocks = self.ranks[ri].pending_blocks;
+        self.msgs.items[msg as usize].injected = self.now;
+        self.ranks[ri].wait = Wait::Parts;
+        if !blocks && self.ranks[ri].parts == 0 {
+            // isend: the sender goes on
+            self.ranks[ri].pc += 1;
+            self.resume(r);
+        }
+        let m = self.msgs.items[msg as usize];
+        if m.at == m.dst_node {
+            self.deliver(msg);
+        } else {
+            self.enter_link(msg);
+        }
+    }
+
+    fn slot(&mut self, link: u64) -> u32 {
+        let existing = match &self.slots {
+            SlotMap::Dense(v) => v[link as usize],
+            SlotMap::Sparse(m) => m.get(&link).copied().unwrap_or(u32::MAX),
+        };
+        if existing != u32::MAX {
+            return existing;
+        }
+        let net = &self.prog.network;
+        let per_tick = net.bandwidth * net.topology.capacity(link) * self.clock.tick();
+        let scale = self.prog.typical_bytes / (net.bandwidth * net.topology.capacity(link));
+        let slot = self.links.len() as u32;
+        self.links.push(LinkRun {
+            id: link,
+            per_tick,
+            busy: false,
+            queue: VecDeque::new(),
+            ps: (net.sharing == Sharing::Fair).then(PsQueue::default),
+            busy_since: 0,
+            busy_total: 0,
+            messages: 0,
+            delay: Tally::new(),
+            percentiles: Percentiles::wide(&self.clock, scale.max(self.clock.tick())),
+        });
+        match &mut self.slots {
+            SlotMap::Dense(v) => v[link as usize] = slot,
+            SlotMap::Sparse(m) => {
+                m.insert(link, slot);
+            }
+        }
+        slot
+    }
+
+    /// The message's header enters the next link of its route.
+    fn enter_link(&mut self, msg: u32) {
+        let m = self.msgs.items[msg as usize];
+        let hop = self
+            .prog
+            .network
+            .topology
+            .next(m.at, m.dst_node)
+            .expect("a message in the network is not yet at its destination");
+        let slot = self.slot(hop.link);
+        let visit = self.visits.insert(Visit {
+            msg,
+            arrived: self.now,
+            to: hop.to,
+        });
+        let now = self.now;
+        let l = &mut self.links[slot as usize];
+        let work = (m.bytes / l.per_tick).ceil() as Ticks;
+        match &mut l.ps {
+            None if l.busy => l.queue.push_back(visit),
+            None => self.start_fcfs(slot, visit),
+            Some(ps) => {
+                let (generation, due) = ps.arrive(now, visit, work);
+                if !l.busy {
+                    l.busy = true;
+                    l.busy_since = now;
+                }
+                self.calendar
+                    .schedule(due, PEvent::LinkPs { slot, generation });
+                self.header_moves(msg, hop.to);
+            }
+        }
+    }
+
+    fn start_fcfs(&mut self, slot: u32, visit: u32) {
+        let v = self.visits.items[visit as usize];
+        let bytes = self.msgs.items[v.msg as usize].bytes;
+        let now = self.now;
+        let l = &mut self.links[slot as usize];
+        if !l.busy {
+            l.busy = true;
+            l.busy_since = now;
+        }
+        let work = (bytes / l.per_tick).ceil() as Ticks;
+        self.calendar
+            .schedule(now + work, PEvent::Link { slot, visit });
+        self.header_moves(v.msg, v.to);
+    }
+
+    /// Cut-through: the message's transmission on a link began, so its header moves on to
+    /// `to` after the per-hop latency (or has reached the destination).
+    fn header_moves(&mut self, msg: u32, to: u32) {
+        if self.prog.network.switching != Switching::CutThrough {
+            return;
+        }
+        let m = &mut self.msgs.items[msg as usize];
+        m.serving += 1;
+        m.at = to;
+        if to == m.dst_node {
+            m.header_done = true;
+        } else if self.latency == 0 {
+            self.enter_link(msg);
+        } else {
+            self.calendar
+                .schedule(self.now + self.latency, PEvent::Hop { msg });
+        }
+    }
+
+    /// A visit's transmission ended: the link's statistics, then the message moves on.
+    fn left_link(&mut self, slot: u32, visit: u32) {
+        let v = self.visits.items[visit as usize];
+        self.visits.remove(visit);
+        let now = self.now;
+        let l = &mut self.links[slot as usize];
+        let delay = now - v.arrived;
+        l.messages += 1;
+        l.delay.add(self.clock.wide_span(delay));
+        l.percentiles.record_wide(delay);
+        let msg = v.msg;
+        match self.prog.network.switching {
+            Switching::StoreAndForward => {
+                self.msgs.items[msg as usize].at = v.to;
+                let arrived = v.to == self.msgs.items[msg as usize].dst_node;
+                match (arrived, self.latency) {
+                    (true, 0) => self.deliver(msg),
+                    (true, lat) => self.calendar.schedule(now + lat, PEvent::Deliver { msg }),
+                    (false, 0) => self.enter_link(msg),
+                    (false, lat) => self.calendar.schedule(now + lat, PEvent::Hop { msg }),
+                }
+            }
+            Switching::CutThrough => {
+                let m = &mut self.msgs.items[msg as usize];
+                m.serving -= 1;
+                if m.header_done && m.serving == 0 {
+                    if self.latency == 0 {
+                        self.deliver(msg);
+                    } else {
+                        self.calendar
+                            .schedule(now + self.latency, PEvent::Deliver { msg });
+                    }
+                }
+            }
+        }
+    }
+
+    /// The message reached its destination's mailbox.
+    fn deliver(&mut self, msg: u32) {
+        let m = self.msgs.items[msg as usize];
+        self.msgs.remove(msg);
+        let delay = self.now - m.injected;
+        self.message_count += 1;
+        self.message_delay.add(self.clock.wide_span(delay));
+        self.message_pct.record_wide(delay);
+        if m.notify {
+            self.part_done(m.src);
+        }
+        let d = &mut self.ranks[m.dst as usize];
+        if d.recv == Some((m.src, m.tag)) {
+            d.recv = None;
+            self.part_done(m.dst);
+        } else {
+            self.mailbox[m.dst as usize].push(Buffered {
+                src: m.src,
+                tag: m.tag,
+            });
+        }
+    }
+
+    /// Takes a buffered message from `src` with `tag` (the first, FIFO) if there is one.
+    fn take(&mut self, r: u32, src: u32, tag: u64) -> bool {
+        let mb = &mut self.mailbox[r as usize];
+        match mb.iter().position(|b| b.src == src && b.tag == tag) {
+            Some(i) => {
+                mb.remove(i);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// One part of the rank's current operation is done.
+    fn part_done(&mut self, r: u32) {
+        let ri = r as usize;
+        let rk = &mut self.ranks[ri];
+        rk.parts -= 1;
+        if rk.parts > 0 || rk.wait != Wait::Parts {
+            return;
+        }
+        if !rk.in_collective {
+            rk.pc += 1;
+            self.resume(r);
+            return;
+        }
+        match (rk.combine.take(), &self.prog.code[rk.pc as usize]) {
+            (Some(bytes), Instr::Collective(op)) => {
+                let t = self.combine_time(r, op, bytes);
+                self.compute(r, t, Wait::Combine);
+            }
+            _ => {
+                self.ranks[ri].step += 1;
+                self.resume(r);
+            }
+        }
+    }
+
+    fn combine_time(&mut self, r: u32, op: &CollectiveOp, bytes: f64) -> Ticks {
+        let mut t = op.combine_per_byte * bytes;
+        if let Some(d) = &op.combine {
+            t += d.draw(&mut self.rng[r as usize]);
+        }
+        self.clock.wide_ticks(t)
+    }
+
+    /// Starts a collective: counts it (its messages' tag), checks its root and size, and
+    /// synchronises an ideal barrier. True when the rank now waits (at an ideal barrier).
+    fn start_collective(&mut self, r: u32, op: &CollectiveOp) -> Result<bool, ProgramFault> {
+        let comm = op.group.map_or(0, |g| g as usize + 1);
+        let seq_slot = r as usize * (1 + self.prog.groups.len()) + comm;
+        self.coll_seq[seq_slot] += 1;
+        if op.kind == Collective::Barrier && op.algorithm == Algorithm::Ideal {
+            return Ok(self.ideal_barrier(r, op));
+        }
+        let (n, _, _) = self.group_of(r, op);
+        let root = self.eval(r, &op.root)?;
+        if !(0..i64::from(n)).contains(&root) {
+            return Err(self.fault(
+                r,
+                format!(
+                    "root `{}` gives {root}, outside the group's 0..{n}",
+                    op.root
+                ),
+            ));
+        }
+        let bytes = self.eval(r, &op.bytes)?;
+        if bytes < 0 {
+            return Err(self.fault(r, format!("`{}` gives {bytes} bytes", op.bytes)));
+        }
+        self.set_category(r, Category::Communication);
+        let rk = &mut self.ranks[r as usize];
+        rk.in_collective = true;
+        rk.step = 0;
+        Ok(false)
+    }
+
+    /// The rank's group: its size, its index in it, and the communicator's member list.
+    fn group_of(&self, r: u32, op: &CollectiveOp) -> (u32, u32, Option<&'p [u32]>) {
+        match op.group {
+            None => (self.prog.ranks, r, None),
+            Some(g) => {
+                let t = &self.prog.groups[g as usize];
+                let grp = t.group_of[r as usize] as usize;
+                let members = &t.members[grp];
+                (
+                    members.len() as u32,
+                    t.index_in[r as usize],
+                    Some(members.as_slice()),
+                )
+            }
+        }
+    }
+
+    /// Issues the rank's collective steps from its current one: steps whose message was already
+    /// buffered complete at once; true when the rank now waits, false when the collective is
+    /// over. (Its root and size were checked when it started.)
+    fn issue_step(&mut self, r: u32, op: &CollectiveOp) -> bool {
+        let (n, me, members) = self.group_of(r, op);
+        let env = self.env(r);
+        let root = op.root.eval(&env).unwrap_or(0) as u32;
+        let bytes = op.bytes.eval(&env).unwrap_or(0) as f64;
+        let shape = Shape {
+            n,
+            me,
+            root,
+            bytes,
+            segments: op.segments,
+        };
+        let global = |i: u32| members.map_or(i, |m| m[i as usize]);
+        let comm = op.group.map_or(0, |g| g as usize + 1);
+        let seq = self.coll_seq[r as usize * (1 + self.prog.groups.len()) + comm];
+        let tag = COLLECTIVE_TAG | ((comm as u64) << 32) | u64::from(seq);
+        let combines = op.combine.is_some() || op.combine_per_byte > 0.0;
+        loop {
+            let Some(step) = op
+                .kind
+                .step(op.algorithm, &shape, self.ranks[r as usize].step)
+            else {
+                return false;
+            };
+            let Step {
+                send,
+                recv,
+                combine,
+            } = step;
+            let combine = combine.filter(|_| combines);
+            let recv = recv.map(global);
+            let got = recv.is_some_and(|from| self.take(r, from, tag));
+            let open = recv.filter(|_| !got).map(|from| (from, tag));
+            if send.is_none() && open.is_none() {
+                // the step's message was already here
+                match combine {
+                    Some(b) => {
+                        let t = self.combine_time(r, op, b);
+                        self.compute(r, t, Wait::Combine);
+                        return true;
+                    }
+                    None => {
+                        self.ranks[r as usize].step += 1;
+                        continue;
+                    }
+                }
+            }
+            let rk = &mut self.ranks[r as usize];
+            rk.combine = combine;
+            rk.recv = open;
+            rk.parts = u8::from(send.is_some()) + u8::from(open.is_some());
+            rk.wait = Wait::Parts;
+            if let Some((to, b)) = send {
+                self.send(r, global(to), b, tag, true);
+            }
+            return true;
+        }
+    }
+
+    /// An ideal barrier: the rank waits until every member of its group has arrived; true when
+    /// it waits.
+    fn ideal_barrier(&mut self, r: u32, op: &CollectiveOp) -> bool {
+        let (n, _, _) = self.group_of(r, op);
+        let (comm, grp) = match op.group {
+            None => (0, 0),
+            Some(g) => (
+                g as usize + 1,
+                self.prog.groups[g as usize].group_of[r as usize] as usize,
+            ),
+        };
+        self.set_category(r, Category::Waiting);
+        self.barriers[comm][grp].push(r);
+        if self.barriers[comm][grp].len() < n as usize {
+            self.ranks[r as usize].wait = Wait::Barrier;
+            return true;
+        }
+        let waiting = std::mem::take(&mut self.barriers[comm][grp]);
+        for w in waiting {
+            if w != r {
+                self.ranks[w as usize].pc += 1;
+                self.resume(w);
+            }
+        }
+        false
+    }
+
+    fn deadlock(&self) -> ProgramFault {
+        let waiting = self
+            .ranks
+            .iter()
+            .enumerate()
+            .filter(|(_, rk)| rk.wait != Wait::Done)
+            .map(|(r, rk)| {
+                let path = self
+                    .prog
+                    .paths
+                    .get(rk.pc as usize)
+                    .map_or("?", String::as_str);
+                let what = match (rk.wait, rk.recv) {
+                    (Wait::Parts, Some((src, tag))) if tag >= COLLECTIVE_TAG => {
+                        format!("waits in a collective for a message from rank {src}")
+                    }
+                    (Wait::Parts, Some((src, tag))) => {
+                        format!("waits to receive from rank {src} with tag {tag}")
+                    }
+                    (Wait::Parts, None) => "waits for its message to be delivered".to_owned(),
+                    (Wait::Barrier, _) => "waits at a barrier".to_owned(),
+                    (w, _) => format!("{w:?}"),
+                };
+                format!("rank {r} at {path} {what}")
+            })
+            .collect();
+        ProgramFault::Deadlock {
+            time: self.clock.wide_span(self.now),
+            finished: self.finished,
+            ranks: self.prog.ranks,
+            waiting,
+        }
+    }
+
+    fn figures(self) -> ProgramRun {
+        let clock = self.clock;
+        let makespan_ticks = self.ranks.iter().map(|r| r.finish).max().unwrap_or(0);
+        let makespan = clock.wide_span(makespan_ticks);
+        let np = self.prog.phases.len();
+        let topology = &self.prog.network.topology;
+        let mut links: Vec<(u64, LinkFigures)> = self
+            .links
+            .iter()
+            .map(|l| {
+                let busy = l.busy_total
+                    + if l.busy {
+                        makespan_ticks.saturating_sub(l.busy_since)
+                    } else {
+                        0
+                    };
+                let [p99] = l.percentiles.quantiles([0.99]);
+                (
+                    l.id,
+                    LinkFigures {
+                        name: topology.link_name(l.id),
+                        utilisation: if makespan_ticks > 0 {
+                            busy as f64 / makespan_ticks as f64
+                        } else {
+                            0.0
+                        },
+                        messages: l.messages,
+                        delay: l.delay.mean(),
+                        p99,
+                    },
+                )
+            })
+            .collect();
+        links.sort_by_key(|(id, _)| *id);
+        let [message_p99] = self.message_pct.quantiles([0.99]);
+        ProgramRun {
+            makespan,
+            spent: self
+                .ranks
+                .iter()
+                .map(|r| r.spent.map(|t| clock.wide_span(t)))
+                .collect(),
+            finish: self
+                .ranks
+                .iter()
+                .map(|r| clock.wide_span(r.finish))
+                .collect(),
+            phases: (0..np)
+                .map(|ph| {
+                    (0..self.prog.ranks as usize)
+                        .map(|r| clock.wide_span(self.phase_spent[r * np + ph]))
+                        .collect()
+                })
+                .collect(),
+            links: links.into_iter().map(|(_, f)| f).collect(),
+            messages: self.message_count,
+            message_delay: self.message_delay.mean(),
+            message_p99,
+            unreceived: self.mailbox.iter().map(|m| m.len() as u64).sum::<u64>()
+                + self.msgs.live() as u64,
+            events: self.events,
+        }
+    }
+}
+
+/// The time of `n` iterations of `cost`: exact where the family is closed under sums
+/// (deterministic, exponential, Erlang, gamma), otherwise a gamma variate with the sum's mean and
+/// variance.
+fn region_time(cost: &Dist, n: u64, rng: &mut StreamRng) -> f64 {
+    if n == 0 {
+        return 0.0;
+    }
+    let nf = n as f64;
+    let mean = cost.mean() * nf;
+    match cost {
+        Dist::Deterministic { value } => value * nf,
+        _ => {
+            let scv = cost.scv() / nf;
+            if scv <= 0.0 || mean <= 0.0 {
+                return mean;
+            }
+            let shape = 1.0 / scv;
+            match rand_distr::Gamma::new(shape, mean / shape) {
+                Ok(g) => rand_distr::Distribution::sample(&g, rng),
+                Err(_) => mean,
+            }
+        }
+    }
+}

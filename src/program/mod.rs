@@ -1,0 +1,273 @@
+//! Rank programs: the second workload form, a parallel program of `P` ranks that runs to
+//! completion on processors, links and disks.
+//!
+//! A program is one list of operations that every rank runs (with the rank id, `P` and loop
+//! counters usable in [`expr`] expressions, and `when` conditions for rank-specific work):
+//! `compute` (a distribution, or a loop region `iterations x cost` split over the ranks or
+//! replicated), `send` / `isend` / `recv` / `sendrecv` (messages matched in FIFO order per
+//! (source, destination, tag)), `barrier`, `io` to a disk, the collectives of [`collective`],
+//! `repeat` loops and named `phase`s. Loops stay loops: a rank's state is a program counter and
+//! a stack of loop counters, so memory grows with the ranks and the messages in flight, never
+//! with the operations executed.
+//!
+//! Ranks are mapped onto nodes (`ranks_per_node`, default 1); each node has a processor with
+//! `cores` servers (FCFS) that computes hold; messages cross the links of a [`Topology`] (each
+//! link a FCFS queue or a fair-shared processor-sharing server of `bandwidth` bytes per time
+//! unit, plus a per-hop latency, with store-and-forward or cut-through timing); I/O queues at
+//! disks. Contention is queueing at those stations and nothing else. [`exec`] runs a program;
+//! one replication is one execution.
+//!
+//! **Semantics of the primitives.** `send` blocks the sender until the message is delivered
+//! into the receiver's mailbox (the receiver need not have posted its `recv`: messages are
+//! buffered), which is the single-port model of the Hockney and LogP cost formulas; `isend`
+//! returns after the startup time `t_s` and lets the message travel on; `recv` blocks until a
+//! matching message is in the mailbox; `sendrecv` does both at once and ends when both are done.
+//! The startup `t_s` is paid by the sender once per message.
+
+pub mod collective;
+pub mod compile;
+pub mod exec;
+pub mod expr;
+mod measure;
+pub mod predict;
+pub mod raw;
+
+pub use compile::compile;
+pub use exec::{Execution, ProgramFault, ProgramRun};
+pub use measure::{measure, names};
+
+use crate::dist::Dist;
+use crate::time::Clock;
+use crate::topology::Topology;
+use collective::{Algorithm, Collective};
+use expr::Expr;
+
+/// A checked program, ready to run.
+#[derive(Clone, Debug)]
+pub struct Program {
+    /// Number of ranks `P`.
+    pub ranks: u32,
+    /// Ranks per node (node of rank `r` is `r / ranks_per_node`).
+    pub ranks_per_node: u32,
+    /// Processor servers per node.
+    pub cores: u32,
+    /// The operations, flattened (loops and phases as markers).
+    pub code: Vec<Instr>,
+    /// For each instruction, the path of its operation in the scenario (for messages).
+    pub paths: Vec<String>,
+    /// Deepest loop nesting.
+    pub loop_depth: u16,
+    /// The typical message size (the mean of the constant sizes), the scale of link delays.
+    pub typical_bytes: f64,
+    /// Names of the phases, by index.
+    pub phases: Vec<String>,
+    /// Rank groups of group operations, by index.
+    pub groups: Vec<Groups>,
+    /// The interconnect.
+    pub network: Interconnect,
+    /// Disks.
+    pub disks: Vec<Disk>,
+    /// The clock's resolution, from the smallest time of the program.
+    pub clock: Clock,
+    /// Report each rank's figures (and each link's) individually, not only their summaries.
+    pub report_each: bool,
+}
+
+/// One instruction.
+#[derive(Clone, Debug)]
+pub enum Instr {
+    /// Hold the rank's processor for a time.
+    Compute(Work),
+    /// Send a message; `blocking`: until it is delivered, else only for the startup time.
+    Send {
+        /// Destination rank.
+        to: Expr,
+        /// Message size in bytes.
+        bytes: Size,
+        /// Tag.
+        tag: Expr,
+        /// `send` (true) or `isend` (false).
+        blocking: bool,
+    },
+    /// Wait for a message from `from` with `tag`.
+    Recv {
+        /// Source rank.
+        from: Expr,
+        /// Tag.
+        tag: Expr,
+    },
+    /// Send to `to` and receive from `from` at once.
+    SendRecv {
+        /// Destination rank.
+        to: Expr,
+        /// Source rank.
+        from: Expr,
+        /// Size of the message sent.
+        bytes: Size,
+        /// Tag of both.
+        tag: Expr,
+    },
+    /// A collective over all ranks or over a group.
+    Collective(CollectiveOp),
+    /// Read or write at a disk.
+    Io {
+        /// Index into [`Program::disks`].
+        disk: u32,
+        /// Which of the disk's units (`index % count`).
+        unit: Expr,
+        /// Bytes moved.
+        bytes: Size,
+    },
+    /// Start of a loop of `times` iterations whose counter sits at `depth`; `end` is the
+    /// instruction after the loop.
+    Loop {
+        /// Iterations (evaluated on entry).
+        times: Expr,
+        /// Depth of its counter.
+        depth: u16,
+        /// Instruction after the matching [`Instr::Next`].
+        end: u32,
+    },
+    /// End of a loop body: back to `start` (the first body instruction) while iterations remain.
+    Next {
+        /// First instruction of the body.
+        start: u32,
+        /// Depth of the loop's counter.
+        depth: u16,
+    },
+    /// Skip to `skip` unless `cond` is true for this rank.
+    When {
+        /// The condition.
+        cond: Expr,
+        /// Instruction to jump to when false.
+        skip: u32,
+    },
+    /// A phase starts for this rank.
+    PhaseStart(u16),
+    /// A phase ends for this rank.
+    PhaseEnd(u16),
+}
+
+/// The time a `compute` takes.
+#[derive(Clone, Debug)]
+pub enum Work {
+    /// A draw from a distribution.
+    Time(Dist),
+    /// A loop region: `iterations` iterations of `cost` each, `ceil(iterations / P)` per rank
+    /// when `split`, all of them when replicated; the sum of the per-iteration costs is drawn
+    /// as one gamma variate with their total mean and variance (exact for deterministic,
+    /// exponential, Erlang and gamma costs).
+    Region {
+        /// Total iterations.
+        iterations: Expr,
+        /// Cost of one iteration.
+        cost: Dist,
+        /// Split over the ranks (In et al.'s `E ceil(I/P)`) rather than replicated.
+        split: bool,
+    },
+}
+
+/// A message size: an expression, or a distribution drawn per message.
+#[derive(Clone, Debug)]
+pub enum Size {
+    /// Bytes from an expression.
+    Bytes(Expr),
+    /// Bytes drawn from a distribution.
+    Random(Dist),
+}
+
+/// A collective operation as written.
+#[derive(Clone, Debug)]
+pub struct CollectiveOp {
+    /// Which collective.
+    pub kind: Collective,
+    /// Which algorithm.
+    pub algorithm: Algorithm,
+    /// Root rank (index within the group) for rooted collectives.
+    pub root: Expr,
+    /// Bytes: of the whole vector (bcast, reduce, allreduce), or of each rank's block (scatter,
+    /// gather, allgather, alltoall).
+    pub bytes: Expr,
+    /// Segments of a pipelined algorithm.
+    pub segments: u32,
+    /// Time to combine one received block (reduce, allreduce), if any.
+    pub combine: Option<Dist>,
+    /// Time per byte combined (reduce, allreduce).
+    pub combine_per_byte: f64,
+    /// Index into [`Program::groups`], or all ranks.
+    pub group: Option<u32>,
+}
+
+/// The ranks split into groups by an expression of `rank` and `P`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Groups {
+    /// For each rank, its group.
+    pub group_of: Vec<u32>,
+    /// For each rank, its index within its group.
+    pub index_in: Vec<u32>,
+    /// For each group, its ranks in increasing order.
+    pub members: Vec<Vec<u32>>,
+}
+
+/// How links time a message crossing several hops.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Switching {
+    /// Each hop receives the whole message before forwarding it:
+    /// `t_s + (m t_w + t_h) l` on an idle network.
+    StoreAndForward,
+    /// The message streams through the hops behind its header: `t_s + l t_h + m t_w` on an
+    /// idle network.
+    CutThrough,
+}
+
+/// How a link is shared between the messages that cross it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Sharing {
+    /// One message at a time, first come first served (packets queue).
+    Fcfs,
+    /// All messages at once, each at an equal share of the bandwidth (processor sharing).
+    Fair,
+}
+
+/// The interconnect of a program.
+#[derive(Clone, Debug)]
+pub struct Interconnect {
+    /// The topology.
+    pub topology: Topology,
+    /// Bytes per time unit of a link (`1 / t_w`).
+    pub bandwidth: f64,
+    /// Per-hop latency `t_h`.
+    pub latency: f64,
+    /// Per-message startup `t_s`, paid by the sender.
+    pub startup: f64,
+    /// Timing over several hops.
+    pub switching: Switching,
+    /// Link sharing.
+    pub sharing: Sharing,
+}
+
+/// A disk: `count` identical units, each a FCFS server taking `startup + bytes / bandwidth`.
+#[derive(Clone, Debug)]
+pub struct Disk {
+    /// Its name.
+    pub name: String,
+    /// Units.
+    pub count: u32,
+    /// Time per request.
+    pub startup: f64,
+    /// Bytes per time unit.
+    pub bandwidth: f64,
+}
+
+impl Program {
+    /// The node rank `r` runs on.
+    #[inline]
+    pub fn node_of(&self, rank: u32) -> u32 {
+        rank / self.ranks_per_node
+    }
+
+    /// Number of nodes.
+    pub fn nodes(&self) -> u32 {
+        self.ranks.div_ceil(self.ranks_per_node)
+    }
+}

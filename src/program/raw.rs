@@ -1,0 +1,284 @@
+//! The scenario-file form of `[program]`, `[topology]` and `[[disk]]`: plain serde structs,
+//! checked for nothing but shape (see [`super::compile`] for the checks).
+//!
+//! ```toml
+//! [program]
+//! ranks = 16
+//!
+//! [[program.op]]
+//! kind = "repeat"
+//! times = 100
+//! var = "step"
+//! body = [
+//!   { kind = "compute", time = { dist = "exp", mean = 0.01 } },
+//!   { kind = "sendrecv", to = "(rank + 1) % P", from = "(rank + P - 1) % P", bytes = 65536 },
+//!   { kind = "allreduce", bytes = 8, algorithm = "recursive_doubling" },
+//! ]
+//!
+//! [topology]
+//! kind = "torus"
+//! dims = [4, 4]
+//! bandwidth = 1e9      # bytes per time unit
+//! latency = 1e-7       # per hop
+//! startup = 2e-6       # per message
+//! ```
+
+use std::fmt;
+
+use serde::Deserialize;
+use serde::de::{self, Deserializer, MapAccess, Visitor};
+use toml::Spanned;
+
+use crate::dist::DistSpec;
+
+/// `[program]`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawProgram {
+    /// Number of ranks `P`.
+    pub ranks: i64,
+    /// Ranks per node (default 1).
+    pub ranks_per_node: Option<i64>,
+    /// Processor servers per node (default 1).
+    pub cores: Option<i64>,
+    /// Report every rank and link individually (default: only when `P <= 16`).
+    pub report_each: Option<bool>,
+    /// The operations (`[[program.op]]`).
+    #[serde(default, rename = "op")]
+    pub ops: Vec<Spanned<RawOp>>,
+}
+
+/// The kinds of operation.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum OpKind {
+    /// Hold the processor for a time.
+    Compute,
+    /// Send, blocking until delivered.
+    Send,
+    /// Send, blocking for the startup only.
+    Isend,
+    /// Receive.
+    Recv,
+    /// Send and receive at once.
+    Sendrecv,
+    /// Wait for all ranks (or the rank's group).
+    Barrier,
+    /// Read or write at a disk.
+    Io,
+    /// Broadcast.
+    Bcast,
+    /// Reduce to a root.
+    Reduce,
+    /// Reduce to all.
+    Allreduce,
+    /// Scatter from a root.
+    Scatter,
+    /// Gather to a root.
+    Gather,
+    /// Gather to all.
+    Allgather,
+    /// All to all.
+    Alltoall,
+    /// A loop.
+    Repeat,
+    /// A named phase.
+    Phase,
+}
+
+/// One `[[program.op]]` (or an element of a `body`): which fields apply depends on `kind`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawOp {
+    /// What it is.
+    pub kind: OpKind,
+    /// Run only on the ranks where this is true.
+    pub when: Option<ExprText>,
+    /// Compute: its time.
+    pub time: Option<Spanned<DistSpec>>,
+    /// Compute region: total iterations.
+    pub iterations: Option<ExprText>,
+    /// Compute region: cost of one iteration.
+    pub cost: Option<Spanned<DistSpec>>,
+    /// Compute region: split over the ranks (default) or replicated on each.
+    pub split: Option<bool>,
+    /// Send, isend, sendrecv: the destination rank.
+    pub to: Option<ExprText>,
+    /// Recv, sendrecv: the source rank.
+    pub from: Option<ExprText>,
+    /// Message, collective, io: bytes (an expression, or a distribution drawn per message).
+    pub bytes: Option<SizeSpec>,
+    /// Message tag (default 0).
+    pub tag: Option<ExprText>,
+    /// Rooted collectives: the root (index in the group, default 0).
+    pub root: Option<ExprText>,
+    /// Collectives and barrier: the algorithm.
+    pub algorithm: Option<String>,
+    /// Chain algorithms: segments (default 1).
+    pub segments: Option<i64>,
+    /// Reductions: time to combine one received block.
+    pub combine: Option<Spanned<DistSpec>>,
+    /// Reductions: time per byte combined.
+    pub combine_per_byte: Option<f64>,
+    /// Collectives and barrier: the group of each rank, an expression of `rank` and `P`.
+    pub group: Option<ExprText>,
+    /// Io: the disk's name.
+    pub disk: Option<String>,
+    /// Io: which unit of the disk (default `rank`, modulo the disk's count).
+    pub unit: Option<ExprText>,
+    /// Repeat: iterations.
+    pub times: Option<ExprText>,
+    /// Repeat: the name of its counter (0, 1, ...), usable in expressions inside.
+    pub var: Option<String>,
+    /// Phase: its name.
+    pub name: Option<String>,
+    /// Repeat, phase: the operations inside.
+    pub body: Option<Vec<Spanned<RawOp>>>,
+}
+
+/// The kinds of `[topology]`.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum TopologyKind {
+    /// One shared medium.
+    Bus,
+    /// A link per ordered pair.
+    Full,
+    /// A ring (a 1-D torus).
+    Ring,
+    /// A 1-3 dimensional mesh.
+    Mesh,
+    /// A 1-3 dimensional torus.
+    Torus,
+    /// A tree of switches.
+    Tree,
+    /// A capacity-scaled tree.
+    FatTree,
+}
+
+/// How messages cross several hops.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum RawSwitching {
+    /// `t_s + (m t_w + t_h) l`.
+    StoreAndForward,
+    /// `t_s + l t_h + m t_w`.
+    CutThrough,
+}
+
+/// How a link is shared.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum RawSharing {
+    /// Packets queue.
+    Fcfs,
+    /// Flows share the bandwidth.
+    Fair,
+}
+
+/// `[topology]`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawTopology {
+    /// The shape.
+    pub kind: TopologyKind,
+    /// Mesh, torus: nodes along each dimension (product = the program's nodes).
+    pub dims: Option<Vec<i64>>,
+    /// Tree, fat tree: children per switch (default 2).
+    pub arity: Option<i64>,
+    /// Bytes per time unit of a link (`1 / t_w`).
+    pub bandwidth: f64,
+    /// Per-hop latency `t_h` (default 0).
+    pub latency: Option<f64>,
+    /// Per-message startup `t_s` (default 0).
+    pub startup: Option<f64>,
+    /// `store_and_forward` or `cut_through` (default).
+    pub switching: Option<RawSwitching>,
+    /// `fcfs` (default) or `fair`.
+    pub sharing: Option<RawSharing>,
+}
+
+/// `[[disk]]`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawDisk {
+    /// Its name (what `io` ops refer to).
+    pub name: String,
+    /// Units (default 1).
+    pub count: Option<i64>,
+    /// Time per request (default 0).
+    pub startup: Option<f64>,
+    /// Bytes per time unit.
+    pub bandwidth: f64,
+}
+
+/// An expression as written: a string, or a plain integer.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ExprText(pub String);
+
+impl<'de> Deserialize<'de> for ExprText {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = ExprText;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an integer or an expression in a string, e.g. \"(rank + 1) % P\"")
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<ExprText, E> {
+                Ok(ExprText(v.to_string()))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<ExprText, E> {
+                Ok(ExprText(v.to_string()))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<ExprText, E> {
+                Ok(ExprText(v.to_owned()))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// A message size as written: an integer, an integral float (`6.5e4`), an expression, or a
+/// distribution table (`{ dist = "exp", mean = 23720 }`).
+#[derive(Clone, Debug, PartialEq)]
+pub enum SizeSpec {
+    /// An expression (integers are expressions too).
+    Expr(ExprText),
+    /// A distribution.
+    Dist(DistSpec),
+    /// A float that is not a whole number (refused by the check, with its value).
+    Fraction(f64),
+}
+
+impl<'de> Deserialize<'de> for SizeSpec {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = SizeSpec;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a number of bytes, an expression, or a distribution table")
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<SizeSpec, E> {
+                Ok(SizeSpec::Expr(ExprText(v.to_string())))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<SizeSpec, E> {
+                Ok(SizeSpec::Expr(ExprText(v.to_string())))
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<SizeSpec, E> {
+                if v.fract() == 0.0 && v.abs() < 9.0e15 {
+                    Ok(SizeSpec::Expr(ExprText((v as i64).to_string())))
+                } else {
+                    Ok(SizeSpec::Fraction(v))
+                }
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<SizeSpec, E> {
+                Ok(SizeSpec::Expr(ExprText(v.to_owned())))
+            }
+            fn visit_map<M: MapAccess<'de>>(self, map: M) -> Result<SizeSpec, M::Error> {
+                DistSpec::deserialize(de::value::MapAccessDeserializer::new(map))
+                    .map(SizeSpec::Dist)
+            }
+        }
+        d.deserialize_any(V)
+    }
+}

@@ -1,0 +1,487 @@
+//! Interconnects: which links a message crosses between two nodes.
+//!
+//! A topology has `nodes` compute nodes (numbered from 0; ranks live on them) and, for trees,
+//! switches; **links** are one-way channels between them, each with its own queue in the
+//! simulation (see [`crate::program`]). A message is routed hop by hop by [`Topology::next`],
+//! deterministically, so nothing per route is stored:
+//!
+//! | kind | links | route |
+//! |---|---|---|
+//! | `bus` | one shared medium | the bus, one hop |
+//! | `full` | one per ordered pair of nodes | direct, one hop |
+//! | `ring` | two per node (clockwise, counter-clockwise) | the shorter way round (ties clockwise) |
+//! | `mesh` (1 to 3 dims) | two per neighbour pair | dimension order (x, then y, then z) |
+//! | `torus` (1 to 3 dims) | as `mesh`, with wrap-around | dimension order, the shorter way in each dimension (ties in the positive direction) |
+//! | `tree` (arity `k`) | up and down links per edge | up to the lowest common ancestor, then down |
+//! | `fat_tree` (arity `k`) | as `tree`, link capacity times `k^level` | as `tree` |
+//!
+//! The `fat_tree` is the capacity-scaled tree: the links between level `l` and `l + 1` (leaves
+//! at level 0) carry `k^l` times the base bandwidth, so every level has the bisection of the
+//! leaves (a full fat tree); it routes like a tree.
+
+use std::fmt;
+
+/// The shape of an interconnect.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Shape {
+    /// One shared medium.
+    Bus,
+    /// A link per ordered pair of nodes.
+    Full,
+    /// A grid of `dims` (1 to 3), with wrap-around links when `wrap` (ring and torus).
+    Grid {
+        /// Nodes along each dimension.
+        dims: Vec<u32>,
+        /// Torus (or ring) rather than mesh.
+        wrap: bool,
+    },
+    /// A `arity`-ary tree of switches with the nodes as leaves.
+    Tree {
+        /// Children per switch.
+        arity: u32,
+        /// Capacity scaled by `arity^level` (a fat tree).
+        fat: bool,
+    },
+}
+
+/// One hop of a route.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Hop {
+    /// The link crossed (an index below [`Topology::link_count`]).
+    pub link: u64,
+    /// Where the message is after the hop (a node, or a switch numbered from `nodes`).
+    pub to: u32,
+}
+
+/// An interconnect of `nodes` compute nodes.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Topology {
+    shape: Shape,
+    nodes: u32,
+    /// Tree: levels of switches above the leaves.
+    levels: u32,
+}
+
+impl Topology {
+    /// A topology of `shape` over `nodes` nodes. Grids need `dims` whose product is `nodes`;
+    /// trees need an arity of at least 2. Returns a message saying what is wrong otherwise.
+    pub fn new(shape: Shape, nodes: u32) -> Result<Topology, String> {
+        if nodes == 0 {
+            return Err("a topology needs at least one node".to_owned());
+        }
+        let mut levels = 0;
+        match &shape {
+            Shape::Bus | Shape::Full => {}
+            Shape::Grid { dims, .. } => {
+                if dims.is_empty() || dims.len() > 3 {
+                    return Err(format!(
+                        "a mesh or torus has 1 to 3 dimensions, got {}",
+                        dims.len()
+                    ));
+                }
+                if dims.contains(&0) {
+                    return Err("every dimension needs at least one node".to_owned());
+                }
+                let product: u64 = dims.iter().map(|&d| u64::from(d)).product();
+                if product != u64::from(nodes) {
+                    return Err(format!(
+                        "dims {dims:?} hold {product} nodes, but the program needs {nodes}"
+                    ));
+                }
+            }
+            Shape::Tree { arity, .. } => {
+                if *arity < 2 {
+                    return Err(format!("a tree needs an arity of at least 2, got {arity}"));
+                }
+                let mut span = 1_u64;
+                while span < u64::from(nodes) {
+                    span *= u64::from(*arity);
+                    levels += 1;
+                }
+                levels = levels.max(1);
+            }
+        }
+        Ok(Topology {
+            shape,
+            nodes,
+            levels,
+        })
+    }
+
+    /// The shape.
+    pub fn shape(&self) -> &Shape {
+        &self.shape
+    }
+
+    /// Compute nodes.
+    pub fn nodes(&self) -> u32 {
+        self.nodes
+    }
+
+    /// How many links there are (ids below this).
+    pub fn link_count(&self) -> u64 {
+        let n = u64::from(self.nodes);
+        match &self.shape {
+            Shape::Bus => 1,
+            Shape::Full => n * n,
+            Shape::Grid { dims, .. } => n * 2 * dims.len() as u64,
+            Shape::Tree { .. } => 2 * self.tree_vertices(),
+        }
+    }
+
+    /// Tree vertices below the root (each has an up and a down link to its parent).
+    fn tree_vertices(&self) -> u64 {
+        let Shape::Tree { arity, .. } = self.shape else {
+            return 0;
+        };
+        (0..self.levels).map(|l| self.tree_width(l, arity)).sum()
+    }
+
+    /// Vertices at tree level `l` (0 = the nodes).
+    fn tree_width(&self, l: u32, arity: u32) -> u64 {
+        let mut w = u64::from(self.nodes);
+        for _ in 0..l {
+            w = w.div_ceil(u64::from(arity));
+        }
+        w
+    }
+
+    /// The next hop from `at` towards node `dst`, or `None` at `dst`.
+    #[inline]
+    pub fn next(&self, at: u32, dst: u32) -> Option<Hop> {
+        if at == dst {
+            return None;
+        }
+        Some(match &self.shape {
+            Shape::Bus => Hop { link: 0, to: dst },
+            Shape::Full => Hop {
+                link: u64::from(at) * u64::from(self.nodes) + u64::from(dst),
+                to: dst,
+            },
+            Shape::Grid { dims, wrap } => grid_next(dims, *wrap, at, dst),
+            Shape::Tree { arity, .. } => self.tree_next(*arity, at, dst),
+        })
+    }
+
+    /// The whole route from node `src` to node `dst`.
+    pub fn route(&self, src: u32, dst: u32) -> Vec<Hop> {
+        let mut hops = Vec::new();
+        let mut at = src;
+        while let Some(h) = self.next(at, dst) {
+            hops.push(h);
+            at = h.to;
+        }
+        hops
+    }
+
+    /// The number of links between two nodes (`l` in the message-cost formulas).
+    pub fn distance(&self, src: u32, dst: u32) -> u32 {
+        self.route(src, dst).len() as u32
+    }
+
+    /// The bandwidth multiplier of a link (1 except the upper links of a fat tree).
+    pub fn capacity(&self, link: u64) -> f64 {
+        match self.shape {
+            Shape::Tree { arity, fat: true } => {
+                let (vertex, _) = (link / 2, link % 2);
+                let level = self.level_of(vertex, arity);
+                f64::from(arity).powi(level as i32)
+            }
+            _ => 1.0,
+        }
+    }
+
+    /// A readable name for a link, usable in metric names (no `.`, `,` or spaces): `bus`;
+    /// `3-9` (full, from node 3 to 9); `1_2+x` (grid, from the node at x=1, y=2 in the +x
+    /// direction); `L1_2up` (tree, the up link of switch 2 of level 1).
+    pub fn link_name(&self, link: u64) -> String {
+        let n = u64::from(self.nodes);
+        match &self.shape {
+            Shape::Bus => "bus".to_owned(),
+            Shape::Full => format!("{}-{}", link / n, link % n),
+            Shape::Grid { dims, .. } => {
+                let node = (link / (2 * dims.len() as u64)) as u32;
+                let k = (link % (2 * dims.len() as u64)) as usize;
+                let coords: Vec<String> = coords(dims, node).iter().map(u32::to_string).collect();
+                format!(
+                    "{}{}{}",
+                    coords.join("_"),
+                    if k.is_multiple_of(2) { '+' } else { '-' },
+                    ['x', 'y', 'z'][k / 2]
+                )
+            }
+            Shape::Tree { arity, .. } => {
+                let vertex = link / 2;
+                let level = self.level_of(vertex, *arity);
+                let index = vertex - self.level_start(level, *arity);
+                let dir = if link.is_multiple_of(2) { "up" } else { "down" };
+                format!("L{level}_{index}{dir}")
+            }
+        }
+    }
+
+    /// Tree: the vertex id where level `l` starts (level 0 = nodes `0..nodes`).
+    fn level_start(&self, l: u32, arity: u32) -> u64 {
+        (0..l).map(|k| self.tree_width(k, arity)).sum()
+    }
+
+    fn level_of(&self, vertex: u64, arity: u32) -> u32 {
+        let mut start = 0;
+        for l in 0..=self.levels {
+            let w = self.tree_width(l, arity);
+            if vertex < start + w {
+                return l;
+            }
+            start += w;
+        }
+        self.levels
+    }
+
+    /// Tree routing: vertex ids are levels stacked (nodes first); the link from vertex `v` to
+    /// its parent is `2v` (up), from the parent to `v` is `2v + 1` (down).
+    fn tree_next(&self, arity: u32, at: u32, dst: u32) -> Hop {
+        let a = u64::from(arity);
+        let (at, dst) = (u64::from(at), u64::from(dst));
+        let level = self.level_of(at, arity);
+        let index = at - self.level_start(level, arity);
+        // the ancestor of `dst` at `level`: is `at` above `dst`?
+        let mut below = dst;
+        for _ in 0..level {
+            below /= a;
+        }
+        if level > 0 && below == index {
+            // go down towards dst: the child of `at` on dst's path
+            let mut child = dst;
+            for _ in 0..level - 1 {
+                child /= a;
+            }
+            let v = self.level_start(level - 1, arity) + child;
+            Hop {
+                link: 2 * v + 1,
+                to: v as u32,
+            }
+        } else {
+            let parent = self.level_start(level + 1, arity) + index / a;
+            Hop {
+                link: 2 * at,
+                to: parent as u32,
+            }
+        }
+    }
+}
+
+/// A node's coordinates in a grid (x fastest).
+fn coords(dims: &[u32], node: u32) -> Vec<u32> {
+    let mut rest = node;
+    dims.iter()
+        .map(|&d| {
+            let c = rest % d;
+            rest /= d;
+            c
+        })
+        .collect()
+}
+
+/// Dimension-order routing on a mesh or torus: fix x, then y, then z.
+fn grid_next(dims: &[u32], wrap: bool, at: u32, dst: u32) -> Hop {
+    let mut stride = 1;
+    let (mut a, mut b) = (at, dst);
+    for (k, &d) in dims.iter().enumerate() {
+        let (ca, cb) = (a % d, b % d);
+        if ca != cb {
+            let up = cb > ca;
+            let forward = if wrap {
+                // the shorter way; on a tie, the positive direction
+                let ahead = (cb + d - ca) % d;
+                ahead <= d - ahead
+            } else {
+                up
+            };
+            let next = if forward {
+                if ca + 1 == d { 0 } else { ca + 1 }
+            } else if ca == 0 {
+                d - 1
+            } else {
+                ca - 1
+            };
+            let to = at - ca * stride + next * stride;
+            let dir = u64::from(!forward);
+            return Hop {
+                link: u64::from(at) * 2 * dims.len() as u64 + 2 * k as u64 + dir,
+                to,
+            };
+        }
+        a /= d;
+        b /= d;
+        stride *= d;
+    }
+    unreachable!("at != dst, so some coordinate differs")
+}
+
+impl fmt::Display for Shape {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Shape::Bus => f.write_str("bus"),
+            Shape::Full => f.write_str("full"),
+            Shape::Grid { dims, wrap } => {
+                let d: Vec<String> = dims.iter().map(u32::to_string).collect();
+                let kind = match (wrap, dims.len()) {
+                    (true, 1) => "ring",
+                    (true, _) => "torus",
+                    (false, _) => "mesh",
+                };
+                write!(f, "{kind} {}", d.join("x"))
+            }
+            Shape::Tree { arity, fat } => {
+                write!(f, "{}tree of arity {arity}", if *fat { "fat " } else { "" })
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn grid(dims: &[u32], wrap: bool) -> Topology {
+        let n = dims.iter().product();
+        Topology::new(
+            Shape::Grid {
+                dims: dims.to_vec(),
+                wrap,
+            },
+            n,
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn mesh_routes_in_dimension_order_with_manhattan_length() {
+        let t = grid(&[4, 4], false);
+        // (0,0) -> (3,2): 3 hops in x then 2 in y
+        let r = t.route(0, 3 + 2 * 4);
+        let path: Vec<u32> = r.iter().map(|h| h.to).collect();
+        assert_eq!(path, [1, 2, 3, 7, 11]);
+        for src in 0..16 {
+            for dst in 0..16 {
+                let (sx, sy, dx, dy) = (src % 4, src / 4, dst % 4, dst / 4);
+                assert_eq!(t.distance(src, dst), sx.abs_diff(dx) + sy.abs_diff(dy));
+            }
+        }
+    }
+
+    #[test]
+    fn torus_takes_the_shorter_way_round() {
+        let t = grid(&[8, 8], true);
+        assert_eq!(t.distance(0, 7), 1, "wrap-around");
+        assert_eq!(t.distance(0, 4), 4, "tie");
+        assert_eq!(t.route(0, 4)[0].to, 1, "ties go the positive way");
+        assert_eq!(t.distance(0, 7 + 7 * 8), 2);
+        let ring = grid(&[5], true);
+        assert_eq!(ring.distance(0, 3), 2);
+        assert_eq!(ring.route(0, 3)[0].to, 4);
+        let t3 = grid(&[2, 3, 4], true);
+        for src in 0..24 {
+            for dst in 0..24 {
+                assert!(t3.distance(src, dst) <= 1 + 1 + 2);
+                let links: std::collections::HashSet<u64> =
+                    t3.route(src, dst).iter().map(|h| h.link).collect();
+                assert!(links.iter().all(|&l| l < t3.link_count()));
+            }
+        }
+    }
+
+    #[test]
+    fn tree_goes_up_to_the_common_ancestor_and_down() {
+        let t = Topology::new(
+            Shape::Tree {
+                arity: 2,
+                fat: false,
+            },
+            8,
+        )
+        .unwrap();
+        assert_eq!(t.distance(0, 1), 2);
+        assert_eq!(t.distance(0, 2), 4);
+        assert_eq!(t.distance(0, 7), 6);
+        assert_eq!(t.distance(5, 4), 2);
+        // the links of a route are distinct and in range
+        for src in 0..8 {
+            for dst in 0..8 {
+                let r = t.route(src, dst);
+                assert_eq!(r.last().map_or(src, |h| h.to), dst);
+                assert!(r.iter().all(|h| h.link < t.link_count()));
+            }
+        }
+        let odd = Topology::new(
+            Shape::Tree {
+                arity: 3,
+                fat: true,
+            },
+            10,
+        )
+        .unwrap();
+        for src in 0..10 {
+            for dst in 0..10 {
+                assert_eq!(odd.route(src, dst).last().map_or(src, |h| h.to), dst);
+            }
+        }
+        // a fat tree's root links carry arity^levels-1 times the base capacity
+        let fat = Topology::new(
+            Shape::Tree {
+                arity: 2,
+                fat: true,
+            },
+            8,
+        )
+        .unwrap();
+        let up = fat.route(0, 7);
+        let caps: Vec<f64> = up.iter().map(|h| fat.capacity(h.link)).collect();
+        assert_eq!(caps, [1.0, 2.0, 4.0, 4.0, 2.0, 1.0]);
+    }
+
+    #[test]
+    fn bus_and_full_are_one_hop() {
+        let bus = Topology::new(Shape::Bus, 16).unwrap();
+        assert_eq!(bus.route(3, 9), [Hop { link: 0, to: 9 }]);
+        let full = Topology::new(Shape::Full, 16).unwrap();
+        assert_eq!(full.route(3, 9)[0].link, 3 * 16 + 9);
+        assert!(full.route(4, 4).is_empty());
+        assert_eq!(full.link_name(3 * 16 + 9), "3-9");
+        assert!(crate::metrics::name_problem(&full.link_name(5)).is_none());
+    }
+
+    #[test]
+    fn bad_shapes_are_refused() {
+        assert!(
+            Topology::new(
+                Shape::Grid {
+                    dims: vec![4, 4],
+                    wrap: false
+                },
+                15
+            )
+            .is_err()
+        );
+        assert!(
+            Topology::new(
+                Shape::Grid {
+                    dims: vec![2, 2, 2, 2],
+                    wrap: true
+                },
+                16
+            )
+            .is_err()
+        );
+        assert!(
+            Topology::new(
+                Shape::Tree {
+                    arity: 1,
+                    fat: false
+                },
+                4
+            )
+            .is_err()
+        );
+    }
+}
