@@ -125,15 +125,14 @@ pub enum RunError {
     },
     /// A run finished but some metric has no value (e.g. a station with no departure after
     /// the warm-up): reported, never printed as a blank.
-    #[error(
-        "replication {replication} measured nothing for {}: lengthen the run (run.length) so that every station and class is observed after the warm-up",
-        metrics.join(", ")
-    )]
+    #[error("replication {replication} measured nothing for {}: {hint}", metrics.join(", "))]
     Missing {
         /// The replication.
         replication: u64,
         /// The metrics without a value (at most a few are listed).
         metrics: Vec<String>,
+        /// What to do about it.
+        hint: &'static str,
     },
     /// A percentile histogram overflowed its counters (more than 4·10^9 values).
     #[error(
@@ -213,6 +212,12 @@ fn replicate(sc: &Scenario, opt: &Options, warmup: u64, r: u64) -> Result<Replic
         return Err(RunError::Missing {
             replication: r,
             metrics: missing,
+            hint: match sc.workload {
+                Workload::Network(_) => {
+                    "lengthen the run (run.length) so that every station and class is observed after the warm-up"
+                }
+                Workload::Program(_) => "the program never did what these metrics measure",
+            },
         });
     }
     Ok(Replication { values, events })

@@ -43,6 +43,8 @@ pub struct RunReport {
     pub precision: Option<PrecisionReport>,
     /// Every metric.
     pub metrics: Vec<MetricRow>,
+    /// A rank program (each replication one execution to completion), not a queueing network.
+    pub program: bool,
 }
 
 /// Whether the sequential rule reached its target.
@@ -72,6 +74,7 @@ impl RunReport {
                 target,
                 met: ex.precision_met.unwrap_or(false),
             }),
+            program: sc.program().is_some(),
             metrics: (0..ex.metrics.len())
                 .map(|i| MetricRow {
                     name: ex.metrics[i].clone(),
@@ -90,16 +93,27 @@ impl RunReport {
         } else {
             ""
         };
-        let _ = writeln!(
-            s,
-            "seed {}, {} replications x {} observations, warm-up cut {} observations ({}){cut}, {} events",
-            self.seed,
-            self.replications,
-            self.length,
-            self.warmup.observations,
-            self.warmup.method,
-            self.events
-        );
+        if self.program {
+            let _ = writeln!(
+                s,
+                "seed {}, {} replications, each one execution of the program to completion, {} events",
+                self.seed, self.replications, self.events
+            );
+        } else {
+            let _ = writeln!(
+                s,
+                "seed {}, {} replications x {} observations, warm-up cut {} observations ({}){cut}, {} events",
+                self.seed,
+                self.replications,
+                self.length,
+                self.warmup.observations,
+                self.warmup.method,
+                self.events
+            );
+        }
+        if let Some((name, u)) = self.busiest_link() {
+            let _ = writeln!(s, "busiest link: {name} (utilisation {})", num(u));
+        }
         if let Some(p) = &self.precision {
             let _ = writeln!(
                 s,
@@ -125,7 +139,13 @@ impl RunReport {
             "{:<width$}  {:>14}  {:>14}  {:>8}  {:>5}",
             "metric", "mean", "95% CI +-", "rel", "reps"
         );
+        let shown = self.shown_links();
         for m in &self.metrics {
+            if let Some(link) = link_of(&m.name)
+                && !shown.contains(&link)
+            {
+                continue;
+            }
             let _ = writeln!(
                 s,
                 "{:<width$}  {:>14}  {:>14}  {:>8}  {:>5}",
@@ -136,7 +156,43 @@ impl RunReport {
                 m.ci.replications
             );
         }
+        let links = self.links_by_utilisation().len();
+        if links > shown.len() {
+            let _ = writeln!(
+                s,
+                "({} more links not shown: --json or --csv lists every one)",
+                links - shown.len()
+            );
+        }
         s
+    }
+
+    /// Per-link utilisations (program runs), busiest first.
+    fn links_by_utilisation(&self) -> Vec<(&str, f64)> {
+        let mut links: Vec<(&str, f64)> = self
+            .metrics
+            .iter()
+            .filter_map(|m| {
+                let link = link_of(&m.name)?;
+                m.name
+                    .ends_with(".utilisation")
+                    .then_some((link, m.ci.mean))
+            })
+            .collect();
+        links.sort_by(|a, b| b.1.total_cmp(&a.1));
+        links
+    }
+
+    /// The busiest link by mean utilisation, if the run has per-link figures.
+    pub fn busiest_link(&self) -> Option<(&str, f64)> {
+        self.links_by_utilisation().first().copied()
+    }
+
+    /// The links whose figures the table prints: every one up to 16, else the 10 busiest.
+    fn shown_links(&self) -> Vec<&str> {
+        let links = self.links_by_utilisation();
+        let keep = if links.len() <= 16 { links.len() } else { 10 };
+        links.into_iter().take(keep).map(|(l, _)| l).collect()
     }
 
     /// CSV rows (no header): scenario, metric, mean, half-width, level, replications.
@@ -156,6 +212,12 @@ impl RunReport {
         }
         s
     }
+}
+
+/// The link of a per-link metric name (`link.<name>.<figure>`).
+fn link_of(metric: &str) -> Option<&str> {
+    let rest = metric.strip_prefix("link.")?;
+    Some(&rest[..rest.rfind('.')?])
 }
 
 /// The CSV header matching [`RunReport::csv_rows`].

@@ -24,6 +24,7 @@
 //! | [`expected_max_numeric`] | max of `c` i.i.d. times, any CDF | `lower + int (1 - F^c)`, adaptive Gauss-Kronrod, rel. `1e-9` | numerical |
 //! | [`fork_join_2_server`] | open 2-server fork-join, exponential | `(12 - rho)/8 / (mu - lambda)` (Flatto-Hahn) | exact |
 //! | [`nelson_tantawi`] | open `K`-server fork-join, exponential | Nelson-Tantawi scaling of the 2-server result | approximation (exact at `K = 2`) |
+//! | [`MessageCost`] | a message of `m` bytes over `l` links | store-and-forward `t_s + (m t_w + t_h) l`, cut-through `t_s + l t_h + m t_w` (lecture notes) | exact on an idle network |
 //! | [`varki_closed_fork_join`] | closed network with `K`-way fork-join subsystems | Varki: `R_FJ(n) = s [H_K + Q_FJ(n-1)]` | approximation (exact at `n = 1`, `K = 1`, and `K = 2` alone) |
 //!
 //! # Conventions
@@ -68,6 +69,7 @@ mod error;
 mod forkjoin;
 mod harmonic;
 mod jackson;
+mod messages;
 mod multiclass;
 mod mva;
 mod mva_multiclass;
@@ -86,6 +88,7 @@ pub use forkjoin::{
 };
 pub use harmonic::harmonic;
 pub use jackson::{JacksonSolution, OpenClass, jackson, solve_traffic};
+pub use messages::MessageCost;
 pub use multiclass::{MulticlassModel, MulticlassSolution};
 pub use mva::mva;
 pub use mva_multiclass::{MAX_LATTICE_POINTS, mva_multiclass};

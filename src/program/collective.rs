@@ -19,7 +19,7 @@
 //! | bcast | chain, `s` segments | `(P - 2 + s) c(m/s)` | `P >= 2` |
 //! | reduce | linear | `c(m) + (P-1) g(m)` | all `P` |
 //! | reduce | binomial | `lg P (c(m) + g(m))` | `P` a power of two |
-//! | reduce | chain, `s` segments | `(P - 2 + s) (c(m/s) + g(m/s))` | `P >= 2` |
+//! | reduce | chain, `s` segments | `(P - 2 + s) (c(m/s) + g(m/s))`; for `P = 2`, `max(s c + g, c + s g)` of a segment | all `P` |
 //! | allreduce | recursive doubling | `lg P (c(m) + g(m))`, plus `2 c(m) + g(m)` when `P` is not a power of two | all `P` |
 //! | allreduce | ring | `(P-1) (2 c(m/P) + g(m/P))` | all `P` |
 //! | allreduce | reduce + bcast (binomial) | `lg P (2 c(m) + g(m))` | `P` a power of two |
@@ -389,7 +389,15 @@ impl Collective {
             (Collective::Reduce, Linear) => (c(m) + (p - 1.0) * g(m), true),
             (Collective::Reduce, Binomial) => (lg * (c(m) + g(m)), is_pow2(n)),
             (Collective::Reduce, Binary) => (f64::from(binary_weight(n)) * (c(m) + g(m)), false),
-            (Collective::Reduce, Chain) => ((p - 2.0 + s) * (c(m / s) + g(m / s)), true),
+            (Collective::Reduce, Chain) => {
+                let (c, g) = (c(m / s), g(m / s));
+                if n == 2 {
+                    // the one receiver combines while the next segment travels
+                    ((s * c + g).max(c + s * g), true)
+                } else {
+                    ((p - 2.0 + s) * (c + g), true)
+                }
+            }
             (Collective::Allreduce, RecursiveDoubling) => {
                 let p2 = 1_u32 << msb(n);
                 let core = f64::from(msb(p2)) * (c(m) + g(m));

@@ -6,7 +6,7 @@
 //! - `ranks.<category>.mean`, `ranks.<category>.max` for `compute`, `communication`, `waiting`
 //!   and `io` (see [`super::exec::Category`]);
 //! - `messages.count`, `messages.delay` (mean, injection to delivery), `messages.p99`, when the
-//!   program has messages;
+//!   program has messages (only the count when none was sent, e.g. a collective on one rank);
 //! - `links.utilisation.mean`, `links.utilisation.max` (over the links used),
 //!   `links.delay.mean` (arrival at a link to the end of the transmission, over every crossing);
 //! - with `report_each` (default for `P <= 16`): `rank.<r>.<category>` and `rank.<r>.finish`,
@@ -80,7 +80,10 @@ pub fn measure(prog: &Program, run: &ProgramRun) -> Vec<(String, f64)> {
         out.push((format!("ranks.{c}.mean"), spent.clone().sum::<f64>() / p));
         out.push((format!("ranks.{c}.max"), spent.fold(0.0, f64::max)));
     }
-    if has_messages(prog) {
+    // (a program's messages do not depend on chance, so every replication has the same count)
+    if has_messages(prog) && run.messages == 0 {
+        out.push(("messages.count".to_owned(), 0.0));
+    } else if has_messages(prog) {
         out.push(("messages.count".to_owned(), run.messages as f64));
         out.push(("messages.delay".to_owned(), run.message_delay));
         out.push(("messages.p99".to_owned(), run.message_p99));

@@ -1,16 +1,305 @@
 //! Analytic predictions for a program: the contention-free closed forms of its operations.
 //!
-//! A phase whose body is a single message operation or collective gets the operation's
-//! contention-free time (the message-cost formulas of [`crate::analytic::messages`], the
-//! collectives' closed forms of [`super::collective`]) as a prediction of `phase.<name>.max`:
-//! exact when the network cannot contend (a `full` topology, one rank per node) and every time
-//! is deterministic, else an approximation labelled with what breaks.
+//! A phase whose body is one collective gets the collective's closed form
+//! ([`Collective::closed_form`]); a phase whose body is point-to-point messages (`send`, `recv`,
+//! `sendrecv`, each maybe under a `when`) gets the longest of its messages' costs by the lecture
+//! notes' formulas ([`MessageCost`]: store-and-forward or cut-through over the route's length),
+//! and where messages share links, the lecture's congestion rule beside it.
+//! Both predict `phase.<name>.max`, and `program.makespan` when the phase is the whole program.
+//!
+//! A prediction is **exact** when nothing the formula leaves out can happen: one rank per node,
+//! deterministic sizes and combine times, and no two messages on one link (every pair on its own
+//! link for a collective: a `full` topology; the routes checked link by link for messages).
+//! Otherwise it is reported as an approximation, with the assumption that breaks.
 
-use crate::predict::Analysis;
+use std::collections::HashMap;
 
-use super::Program;
+use super::collective::{Algorithm, Collective, Cost};
+use super::expr::Env;
+use super::{CollectiveOp, Instr, Program, Size, Switching};
+use crate::analytic::MessageCost;
+use crate::predict::{Analysis, Prediction, Refusal};
+use crate::topology::Shape;
 
 /// Every prediction for a program.
-pub fn analyze(_prog: &Program) -> Analysis {
-    Analysis::default()
+pub fn analyze(prog: &Program) -> Analysis {
+    let mut a = Analysis::default();
+    let whole = whole_program_phase(prog);
+    for (id, name) in prog.phases.iter().enumerate() {
+        let Some((first, body)) = phase_body(prog, id as u16) else {
+            continue;
+        };
+        let found = match body {
+            [Instr::Collective(op)] => vec![collective(prog, op)],
+            _ if body.iter().all(is_message_or_guard) => {
+                messages(prog, first, body).unwrap_or_default()
+            }
+            _ => Vec::new(),
+        };
+        for f in found {
+            match f {
+                Ok((value, method, broken)) => {
+                    let (method, exact) = match broken {
+                        None => (method, true),
+                        Some(why) => (format!("{method}; approximation: {why}"), false),
+                    };
+                    let mut put = |metric: String| {
+                        a.predictions.push(Prediction {
+                            metric,
+                            value,
+                            method: method.clone(),
+                            exact,
+                        })
+                    };
+                    put(format!("phase.{name}.max"));
+                    if whole == Some(id as u16) {
+                        put("program.makespan".to_owned());
+                    }
+                }
+                Err(why) => a.refusals.push(Refusal {
+                    method: format!("phase {name}"),
+                    reason: why,
+                }),
+            }
+        }
+    }
+    a
+}
+
+/// The phase that is the whole program, if the program is one phase.
+fn whole_program_phase(prog: &Program) -> Option<u16> {
+    match (prog.code.first(), prog.code.last()) {
+        (Some(Instr::PhaseStart(a)), Some(Instr::PhaseEnd(b))) if a == b => {
+            let inner = &prog.code[1..prog.code.len() - 1];
+            (!inner
+                .iter()
+                .any(|i| matches!(i, Instr::PhaseStart(x) if x == a)))
+            .then_some(*a)
+        }
+        _ => None,
+    }
+}
+
+/// The instructions of the first occurrence of phase `id` with the index of the first of them,
+/// when it is not inside a loop and contains no loop or phase.
+fn phase_body(prog: &Program, id: u16) -> Option<(usize, &[Instr])> {
+    let start = prog
+        .code
+        .iter()
+        .position(|i| matches!(i, Instr::PhaseStart(x) if *x == id))?;
+    let end = start
+        + prog.code[start..]
+            .iter()
+            .position(|i| matches!(i, Instr::PhaseEnd(x) if *x == id))?;
+    let in_loop = prog.code[..start]
+        .iter()
+        .enumerate()
+        .any(|(k, i)| matches!(i, Instr::Loop { end: e, .. } if *e as usize > start && k < start));
+    let body = &prog.code[start + 1..end];
+    let nested = body.iter().any(|i| {
+        matches!(
+            i,
+            Instr::Loop { .. } | Instr::Next { .. } | Instr::PhaseStart(_) | Instr::PhaseEnd(_)
+        )
+    });
+    (!in_loop && !nested).then_some((start + 1, body))
+}
+
+fn is_message_or_guard(i: &Instr) -> bool {
+    matches!(
+        i,
+        Instr::Send { .. } | Instr::Recv { .. } | Instr::SendRecv { .. } | Instr::When { .. }
+    )
+}
+
+/// What a prediction found: value, method, and the assumption that breaks (`None`: exact).
+type Found = Result<(f64, String, Option<String>), String>;
+
+fn env(prog: &Program, rank: u32) -> Env<'static> {
+    Env {
+        rank: i64::from(rank),
+        ranks: i64::from(prog.ranks),
+        node: i64::from(prog.node_of(rank)),
+        loops: &[],
+    }
+}
+
+/// What makes a program's costs differ from the formulas', whatever the operation.
+fn common_breaks(prog: &Program) -> Vec<String> {
+    let mut why = Vec::new();
+    if prog.ranks_per_node > 1 {
+        why.push(format!(
+            "{} ranks share each node (messages between them are local)",
+            prog.ranks_per_node
+        ));
+    }
+    why
+}
+
+fn collective(prog: &Program, op: &CollectiveOp) -> Found {
+    let net = &prog.network;
+    let e = env(prog, 0);
+    let bytes = op.bytes.eval(&e).map_err(|err| err.0)? as f64;
+    let n = match op.group {
+        None => prog.ranks,
+        Some(g) => {
+            let sizes: Vec<usize> = prog.groups[g as usize]
+                .members
+                .iter()
+                .map(Vec::len)
+                .collect();
+            if sizes.iter().any(|&s| s != sizes[0]) {
+                return Err("the groups have different sizes".to_owned());
+            }
+            sizes[0] as u32
+        }
+    };
+    let combine = op.combine.as_ref().map_or(0.0, |d| d.mean());
+    let cost = Cost {
+        startup: net.startup + net.latency,
+        per_byte: 1.0 / net.bandwidth,
+        combine,
+        combine_per_byte: op.combine_per_byte,
+    };
+    let (value, exact) = op
+        .kind
+        .closed_form(op.algorithm, n, bytes, op.segments, &cost);
+    if !value.is_finite() {
+        return Err(format!("no closed form for {} {}", op.kind, op.algorithm));
+    }
+    let mut why = common_breaks(prog);
+    if !exact {
+        why.push(format!(
+            "the round model is exact for a power-of-two group, not {n} ranks"
+        ));
+    }
+    let ideal = op.kind == Collective::Barrier && op.algorithm == Algorithm::Ideal;
+    if net.topology.shape() != &Shape::Full && !ideal {
+        why.push(format!(
+            "the closed form has one link per pair of ranks; on a {} messages cross several links and share them",
+            net.topology.shape()
+        ));
+    }
+    if op.combine.as_ref().is_some_and(|d| d.scv() > 0.0) {
+        why.push("combine times are random (the formula uses their mean)".to_owned());
+    }
+    let method = format!(
+        "{} {} closed form (contention-free, a + b m per message)",
+        op.kind, op.algorithm
+    );
+    Ok((value, method, (!why.is_empty()).then(|| why.join("; "))))
+}
+
+/// Point-to-point messages: each message's cost by its route's length, the longest of them;
+/// and, where messages share links, the lecture's congestion rule beside it (`t_w` scaled by
+/// the number of messages on the busiest link of the route). `first` is the index of the
+/// body's first instruction in the program (`when` skips are absolute).
+fn messages(prog: &Program, first: usize, body: &[Instr]) -> Option<Vec<Found>> {
+    let net = &prog.network;
+    let mut sent: Vec<(f64, Vec<u64>)> = Vec::new();
+    let mut random = false;
+    for r in 0..prog.ranks {
+        let e = env(prog, r);
+        let mut skip_to = None;
+        for (k, i) in body.iter().enumerate() {
+            if skip_to.is_some_and(|s| k < s) {
+                continue;
+            }
+            let (to, bytes) = match i {
+                Instr::When { cond, skip } => {
+                    if cond.eval(&e).ok()? == 0 {
+                        skip_to = Some(*skip as usize - first);
+                    }
+                    continue;
+                }
+                Instr::Send { to, bytes, .. } | Instr::SendRecv { to, bytes, .. } => (to, bytes),
+                _ => continue,
+            };
+            let to = u32::try_from(to.eval(&e).ok()?).ok()?;
+            let bytes = match bytes {
+                Size::Bytes(b) => b.eval(&e).ok()? as f64,
+                Size::Random(d) => {
+                    random = true;
+                    d.mean()
+                }
+            };
+            let (src, dst) = (prog.node_of(r), prog.node_of(to.min(prog.ranks - 1)));
+            let route = net
+                .topology
+                .route(src, dst)
+                .iter()
+                .map(|h| h.link)
+                .collect();
+            sent.push((bytes, route));
+        }
+    }
+    if sent.is_empty() {
+        return None;
+    }
+    let mut load: HashMap<u64, u32> = HashMap::new();
+    for (_, route) in &sent {
+        for l in route {
+            *load.entry(*l).or_default() += 1;
+        }
+    }
+    let cost = |scale: f64, bytes: f64, l: usize| {
+        let c = MessageCost {
+            startup: net.startup,
+            per_hop: net.latency,
+            per_byte: scale / net.bandwidth,
+        };
+        match net.switching {
+            Switching::StoreAndForward => c.store_and_forward(bytes, l as u32),
+            Switching::CutThrough => c.cut_through(bytes, l as u32),
+        }
+    };
+    let longest = |congested: bool| -> Result<f64, String> {
+        sent.iter().try_fold(0.0_f64, |most, (bytes, route)| {
+            let k = if congested {
+                route.iter().map(|l| load[l]).max().unwrap_or(1)
+            } else {
+                1
+            };
+            cost(f64::from(k), *bytes, route.len())
+                .map(|c| most.max(c))
+                .map_err(|e| e.to_string())
+        })
+    };
+    let mut why = common_breaks(prog);
+    let busiest = load
+        .iter()
+        .filter(|(_, n)| **n > 1)
+        .max_by_key(|(l, n)| (**n, std::cmp::Reverse(**l)));
+    if let Some((link, n)) = busiest {
+        why.push(format!(
+            "{n} messages share link {} (the formula assumes an idle network)",
+            net.topology.link_name(*link)
+        ));
+    }
+    if random {
+        why.push("message sizes are random (the formula uses their mean)".to_owned());
+    }
+    let name = match net.switching {
+        Switching::StoreAndForward => "store-and-forward t_s + (m t_w + t_h) l",
+        Switching::CutThrough => "cut-through t_s + l t_h + m t_w",
+    };
+    let mut out = vec![longest(false).map(|v| {
+        (
+            v,
+            format!("{name}, longest message"),
+            (!why.is_empty()).then(|| why.join("; ")),
+        )
+    })];
+    if busiest.is_some() {
+        let mut why = common_breaks(prog);
+        why.push("the lecture's rule for shared links (t_w times the messages sharing the busiest link of the route) assumes they start together and share it to the end".to_owned());
+        out.push(longest(true).map(|v| {
+            (
+                v,
+                format!("{name} with t_w scaled by the messages sharing a link (lecture)"),
+                Some(why.join("; ")),
+            )
+        }));
+    }
+    Some(out)
 }

@@ -6,6 +6,8 @@ mod analysis;
 mod cli;
 /// Same seed, same bytes, on 1 thread or 4.
 mod determinism;
+/// Rank programs: exact contention-free times, collectives, deadlocks.
+mod programs;
 /// Properties over generated inputs: calendar order, tally merge, distribution moments.
 mod properties;
 /// Class switching, round robin, join the shortest queue, trace-driven service.

@@ -1,0 +1,226 @@
+//! Rank programs: exact contention-free times, collectives against their closed forms, deadlock
+//! reports.
+
+use parsim::program::collective::{Algorithm, Collective, Cost};
+use parsim::replicate::{self, Options};
+
+use super::util::scenario;
+
+/// The makespan of `ops` (TOML array elements) on `ranks` ranks over `topology` (a TOML
+/// `[topology]` body), two replications (every time deterministic, so both agree).
+fn makespan(ranks: u32, ops: &str, topology: &str) -> f64 {
+    let text = format!(
+        "[run]\nreplications = 2\n[program]\nranks = {ranks}\nreport_each = false\n\n[[program.op]]\nkind = \"phase\"\nname = \"all\"\nbody = [{ops}]\n\n[topology]\n{topology}\n"
+    );
+    let sc = scenario(&text);
+    let mut opt = Options::from_scenario(&sc);
+    opt.threads = 1;
+    let ex = replicate::run(&sc, &opt, &|_| {}).unwrap_or_else(|e| panic!("{e}\n{text}"));
+    let i = ex.index_of("program.makespan").unwrap();
+    let ci = ex.interval(i, 0.95);
+    assert_eq!(
+        ci.half_width, 0.0,
+        "deterministic times give identical runs"
+    );
+    ci.mean
+}
+
+const ALL: [Collective; 8] = [
+    Collective::Bcast,
+    Collective::Reduce,
+    Collective::Allreduce,
+    Collective::Scatter,
+    Collective::Gather,
+    Collective::Allgather,
+    Collective::Alltoall,
+    Collective::Barrier,
+];
+
+#[test]
+fn every_collective_takes_its_closed_form_on_an_idle_network() {
+    // message cost a + b m with a = t_s + t_h (one hop), b = 1 / bandwidth; combine g + h m
+    let (ts, th, bandwidth, g, h) = (0.5, 0.25, 4.0, 0.3, 0.05);
+    let cost = Cost {
+        startup: ts + th,
+        per_byte: 1.0 / bandwidth,
+        combine: g,
+        combine_per_byte: h,
+    };
+    let topology =
+        format!("kind = \"full\"\nbandwidth = {bandwidth}\nstartup = {ts}\nlatency = {th}");
+    let bytes = 12.0;
+    let mut checked = 0;
+    for c in ALL {
+        for &a in c.algorithms() {
+            for n in (1..=17).chain([24, 32, 33]) {
+                if c.refuses(a, n).is_some() {
+                    continue;
+                }
+                let segments = if a == Algorithm::Chain { 3 } else { 1 };
+                let (formula, exact) = c.closed_form(a, n, bytes, segments, &cost);
+                if !exact {
+                    continue;
+                }
+                let mut op = format!("{{ kind = \"{}\", algorithm = \"{}\"", c.name(), a.name());
+                if c != Collective::Barrier {
+                    op += &format!(", bytes = {bytes}");
+                }
+                if segments > 1 {
+                    op += &format!(", segments = {segments}");
+                }
+                if matches!(c, Collective::Reduce | Collective::Allreduce) {
+                    op += &format!(
+                        ", combine = {{ dist = \"det\", value = {g} }}, combine_per_byte = {h}"
+                    );
+                }
+                if c.rooted() && n > 2 {
+                    op += &format!(", root = {}", n / 2);
+                }
+                op += " }";
+                let sim = makespan(n, &op, &topology);
+                assert!(
+                    (sim - formula).abs() <= 1e-9 * formula.max(1.0),
+                    "{c} {a} on {n} ranks: simulated {sim}, closed form {formula}"
+                );
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked > 300, "{checked} cases checked");
+}
+
+#[test]
+fn one_message_on_an_idle_network_costs_the_lecture_formula_on_every_topology() {
+    let (ts, th, bandwidth, m) = (1.0, 0.5, 4.0, 10.0);
+    let tw = 1.0 / bandwidth;
+    let topologies = [
+        ("kind = \"bus\"", 16),
+        ("kind = \"full\"", 16),
+        ("kind = \"ring\"", 16),
+        ("kind = \"mesh\"\ndims = [4, 4]", 16),
+        ("kind = \"torus\"\ndims = [4, 4]", 16),
+        ("kind = \"mesh\"\ndims = [2, 3, 4]", 24),
+        ("kind = \"torus\"\ndims = [3, 3, 3]", 27),
+        ("kind = \"tree\"\narity = 2", 16),
+        ("kind = \"fat_tree\"\narity = 4", 16),
+    ];
+    for (shape, ranks) in topologies {
+        for switching in ["store_and_forward", "cut_through"] {
+            for dst in [1, ranks / 2 + 1, ranks - 1] {
+                let topology = format!(
+                    "{shape}\nbandwidth = {bandwidth}\nstartup = {ts}\nlatency = {th}\nswitching = \"{switching}\""
+                );
+                let ops = format!(
+                    "{{ kind = \"send\", to = {dst}, bytes = {m}, when = \"rank == 0\" }}, {{ kind = \"recv\", from = 0, when = \"rank == {dst}\" }}"
+                );
+                let text = format!(
+                    "[program]\nranks = {ranks}\n[[program.op]]\nkind = \"phase\"\nname = \"all\"\nbody = [{ops}]\n[topology]\n{topology}\n"
+                );
+                let l = hops(&scenario(&text), dst);
+                // a fat tree's upper links are faster: the formula with t_w of the slowest link
+                // holds only for store-and-forward over equal links, so fat trees check the
+                // cut-through cost, whose single t_w m is the slowest link's (the leaf links')
+                let expected = if switching == "store_and_forward" {
+                    if shape.contains("fat_tree") {
+                        continue;
+                    }
+                    ts + (m * tw + th) * l
+                } else {
+                    ts + l * th + m * tw
+                };
+                let sim = makespan(ranks, &ops, &topology);
+                assert!(
+                    (sim - expected).abs() <= 1e-9 * expected,
+                    "{shape} {switching} 0 -> {dst} ({l} hops): simulated {sim}, formula {expected}"
+                );
+            }
+        }
+    }
+}
+
+/// The number of links from node 0 to node `dst` in a program scenario's topology.
+fn hops(sc: &parsim::scenario::Scenario, dst: u32) -> f64 {
+    f64::from(sc.program().unwrap().network.topology.distance(0, dst))
+}
+
+#[test]
+fn the_tree_sum_of_n_numbers_takes_lg_n_steps() {
+    // the lecture: adding n numbers on n processors, T = lg n (t_s + t_w + t_c)
+    let (ts, tw, tc) = (0.7, 0.2, 0.1);
+    for k in 1..=10 {
+        let n = 1_u32 << k;
+        let ops = format!(
+            "{{ kind = \"reduce\", algorithm = \"binomial\", bytes = 1, combine = {{ dist = \"det\", value = {tc} }} }}"
+        );
+        let topology = format!("kind = \"full\"\nbandwidth = {}\nstartup = {ts}", 1.0 / tw);
+        let sim = makespan(n, &ops, &topology);
+        let expected = f64::from(k) * (ts + tw + tc);
+        assert!(
+            (sim - expected).abs() <= 1e-9 * expected,
+            "n = {n}: simulated {sim}, lg n (t_s + t_w + t_c) = {expected}"
+        );
+    }
+}
+
+#[test]
+fn p_simultaneous_messages_on_a_fair_bus_take_the_latency_plus_p_m_over_b() {
+    for (ranks, m, bandwidth, latency) in [(8, 1000.0, 1000.0, 0.5), (64, 4096.0, 1.0e6, 1.0e-3)] {
+        let ops = "{ kind = \"sendrecv\", to = \"(rank + 1) % P\", from = \"(rank + P - 1) % P\", bytes = BYTES }"
+            .replace("BYTES", &format!("{m}"));
+        let topology = format!(
+            "kind = \"bus\"\nbandwidth = {bandwidth}\nlatency = {latency}\nsharing = \"fair\""
+        );
+        let sim = makespan(ranks, &ops, &topology);
+        let expected = latency + f64::from(ranks) * m / bandwidth;
+        assert!(
+            (sim - expected).abs() <= 1e-9 * expected,
+            "{ranks} ranks: simulated {sim}, latency + P m / B = {expected}"
+        );
+    }
+}
+
+#[test]
+fn deadlocks_are_reported_with_the_ranks_and_what_they_wait_for() {
+    let cases = [
+        (
+            "recv_without_send",
+            "[[program.op]]\nkind = \"recv\"\nfrom = \"(rank + 1) % P\"\n",
+            vec![
+                "deadlock",
+                "rank 0 at program.op[0] waits to receive from rank 1 with tag 0",
+            ],
+        ),
+        (
+            "barrier_not_reached",
+            "[[program.op]]\nkind = \"barrier\"\nwhen = \"rank != 2\"\n",
+            vec![
+                "deadlock",
+                "1 of 4 ranks finished",
+                "rank 0 at program.op[0] waits at a barrier",
+            ],
+        ),
+        (
+            "barrier_not_reached_by_all",
+            "[[program.op]]\nkind = \"compute\"\ntime = { dist = \"det\", value = 1 }\n[[program.op]]\nkind = \"barrier\"\nwhen = \"rank < 2\"\n",
+            vec!["2 of 4 ranks finished", "waits at a barrier"],
+        ),
+        (
+            "wrong_tag",
+            "[[program.op]]\nkind = \"send\"\nto = 1\nbytes = 8\ntag = 5\nwhen = \"rank == 0\"\n[[program.op]]\nkind = \"recv\"\nfrom = 0\ntag = 6\nwhen = \"rank == 1\"\n",
+            vec!["rank 1 at program.op[1] waits to receive from rank 0 with tag 6"],
+        ),
+    ];
+    for (name, ops, expected) in cases {
+        let path = super::util::temp_scenario(
+            name,
+            &format!("[program]\nranks = 4\n{ops}[topology]\nkind = \"bus\"\nbandwidth = 1.0\n"),
+        );
+        let out = super::util::parsim(&["run", path.to_str().unwrap(), "--replications", "2"]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{name}: {err}");
+        assert!(out.stdout.is_empty(), "{name}: nothing on stdout");
+        for e in expected {
+            assert!(err.contains(e), "{name}: expected {e:?} in {err}");
+        }
+    }
+}
