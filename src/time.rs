@@ -153,19 +153,52 @@ impl Clock {
     /// [`crate::program::exec`]), rounded to the nearest, saturating.
     #[inline(always)]
     pub fn wide_ticks(&self, span: f64) -> u128 {
-        (span * self.per_tick + 0.5) as u128
+        wide_from_f64(span * self.per_tick + 0.5)
     }
 
     /// 128-bit ticks in the scenario's unit.
     #[inline(always)]
     pub fn wide_span(&self, ticks: u128) -> f64 {
-        ticks as f64 * self.tick
+        wide_to_f64(ticks) * self.tick
     }
 
     /// The instant `t` time units after the start (saturating).
     pub fn instant(&self, t: f64) -> SimTime {
         SimTime(self.ticks(t))
     }
+}
+
+/// `x` (`>= 0`) truncated to a `u128`: one instruction below `2^63`, where `as u128` is a
+/// library call.
+#[inline(always)]
+pub fn wide_from_f64(x: f64) -> u128 {
+    if x < 9.223_372_036_854_775e18 {
+        x as i64 as u128
+    } else {
+        wide_from_f64_slow(x)
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn wide_from_f64_slow(x: f64) -> u128 {
+    x as u128
+}
+
+/// `t` as an `f64`: one instruction below `2^63`, where `as f64` is a library call.
+#[inline(always)]
+pub fn wide_to_f64(t: u128) -> f64 {
+    if t >> 63 == 0 {
+        t as u64 as i64 as f64
+    } else {
+        wide_to_f64_slow(t)
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn wide_to_f64_slow(t: u128) -> f64 {
+    t as f64
 }
 
 #[cfg(test)]
@@ -197,6 +230,24 @@ mod tests {
         let late = scaled.instant(1e9);
         let done = late.after(scaled.ticks(0.3));
         assert!((scaled.span(done.since(late)) / 0.3 - 1.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn wide_conversions_agree_with_the_library_ones() {
+        for x in [0.0, 0.4, 1.0, 1e10, 9.2e18, 9.3e18, 1e30, 3.4e38] {
+            assert_eq!(wide_from_f64(x), x as u128, "{x}");
+        }
+        for t in [
+            0_u128,
+            1,
+            1 << 62,
+            (1 << 63) - 1,
+            1 << 63,
+            1 << 100,
+            u128::MAX,
+        ] {
+            assert_eq!(wide_to_f64(t), t as f64, "{t}");
+        }
     }
 
     #[test]

@@ -2,8 +2,8 @@
 //!
 //! A binary min-heap of `(time, seq, event)`, generic over the event type
 //! ([`CalendarEvent`]: the queueing engine's [`Event`], the rank programs' events) and the time
-//! type ([`CalendarTime`]: 64-bit [`SimTime`] ticks, whose key with the sequence number is one
-//! `u128` compared in one go, or the programs' 128-bit ticks). `seq` is a counter incremented at every
+//! type ([`CalendarTime`]: 64-bit [`SimTime`] ticks or the programs' 128-bit ticks; either way
+//! the key with the sequence number is one `u128`, compared in one go). `seq` is a counter incremented at every
 //! [`Calendar::schedule`], so **events at the same time are delivered in the order they were
 //! scheduled (FIFO)**: the tie-break never depends on hashing, threads or random draws. Both
 //! `schedule` and [`Calendar::pop`] cost `O(log n)` in the number of pending events; the heap
@@ -69,23 +69,30 @@ impl CalendarTime for SimTime {
     }
 }
 
+/// Bits of a wide (128-bit) calendar key given to the sequence word: times below
+/// `2^(128 - WIDE_SEQ_BITS)` ticks and sequence words below `2^WIDE_SEQ_BITS` share one `u128`,
+/// compared in one go. The rank-program engine checks both limits
+/// ([`crate::program::ProgramFault::Horizon`]).
+pub const WIDE_SEQ_BITS: u32 = 44;
+
 impl CalendarTime for u128 {
-    /// Wide ticks (rank programs), then the sequence word.
-    type Key = (u128, u64);
+    /// Wide ticks (rank programs) above, the sequence word below.
+    type Key = u128;
 
     #[inline(always)]
-    fn key(self, seq: u64) -> (u128, u64) {
-        (self, seq)
+    fn key(self, seq: u64) -> u128 {
+        debug_assert!(self < 1 << (128 - WIDE_SEQ_BITS) && seq < 1 << WIDE_SEQ_BITS);
+        (self << WIDE_SEQ_BITS) | u128::from(seq)
     }
 
     #[inline(always)]
-    fn from_key(key: (u128, u64)) -> u128 {
-        key.0
+    fn from_key(key: u128) -> u128 {
+        key >> WIDE_SEQ_BITS
     }
 
     #[inline(always)]
-    fn seq(key: (u128, u64)) -> u64 {
-        key.1
+    fn seq(key: u128) -> u64 {
+        (key & ((1 << WIDE_SEQ_BITS) - 1)) as u64
     }
 }
 
@@ -227,6 +234,11 @@ impl<E: CalendarEvent, T: CalendarTime> Calendar<E, T> {
         let seq_tag = T::seq(e.key);
         let tag = seq_tag & ((1 << E::TAG_BITS) - 1);
         Some((time, E::decode(tag, e.payload)))
+    }
+
+    /// Events scheduled since the calendar was made (the next sequence number).
+    pub fn scheduled(&self) -> u64 {
+        self.next_seq
     }
 
     /// Number of pending events.

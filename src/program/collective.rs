@@ -163,11 +163,13 @@ fn first_child_bit(v: u32) -> u32 {
     if v == 0 { 0 } else { msb(v) + 1 }
 }
 
-/// Number of children of `v` in the binomial tree over `n`.
+/// Number of children of `v` in the binomial tree over `n`: the `j >= first_child_bit(v)`
+/// with `v + 2^j < n`, i.e. `j <= floor(lg(n - v - 1))`.
 fn binomial_children(v: u32, n: u32) -> u32 {
-    (first_child_bit(v)..32)
-        .take_while(|&j| u64::from(v) + (1_u64 << j) < u64::from(n))
-        .count() as u32
+    if n <= v + 1 {
+        return 0;
+    }
+    (msb(n - v - 1) + 1).saturating_sub(first_child_bit(v))
 }
 
 /// Ranks in the binomial subtree of `v` (over `n` ranks): `ceil((n - v) / 2^(msb(v)+1))`.

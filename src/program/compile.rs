@@ -104,6 +104,7 @@ pub fn compile(src: &Sources<'_>) -> Result<Program, Found> {
         return Err(c.found);
     }
     let network = network.expect("no problem found, so the topology was built");
+    tabulate(&mut c.code, c.ranks, ranks_per_node);
     let loop_depth = c.depth_max();
     let typical_bytes = c.typical_bytes();
     Ok(Program {
@@ -121,6 +122,46 @@ pub fn compile(src: &Sources<'_>) -> Result<Program, Found> {
         clock: Clock::for_scale(smallest),
         report_each: p.report_each.unwrap_or(c.ranks <= 16),
     })
+}
+
+/// Tabulates the per-rank values of the expressions that read no loop counter (see
+/// [`Expr::tabulate`]), in program order, up to [`super::expr::MAX_TABULATED`] entries.
+fn tabulate(code: &mut [Instr], ranks: u32, ranks_per_node: u32) {
+    let mut budget = super::expr::MAX_TABULATED;
+    for i in code {
+        let exprs: Vec<&mut Expr> = match i {
+            Instr::Send { to, bytes, tag, .. } => {
+                let mut v = vec![to, tag];
+                if let Size::Bytes(b) = bytes {
+                    v.push(b);
+                }
+                v
+            }
+            Instr::Recv { from, tag } => vec![from, tag],
+            Instr::SendRecv {
+                to,
+                from,
+                bytes,
+                tag,
+            } => {
+                let mut v = vec![to, from, tag];
+                if let Size::Bytes(b) = bytes {
+                    v.push(b);
+                }
+                v
+            }
+            Instr::Collective(op) => vec![&mut op.root, &mut op.bytes],
+            Instr::Io { unit, .. } => vec![unit],
+            Instr::When { cond, .. } => vec![cond],
+            _ => Vec::new(),
+        };
+        for e in exprs {
+            if budget < ranks as usize {
+                return;
+            }
+            budget -= e.tabulate(ranks, |r| r / ranks_per_node);
+        }
+    }
 }
 
 struct Compiler<'a> {

@@ -19,15 +19,17 @@
 
 use std::collections::{HashMap, VecDeque};
 
+use rustc_hash::FxHashMap;
+
 use super::collective::{Algorithm, Collective, Shape, Step};
 use super::expr::Env;
 use super::{CollectiveOp, Instr, Program, Sharing, Size, Switching, Work};
 use crate::dist::Dist;
-use crate::engine::calendar::{Calendar, CalendarEvent};
+use crate::engine::calendar::{Calendar, CalendarEvent, WIDE_SEQ_BITS};
 use crate::engine::ps::PsQueue;
 use crate::rng::{StreamRng, stream};
 use crate::stats::{Percentiles, Tally};
-use crate::time::Clock;
+use crate::time::{Clock, wide_from_f64};
 
 /// Time in 128-bit clock ticks.
 pub type Ticks = u128;
@@ -64,6 +66,17 @@ pub enum ProgramFault {
         /// What went wrong.
         message: String,
     },
+    /// The run outgrew the engine's limits: `2^84` clock ticks (`2^53` times the program's
+    /// smallest time) or `2^41` events.
+    #[error(
+        "the run outgrew the engine's limits at time {time:.6e} after {events} events (2^84 ticks of the clock, i.e. 2^53 times the smallest time of the program, or 2^41 events)"
+    )]
+    Horizon {
+        /// When.
+        time: f64,
+        /// Events scheduled.
+        events: u64,
+    },
     /// A rank ran 10^8 operations without time passing (a loop that does nothing, forever).
     #[error(
         "rank {rank} executed {MAX_INSTANT_OPS} operations at {path} without time passing (a loop that never takes time)"
@@ -84,8 +97,6 @@ enum PEvent {
     Cpu { rank: u32 },
     /// The request at the head of a disk unit ended.
     Disk { unit: u32 },
-    /// A FCFS link finished serving a visit.
-    Link { slot: u32, visit: u32 },
     /// A fair-shared link's next departure, unless superseded.
     LinkPs { slot: u32, generation: u32 },
     /// A message's header reaches its next vertex after the per-hop latency.
@@ -104,10 +115,9 @@ impl CalendarEvent for PEvent {
             PEvent::Wake { rank } => (0, u64::from(rank)),
             PEvent::Cpu { rank } => (1, u64::from(rank)),
             PEvent::Disk { unit } => (2, u64::from(unit)),
-            PEvent::Link { slot, visit } => (3, pair(slot, visit)),
-            PEvent::LinkPs { slot, generation } => (4, pair(slot, generation)),
-            PEvent::Hop { msg } => (5, u64::from(msg)),
-            PEvent::Deliver { msg } => (6, u64::from(msg)),
+            PEvent::LinkPs { slot, generation } => (3, pair(slot, generation)),
+            PEvent::Hop { msg } => (4, u64::from(msg)),
+            PEvent::Deliver { msg } => (5, u64::from(msg)),
         }
     }
 
@@ -118,15 +128,11 @@ impl CalendarEvent for PEvent {
             0 => PEvent::Wake { rank: lo },
             1 => PEvent::Cpu { rank: lo },
             2 => PEvent::Disk { unit: lo },
-            3 => PEvent::Link {
-                slot: hi,
-                visit: lo,
-            },
-            4 => PEvent::LinkPs {
+            3 => PEvent::LinkPs {
                 slot: hi,
                 generation: lo,
             },
-            5 => PEvent::Hop { msg: lo },
+            4 => PEvent::Hop { msg: lo },
             _ => PEvent::Deliver { msg: lo },
         }
     }
@@ -200,12 +206,14 @@ struct Msg {
     /// The sender waits for the delivery.
     notify: bool,
     injected: Ticks,
-    /// Cut-through: links still serving it; the header reached the destination.
+    /// Cut-through over FCFS links: the latest end of its transmission on a link so far.
+    finish: Ticks,
+    /// Cut-through over fair links: links still serving it; the header reached the destination.
     serving: u32,
     header_done: bool,
 }
 
-/// One message at one link.
+/// One message at one fair-shared link.
 #[derive(Clone, Copy, Debug)]
 struct Visit {
     msg: u32,
@@ -214,15 +222,21 @@ struct Visit {
     to: u32,
 }
 
+/// A link. A FCFS link needs no events: messages reach it in time order, so each one's start
+/// is `max(arrival, free_at)` (Lindley's recursion) and its transmission ends `work` later, all
+/// known on arrival. A fair-shared link is a processor-sharing queue with departure events.
 #[derive(Debug)]
 struct LinkRun {
     id: u64,
     /// Bytes per tick.
     per_tick: f64,
-    busy: bool,
-    queue: VecDeque<u32>,
+    /// FCFS: when the link finishes the transmissions it has accepted.
+    free_at: Ticks,
+    /// Fair: its sharing state, whether it serves anything, since when.
     ps: Option<PsQueue>,
+    busy: bool,
     busy_since: Ticks,
+    /// Time spent transmitting.
     busy_total: Ticks,
     messages: u64,
     delay: Tally,
@@ -235,13 +249,6 @@ struct Server {
     queue: VecDeque<(u32, Ticks)>,
     /// For a single-server unit (disks): the rank being served.
     serving: u32,
-}
-
-/// A buffered message waiting for its receive.
-#[derive(Clone, Copy, Debug)]
-struct Buffered {
-    src: u32,
-    tag: u64,
 }
 
 /// A slab of values with a free list: ids are reused, so a steady state allocates nothing.
@@ -343,6 +350,8 @@ pub struct Execution<'p> {
     loop_times: Vec<i64>,
     depth: usize,
     ready: VecDeque<u32>,
+    /// Each rank's node.
+    node: Vec<u32>,
     nodes: Vec<Server>,
     disk_base: Vec<u32>,
     units: Vec<Server>,
@@ -350,7 +359,10 @@ pub struct Execution<'p> {
     slots: SlotMap,
     msgs: Slab<Msg>,
     visits: Slab<Visit>,
-    mailbox: Vec<Vec<Buffered>>,
+    /// Messages delivered and not yet received, counted by (destination, source, tag): only
+    /// the count matters, since messages of one (source, tag) are received in FIFO order and
+    /// carry nothing else.
+    mailbox: FxHashMap<(u32, u32, u64), u32>,
     /// Per communicator (0: all ranks, g + 1: group table g): per group, ranks waiting at its
     /// barrier.
     barriers: Vec<Vec<Vec<u32>>>,
@@ -414,6 +426,7 @@ impl<'p> Execution<'p> {
             loop_times: vec![0; p * depth],
             depth,
             ready: (0..prog.ranks).collect(),
+            node: (0..prog.ranks).map(|r| prog.node_of(r)).collect(),
             nodes: (0..prog.nodes()).map(|_| Server::default()).collect(),
             disk_base,
             units: (0..units).map(|_| Server::default()).collect(),
@@ -425,7 +438,7 @@ impl<'p> Execution<'p> {
             },
             msgs: Slab::new(),
             visits: Slab::new(),
-            mailbox: vec![Vec::new(); p],
+            mailbox: FxHashMap::default(),
             barriers: std::iter::once(vec![Vec::new()])
                 .chain(
                     prog.groups
@@ -449,12 +462,23 @@ impl<'p> Execution<'p> {
 
     /// Runs the program to completion.
     pub fn run(mut self) -> Result<ProgramRun, ProgramFault> {
+        // the calendar's keys hold times below 2^84 ticks and 2^41 events (with their tags)
+        const TIME_LIMIT: Ticks = 1 << (128 - WIDE_SEQ_BITS);
+        const EVENT_LIMIT: u64 = 1 << (WIDE_SEQ_BITS - 3);
         self.drain()?;
         while let Some((time, event)) = self.calendar.pop() {
             self.now = time;
             self.events += 1;
             self.dispatch(event);
             self.drain()?;
+            if self.events & 0xFFFF == 0
+                && (self.now >= TIME_LIMIT / 2 || self.calendar.scheduled() >= EVENT_LIMIT / 2)
+            {
+                return Err(ProgramFault::Horizon {
+                    time: self.clock.wide_span(self.now),
+                    events: self.calendar.scheduled(),
+                });
+            }
         }
         if self.finished < self.prog.ranks {
             return Err(self.deadlock());
@@ -466,7 +490,7 @@ impl<'p> Execution<'p> {
         match event {
             PEvent::Wake { rank } => self.startup_done(rank),
             PEvent::Cpu { rank } => {
-                let node = self.prog.node_of(rank) as usize;
+                let node = self.node[rank as usize] as usize;
                 let n = &mut self.nodes[node];
                 match n.queue.pop_front() {
                     Some((next, work)) => self
@@ -488,18 +512,6 @@ impl<'p> Execution<'p> {
                     None => u.busy = 0,
                 }
                 self.resume(rank);
-            }
-            PEvent::Link { slot, visit } => {
-                let next = self.links[slot as usize].queue.pop_front();
-                match next {
-                    Some(next) => self.start_fcfs(slot, next),
-                    None => {
-                        let l = &mut self.links[slot as usize];
-                        l.busy = false;
-                        l.busy_total += self.now - l.busy_since;
-                    }
-                }
-                self.left_link(slot, visit);
             }
             PEvent::LinkPs { slot, generation } => {
                 let now = self.now;
@@ -548,12 +560,21 @@ impl<'p> Execution<'p> {
         Env {
             rank: i64::from(rank),
             ranks: i64::from(self.prog.ranks),
-            node: i64::from(self.prog.node_of(rank)),
+            node: i64::from(self.node[rank as usize]),
             loops: &self.loop_index[base..base + d],
         }
     }
 
+    #[inline(always)]
     fn eval(&self, rank: u32, e: &super::expr::Expr) -> Result<i64, ProgramFault> {
+        match e.quick(rank) {
+            Some(v) => Ok(v),
+            None => self.eval_slow(rank, e),
+        }
+    }
+
+    #[inline(never)]
+    fn eval_slow(&self, rank: u32, e: &super::expr::Expr) -> Result<i64, ProgramFault> {
         e.eval(&self.env(rank))
             .map_err(|err| self.fault(rank, err.0))
     }
@@ -782,7 +803,7 @@ impl<'p> Execution<'p> {
     fn compute(&mut self, r: u32, work: Ticks, then: Wait) {
         self.set_category(r, Category::Compute);
         self.ranks[r as usize].wait = then;
-        let node = self.prog.node_of(r) as usize;
+        let node = self.node[r as usize] as usize;
         let n = &mut self.nodes[node];
         if n.busy < self.prog.cores {
             n.busy += 1;
@@ -816,16 +837,17 @@ impl<'p> Execution<'p> {
     /// Sends a message from `r`: after the startup, it enters the network. `blocks`: the sender
     /// waits for its delivery (one of its `parts`).
     fn send(&mut self, r: u32, to: u32, bytes: f64, tag: u64, blocks: bool) {
-        let dst_node = self.prog.node_of(to);
+        let dst_node = self.node[to as usize];
         let msg = self.msgs.insert(Msg {
             src: r,
             dst: to,
             tag,
             bytes,
-            at: self.prog.node_of(r),
+            at: self.node[r as usize],
             dst_node,
             notify: blocks,
             injected: 0,
+            finish: 0,
             serving: 0,
             header_done: false,
         });
@@ -876,9 +898,9 @@ impl<'p> Execution<'p> {
         self.links.push(LinkRun {
             id: link,
             per_tick,
-            busy: false,
-            queue: VecDeque::new(),
+            free_at: 0,
             ps: (net.sharing == Sharing::Fair).then(PsQueue::default),
+            busy: false,
             busy_since: 0,
             busy_total: 0,
             messages: 0,
@@ -904,65 +926,66 @@ impl<'p> Execution<'p> {
             .next(m.at, m.dst_node)
             .expect("a message in the network is not yet at its destination");
         let slot = self.slot(hop.link);
-        let visit = self.visits.insert(Visit {
-            msg,
-            arrived: self.now,
-            to: hop.to,
-        });
         let now = self.now;
+        let last = hop.to == m.dst_node;
         let l = &mut self.links[slot as usize];
-        let work = (m.bytes / l.per_tick).ceil() as Ticks;
-        match &mut l.ps {
-            None if l.busy => l.queue.push_back(visit),
-            None => self.start_fcfs(slot, visit),
-            Some(ps) => {
-                let (generation, due) = ps.arrive(now, visit, work);
-                if !l.busy {
-                    l.busy = true;
-                    l.busy_since = now;
-                }
-                self.calendar
-                    .schedule(due, PEvent::LinkPs { slot, generation });
-                self.header_moves(msg, hop.to);
+        let work = wide_from_f64((m.bytes / l.per_tick).ceil());
+        if let Some(ps) = &mut l.ps {
+            let visit = self.visits.insert(Visit {
+                msg,
+                arrived: now,
+                to: hop.to,
+            });
+            let (generation, due) = ps.arrive(now, visit, work);
+            if !l.busy {
+                l.busy = true;
+                l.busy_since = now;
             }
-        }
-    }
-
-    fn start_fcfs(&mut self, slot: u32, visit: u32) {
-        let v = self.visits.items[visit as usize];
-        let bytes = self.msgs.items[v.msg as usize].bytes;
-        let now = self.now;
-        let l = &mut self.links[slot as usize];
-        if !l.busy {
-            l.busy = true;
-            l.busy_since = now;
-        }
-        let work = (bytes / l.per_tick).ceil() as Ticks;
-        self.calendar
-            .schedule(now + work, PEvent::Link { slot, visit });
-        self.header_moves(v.msg, v.to);
-    }
-
-    /// Cut-through: the message's transmission on a link began, so its header moves on to
-    /// `to` after the per-hop latency (or has reached the destination).
-    fn header_moves(&mut self, msg: u32, to: u32) {
-        if self.prog.network.switching != Switching::CutThrough {
+            self.calendar
+                .schedule(due, PEvent::LinkPs { slot, generation });
+            if self.prog.network.switching == Switching::CutThrough {
+                let m = &mut self.msgs.items[msg as usize];
+                m.serving += 1;
+                m.at = hop.to;
+                if last {
+                    m.header_done = true;
+                } else {
+                    self.at(now + self.latency, PEvent::Hop { msg });
+                }
+            }
             return;
         }
+        // FCFS: Lindley's recursion
+        let start = now.max(l.free_at);
+        let finish = start + work;
+        l.free_at = finish;
+        l.busy_total += work;
+        l.messages += 1;
+        l.delay.add(self.clock.wide_span(finish - now));
+        l.percentiles.record_wide(finish - now);
         let m = &mut self.msgs.items[msg as usize];
-        m.serving += 1;
-        m.at = to;
-        if to == m.dst_node {
-            m.header_done = true;
-        } else if self.latency == 0 {
-            self.enter_link(msg);
+        m.at = hop.to;
+        m.finish = m.finish.max(finish);
+        let (next, event) = match (self.prog.network.switching, last) {
+            (Switching::StoreAndForward, false) => (finish, PEvent::Hop { msg }),
+            (Switching::StoreAndForward, true) => (finish, PEvent::Deliver { msg }),
+            (Switching::CutThrough, false) => (start, PEvent::Hop { msg }),
+            (Switching::CutThrough, true) => (m.finish, PEvent::Deliver { msg }),
+        };
+        self.at(next + self.latency, event);
+    }
+
+    /// Runs `event` now if `time` is now, else schedules it.
+    #[inline]
+    fn at(&mut self, time: Ticks, event: PEvent) {
+        if time == self.now {
+            self.dispatch(event);
         } else {
-            self.calendar
-                .schedule(self.now + self.latency, PEvent::Hop { msg });
+            self.calendar.schedule(time, event);
         }
     }
 
-    /// A visit's transmission ended: the link's statistics, then the message moves on.
+    /// A fair link's visit ended: its statistics, then the message moves on.
     fn left_link(&mut self, slot: u32, visit: u32) {
         let v = self.visits.items[visit as usize];
         self.visits.remove(visit);
@@ -977,23 +1000,18 @@ impl<'p> Execution<'p> {
             Switching::StoreAndForward => {
                 self.msgs.items[msg as usize].at = v.to;
                 let arrived = v.to == self.msgs.items[msg as usize].dst_node;
-                match (arrived, self.latency) {
-                    (true, 0) => self.deliver(msg),
-                    (true, lat) => self.calendar.schedule(now + lat, PEvent::Deliver { msg }),
-                    (false, 0) => self.enter_link(msg),
-                    (false, lat) => self.calendar.schedule(now + lat, PEvent::Hop { msg }),
-                }
+                let event = if arrived {
+                    PEvent::Deliver { msg }
+                } else {
+                    PEvent::Hop { msg }
+                };
+                self.at(now + self.latency, event);
             }
             Switching::CutThrough => {
                 let m = &mut self.msgs.items[msg as usize];
                 m.serving -= 1;
                 if m.header_done && m.serving == 0 {
-                    if self.latency == 0 {
-                        self.deliver(msg);
-                    } else {
-                        self.calendar
-                            .schedule(now + self.latency, PEvent::Deliver { msg });
-                    }
+                    self.at(now + self.latency, PEvent::Deliver { msg });
                 }
             }
         }
@@ -1015,19 +1033,19 @@ impl<'p> Execution<'p> {
             d.recv = None;
             self.part_done(m.dst);
         } else {
-            self.mailbox[m.dst as usize].push(Buffered {
-                src: m.src,
-                tag: m.tag,
-            });
+            *self.mailbox.entry((m.dst, m.src, m.tag)).or_insert(0) += 1;
         }
     }
 
     /// Takes a buffered message from `src` with `tag` (the first, FIFO) if there is one.
     fn take(&mut self, r: u32, src: u32, tag: u64) -> bool {
-        let mb = &mut self.mailbox[r as usize];
-        match mb.iter().position(|b| b.src == src && b.tag == tag) {
-            Some(i) => {
-                mb.remove(i);
+        match self.mailbox.get_mut(&(r, src, tag)) {
+            Some(n) if *n > 1 => {
+                *n -= 1;
+                true
+            }
+            Some(_) => {
+                self.mailbox.remove(&(r, src, tag));
                 true
             }
             None => false,
@@ -1248,12 +1266,13 @@ impl<'p> Execution<'p> {
             .links
             .iter()
             .map(|l| {
-                let busy = l.busy_total
+                let busy = (l.busy_total
                     + if l.busy {
                         makespan_ticks.saturating_sub(l.busy_since)
                     } else {
                         0
-                    };
+                    })
+                .min(makespan_ticks);
                 let [p99] = l.percentiles.quantiles([0.99]);
                 (
                     l.id,
@@ -1296,7 +1315,7 @@ impl<'p> Execution<'p> {
             messages: self.message_count,
             message_delay: self.message_delay.mean(),
             message_p99,
-            unreceived: self.mailbox.iter().map(|m| m.len() as u64).sum::<u64>()
+            unreceived: self.mailbox.values().map(|&n| u64::from(n)).sum::<u64>()
                 + self.msgs.live() as u64,
             events: self.events,
         }

@@ -22,7 +22,16 @@ pub struct Expr {
     code: Vec<Op>,
     /// The source text, for messages.
     text: String,
+    /// Its value for each rank, when it reads no loop counter (see [`Expr::tabulate`]);
+    /// [`UNTABULATED`] where evaluating it fails (evaluated again, for the message).
+    per_rank: Option<std::sync::Arc<[i64]>>,
 }
+
+/// The entry of a rank whose value could not be tabulated.
+const UNTABULATED: i64 = i64::MIN;
+
+/// Most entries the tables of one program may hold (8 bytes each).
+pub const MAX_TABULATED: usize = 1 << 24;
 
 /// The variables an expression may read, by slot.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -118,6 +127,7 @@ impl Expr {
         let mut e = Expr {
             code: p.code,
             text: text.to_owned(),
+            per_rank: None,
         };
         if e.depth() > MAX_STACK {
             return Err(ExprError(format!(
@@ -141,7 +151,33 @@ impl Expr {
         Expr {
             code: vec![Op::Const(value)],
             text: value.to_string(),
+            per_rank: None,
         }
+    }
+
+    /// Evaluates the expression for every rank of `ranks` (on `node_of(rank)`) once, so that
+    /// evaluating it later is a table look-up; only for expressions that read `rank`, `P` or
+    /// `node` and no loop counter. Returns the number of entries stored.
+    pub fn tabulate(&mut self, ranks: u32, node_of: impl Fn(u32) -> u32) -> usize {
+        if self.as_constant().is_some() || self.uses_loops() {
+            return 0;
+        }
+        let table: Vec<i64> = (0..ranks)
+            .map(|r| {
+                let env = Env {
+                    rank: i64::from(r),
+                    ranks: i64::from(ranks),
+                    node: i64::from(node_of(r)),
+                    loops: &[],
+                };
+                self.eval(&env)
+                    .ok()
+                    .filter(|&v| v != UNTABULATED)
+                    .unwrap_or(UNTABULATED)
+            })
+            .collect();
+        self.per_rank = Some(table.into());
+        ranks as usize
     }
 
     /// The value when the expression is a constant.
@@ -184,12 +220,32 @@ impl Expr {
         most as usize
     }
 
+    /// The value for `rank` when it needs no evaluation: a constant, or a tabulated value.
+    #[inline(always)]
+    pub fn quick(&self, rank: u32) -> Option<i64> {
+        if let [Op::Const(v)] = self.code[..] {
+            return Some(v);
+        }
+        let v = *self.per_rank.as_ref()?.get(rank as usize)?;
+        (v != UNTABULATED).then_some(v)
+    }
+
     /// Evaluates the expression.
     #[inline]
     pub fn eval(&self, env: &Env<'_>) -> Result<i64, ExprError> {
         if let [Op::Const(v)] = self.code[..] {
             return Ok(v);
         }
+        if let Some(table) = &self.per_rank
+            && let Some(&v) = table.get(env.rank as usize)
+            && v != UNTABULATED
+        {
+            return Ok(v);
+        }
+        self.run(env)
+    }
+
+    fn run(&self, env: &Env<'_>) -> Result<i64, ExprError> {
         let mut stack = [0_i64; MAX_STACK];
         let mut top = 0;
         for op in &self.code {
