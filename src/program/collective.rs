@@ -234,9 +234,13 @@ impl Collective {
         if n <= 1 {
             return None;
         }
-        // rooted collectives work on ranks relative to the root
-        let v = (me + n - root) % n;
-        let abs = |rel: u32| (rel + root) % n;
+        // rooted collectives work on ranks relative to the root (no division: every index is
+        // below n)
+        let v = if me >= root { me - root } else { me + n - root };
+        let abs = |rel: u32| {
+            let a = rel + root;
+            if a >= n { a - n } else { a }
+        };
         use Algorithm::*;
         match (self, algorithm) {
             (Collective::Bcast, Linear) => {

@@ -29,7 +29,7 @@ use crate::engine::calendar::{Calendar, CalendarEvent, WIDE_SEQ_BITS};
 use crate::engine::ps::PsQueue;
 use crate::rng::{StreamRng, stream};
 use crate::stats::{Percentiles, Tally};
-use crate::time::{Clock, wide_from_f64};
+use crate::time::{Clock, wide_from_f64, wide_to_f64};
 
 /// Time in 128-bit clock ticks.
 pub type Ticks = u128;
@@ -184,10 +184,13 @@ struct Rank {
     pending: u32,
     /// Whether the pending message's sender waits for its delivery.
     pending_blocks: bool,
-    /// In a collective: its current step (index) and that step's combine.
+    /// In a collective: its current step (index) and that step's combine; the collective's
+    /// shape and message tag, fixed when it starts.
     in_collective: bool,
     step: u32,
     combine: Option<f64>,
+    shape: Shape,
+    tag: u64,
     category: Category,
     since: Ticks,
     spent: [Ticks; 4],
@@ -205,6 +208,8 @@ struct Msg {
     dst_node: u32,
     /// The sender waits for the delivery.
     notify: bool,
+    /// Its transmission time on a link of the base capacity.
+    work: Ticks,
     injected: Ticks,
     /// Cut-through over FCFS links: the latest end of its transmission on a link so far.
     finish: Ticks,
@@ -239,7 +244,8 @@ struct LinkRun {
     /// Time spent transmitting.
     busy_total: Ticks,
     messages: u64,
-    delay: Tally,
+    /// Sum of the delays (the mean is what is reported per replication).
+    delay: Ticks,
     percentiles: Percentiles,
 }
 
@@ -378,6 +384,10 @@ pub struct Execution<'p> {
     message_pct: Percentiles,
     latency: Ticks,
     startup: Ticks,
+    /// Bytes per tick of a link of the base capacity.
+    base_per_tick: f64,
+    /// Every link has the base capacity.
+    uniform: bool,
 }
 
 impl<'p> Execution<'p> {
@@ -411,6 +421,14 @@ impl<'p> Execution<'p> {
                     pending_blocks: false,
                     in_collective: false,
                     step: 0,
+                    shape: Shape {
+                        n: 1,
+                        me: 0,
+                        root: 0,
+                        bytes: 0.0,
+                        segments: 1,
+                    },
+                    tag: 0,
                     combine: None,
                     category: Category::Compute,
                     since: 0,
@@ -457,6 +475,8 @@ impl<'p> Execution<'p> {
             message_pct: Percentiles::wide(&clock, scale(net.startup + net.latency)),
             latency: clock.wide_ticks(net.latency),
             startup: clock.wide_ticks(net.startup),
+            base_per_tick: net.bandwidth * clock.tick(),
+            uniform: net.topology.uniform(),
         }
     }
 
@@ -846,6 +866,7 @@ impl<'p> Execution<'p> {
             at: self.node[r as usize],
             dst_node,
             notify: blocks,
+            work: ceil_ticks(bytes / self.base_per_tick),
             injected: 0,
             finish: 0,
             serving: 0,
@@ -904,7 +925,7 @@ impl<'p> Execution<'p> {
             busy_since: 0,
             busy_total: 0,
             messages: 0,
-            delay: Tally::new(),
+            delay: 0,
             percentiles: Percentiles::wide(&self.clock, scale.max(self.clock.tick())),
         });
         match &mut self.slots {
@@ -929,7 +950,11 @@ impl<'p> Execution<'p> {
         let now = self.now;
         let last = hop.to == m.dst_node;
         let l = &mut self.links[slot as usize];
-        let work = wide_from_f64((m.bytes / l.per_tick).ceil());
+        let work = if self.uniform {
+            m.work
+        } else {
+            ceil_ticks(m.bytes / l.per_tick)
+        };
         if let Some(ps) = &mut l.ps {
             let visit = self.visits.insert(Visit {
                 msg,
@@ -961,7 +986,7 @@ impl<'p> Execution<'p> {
         l.free_at = finish;
         l.busy_total += work;
         l.messages += 1;
-        l.delay.add(self.clock.wide_span(finish - now));
+        l.delay += finish - now;
         l.percentiles.record_wide(finish - now);
         let m = &mut self.msgs.items[msg as usize];
         m.at = hop.to;
@@ -993,7 +1018,7 @@ impl<'p> Execution<'p> {
         let l = &mut self.links[slot as usize];
         let delay = now - v.arrived;
         l.messages += 1;
-        l.delay.add(self.clock.wide_span(delay));
+        l.delay += delay;
         l.percentiles.record_wide(delay);
         let msg = v.msg;
         match self.prog.network.switching {
@@ -1110,9 +1135,19 @@ impl<'p> Execution<'p> {
             return Err(self.fault(r, format!("`{}` gives {bytes} bytes", op.bytes)));
         }
         self.set_category(r, Category::Communication);
+        let (_, me, _) = self.group_of(r, op);
+        let seq = self.coll_seq[seq_slot];
         let rk = &mut self.ranks[r as usize];
         rk.in_collective = true;
         rk.step = 0;
+        rk.shape = Shape {
+            n,
+            me,
+            root: root as u32,
+            bytes: bytes as f64,
+            segments: op.segments,
+        };
+        rk.tag = COLLECTIVE_TAG | ((comm as u64) << 32) | u64::from(seq);
         Ok(false)
     }
 
@@ -1137,21 +1172,9 @@ impl<'p> Execution<'p> {
     /// buffered complete at once; true when the rank now waits, false when the collective is
     /// over. (Its root and size were checked when it started.)
     fn issue_step(&mut self, r: u32, op: &CollectiveOp) -> bool {
-        let (n, me, members) = self.group_of(r, op);
-        let env = self.env(r);
-        let root = op.root.eval(&env).unwrap_or(0) as u32;
-        let bytes = op.bytes.eval(&env).unwrap_or(0) as f64;
-        let shape = Shape {
-            n,
-            me,
-            root,
-            bytes,
-            segments: op.segments,
-        };
+        let (_, _, members) = self.group_of(r, op);
+        let Rank { shape, tag, .. } = self.ranks[r as usize];
         let global = |i: u32| members.map_or(i, |m| m[i as usize]);
-        let comm = op.group.map_or(0, |g| g as usize + 1);
-        let seq = self.coll_seq[r as usize * (1 + self.prog.groups.len()) + comm];
-        let tag = COLLECTIVE_TAG | ((comm as u64) << 32) | u64::from(seq);
         let combines = op.combine.is_some() || op.combine_per_byte > 0.0;
         loop {
             let Some(step) = op
@@ -1284,7 +1307,7 @@ impl<'p> Execution<'p> {
                             0.0
                         },
                         messages: l.messages,
-                        delay: l.delay.mean(),
+                        delay: clock.wide_span(l.delay) / l.messages as f64,
                         p99,
                     },
                 )
@@ -1320,6 +1343,13 @@ impl<'p> Execution<'p> {
             events: self.events,
         }
     }
+}
+
+/// `x` (`>= 0`) ticks rounded up (no library call below `2^63`).
+#[inline(always)]
+fn ceil_ticks(x: f64) -> Ticks {
+    let t = wide_from_f64(x);
+    if wide_to_f64(t) < x { t + 1 } else { t }
 }
 
 /// The time of `n` iterations of `cost`: exact where the family is closed under sums

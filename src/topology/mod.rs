@@ -60,6 +60,8 @@ pub struct Topology {
     nodes: u32,
     /// Tree: levels of switches above the leaves.
     levels: u32,
+    /// Grid: each node's coordinates (x fastest), so routing needs no division.
+    coords: Vec<[u32; 3]>,
 }
 
 impl Topology {
@@ -101,10 +103,24 @@ impl Topology {
                 levels = levels.max(1);
             }
         }
+        let coords = match &shape {
+            Shape::Grid { dims, .. } => (0..nodes)
+                .map(|n| {
+                    let c = coords(dims, n);
+                    [
+                        c[0],
+                        c.get(1).copied().unwrap_or(0),
+                        c.get(2).copied().unwrap_or(0),
+                    ]
+                })
+                .collect(),
+            _ => Vec::new(),
+        };
         Ok(Topology {
             shape,
             nodes,
             levels,
+            coords,
         })
     }
 
@@ -158,7 +174,7 @@ impl Topology {
                 link: u64::from(at) * u64::from(self.nodes) + u64::from(dst),
                 to: dst,
             },
-            Shape::Grid { dims, wrap } => grid_next(dims, *wrap, at, dst),
+            Shape::Grid { dims, wrap } => self.grid_next(dims, *wrap, at, dst),
             Shape::Tree { arity, .. } => self.tree_next(*arity, at, dst),
         })
     }
@@ -282,40 +298,48 @@ fn coords(dims: &[u32], node: u32) -> Vec<u32> {
         .collect()
 }
 
-/// Dimension-order routing on a mesh or torus: fix x, then y, then z.
-fn grid_next(dims: &[u32], wrap: bool, at: u32, dst: u32) -> Hop {
-    let mut stride = 1;
-    let (mut a, mut b) = (at, dst);
-    for (k, &d) in dims.iter().enumerate() {
-        let (ca, cb) = (a % d, b % d);
-        if ca != cb {
-            let up = cb > ca;
-            let forward = if wrap {
-                // the shorter way; on a tie, the positive direction
-                let ahead = (cb + d - ca) % d;
-                ahead <= d - ahead
-            } else {
-                up
-            };
-            let next = if forward {
-                if ca + 1 == d { 0 } else { ca + 1 }
-            } else if ca == 0 {
-                d - 1
-            } else {
-                ca - 1
-            };
-            let to = at - ca * stride + next * stride;
-            let dir = u64::from(!forward);
-            return Hop {
-                link: u64::from(at) * 2 * dims.len() as u64 + 2 * k as u64 + dir,
-                to,
-            };
+impl Topology {
+    /// Dimension-order routing on a mesh or torus: fix x, then y, then z.
+    #[inline]
+    fn grid_next(&self, dims: &[u32], wrap: bool, at: u32, dst: u32) -> Hop {
+        let (ca, cb) = (&self.coords[at as usize], &self.coords[dst as usize]);
+        let mut stride = 1;
+        for (k, &d) in dims.iter().enumerate() {
+            let (a, b) = (ca[k], cb[k]);
+            if a != b {
+                let forward = if wrap {
+                    // the shorter way; on a tie, the positive direction
+                    let ahead = if b > a { b - a } else { b + d - a };
+                    ahead <= d - ahead
+                } else {
+                    b > a
+                };
+                let to = if forward {
+                    if a + 1 == d {
+                        at - a * stride
+                    } else {
+                        at + stride
+                    }
+                } else if a == 0 {
+                    at + (d - 1) * stride
+                } else {
+                    at - stride
+                };
+                let dir = u64::from(!forward);
+                return Hop {
+                    link: u64::from(at) * 2 * dims.len() as u64 + 2 * k as u64 + dir,
+                    to,
+                };
+            }
+            stride *= d;
         }
-        a /= d;
-        b /= d;
-        stride *= d;
+        unreachable!("at != dst, so some coordinate differs")
     }
-    unreachable!("at != dst, so some coordinate differs")
+
+    /// True when every link has the same capacity (all but fat trees).
+    pub fn uniform(&self) -> bool {
+        !matches!(self.shape, Shape::Tree { fat: true, .. })
+    }
 }
 
 impl fmt::Display for Shape {
