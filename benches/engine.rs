@@ -10,6 +10,10 @@
 //!   `n` pending events, for [`Calendar`] and for `priority_queue::PriorityQueue`.
 //! * `large_calendar`: an open network of 1000 delay stations (about 5000 pending events) and a
 //!   closed network of delay stations with a growing population.
+//! * `programs`: rank programs, a ring exchange (`sendrecv` to the right neighbour) and a
+//!   repeated binomial reduce, of 64 KiB messages, at 16, 256 and 4096 ranks on a bus and on a
+//!   2-D torus (1 GB/s links, 1 us per hop, 2 us startup, cut-through, FCFS), all statistics
+//!   on; throughput in messages (about 2*10^5 per execution).
 //!
 //! Every throughput is in events (arrivals plus service completions, as counted by
 //! [`parsim::engine::RunSummary::events`]) or calendar holds per second.
@@ -388,5 +392,60 @@ fn large_calendar(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, models, calendar, large_calendar);
+/// A program scenario: `pattern` ("ring" or "reduce") of 64 KiB messages on `ranks` ranks over
+/// a bus or a square-ish 2-D torus, repeated to about 2*10^5 messages.
+fn program_toml(pattern: &str, ranks: u32, torus: bool) -> String {
+    let body = match pattern {
+        "ring" => {
+            "{ kind = \"sendrecv\", to = \"(rank + 1) % P\", from = \"(rank + P - 1) % P\", bytes = 65536 }"
+        }
+        _ => "{ kind = \"reduce\", algorithm = \"binomial\", bytes = 65536 }",
+    };
+    let times = (200_000 / ranks).max(4);
+    let topology = if torus {
+        let x = (1..=ranks)
+            .rev()
+            .find(|x| x * x <= ranks && ranks.is_multiple_of(*x))
+            .unwrap_or(1);
+        format!("kind = \"torus\"\ndims = [{x}, {}]", ranks / x)
+    } else {
+        "kind = \"bus\"".to_owned()
+    };
+    format!(
+        "[program]\nranks = {ranks}\nreport_each = false\n\n[[program.op]]\nkind = \"repeat\"\ntimes = {times}\nbody = [{body}]\n\n[topology]\n{topology}\nbandwidth = 1e9\nlatency = 1e-6\nstartup = 2e-6\n"
+    )
+}
+
+/// Rank programs: messages per second (see the module docs).
+fn programs(c: &mut Criterion) {
+    let mut group = c.benchmark_group("programs");
+    group
+        .sample_size(10)
+        .sampling_mode(SamplingMode::Flat)
+        .measurement_time(Duration::from_secs(5))
+        .warm_up_time(Duration::from_secs(1));
+    for pattern in ["ring", "reduce"] {
+        for torus in [false, true] {
+            for ranks in [16_u32, 256, 4096] {
+                let sc = parsim::scenario::parse(
+                    &program_toml(pattern, ranks, torus),
+                    Path::new("bench.toml"),
+                )
+                .unwrap_or_else(|e| panic!("{e}"));
+                let prog = sc.program().expect("a program scenario").clone();
+                let run = || {
+                    parsim::program::Execution::new(&prog, SEED, 0)
+                        .run()
+                        .expect("the benchmark programs run to completion")
+                };
+                group.throughput(Throughput::Elements(run().messages));
+                let id = format!("{pattern}_{}", if torus { "torus" } else { "bus" });
+                group.bench_function(BenchmarkId::new(id, ranks), |b| b.iter(|| black_box(run())));
+            }
+        }
+    }
+    group.finish();
+}
+
+criterion_group!(benches, models, calendar, large_calendar, programs);
 criterion_main!(benches);

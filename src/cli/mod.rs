@@ -2,6 +2,7 @@
 
 mod analyze;
 mod metrics;
+mod route;
 mod run;
 mod selftest;
 mod validate;
@@ -37,6 +38,9 @@ enum Command {
     /// List every metric name a scenario reports (the names --metric, [validate] metrics and
     /// the result files use).
     Metrics(metrics::MetricsArgs),
+    /// Print the links a program's message crosses between two ranks (dimension order on
+    /// meshes and tori, up-down on trees), and its idle-network cost.
+    Route(route::RouteArgs),
 }
 
 /// Parses the command line and runs the subcommand.
@@ -48,5 +52,6 @@ pub fn main() -> anyhow::Result<ExitCode> {
         Command::Validate(args) => validate::run(&args),
         Command::Selftest(args) => selftest::run(&args),
         Command::Metrics(args) => metrics::run(&args),
+        Command::Route(args) => route::run(&args),
     }
 }
