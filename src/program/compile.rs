@@ -35,6 +35,9 @@ pub struct Sources<'a> {
     pub program: &'a Spanned<RawProgram>,
     /// `[topology]` with its offset.
     pub topology: Option<&'a Spanned<RawTopology>>,
+    /// Whether `[topology]` is written (when it is but `topology` is `None`, its shape problems
+    /// have been reported and its absence is not one more).
+    pub topology_written: bool,
     /// `[[disk]]` with their offsets.
     pub disks: Vec<(usize, &'a RawDisk)>,
     /// The directory relative trace files are read from.
@@ -85,6 +88,7 @@ pub fn compile(src: &Sources<'_>) -> Result<Program, Found> {
     }
     let network = match src.topology {
         Some(t) => c.topology(t, nodes),
+        None if src.topology_written => None,
         None => {
             c.add(at, "topology", "a program needs a [topology] for its messages (kind = \"bus\", \"full\", \"ring\", \"mesh\", \"torus\", \"tree\" or \"fat_tree\")");
             None
@@ -103,7 +107,11 @@ pub fn compile(src: &Sources<'_>) -> Result<Program, Found> {
         c.found.sort_by_key(|f| f.0);
         return Err(c.found);
     }
-    let network = network.expect("no problem found, so the topology was built");
+    // without a network, the [topology] was written but unreadable, and its problems were
+    // reported when the file was read
+    let Some(network) = network else {
+        return Err(c.found);
+    };
     tabulate(&mut c.code, c.ranks, ranks_per_node);
     let loop_depth = c.depth_max();
     let typical_bytes = c.typical_bytes();

@@ -2,6 +2,8 @@
 
 /// Which analytic methods apply to a network, and which refuse.
 mod analysis;
+/// The corpus of malformed scenarios in tests/bad/: exit 2, field paths, no panic.
+mod bad_input;
 /// The command line: exit codes and error messages for bad input.
 mod cli;
 /// Same seed, same bytes, on 1 thread or 4.
