@@ -8,6 +8,8 @@ mod bad_input;
 mod cli;
 /// Same seed, same bytes, on 1 thread or 4.
 mod determinism;
+/// Structured fuzzing of parse, check, analysis and short runs.
+mod fuzz;
 /// Rank programs: exact contention-free times, collectives, deadlocks.
 mod programs;
 /// Properties over generated inputs: calendar order, tally merge, distribution moments.
