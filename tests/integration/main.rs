@@ -10,6 +10,8 @@ mod cli;
 mod determinism;
 /// Structured fuzzing of parse, check, analysis and short runs.
 mod fuzz;
+/// Laws of random valid networks: Little, conservation, capacity, thread identity.
+mod network_properties;
 /// Rank programs: exact contention-free times, collectives, deadlocks.
 mod programs;
 /// Properties over generated inputs: calendar order, tally merge, distribution moments.
