@@ -6,13 +6,17 @@
 use serde::Serialize;
 
 use crate::analytic::{
-    self, Center, CenterKind, MulticlassModel, SchweitzerOptions, expected_max_exponential,
-    expected_max_numeric, expected_max_uniform, fork_join_2_server, mg1, mm1, mmc, mminf, mva,
-    mva_multiclass, nelson_tantawi, schweitzer,
+    self, Center, CenterKind, GeneralCenter, MulticlassModel, SchweitzerOptions, allen_cunneen,
+    expected_max_exponential, expected_max_numeric, expected_max_uniform, fork_join_2_server,
+    kingman, mg1, mm1, mmc, mminf, mva, mva_multiclass, mva_residual, nelson_tantawi, schweitzer,
 };
 use crate::dist::Dist;
 use crate::metrics::class_metric;
 use crate::model::{ClassKind, Discipline, Network, StationKind, visits};
+
+mod laws;
+
+pub use laws::{Bottleneck, StationDemand};
 
 /// One analytic value for one metric.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -58,6 +62,10 @@ pub struct Analysis {
     pub bounds: Vec<Bound>,
     /// Methods that do not apply.
     pub refusals: Vec<Refusal>,
+    /// Visits and demands per class and service station (any distribution).
+    pub demands: Vec<StationDemand>,
+    /// Each class's bottleneck station (any distribution).
+    pub bottlenecks: Vec<Bottleneck>,
 }
 
 impl Analysis {
@@ -90,6 +98,13 @@ pub fn analyze_scenario(sc: &crate::scenario::Scenario) -> Analysis {
 }
 
 /// Analyses `net` with every method that might apply.
+///
+/// What holds for any distribution comes first: visits, demands and bottlenecks
+/// ([`Analysis::demands`], [`Analysis::bottlenecks`]), flow balance and the utilisation law of
+/// open networks, asymptotic bounds with the forced-flow law for closed ones. An exact method
+/// whose assumptions fail is still computed, as an approximation whose method label says which
+/// assumption breaks (`exact MVA; FCFS station "disk" has SCV 0, not exponential`); a method is
+/// refused only when it cannot be computed at all.
 pub fn analyze(net: &Network) -> Analysis {
     let mut a = Analysis::default();
     let v = match visits(net) {
@@ -99,12 +114,16 @@ pub fn analyze(net: &Network) -> Analysis {
             return a;
         }
     };
+    laws::demands(net, &v, &mut a);
     let has_fork = net
         .stations
         .iter()
         .any(|s| matches!(s.kind, StationKind::Fork { .. }));
     let open = net.classes.iter().all(|c| c.kind == ClassKind::Open);
     let closed = net.classes.iter().all(|c| c.kind != ClassKind::Open);
+    if open {
+        laws::open_utilisation(net, &v, &mut a);
+    }
     if has_fork && closed && net.classes.len() == 1 {
         closed_fork_join(net, &v, &mut a);
     } else if has_fork {
@@ -122,6 +141,25 @@ pub fn analyze(net: &Network) -> Analysis {
     a
 }
 
+/// `method` as labelled in a prediction: exact when `exact` and nothing breaks its
+/// assumptions, otherwise an approximation whose label names the assumption that breaks.
+fn labelled(method: &str, exact: bool, problem: Option<&str>) -> (String, bool) {
+    match problem {
+        None => (method.to_owned(), exact),
+        Some(p) => (format!("{method}; {p}"), false),
+    }
+}
+
+/// A number for a method label: at most three decimals, no trailing zeros.
+fn short(x: f64) -> String {
+    let s = format!("{x:.3}");
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_owned()
+    } else {
+        s
+    }
+}
+
 /// Service stations (delay or queue) with their index.
 fn service_stations(net: &Network) -> impl Iterator<Item = (usize, &crate::model::Station)> {
     net.stations
@@ -130,8 +168,9 @@ fn service_stations(net: &Network) -> impl Iterator<Item = (usize, &crate::model
         .filter(|(_, s)| s.kind.service().is_some())
 }
 
-/// The reason a station breaks product form, if it does.
-fn product_form_problem(net: &Network, s: usize) -> Option<String> {
+/// The first non-exponential service distribution of FCFS station `s`, with the reason it
+/// breaks product form.
+fn non_exponential_fcfs(net: &Network, s: usize) -> Option<(&Dist, String)> {
     let st = &net.stations[s];
     let StationKind::Queue {
         discipline: Discipline::Fcfs,
@@ -141,15 +180,32 @@ fn product_form_problem(net: &Network, s: usize) -> Option<String> {
     else {
         return None;
     };
-    let dists: Vec<&Dist> = service.iter().flatten().collect();
-    if let Some(d) = dists.iter().find(|d| !d.is_exponential()) {
-        return Some(format!(
-            "FCFS station {:?} has non-exponential service (SCV {:.3}): not product form",
+    let d = service.iter().flatten().find(|d| !d.is_exponential())?;
+    Some((
+        d,
+        format!(
+            "FCFS station {:?} has SCV {}, not exponential",
             st.name,
-            d.scv()
-        ));
+            short(d.scv())
+        ),
+    ))
+}
+
+/// The reason a station breaks product form, if it does: an FCFS station with non-exponential
+/// service, or one whose classes have different mean service times (the BCMP conditions).
+fn product_form_problem(net: &Network, s: usize) -> Option<String> {
+    if let Some((_, reason)) = non_exponential_fcfs(net, s) {
+        return Some(reason);
     }
-    // the BCMP condition: one mean for every class that visits an FCFS station
+    let st = &net.stations[s];
+    let StationKind::Queue {
+        discipline: Discipline::Fcfs,
+        service,
+        ..
+    } = &st.kind
+    else {
+        return None;
+    };
     let visiting: Vec<(&str, f64)> = service
         .iter()
         .zip(&net.classes)
@@ -158,51 +214,41 @@ fn product_form_problem(net: &Network, s: usize) -> Option<String> {
     let (first, m0) = visiting.first()?;
     visiting.iter().find(|(_, m)| (m / m0 - 1.0).abs() > 1e-9).map(|(other, m)| {
         format!(
-            "FCFS station {:?} serves class {first:?} with mean {m0} and class {other:?} with mean {m}: not product form",
-            st.name
+            "FCFS station {:?} serves class {first:?} with mean {} and class {other:?} with mean {}, not one mean for all classes",
+            st.name,
+            short(*m0),
+            short(*m)
         )
     })
 }
 
-fn open_network(net: &Network, v: &[Vec<f64>], a: &mut Analysis) {
-    for st in &net.stations {
-        if let StationKind::Source { interarrival, .. } = &st.kind
-            && !interarrival.is_exponential()
-        {
-            a.refuse(
-                "M/M/1, M/G/1, Jackson",
-                format!(
-                    "source {:?} is not Poisson (SCV {:.3})",
-                    st.name,
-                    interarrival.scv()
-                ),
-            );
-            return;
+/// The first source whose arrivals are not Poisson, as the reason it breaks the open-network
+/// formulas.
+fn arrival_problem(net: &Network) -> Option<String> {
+    net.stations.iter().find_map(|st| match &st.kind {
+        StationKind::Source { interarrival, .. } if !interarrival.is_exponential() => {
+            Some(format!(
+                "source {:?} is not Poisson (inter-arrival SCV {})",
+                st.name,
+                short(interarrival.scv())
+            ))
         }
-    }
+        _ => None,
+    })
+}
+
+fn open_network(net: &Network, v: &[Vec<f64>], a: &mut Analysis) {
+    let arrivals = arrival_problem(net);
     let served: Vec<usize> = service_stations(net).map(|(s, _)| s).collect();
     if served.len() == 1 && net.classes.len() == 1 {
-        single_station(net, served[0], v[0][served[0]], a);
+        single_station(net, served[0], v[0][served[0]], arrivals.as_deref(), a);
         return;
     }
-    if let Some(reason) = served.iter().find_map(|&s| product_form_problem(net, s)) {
-        a.refuse("Jackson network", reason);
-        return;
-    }
+    let problem = arrivals.or_else(|| served.iter().find_map(|&s| product_form_problem(net, s)));
     let kinds: Vec<CenterKind> = net.stations.iter().map(center_kind).collect();
     let classes: Vec<analytic::OpenClass> = (0..net.classes.len())
         .map(|c| {
-            let rate: f64 = net
-                .stations
-                .iter()
-                .filter_map(|s| match &s.kind {
-                    StationKind::Source {
-                        class,
-                        interarrival,
-                    } if class.index() == c => Some(1.0 / interarrival.mean()),
-                    _ => None,
-                })
-                .sum();
+            let rate = laws::open_arrival_rate(net, c);
             analytic::OpenClass {
                 arrival_rate: rate,
                 visits: v[c].iter().map(|x| x / rate).collect(),
@@ -212,20 +258,17 @@ fn open_network(net: &Network, v: &[Vec<f64>], a: &mut Analysis) {
         .collect();
     match analytic::jackson(&kinds, &classes) {
         Ok(sol) => {
-            let m = "Jackson network";
+            let (m, exact) = labelled("Jackson network", true, problem.as_deref());
             for (c, _) in net.classes.iter().enumerate() {
-                a.add(class_metric(net, c), sol.response_time[c], m, true);
+                a.add(class_metric(net, c), sol.response_time[c], &m, exact);
             }
             for &s in &served {
                 let name = &net.stations[s].name;
-                if let Some(u) = sol.utilisation[s] {
-                    a.add(format!("station.{name}.utilisation"), u, m, true);
-                }
                 a.add(
                     format!("station.{name}.number"),
                     sol.mean_number[s],
-                    m,
-                    true,
+                    &m,
+                    exact,
                 );
             }
         }
@@ -233,64 +276,129 @@ fn open_network(net: &Network, v: &[Vec<f64>], a: &mut Analysis) {
     }
 }
 
-fn single_station(net: &Network, s: usize, lambda: f64, a: &mut Analysis) {
+/// One open station fed by one class at rate `lambda`; `arrivals` says why the arrivals are not
+/// Poisson, if they are not.
+fn single_station(net: &Network, s: usize, lambda: f64, arrivals: Option<&str>, a: &mut Analysis) {
     let st = &net.stations[s];
     let Some(d) = st.kind.service().and_then(|t| t[0].as_ref()) else {
         return;
     };
     let (mean, scv) = (d.mean(), d.scv());
+    let service_problem = non_exponential_fcfs(net, s).map(|(_, reason)| reason);
     let result = match &st.kind {
-        StationKind::Delay { .. } => Some(("M/G/inf", mminf(lambda, mean))),
+        // G/G/inf: every job is served at once whatever the arrivals.
+        StationKind::Delay { .. } => Some(("M/G/inf".to_owned(), true, mminf(lambda, mean))),
         StationKind::Queue {
             discipline: Discipline::Ps,
             ..
         } => {
             // M/G/1-PS is insensitive: the M/M/1 means hold for any service distribution.
-            Some(("M/G/1-PS", mm1(lambda, mean)))
-        }
-        StationKind::Queue { servers: 1, .. } if d.is_exponential() => {
-            Some(("M/M/1", mm1(lambda, mean)))
+            let (m, exact) = labelled("M/G/1-PS", true, arrivals);
+            Some((m, exact, mm1(lambda, mean)))
         }
         StationKind::Queue { servers: 1, .. } => {
-            let label = if scv == 0.0 {
+            let method = if d.is_exponential() {
+                "M/M/1"
+            } else if scv == 0.0 {
                 "M/D/1 (Pollaczek-Khinchine)"
             } else {
                 "M/G/1 (Pollaczek-Khinchine)"
             };
-            Some((label, mg1(lambda, mean, scv)))
-        }
-        StationKind::Queue { servers, .. } if d.is_exponential() => {
-            Some(("M/M/c (Erlang C)", mmc(lambda, mean, *servers)))
+            let (m, exact) = labelled(method, true, arrivals);
+            Some((m, exact, mg1(lambda, mean, scv)))
         }
         StationKind::Queue { servers, .. } => {
-            a.refuse("M/M/c", format!("{servers} servers with non-exponential service (SCV {scv:.3}): M/G/c has no closed form"));
-            None
+            let (m, exact) = labelled(
+                "M/M/c (Erlang C)",
+                true,
+                arrivals.or(service_problem.as_deref()),
+            );
+            Some((m, exact, mmc(lambda, mean, *servers)))
         }
         _ => None,
     };
-    let Some((method, r)) = result else { return };
-    match r {
-        Ok(m) => {
-            let name = &st.name;
-            a.add(class_metric(net, 0), m.mean_response, method, true);
-            a.add(
-                format!("station.{name}.response"),
-                m.mean_response,
-                method,
-                true,
-            );
-            a.add(
-                format!("station.{name}.number"),
-                m.mean_number,
-                method,
-                true,
-            );
-            if let Some(u) = m.utilisation {
-                a.add(format!("station.{name}.utilisation"), u, method, true);
-            }
+    if let Some((method, exact, r)) = result {
+        match r {
+            Ok(m) => station_predictions(net, s, &m, &method, exact, a),
+            Err(e) => a.refuse(&method, e.to_string()),
         }
-        Err(e) => a.refuse(method, e.to_string()),
     }
+    // Renewal arrivals, or several servers with general service: the GI/G/c approximations.
+    if let StationKind::Queue {
+        discipline: Discipline::Fcfs,
+        servers,
+        ..
+    } = &st.kind
+        && (arrivals.is_some() || (*servers > 1 && !d.is_exponential()))
+    {
+        let ca2 = arrival_scv(net);
+        let (method, r) = if *servers == 1 {
+            (
+                "Kingman GI/G/1 approximation (Kingman 1961)",
+                kingman(lambda, ca2, mean, scv),
+            )
+        } else {
+            (
+                "Allen-Cunneen GI/G/c approximation (Allen 1990)",
+                allen_cunneen(lambda, ca2, mean, scv, *servers),
+            )
+        };
+        match r {
+            Ok(m) => station_predictions(net, s, &m, method, false, a),
+            Err(e) => a.refuse(method, e.to_string()),
+        }
+    }
+}
+
+/// The class response, station response and number of the only station `s` of a one-class
+/// open network.
+fn station_predictions(
+    net: &Network,
+    s: usize,
+    m: &analytic::StationMetrics,
+    method: &str,
+    exact: bool,
+    a: &mut Analysis,
+) {
+    let name = &net.stations[s].name;
+    a.add(class_metric(net, 0), m.mean_response, method, exact);
+    a.add(
+        format!("station.{name}.response"),
+        m.mean_response,
+        method,
+        exact,
+    );
+    a.add(
+        format!("station.{name}.number"),
+        m.mean_number,
+        method,
+        exact,
+    );
+}
+
+/// The SCV of the merged external arrival stream, `sum_i (lambda_i / lambda) c_i^2` over the
+/// sources (exact for one source; the superposition rule of Whitt's QNA otherwise).
+fn arrival_scv(net: &Network) -> f64 {
+    let sources: Vec<(f64, f64)> = net
+        .stations
+        .iter()
+        .filter_map(|st| match &st.kind {
+            StationKind::Source { interarrival, .. } => {
+                Some((1.0 / interarrival.mean(), interarrival.scv()))
+            }
+            _ => None,
+        })
+        .collect();
+    let total: f64 = sources.iter().map(|(rate, _)| rate).sum();
+    sources.iter().map(|(rate, c2)| rate / total * c2).sum()
+}
+
+/// The SCV of class `class`'s service time at `st` (1 where it has none).
+fn service_scv(st: &crate::model::Station, class: usize) -> f64 {
+    st.kind
+        .service()
+        .and_then(|t| t[class].as_ref())
+        .map_or(1.0, Dist::scv)
 }
 
 fn center_kind(st: &crate::model::Station) -> CenterKind {
@@ -314,11 +422,8 @@ fn mean_service(st: &crate::model::Station, class: usize) -> f64 {
 
 fn closed_network(net: &Network, v: &[Vec<f64>], a: &mut Analysis) {
     let served: Vec<usize> = service_stations(net).map(|(s, _)| s).collect();
-    if let Some(reason) = served.iter().find_map(|&s| product_form_problem(net, s)) {
-        a.refuse("exact MVA", reason.clone());
-        a.refuse("Schweitzer-Bard approximate MVA", reason);
-        return;
-    }
+    let problem = served.iter().find_map(|&s| product_form_problem(net, s));
+    let problem = problem.as_deref();
     let kinds: Vec<CenterKind> = served
         .iter()
         .map(|&s| center_kind(&net.stations[s]))
@@ -341,56 +446,31 @@ fn closed_network(net: &Network, v: &[Vec<f64>], a: &mut Analysis) {
         .collect();
     let single = net.classes.len() == 1;
     if single {
-        closed_bounds(net, &served, &kinds, &demands[0], pops[0], a);
-    }
-    if single {
+        closed_bounds(net, v, &kinds, &demands[0], pops[0], problem, a);
         let centers: Vec<Center> = kinds
             .iter()
             .zip(&demands[0])
             .map(|(&kind, &demand)| Center { kind, demand })
             .collect();
+        let (m, exact) = labelled("exact MVA", true, problem);
         match mva(&centers, pops[0]) {
-            Ok(sol) => {
-                if let Some(level) = sol.at(pops[0]) {
-                    let m = "exact MVA";
-                    a.add(class_metric(net, 0), level.response_time, m, true);
-                    a.add(
-                        format!("class.{}.throughput", net.classes[0].name),
-                        level.throughput,
-                        m,
-                        true,
-                    );
-                    for (k, &s) in served.iter().enumerate() {
-                        let name = &net.stations[s].name;
-                        a.add(
-                            format!("station.{name}.response"),
-                            level.residence[k] / v[0][s],
-                            m,
-                            true,
-                        );
-                        a.add(
-                            format!("station.{name}.number"),
-                            level.queue_length[k],
-                            m,
-                            true,
-                        );
-                        if let Some(u) = level.utilisation[k] {
-                            a.add(format!("station.{name}.utilisation"), u, m, true);
-                        }
-                    }
-                }
-            }
-            Err(e) => a.refuse("exact MVA", e.to_string()),
+            Ok(sol) => single_class_predictions(net, v, &served, sol.full(), &m, exact, a),
+            Err(e) => a.refuse(&m, e.to_string()),
+        }
+        if problem.is_some() {
+            residual_mva(net, v, &served, &centers, pops[0], a);
         }
     }
+    let (schweitzer_method, _) = labelled("Schweitzer-Bard approximate MVA", false, problem);
+    let (multiclass_method, multiclass_exact) = labelled("exact multiclass MVA", true, problem);
     let model = match MulticlassModel::new(kinds, demands, pops) {
         Ok(m) => m,
         Err(e) => {
             a.refuse(
                 if single {
-                    "Schweitzer-Bard approximate MVA"
+                    &schweitzer_method
                 } else {
-                    "exact multiclass MVA"
+                    &multiclass_method
                 },
                 e.to_string(),
             );
@@ -399,35 +479,99 @@ fn closed_network(net: &Network, v: &[Vec<f64>], a: &mut Analysis) {
     };
     if !single {
         match mva_multiclass(&model) {
-            Ok(sol) => {
-                multiclass_predictions(net, v, &served, &sol, "exact multiclass MVA", true, a)
-            }
-            Err(e) => a.refuse("exact multiclass MVA", e.to_string()),
+            Ok(sol) => multiclass_predictions(
+                net,
+                v,
+                &served,
+                &sol,
+                &multiclass_method,
+                multiclass_exact,
+                a,
+            ),
+            Err(e) => a.refuse(&multiclass_method, e.to_string()),
         }
     }
     match schweitzer(&model, SchweitzerOptions::default()) {
-        Ok(sol) => multiclass_predictions(
-            net,
-            v,
-            &served,
-            &sol,
-            "Schweitzer-Bard approximate MVA",
-            false,
-            a,
-        ),
-        Err(e) => a.refuse("Schweitzer-Bard approximate MVA", e.to_string()),
+        Ok(sol) => multiclass_predictions(net, v, &served, &sol, &schweitzer_method, false, a),
+        Err(e) => a.refuse(&schweitzer_method, e.to_string()),
     }
 }
 
-/// Asymptotic bounds (any load-independent network) and balanced job bounds (product form) on
-/// the throughput and cycle time of a single-class closed network of delays and single-server
-/// queues.
+/// MVA with the residual-service correction, for a single-class closed network whose FCFS
+/// servers are not all exponential.
+fn residual_mva(
+    net: &Network,
+    v: &[Vec<f64>],
+    served: &[usize],
+    centers: &[Center],
+    population: u32,
+    a: &mut Analysis,
+) {
+    const METHOD: &str = "MVA with residual-service correction (Reiser 1979)";
+    let general: Vec<GeneralCenter> = served
+        .iter()
+        .zip(centers)
+        .map(|(&s, &center)| GeneralCenter {
+            center,
+            scv: service_scv(&net.stations[s], 0),
+        })
+        .collect();
+    match mva_residual(&general, population) {
+        Ok(sol) => single_class_predictions(net, v, served, sol.full(), METHOD, false, a),
+        Err(e) => a.refuse(METHOD, e.to_string()),
+    }
+}
+
+/// The predictions of a single-class closed solution at the full population: cycle time,
+/// throughput, and response, number and utilisation at each of the `served` stations (in the
+/// solver's center order).
+fn single_class_predictions(
+    net: &Network,
+    v: &[Vec<f64>],
+    served: &[usize],
+    level: &analytic::ClosedLevel,
+    method: &str,
+    exact: bool,
+    a: &mut Analysis,
+) {
+    a.add(class_metric(net, 0), level.response_time, method, exact);
+    a.add(
+        format!("class.{}.throughput", net.classes[0].name),
+        level.throughput,
+        method,
+        exact,
+    );
+    for (k, &s) in served.iter().enumerate() {
+        let name = &net.stations[s].name;
+        a.add(
+            format!("station.{name}.response"),
+            level.residence[k] / v[0][s],
+            method,
+            exact,
+        );
+        a.add(
+            format!("station.{name}.number"),
+            level.queue_length[k],
+            method,
+            exact,
+        );
+        if let Some(u) = level.utilisation[k] {
+            a.add(format!("station.{name}.utilisation"), u, method, exact);
+        }
+    }
+}
+
+/// Asymptotic bounds (any load-independent network, any distribution) and balanced job bounds
+/// (product form only: refused with `problem` otherwise) on the throughput and cycle time of a
+/// single-class closed network of delays and single-server queues, and through the forced-flow
+/// law on every station's throughput and utilisation.
 fn closed_bounds(
     net: &Network,
-    served: &[usize],
+    v: &[Vec<f64>],
     kinds: &[CenterKind],
     demands: &[f64],
     population: u32,
+    problem: Option<&str>,
     a: &mut Analysis,
 ) {
     if kinds
@@ -440,11 +584,10 @@ fn closed_bounds(
         );
         return;
     }
-    let think: f64 = served
+    let think: f64 = kinds
         .iter()
-        .zip(kinds)
         .zip(demands)
-        .filter(|((_, k), _)| **k == CenterKind::Delay)
+        .filter(|(k, _)| **k == CenterKind::Delay)
         .map(|(_, d)| d)
         .sum();
     let queues: Vec<f64> = kinds
@@ -454,16 +597,21 @@ fn closed_bounds(
         .map(|(_, d)| *d)
         .collect();
     let class = &net.classes[0].name;
-    for (method, result) in [
-        (
-            "asymptotic bounds",
-            analytic::asymptotic_bounds(&queues, think, population),
-        ),
-        (
+    let mut methods = vec![(
+        "asymptotic bounds",
+        analytic::asymptotic_bounds(&queues, think, population),
+    )];
+    match problem {
+        None => methods.push((
             "balanced job bounds",
             analytic::balanced_job_bounds(&queues, think, population),
+        )),
+        Some(p) => a.refuse(
+            "balanced job bounds",
+            format!("they assume product form: {p}"),
         ),
-    ] {
+    }
+    for (method, result) in methods {
         match result {
             Ok(b) => {
                 a.bounds.push(Bound {
@@ -479,6 +627,7 @@ fn closed_bounds(
                     upper: b.response_time.upper + think,
                     method: method.to_owned(),
                 });
+                laws::forced_flow_bounds(net, v, b.throughput.lower, b.throughput.upper, method, a);
             }
             Err(e) => a.refuse(method, e.to_string()),
         }
@@ -539,8 +688,8 @@ fn forks_of(net: &Network) -> Vec<(usize, &Vec<crate::model::StationId>)> {
 }
 
 /// Varki's mean-value approximation for a closed single-class network with one fork whose
-/// branches are distinct, identical single-server FCFS exponential queues; the other service
-/// stations must be product form.
+/// branches are distinct, identical single-server FCFS queues. Its assumptions (exponential
+/// branches, product-form stations elsewhere) are named in the label where they fail.
 fn closed_fork_join(net: &Network, v: &[Vec<f64>], a: &mut Analysis) {
     const METHOD: &str = "Varki mean-value approximation (closed fork-join)";
     let forks = forks_of(net);
@@ -549,23 +698,17 @@ fn closed_fork_join(net: &Network, v: &[Vec<f64>], a: &mut Analysis) {
         return;
     };
     let distinct: std::collections::BTreeSet<_> = branches.iter().collect();
-    let exp_fcfs = |s: usize| match &net.stations[s].kind {
+    let fcfs_mean = |s: usize| match &net.stations[s].kind {
         StationKind::Queue {
             discipline: Discipline::Fcfs,
             servers: 1,
             service,
-        } => service[0]
-            .as_ref()
-            .filter(|d| d.is_exponential())
-            .map(Dist::mean),
+        } => service[0].as_ref().map(Dist::mean),
         _ => None,
     };
-    let means: Vec<Option<f64>> = branches.iter().map(|b| exp_fcfs(b.index())).collect();
+    let means: Vec<Option<f64>> = branches.iter().map(|b| fcfs_mean(b.index())).collect();
     let Some(Some(s0)) = means.first().copied() else {
-        a.refuse(
-            METHOD,
-            "the branches must be single-server FCFS exponential queues",
-        );
+        a.refuse(METHOD, "the branches must be single-server FCFS queues");
         return;
     };
     if distinct.len() != branches.len()
@@ -575,7 +718,7 @@ fn closed_fork_join(net: &Network, v: &[Vec<f64>], a: &mut Analysis) {
     {
         a.refuse(
             METHOD,
-            "the branches must be distinct, identical single-server FCFS exponential queues",
+            "the branches must be distinct single-server FCFS queues with one mean",
         );
         return;
     }
@@ -583,10 +726,11 @@ fn closed_fork_join(net: &Network, v: &[Vec<f64>], a: &mut Analysis) {
         .map(|(s, _)| s)
         .filter(|s| !branches.iter().any(|b| b.index() == *s))
         .collect();
-    if let Some(reason) = others.iter().find_map(|&s| product_form_problem(net, s)) {
-        a.refuse(METHOD, reason);
-        return;
-    }
+    let problem = branches
+        .iter()
+        .find_map(|b| non_exponential_fcfs(net, b.index()).map(|(_, r)| r))
+        .or_else(|| others.iter().find_map(|&s| product_form_problem(net, s)));
+    let (method, _) = labelled(METHOD, false, problem.as_deref());
     let centers: Vec<Center> = others
         .iter()
         .map(|&s| Center {
@@ -604,23 +748,23 @@ fn closed_fork_join(net: &Network, v: &[Vec<f64>], a: &mut Analysis) {
     match analytic::varki_closed_fork_join(&[fj], &centers, population) {
         Ok(sol) => {
             if let Some(level) = sol.at(population) {
-                a.add(class_metric(net, 0), level.response_time, METHOD, false);
+                a.add(class_metric(net, 0), level.response_time, &method, false);
                 a.add(
                     format!("class.{}.throughput", net.classes[0].name),
                     level.throughput,
-                    METHOD,
+                    &method,
                     false,
                 );
                 let name = &net.stations[f].name;
                 a.add(
                     format!("station.{name}.response"),
                     level.residence[others.len()] / v[0][f],
-                    METHOD,
+                    &method,
                     false,
                 );
             }
         }
-        Err(e) => a.refuse(METHOD, e.to_string()),
+        Err(e) => a.refuse(&method, e.to_string()),
     }
 }
 
@@ -666,6 +810,7 @@ fn fork_join(net: &Network, a: &mut Analysis) {
         );
     };
     match &first.kind {
+        // Delay branches do not interact: the maximum holds whatever the arrivals.
         StationKind::Delay { .. } => {
             let r = match &d {
                 Dist::Exponential { mean } => expected_max_exponential(c, *mean)
@@ -687,38 +832,34 @@ fn fork_join(net: &Network, a: &mut Analysis) {
             discipline: Discipline::Fcfs,
             servers: 1,
             ..
-        } if d.is_exponential() => {
-            let lambda = net.stations.iter().find_map(|s| match &s.kind {
-                StationKind::Source { interarrival, .. } if interarrival.is_exponential() => {
-                    Some(1.0 / interarrival.mean())
-                }
-                _ => None,
+        } => {
+            let lambda: f64 = (0..net.classes.len())
+                .map(|c| laws::open_arrival_rate(net, c))
+                .sum();
+            let problem = arrival_problem(net).or_else(|| {
+                non_exponential_fcfs(net, branches[0].index()).map(|(_, reason)| reason)
             });
-            let Some(lambda) = lambda else {
-                a.refuse("fork-join queue", "arrivals are not Poisson");
-                return;
-            };
             let mu = 1.0 / d.mean();
-            if c == 2 {
-                match fork_join_2_server(lambda, mu) {
-                    Ok(x) => put(
-                        x,
-                        "2-server fork-join (Flatto-Hahn, Nelson-Tantawi)",
-                        true,
-                        a,
-                    ),
-                    Err(e) => a.refuse("2-server fork-join", e.to_string()),
-                }
+            let (method, exact, r) = if c == 2 {
+                let (m, exact) = labelled(
+                    "2-server fork-join (Flatto-Hahn, Nelson-Tantawi)",
+                    true,
+                    problem.as_deref(),
+                );
+                (m, exact, fork_join_2_server(lambda, mu))
             } else {
-                match nelson_tantawi(c, lambda, mu) {
-                    Ok(x) => put(x, "Nelson-Tantawi approximation", false, a),
-                    Err(e) => a.refuse("Nelson-Tantawi", e.to_string()),
-                }
+                let (m, exact) =
+                    labelled("Nelson-Tantawi approximation", false, problem.as_deref());
+                (m, exact, nelson_tantawi(c, lambda, mu))
+            };
+            match r {
+                Ok(x) => put(x, &method, exact, a),
+                Err(e) => a.refuse(&method, e.to_string()),
             }
         }
         _ => a.refuse(
             "fork-join queue",
-            "branches are not single FCFS exponential servers or delays",
+            "branches are not single FCFS servers or delays",
         ),
     }
 }
