@@ -6,13 +6,16 @@
 use serde::Serialize;
 
 use crate::analytic::{
-    self, Center, CenterKind, GeneralCenter, MulticlassModel, SchweitzerOptions, allen_cunneen,
-    expected_max_exponential, expected_max_numeric, expected_max_uniform, fork_join_2_server,
-    kingman, mg1, mm1, mmc, mminf, mva, mva_multiclass, mva_residual, nelson_tantawi, schweitzer,
+    self, Center, CenterKind, GeneralCenter, MulticlassModel, QnaStation, SchweitzerOptions,
+    allen_cunneen, expected_max_exponential, expected_max_numeric, expected_max_uniform,
+    fork_join_2_server, kingman, mg1, mm1, mmc, mminf, mva, mva_multiclass, mva_residual,
+    nelson_tantawi, qna, schweitzer,
 };
 use crate::dist::Dist;
 use crate::metrics::class_metric;
-use crate::model::{ClassKind, Discipline, Network, StationKind, visits};
+use crate::model::{
+    ClassId, ClassKind, Discipline, Network, Routing, StationId, StationKind, Target, visits,
+};
 
 mod laws;
 
@@ -245,6 +248,9 @@ fn open_network(net: &Network, v: &[Vec<f64>], a: &mut Analysis) {
         return;
     }
     let problem = arrivals.or_else(|| served.iter().find_map(|&s| product_form_problem(net, s)));
+    if net.classes.len() == 1 {
+        whitt_qna(net, &served, problem.is_some(), a);
+    }
     let kinds: Vec<CenterKind> = net.stations.iter().map(center_kind).collect();
     let classes: Vec<analytic::OpenClass> = (0..net.classes.len())
         .map(|c| {
@@ -273,6 +279,109 @@ fn open_network(net: &Network, v: &[Vec<f64>], a: &mut Analysis) {
             }
         }
         Err(e) => a.refuse("Jackson network", e.to_string()),
+    }
+}
+
+/// Whitt's QNA for a one-class open network of FCFS and delay stations (`served`), offered
+/// beside the Jackson value when the network is not product form (`beyond_product_form`).
+fn whitt_qna(net: &Network, served: &[usize], beyond_product_form: bool, a: &mut Analysis) {
+    const METHOD: &str = "QNA (Whitt 1983)";
+    if !beyond_product_form {
+        return;
+    }
+    let position = |id: StationId| served.iter().position(|&s| s == id.index());
+    let targets = |s: usize| {
+        let rule = net.routing.rule(ClassId(0), StationId(s as u32));
+        Routing::branch_probabilities(rule, &net.groups)
+    };
+    let mut stations: Vec<QnaStation> = Vec::with_capacity(served.len());
+    for &s in served {
+        let st = &net.stations[s];
+        let servers = match &st.kind {
+            StationKind::Queue {
+                discipline: Discipline::Fcfs,
+                servers,
+                ..
+            } => Some(*servers),
+            StationKind::Delay { .. } => None,
+            _ => {
+                a.refuse(
+                    METHOD,
+                    format!("station {:?} is not FCFS or a delay", st.name),
+                );
+                return;
+            }
+        };
+        stations.push(QnaStation {
+            servers,
+            mean_service: mean_service(st, 0),
+            service_scv: service_scv(st, 0),
+            external_rate: 0.0,
+            external_scv: 0.0,
+        });
+    }
+    // External flows: each source's stream split by its routing (splitting: p c^2 + 1 - p),
+    // merged per station by rate-weighted SCVs.
+    for (src, st) in net.stations.iter().enumerate() {
+        let StationKind::Source { interarrival, .. } = &st.kind else {
+            continue;
+        };
+        let (rate, c2) = (1.0 / interarrival.mean(), interarrival.scv());
+        for (target, p) in targets(src) {
+            if let Target::Station(to, _) = target
+                && let Some(j) = position(to)
+            {
+                stations[j].external_rate += rate * p;
+                stations[j].external_scv += rate * p * (p * c2 + 1.0 - p);
+            }
+        }
+    }
+    for st in &mut stations {
+        if st.external_rate > 0.0 {
+            st.external_scv /= st.external_rate;
+        }
+    }
+    let mut routing = vec![vec![0.0; served.len()]; served.len()];
+    for (i, &s) in served.iter().enumerate() {
+        for (target, p) in targets(s) {
+            match target {
+                Target::Station(_, class) if class.index() != 0 => {
+                    a.refuse(
+                        METHOD,
+                        format!("class switch at {:?}", net.stations[s].name),
+                    );
+                    return;
+                }
+                Target::Station(to, _) => {
+                    if let Some(j) = position(to) {
+                        routing[i][j] += p;
+                    }
+                }
+                Target::Exit => {}
+            }
+        }
+    }
+    match qna(&stations, &routing) {
+        Ok(sol) => {
+            a.add(class_metric(net, 0), sol.response_time, METHOD, false);
+            for (k, &s) in served.iter().enumerate() {
+                let name = &net.stations[s].name;
+                let m = &sol.stations[k];
+                a.add(
+                    format!("station.{name}.response"),
+                    m.mean_response,
+                    METHOD,
+                    false,
+                );
+                a.add(
+                    format!("station.{name}.number"),
+                    m.mean_number,
+                    METHOD,
+                    false,
+                );
+            }
+        }
+        Err(e) => a.refuse(METHOD, e.to_string()),
     }
 }
 

@@ -150,3 +150,33 @@ fn beyond_product_form_the_standard_approximations_are_offered() {
             .all(|p| !p.exact || p.method.contains("any distribution"))
     );
 }
+
+#[test]
+fn qna_carries_the_smoothed_departures_of_a_deterministic_server_downstream() {
+    let a = analyze(
+        load("validation/np_tandem_d_m_rho80.toml")
+            .network()
+            .unwrap(),
+    );
+    let qna = a
+        .predictions
+        .iter()
+        .find(|p| p.metric == "class.jobs.response" && p.method == "QNA (Whitt 1983)")
+        .expect("QNA is offered");
+    // M/D/1 (rho 0.6): R = 0.75 + 0.5625; then c_a^2 = 1 - 0.36 at the exponential server
+    // (rho 0.8): Wq = 4 (0.64 + 1)/2 g with the Kraemer-Langenbach-Belz factor g.
+    let g = (-2.0 * 0.2 * 0.36f64.powi(2) / (3.0 * 0.8 * 1.64)).exp();
+    let expected = 1.3125 + 1.0 + 4.0 * 1.64 / 2.0 * g;
+    assert!(!qna.exact && (qna.value - expected).abs() < 1e-9, "{qna:?}");
+    let jackson = a
+        .predictions
+        .iter()
+        .find(|p| p.metric == "class.jobs.response" && p.method.starts_with("Jackson"))
+        .expect("Jackson is still offered, labelled");
+    assert!(!jackson.exact);
+    assert!(
+        jackson
+            .method
+            .contains("FCFS station \"a\" has SCV 0, not exponential")
+    );
+}
