@@ -248,8 +248,8 @@ fn open_network(net: &Network, v: &[Vec<f64>], a: &mut Analysis) {
         return;
     }
     let problem = arrivals.or_else(|| served.iter().find_map(|&s| product_form_problem(net, s)));
-    if net.classes.len() == 1 {
-        whitt_qna(net, &served, problem.is_some(), a);
+    if net.classes.len() == 1 && problem.is_some() {
+        whitt_qna(net, &served, a);
     }
     let kinds: Vec<CenterKind> = net.stations.iter().map(center_kind).collect();
     let classes: Vec<analytic::OpenClass> = (0..net.classes.len())
@@ -283,12 +283,9 @@ fn open_network(net: &Network, v: &[Vec<f64>], a: &mut Analysis) {
 }
 
 /// Whitt's QNA for a one-class open network of FCFS and delay stations (`served`), offered
-/// beside the Jackson value when the network is not product form (`beyond_product_form`).
-fn whitt_qna(net: &Network, served: &[usize], beyond_product_form: bool, a: &mut Analysis) {
+/// beside the Jackson value when the network is not product form.
+fn whitt_qna(net: &Network, served: &[usize], a: &mut Analysis) {
     const METHOD: &str = "QNA (Whitt 1983)";
-    if !beyond_product_form {
-        return;
-    }
     let position = |id: StationId| served.iter().position(|&s| s == id.index());
     let targets = |s: usize| {
         let rule = net.routing.rule(ClassId(0), StationId(s as u32));
