@@ -5,6 +5,7 @@ mod metrics;
 mod route;
 mod run;
 mod selftest;
+mod sweep;
 mod validate;
 
 use std::process::ExitCode;
@@ -33,6 +34,9 @@ enum Command {
     /// and stands only if the rerun disagrees too; the report keeps the first interval. Exit 0
     /// when nothing disagrees, 1 when something does, 2 on bad input.
     Validate(validate::ValidateArgs),
+    /// Run a scenario at many points (--vary KEY=VALUES), each simulated and compared with
+    /// every analytic prediction; tidy CSV or JSON out.
+    Sweep(sweep::SweepArgs),
     /// Check the statistics themselves (coverage of nominal 95% intervals).
     Selftest(selftest::SelftestArgs),
     /// List every metric name a scenario reports (the names --metric, [validate] metrics and
@@ -50,6 +54,7 @@ pub fn main() -> anyhow::Result<ExitCode> {
         Command::Run(args) => run::run(&args),
         Command::Analyze(args) => analyze::run(&args),
         Command::Validate(args) => validate::run(&args),
+        Command::Sweep(args) => sweep::run(&args),
         Command::Selftest(args) => selftest::run(&args),
         Command::Metrics(args) => metrics::run(&args),
         Command::Route(args) => route::run(&args),

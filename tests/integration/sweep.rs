@@ -1,0 +1,246 @@
+use std::collections::BTreeMap;
+
+use super::util::{open_single, parsim, temp_scenario};
+
+/// Short runs: every point is a small M/M/1 experiment.
+const SHORT: [&str; 4] = ["--set", "run.length=3000", "--set", "run.replications=4"];
+
+/// An M/M/1 scenario file (one per test, so that no test reads a file another is writing).
+fn mm1(test: &str) -> String {
+    let path = temp_scenario(
+        &format!("sweep_{test}"),
+        &open_single(
+            0.5,
+            "kind = \"fcfs\"\nservice = { dist = \"exp\", mean = 1.0 }",
+        ),
+    );
+    path.to_str().unwrap().to_owned()
+}
+
+/// Runs parsim and returns (exit code, stdout, stderr).
+fn call(args: &[&str]) -> (Option<i32>, String, String) {
+    let out = parsim(args);
+    (
+        out.status.code(),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+/// `parsim sweep` on the M/M/1 file with the short settings and `extra` arguments.
+fn sweep(test: &str, extra: &[&str]) -> String {
+    let file = mm1(test);
+    let mut args = vec!["sweep", file.as_str()];
+    args.extend(SHORT);
+    args.extend(extra);
+    let (code, out, err) = call(&args);
+    assert_eq!(code, Some(0), "{err}");
+    out
+}
+
+/// A CSV text as records of named fields.
+fn records(csv: &str) -> Vec<BTreeMap<String, String>> {
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().expect("a header").split(',').collect();
+    lines
+        .map(|l| {
+            header
+                .iter()
+                .zip(l.split(','))
+                .map(|(h, v)| ((*h).to_owned(), v.to_owned()))
+                .collect()
+        })
+        .collect()
+}
+
+/// The distinct values of a column, in order of appearance.
+fn distinct(rows: &[BTreeMap<String, String>], column: &str) -> Vec<String> {
+    let mut seen: Vec<String> = Vec::new();
+    for r in rows {
+        if !seen.contains(&r[column]) {
+            seen.push(r[column].clone());
+        }
+    }
+    seen
+}
+
+const RATE: &str = "station.arrivals.interarrival.rate";
+
+#[test]
+fn each_point_equals_run_with_set() {
+    const T: &str = "each_point_equals_run_with_set";
+    let rows = records(&sweep(T, &["--vary", &format!("{RATE}=0.3,0.6")]));
+    assert_eq!(distinct(&rows, RATE), ["0.3", "0.6"]);
+    let response = |r: &BTreeMap<String, String>| {
+        r["metric"] == "class.jobs.response" && r["method"] == "M/M/1"
+    };
+    assert!(rows.iter().any(|r| response(r) && !r["verdict"].is_empty()));
+    for rate in ["0.3", "0.6"] {
+        let file = mm1(T);
+        let set = format!("{RATE}={rate}");
+        let mut args = vec!["run", file.as_str(), "--csv", "--set", set.as_str()];
+        args.extend(SHORT);
+        let (code, out, err) = call(&args);
+        assert_eq!(code, Some(0), "{err}");
+        let alone = records(&out);
+        let in_sweep: Vec<_> = rows.iter().filter(|r| r[RATE] == rate).collect();
+        for metric in &alone {
+            let row = in_sweep
+                .iter()
+                .find(|r| r["metric"] == metric["metric"])
+                .unwrap_or_else(|| panic!("{} missing from the sweep", metric["metric"]));
+            let num = |s: &str| s.parse::<f64>().unwrap();
+            assert_eq!(num(&row["simulated"]), num(&metric["mean"]), "{metric:?}");
+            assert_eq!(num(&row["half_width_95"]), num(&metric["half_width"]));
+            assert_eq!(row["replications"], metric["replications"]);
+        }
+    }
+}
+
+#[test]
+fn a_point_does_not_depend_on_its_neighbours_order_or_threads() {
+    const T: &str = "a_point_does_not_depend_on_its_neighbours_order_or_threads";
+    let point = |csv: &str| -> Vec<BTreeMap<String, String>> {
+        records(csv)
+            .into_iter()
+            .filter(|r| r[RATE] == "0.6")
+            .collect()
+    };
+    let forward = sweep(T, &["--vary", &format!("{RATE}=0.3,0.6"), "--threads", "1"]);
+    let backward = sweep(
+        T,
+        &["--vary", &format!("{RATE}=0.6,0.7,0.3"), "--threads", "2"],
+    );
+    let alone = sweep(T, &["--vary", &format!("{RATE}=0.6")]);
+    assert_eq!(point(&forward), point(&backward));
+    assert_eq!(point(&forward), point(&alone));
+    assert_eq!(
+        forward,
+        sweep(T, &["--vary", &format!("{RATE}=0.3,0.6"), "--threads", "2"]),
+        "same bytes on 1 and 2 threads"
+    );
+    let other = records(&forward);
+    let means = |rate: &str| -> Vec<String> {
+        other
+            .iter()
+            .filter(|r| r[RATE] == rate && r["metric"] == "class.jobs.p50")
+            .map(|r| r["simulated"].clone())
+            .collect()
+    };
+    assert_ne!(
+        means("0.3"),
+        means("0.6"),
+        "points draw from their own streams"
+    );
+}
+
+#[test]
+fn several_vary_make_a_grid_and_zip_pairs_them() {
+    const T: &str = "several_vary_make_a_grid_and_zip_pairs_them";
+    let axes = [
+        "--vary",
+        "run.seed=1,2",
+        "--vary",
+        "station.q.service.mean=0.5..1.5:0.5",
+    ];
+    let grid = records(&sweep(T, &axes));
+    let points = |rows: &[BTreeMap<String, String>]| -> Vec<(String, String)> {
+        let mut seen = Vec::new();
+        for r in rows {
+            let p = (r["run.seed"].clone(), r["station.q.service.mean"].clone());
+            if !seen.contains(&p) {
+                seen.push(p);
+            }
+        }
+        seen
+    };
+    let pairs = |v: &[(&str, &str)]| -> Vec<(String, String)> {
+        v.iter()
+            .map(|(a, b)| ((*a).to_owned(), (*b).to_owned()))
+            .collect()
+    };
+    assert_eq!(
+        points(&grid),
+        pairs(&[
+            ("1", "0.5"),
+            ("1", "1"),
+            ("1", "1.5"),
+            ("2", "0.5"),
+            ("2", "1"),
+            ("2", "1.5")
+        ])
+    );
+    let mut zipped = axes.to_vec();
+    zipped[1] = "run.seed=1..3";
+    zipped.push("--zip");
+    let zip = records(&sweep(T, &zipped));
+    assert_eq!(
+        points(&zip),
+        pairs(&[("1", "0.5"), ("2", "1"), ("3", "1.5")])
+    );
+    let file = mm1(T);
+    let (code, _, err) = call(&[
+        "sweep",
+        &file,
+        "--vary",
+        "run.length=1,2",
+        "--vary",
+        "run.seed=1..3",
+        "--zip",
+    ]);
+    assert_eq!(code, Some(2));
+    assert!(err.contains("--zip") && err.contains("run.seed"), "{err}");
+}
+
+#[test]
+fn bad_keys_and_values_name_the_key_and_the_point() {
+    const T: &str = "bad_keys_and_values_name_the_key_and_the_point";
+    let file = mm1(T);
+    let cases: [(&[&str], &[&str]); 5] = [
+        (
+            &["--vary", "class.job.population=1,2"],
+            &[
+                "point 0",
+                "class.job.population",
+                "no [[class]] named `job`",
+                "`jobs`",
+            ],
+        ),
+        (
+            &["--vary", "station.q.service.mean=1,-1"],
+            &["1 of 2 points", "point 1", "station.q.service.mean=-1"],
+        ),
+        (
+            &["--vary", "run.lenght=5"],
+            &["point 0", "unknown field `lenght`"],
+        ),
+        (&["--vary", "run.length=1..5:0"], &["run.length", "step"]),
+        (&["--vary", "run.length"], &["KEY=VALUES"]),
+    ];
+    for (args, wanted) in cases {
+        let mut all = vec!["sweep", file.as_str()];
+        all.extend(args);
+        let (code, _, err) = call(&all);
+        assert_eq!(code, Some(2), "{args:?}: {err}");
+        for w in wanted {
+            assert!(err.contains(w), "{args:?}: {w:?} not in {err}");
+        }
+    }
+}
+
+#[test]
+fn json_holds_the_same_rows() {
+    const T: &str = "json_holds_the_same_rows";
+    let csv = records(&sweep(T, &["--vary", &format!("{RATE}=0.4")]));
+    let json: serde_json::Value =
+        serde_json::from_str(&sweep(T, &["--vary", &format!("{RATE}=0.4"), "--json"])).unwrap();
+    let rows = json["points"][0]["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), csv.len());
+    for (j, c) in rows.iter().zip(&csv) {
+        assert_eq!(j["metric"].as_str(), Some(c["metric"].as_str()));
+        assert_eq!(
+            j["simulated"].as_f64().unwrap(),
+            c["simulated"].parse::<f64>().unwrap()
+        );
+    }
+}
