@@ -10,7 +10,7 @@ use clap::Args;
 use parsim::scenario::Scenario;
 use parsim::scenario::assign::Assignment;
 use parsim::sweep::output::SweepReport;
-use parsim::sweep::{Axis, Layout, PointResult, Sweep, evaluate};
+use parsim::sweep::{Axis, Layout, PointResult, Sweep, evaluate, plot};
 
 /// How VALUES are written, for `--help`.
 const VALUES_HELP: &str = "\
@@ -52,6 +52,15 @@ pub struct SweepArgs {
     /// Print JSON instead of CSV.
     #[arg(long)]
     json: bool,
+    /// Also draw SVG pictures into DIR: for one key, each predicted metric's simulated mean
+    /// with its 95% band and every method's curve; for two keys on a grid, heat maps of the
+    /// simulated mean and of each method's relative error.
+    #[arg(long, value_name = "DIR")]
+    plot: Option<PathBuf>,
+    /// A metric to draw with --plot (repeatable; default: every metric some analytic method
+    /// predicts).
+    #[arg(long, value_name = "METRIC", requires = "plot")]
+    plot_metric: Vec<String>,
     /// Master seed (overrides the scenario's).
     #[arg(long)]
     seed: Option<u64>,
@@ -72,6 +81,9 @@ pub fn run(args: &SweepArgs) -> anyhow::Result<ExitCode> {
         args.seed,
     )
     .map_err(anyhow::Error::msg)?;
+    if args.plot.is_some() {
+        plot::check_shape(layout, sweep.axes.len())?;
+    }
     let points = sweep.points();
     let scenarios = load_points(&sweep, &points)?;
     let total: u64 = scenarios
@@ -112,6 +124,15 @@ pub fn run(args: &SweepArgs) -> anyhow::Result<ExitCode> {
         report.write_csv(out)?;
     }
     std::io::stdout().flush()?;
+    if let Some(dir) = &args.plot {
+        let files = plot::write(&report, dir, &args.plot_metric)?;
+        eprintln!("parsim: {} pictures in {}", files.len(), dir.display());
+        if files.is_empty() {
+            eprintln!(
+                "parsim: no metric has an analytic prediction; name metrics to draw with --plot-metric"
+            );
+        }
+    }
     Ok(ExitCode::SUCCESS)
 }
 

@@ -8,6 +8,7 @@
 //! shard, and on any number of threads.
 
 pub mod output;
+pub mod plot;
 pub mod values;
 
 use std::path::{Path, PathBuf};

@@ -244,3 +244,63 @@ fn json_holds_the_same_rows() {
         );
     }
 }
+
+#[test]
+fn plots_draw_curves_for_one_key_and_heat_maps_for_two() {
+    const T: &str = "plots_draw_curves_for_one_key_and_heat_maps_for_two";
+    let dir = std::env::temp_dir().join(format!("parsim-it-{}-{T}", std::process::id()));
+    let one = dir.join("one");
+    sweep(
+        T,
+        &[
+            "--vary",
+            &format!("{RATE}=0.3,0.6"),
+            "--plot",
+            one.to_str().unwrap(),
+        ],
+    );
+    let svg = std::fs::read_to_string(one.join("class.jobs.response.svg")).unwrap();
+    for label in [
+        "class.jobs.response",
+        RATE,
+        "M/M/1",
+        "simulated mean",
+        "<polygon",
+    ] {
+        assert!(svg.contains(label), "{label} not drawn");
+    }
+    assert!(
+        !one.join("class.jobs.p50.svg").exists(),
+        "only predicted metrics are drawn"
+    );
+    let two = dir.join("two");
+    sweep(
+        T,
+        &[
+            "--vary",
+            &format!("{RATE}=0.3,0.6"),
+            "--vary",
+            "station.q.service.mean=0.5,1",
+            "--plot",
+            two.to_str().unwrap(),
+        ],
+    );
+    let heat = std::fs::read_to_string(two.join("class.jobs.response.M_M_1.error.svg")).unwrap();
+    assert_eq!(heat.matches("<rect").count() - 1, 4, "one cell per point");
+    assert!(two.join("class.jobs.response.simulated.svg").exists());
+    let file = mm1(T);
+    let (code, _, err) = call(&[
+        "sweep",
+        &file,
+        "--vary",
+        "run.seed=1",
+        "--vary",
+        "run.length=100",
+        "--vary",
+        "run.replications=2",
+        "--plot",
+        dir.join("three").to_str().unwrap(),
+    ]);
+    assert_eq!(code, Some(2));
+    assert!(err.contains("varies 3"), "{err}");
+}
