@@ -1,6 +1,7 @@
 //! Command-line parsing (clap) and the subcommands.
 
 mod analyze;
+mod merge;
 mod metrics;
 mod route;
 mod run;
@@ -37,6 +38,9 @@ enum Command {
     /// Run a scenario at many points (--vary KEY=VALUES), each simulated and compared with
     /// every analytic prediction; tidy CSV or JSON out.
     Sweep(sweep::SweepArgs),
+    /// Join the shard files of a sweep run with --shard K/N --out DIR, checking they make one
+    /// whole sweep, and print what the single run prints, byte for byte.
+    Merge(merge::MergeArgs),
     /// Check the statistics themselves (coverage of nominal 95% intervals).
     Selftest(selftest::SelftestArgs),
     /// List every metric name a scenario reports (the names --metric, [validate] metrics and
@@ -55,6 +59,7 @@ pub fn main() -> anyhow::Result<ExitCode> {
         Command::Analyze(args) => analyze::run(&args),
         Command::Validate(args) => validate::run(&args),
         Command::Sweep(args) => sweep::run(&args),
+        Command::Merge(args) => merge::run(&args),
         Command::Selftest(args) => selftest::run(&args),
         Command::Metrics(args) => metrics::run(&args),
         Command::Route(args) => route::run(&args),

@@ -10,7 +10,8 @@ use clap::Args;
 use parsim::scenario::Scenario;
 use parsim::scenario::assign::Assignment;
 use parsim::sweep::output::SweepReport;
-use parsim::sweep::{Axis, Layout, PointResult, Sweep, evaluate, plot};
+use parsim::sweep::shard::{Shard, ShardFile};
+use parsim::sweep::{Axis, Layout, Point, PointResult, Sweep, evaluate, plot};
 
 /// How VALUES are written, for `--help`.
 const VALUES_HELP: &str = "\
@@ -49,6 +50,33 @@ pub struct SweepArgs {
     /// Override a field at every point (repeatable), as `parsim run --set` does.
     #[arg(long = "set", value_name = "KEY=VALUE", value_parser = Assignment::parse)]
     set: Vec<Assignment>,
+    #[command(flatten)]
+    output: OutputArgs,
+    /// Run only shard K of N (K from 0 to N-1: the points whose index is K modulo N) and write
+    /// its results to --out, for `parsim merge`.
+    #[arg(
+        long,
+        value_name = "K/N",
+        value_parser = Shard::parse,
+        requires = "out",
+        conflicts_with_all = ["json", "plot"]
+    )]
+    shard: Option<Shard>,
+    /// The directory a shard writes its file to.
+    #[arg(long, value_name = "DIR", requires = "shard")]
+    out: Option<PathBuf>,
+    /// Master seed (overrides the scenario's).
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Worker threads for each point's replications (default: one per core). Results do not
+    /// depend on it.
+    #[arg(long, default_value_t = 0)]
+    threads: usize,
+}
+
+/// How a sweep's results are shown (by `parsim sweep` and `parsim merge` alike).
+#[derive(Debug, Args)]
+pub struct OutputArgs {
     /// Print JSON instead of CSV.
     #[arg(long)]
     json: bool,
@@ -61,16 +89,33 @@ pub struct SweepArgs {
     /// predicts).
     #[arg(long, value_name = "METRIC", requires = "plot")]
     plot_metric: Vec<String>,
-    /// Master seed (overrides the scenario's).
-    #[arg(long)]
-    seed: Option<u64>,
-    /// Worker threads for each point's replications (default: one per core). Results do not
-    /// depend on it.
-    #[arg(long, default_value_t = 0)]
-    threads: usize,
 }
 
-/// Checks every point, runs them in order and prints the results.
+impl OutputArgs {
+    /// Prints the report as CSV or JSON on stdout and draws the pictures asked for.
+    pub fn emit(&self, report: &SweepReport) -> anyhow::Result<()> {
+        let mut out = std::io::stdout().lock();
+        if self.json {
+            report.write_json(&mut out)?;
+        } else {
+            report.write_csv(&mut out)?;
+        }
+        out.flush()?;
+        if let Some(dir) = &self.plot {
+            let files = plot::write(report, dir, &self.plot_metric)?;
+            eprintln!("parsim: {} pictures in {}", files.len(), dir.display());
+            if files.is_empty() {
+                eprintln!(
+                    "parsim: no metric has an analytic prediction; name metrics to draw with --plot-metric"
+                );
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Checks every point, runs them (or one shard's) in order and prints the results (or writes
+/// the shard's file).
 pub fn run(args: &SweepArgs) -> anyhow::Result<ExitCode> {
     let layout = if args.zip { Layout::Zip } else { Layout::Grid };
     let sweep = Sweep::new(
@@ -81,22 +126,27 @@ pub fn run(args: &SweepArgs) -> anyhow::Result<ExitCode> {
         args.seed,
     )
     .map_err(anyhow::Error::msg)?;
-    if args.plot.is_some() {
+    if args.output.plot.is_some() {
         plot::check_shape(layout, sweep.axes.len())?;
     }
     let points = sweep.points();
     let scenarios = load_points(&sweep, &points)?;
-    let total: u64 = scenarios
+    let owned: Vec<(&Point, &Scenario)> = points
         .iter()
-        .map(|sc| u64::from(sc.run.replications))
+        .zip(&scenarios)
+        .filter(|(p, _)| args.shard.is_none_or(|s| s.owns(p.index)))
+        .collect();
+    let total: u64 = owned
+        .iter()
+        .map(|(_, sc)| u64::from(sc.run.replications))
         .sum();
     let bar = super::run::progress_bar(
-        &format!("{} points", points.len()),
+        &format!("{} points", owned.len()),
         total,
         "{msg} [{bar:30}] {pos}/{len} replications, {elapsed} elapsed, ETA {eta}",
     );
-    let mut results = Vec::with_capacity(points.len());
-    for (point, sc) in points.iter().zip(&scenarios) {
+    let mut results = Vec::with_capacity(owned.len());
+    for (point, sc) in owned {
         let opt = sweep.options(point, sc, args.threads);
         let (rows, events) =
             evaluate(sc, &opt, &|_| bar.inc(1)).with_context(|| sweep.describe(point))?;
@@ -117,27 +167,20 @@ pub fn run(args: &SweepArgs) -> anyhow::Result<ExitCode> {
         layout,
         points: results,
     };
-    let out = std::io::stdout().lock();
-    if args.json {
-        report.write_json(out)?;
-    } else {
-        report.write_csv(out)?;
-    }
-    std::io::stdout().flush()?;
-    if let Some(dir) = &args.plot {
-        let files = plot::write(&report, dir, &args.plot_metric)?;
-        eprintln!("parsim: {} pictures in {}", files.len(), dir.display());
-        if files.is_empty() {
-            eprintln!(
-                "parsim: no metric has an analytic prediction; name metrics to draw with --plot-metric"
-            );
+    match (args.shard, &args.out) {
+        (Some(shard), Some(dir)) => {
+            let path = ShardFile::new(&sweep, shard, report)
+                .write(dir)
+                .with_context(|| format!("writing shard {} to {}", shard.index, dir.display()))?;
+            eprintln!("parsim: wrote {}", path.display());
         }
+        _ => args.output.emit(&report)?,
     }
     Ok(ExitCode::SUCCESS)
 }
 
 /// Loads the scenario of every point, reporting the problems of the first few bad points.
-fn load_points(sweep: &Sweep, points: &[parsim::sweep::Point]) -> anyhow::Result<Vec<Scenario>> {
+fn load_points(sweep: &Sweep, points: &[Point]) -> anyhow::Result<Vec<Scenario>> {
     const SHOWN: usize = 5;
     let mut scenarios = Vec::with_capacity(points.len());
     let mut bad = Vec::new();

@@ -9,6 +9,7 @@
 
 pub mod output;
 pub mod plot;
+pub mod shard;
 pub mod values;
 
 use std::path::{Path, PathBuf};

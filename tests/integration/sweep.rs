@@ -304,3 +304,128 @@ fn plots_draw_curves_for_one_key_and_heat_maps_for_two() {
     assert_eq!(code, Some(2));
     assert!(err.contains("varies 3"), "{err}");
 }
+
+/// Runs the sweep `axes` of the test's M/M/1 file as `shards` shards into `dir`, each with
+/// `extra` arguments.
+fn run_shards(test: &str, axes: &[&str], shards: usize, dir: &std::path::Path, extra: &[&str]) {
+    for k in 0..shards {
+        let shard = format!("{k}/{shards}");
+        let mut args = axes.to_vec();
+        args.extend(["--shard", shard.as_str(), "--out", dir.to_str().unwrap()]);
+        args.extend(extra);
+        sweep(test, &args);
+    }
+}
+
+/// A fresh directory for a test's shards.
+fn shard_dir(test: &str, name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("parsim-it-{}-{test}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+const GRID: [&str; 4] = [
+    "--vary",
+    "station.arrivals.interarrival.rate=0.2,0.5",
+    "--vary",
+    "station.q.service.mean=0.5..1.5:0.5",
+];
+
+#[test]
+fn merged_shards_print_the_single_run_byte_for_byte() {
+    const T: &str = "merged_shards_print_the_single_run_byte_for_byte";
+    let dir = shard_dir(T, "four");
+    run_shards(T, &GRID, 4, &dir, &[]);
+    let merge = |json: bool| {
+        let mut args = vec!["merge", dir.to_str().unwrap()];
+        if json {
+            args.push("--json");
+        }
+        let (code, out, err) = call(&args);
+        assert_eq!(code, Some(0), "{err}");
+        out
+    };
+    assert_eq!(merge(false), sweep(T, &GRID));
+    let mut json = GRID.to_vec();
+    json.push("--json");
+    assert_eq!(merge(true), sweep(T, &json));
+    let leftovers: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| !n.starts_with("shard-"))
+        .collect();
+    assert!(leftovers.is_empty(), "temporary files left: {leftovers:?}");
+}
+
+#[test]
+fn merge_refuses_missing_duplicate_and_mixed_shards_naming_them() {
+    const T: &str = "merge_refuses_missing_duplicate_and_mixed_shards_naming_them";
+    let refusal = |dir: &std::path::Path| {
+        let (code, _, err) = call(&["merge", dir.to_str().unwrap()]);
+        assert_eq!(code, Some(2), "{err}");
+        err
+    };
+    let missing = shard_dir(T, "missing");
+    run_shards(T, &GRID, 3, &missing, &[]);
+    std::fs::remove_file(missing.join("shard-00001-of-00003.json")).unwrap();
+    assert!(refusal(&missing).contains("missing shard 1 of 3"));
+
+    let twice = shard_dir(T, "twice");
+    run_shards(T, &GRID, 2, &twice, &[]);
+    std::fs::copy(
+        twice.join("shard-00001-of-00002.json"),
+        twice.join("shard-00001-of-00002-again.json"),
+    )
+    .unwrap();
+    let err = refusal(&twice);
+    assert!(
+        err.contains("shard 1 appears twice") && err.contains("-again.json"),
+        "{err}"
+    );
+
+    let seeds = shard_dir(T, "seeds");
+    run_shards(T, &GRID, 2, &seeds, &[]);
+    let mut reseeded = GRID.to_vec();
+    reseeded.extend([
+        "--shard",
+        "1/2",
+        "--out",
+        seeds.to_str().unwrap(),
+        "--seed",
+        "9",
+    ]);
+    sweep(T, &reseeded);
+    let err = refusal(&seeds);
+    assert!(
+        err.contains("different seeds: the scenario's and 9"),
+        "{err}"
+    );
+
+    let scenario = shard_dir(T, "scenario");
+    run_shards(T, &GRID, 2, &scenario, &[]);
+    // one more assignment (to the value the file has) makes another sweep
+    let mut changed = GRID.to_vec();
+    changed.extend([
+        "--set",
+        "station.arrivals.class=jobs",
+        "--shard",
+        "0/2",
+        "--out",
+        scenario.to_str().unwrap(),
+    ]);
+    sweep(T, &changed);
+    let err = refusal(&scenario);
+    assert!(
+        err.contains("different sweeps") && err.contains("shard-00000-of-00002.json"),
+        "{err}"
+    );
+
+    let version = shard_dir(T, "version");
+    run_shards(T, &GRID, 2, &version, &[]);
+    let file = version.join("shard-00001-of-00002.json");
+    let text = std::fs::read_to_string(&file).unwrap();
+    let ours = format!("\"version\": \"{}\"", env!("CARGO_PKG_VERSION"));
+    assert!(text.contains(&ours));
+    std::fs::write(&file, text.replace(&ours, "\"version\": \"0.0.1\"")).unwrap();
+    assert!(refusal(&version).contains("different versions of parsim: "));
+}
