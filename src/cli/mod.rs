@@ -6,6 +6,7 @@ mod metrics;
 mod route;
 mod run;
 mod selftest;
+mod slurm;
 mod sweep;
 mod validate;
 
@@ -41,6 +42,9 @@ enum Command {
     /// Join the shard files of a sweep run with --shard K/N --out DIR, checking they make one
     /// whole sweep, and print what the single run prints, byte for byte.
     Merge(merge::MergeArgs),
+    /// Write (and with --submit, submit) a Slurm job array that runs a sweep in shards, and a
+    /// merge job that starts when every shard has succeeded.
+    Slurm(slurm::SlurmArgs),
     /// Check the statistics themselves (coverage of nominal 95% intervals).
     Selftest(selftest::SelftestArgs),
     /// List every metric name a scenario reports (the names --metric, [validate] metrics and
@@ -60,6 +64,7 @@ pub fn main() -> anyhow::Result<ExitCode> {
         Command::Validate(args) => validate::run(&args),
         Command::Sweep(args) => sweep::run(&args),
         Command::Merge(args) => merge::run(&args),
+        Command::Slurm(args) => slurm::run(&args),
         Command::Selftest(args) => selftest::run(&args),
         Command::Metrics(args) => metrics::run(&args),
         Command::Route(args) => route::run(&args),

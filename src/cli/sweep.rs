@@ -114,6 +114,13 @@ impl OutputArgs {
     }
 }
 
+impl SweepArgs {
+    /// True when the command runs one shard (`--shard` or `--out`).
+    pub fn sharded(&self) -> bool {
+        self.shard.is_some() || self.out.is_some()
+    }
+}
+
 /// Checks every point, runs them (or one shard's) in order and prints the results (or writes
 /// the shard's file).
 pub fn run(args: &SweepArgs) -> anyhow::Result<ExitCode> {

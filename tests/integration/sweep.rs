@@ -429,3 +429,51 @@ fn merge_refuses_missing_duplicate_and_mixed_shards_naming_them() {
     std::fs::write(&file, text.replace(&ours, "\"version\": \"0.0.1\"")).unwrap();
     assert!(refusal(&version).contains("different versions of parsim: "));
 }
+
+#[test]
+fn the_slurm_scripts_run_the_shards_and_merge_what_the_single_run_prints() {
+    const T: &str = "the_slurm_scripts_run_the_shards_and_merge_what_the_single_run_prints";
+    let dir = shard_dir(T, "slurm");
+    let file = mm1(T);
+    let mut command = vec![
+        "slurm",
+        "--shards",
+        "3",
+        "--out",
+        dir.to_str().unwrap(),
+        "sweep",
+    ];
+    command.push(&file);
+    command.extend(SHORT);
+    command.extend(GRID);
+    command.push("--json");
+    let (code, _, err) = call(&command);
+    assert_eq!(code, Some(0), "{err}");
+    let script = std::fs::read_to_string(dir.join("shards.sbatch")).unwrap();
+    assert!(script.contains("#SBATCH --array=0-2"), "{script}");
+    // what Slurm would do: each array task, then the merge, in the working directory
+    let bash = |script: &str, task: Option<usize>| {
+        let mut c = std::process::Command::new("bash");
+        c.arg(dir.join(script)).current_dir(super::util::root());
+        if let Some(k) = task {
+            c.env("SLURM_ARRAY_TASK_ID", k.to_string());
+        }
+        let out = c.output().expect("bash runs");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    for k in 0..3 {
+        bash("shards.sbatch", Some(k));
+    }
+    bash("merge.sbatch", None);
+    let merged = std::fs::read_to_string(dir.join("merged.json")).unwrap();
+    let mut single = GRID.to_vec();
+    single.push("--json");
+    assert_eq!(merged, sweep(T, &single));
+    let (code, _, err) = call(&command);
+    assert_eq!(code, Some(2), "stale shards are refused");
+    assert!(err.contains("already holds shard files"), "{err}");
+}
