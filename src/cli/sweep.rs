@@ -41,7 +41,8 @@ numbers.";
 pub struct SweepArgs {
     /// The scenario file (TOML).
     scenario: PathBuf,
-    /// A field and the values it takes (repeatable; see VALUES below): several make a grid.
+    /// A field and the values it takes (repeatable; several make a grid). KEY and VALUES are
+    /// explained at the end of --help.
     #[arg(long, value_name = "KEY=VALUES", required = true, value_parser = Axis::parse)]
     vary: Vec<Axis>,
     /// Pair the --vary values (the i-th of each together) instead of making a grid.

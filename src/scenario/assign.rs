@@ -304,6 +304,49 @@ mod tests {
         assert_eq!(Value::parse(&quoted.toml()), Ok(quoted));
     }
 
+    /// The document `text` after `key=value`, as TOML values by path, or the error.
+    fn after(text: &str, key: &str, value: &str) -> Result<toml::Table, String> {
+        let (mut doc, errors) = DeTable::parse_recoverable(text);
+        assert!(errors.is_empty(), "{errors:?}");
+        let span = doc.span();
+        let value = Value::parse(value)?.toml();
+        apply(doc.get_mut(), span.clone(), key, &value)?;
+        let whole = Spanned::new(span, DeValue::Table(doc.into_inner()));
+        Ok(<toml::Table as serde::Deserialize>::deserialize(
+            serde::de::IntoDeserializer::into_deserializer(whole),
+        )
+        .expect("a table"))
+    }
+
+    #[test]
+    fn keys_reach_fields_of_tables_and_named_or_numbered_elements() {
+        let text =
+            "[[class]]\nname = \"jobs\"\npopulation = 2\n[[route]]\nfrom = \"a\"\nto = \"b\"\n";
+        let t = after(text, "class.jobs.population", "5").unwrap();
+        assert_eq!(t["class"][0]["population"].as_integer(), Some(5));
+        let t = after(text, "route.0.to", "c").unwrap();
+        assert_eq!(t["route"][0]["to"].as_str(), Some("c"));
+        let t = after(text, "run.length", "100").unwrap();
+        assert_eq!(t["run"]["length"].as_integer(), Some(100), "[run] created");
+        let t = after(text, "class.jobs.service.mean", "0.5").unwrap();
+        assert_eq!(t["class"][0]["service"]["mean"].as_float(), Some(0.5));
+        assert!(
+            after(text, "class.job.population", "5")
+                .unwrap_err()
+                .contains("`jobs`")
+        );
+        assert!(
+            after(text, "route.3.to", "c")
+                .unwrap_err()
+                .contains("0 to 0")
+        );
+        assert!(
+            after(text, "class.jobs.name.x", "c")
+                .unwrap_err()
+                .contains("not a table")
+        );
+    }
+
     #[test]
     fn seeds_depend_on_the_assignments_not_their_order() {
         let a = Assignment::parse("a=1").unwrap();
