@@ -11,7 +11,7 @@
 //! it stands (see [`validate`]): with a hundred comparisons at 99%, about one fails by chance in
 //! every suite run, and a validation that cries wolf that often is not read.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::predict::{Bound, Prediction, analyze_scenario};
 use crate::replicate::{self, Experiment, Options, RunError};
@@ -22,7 +22,7 @@ use crate::scenario::Scenario;
 pub const LEVEL: f64 = 0.99;
 
 /// The verdict on one comparison.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Verdict {
     /// Exact value inside a precise enough interval.
@@ -253,16 +253,27 @@ impl Plan {
             ..self.opt.clone()
         };
         let ex = replicate::run(sc, &opt, &|_| {})?;
-        let mut rows = self
-            .predictions
-            .iter()
-            .map(|p| compare(sc, &ex, p, self.target))
-            .collect::<Result<Vec<_>, _>>()?;
-        for b in &self.bounds {
-            rows.push(compare_bound(sc, &ex, b)?);
-        }
-        Ok(rows)
+        compare_all(sc, &ex, &self.predictions, &self.bounds, self.target)
     }
+}
+
+/// Compares every prediction, then every bound, with an experiment's 99% intervals, by the rules
+/// of this module; `target` is the relative half-width an exact comparison needs to agree.
+pub fn compare_all(
+    sc: &Scenario,
+    ex: &Experiment,
+    predictions: &[Prediction],
+    bounds: &[Bound],
+    target: f64,
+) -> Result<Vec<Comparison>, RunError> {
+    let mut rows = predictions
+        .iter()
+        .map(|p| compare(sc, ex, p, target))
+        .collect::<Result<Vec<_>, _>>()?;
+    for b in bounds {
+        rows.push(compare_bound(sc, ex, b)?);
+    }
+    Ok(rows)
 }
 
 /// A bound is violated only when the whole simulated interval lies outside it.

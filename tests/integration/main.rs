@@ -24,6 +24,8 @@ mod scenarios;
 mod selftest;
 /// Simulation against closed-form results, with fixed seeds and stated tolerances.
 mod statistics;
+/// `parsim sweep` and `run --set`: keys, values, grids, the seed rule.
+mod sweep;
 /// Shared helpers.
 mod util;
 /// `parsim validate`: exit codes, reports, reruns.
