@@ -121,6 +121,7 @@ pub fn compile(src: &Sources<'_>) -> Result<Program, Found> {
         disks: c.disks,
         clock: Clock::for_scale(smallest),
         report_each: p.report_each.unwrap_or(c.ranks <= 16),
+        pipeline: None,
     })
 }
 

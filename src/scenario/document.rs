@@ -16,6 +16,7 @@ use toml::de::{DeTable, DeValue};
 
 use super::build::Found;
 use super::raw::{RawClass, RawRoute, RawRun, RawScenario, RawStation, RawValidate};
+use crate::program::pipeline::RawPipeline;
 use crate::program::raw::{RawDisk, RawProgram, RawTopology};
 
 /// One element of an array of tables: where it is, its `name` if it has one, and its contents
@@ -63,6 +64,7 @@ const SECTIONS: &[&str] = &[
     "station",
     "route",
     "program",
+    "pipeline",
     "topology",
     "disk",
 ];
@@ -100,6 +102,7 @@ pub(super) fn read(text: &str) -> (Option<RawScenario>, Found) {
             "station" => raw.stations = many::<RawStation>(value, "station", &mut found),
             "route" => raw.routes = many::<RawRoute>(value, "route", &mut found),
             "program" => raw.program = one::<RawProgram>(value, "program", &mut found),
+            "pipeline" => raw.pipeline = one::<RawPipeline>(value, "pipeline", &mut found),
             "topology" => raw.topology = one::<RawTopology>(value, "topology", &mut found),
             "disk" => raw.disks = many::<RawDisk>(value, "disk", &mut found),
             other => found.push((

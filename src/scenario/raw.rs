@@ -11,6 +11,7 @@ use toml::Spanned;
 
 use super::document::Element;
 use crate::dist::DistSpec;
+use crate::program::pipeline::RawPipeline;
 use crate::program::raw::{RawDisk, RawProgram, RawTopology};
 
 /// A whole scenario file, as [`super::document`] reads it: each section on its own, each
@@ -33,6 +34,8 @@ pub struct RawScenario {
     pub validate: Option<Spanned<RawValidate>>,
     /// A rank program (`[program]`), instead of classes, stations and routes.
     pub program: Option<Spanned<RawProgram>>,
+    /// Kuntraruk's parallel pipeline (`[pipeline]`), built into a program.
+    pub pipeline: Option<Spanned<RawPipeline>>,
     /// The program's interconnect (`[topology]`).
     pub topology: Option<Spanned<RawTopology>>,
     /// The program's disks (`[[disk]]`).

@@ -6,6 +6,8 @@ mod analysis;
 mod cli;
 /// Same seed, same bytes, on 1 thread or 4.
 mod determinism;
+/// Kuntraruk's parallel pipeline against eq. 6 and the report's arithmetic.
+mod pipeline;
 /// Rank programs: exact contention-free times, collectives, deadlocks.
 mod programs;
 /// Properties over generated inputs: calendar order, tally merge, distribution moments.

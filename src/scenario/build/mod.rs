@@ -69,7 +69,7 @@ pub(super) fn build(raw: RawScenario, base: &Path) -> Result<Built, Found> {
     let mut ck = Checker::default();
     let run = config::run_config(&mut ck, raw.run.as_ref());
     let validate = config::validate_config(&mut ck, raw.validate.as_ref());
-    if raw.program.is_some() {
+    if raw.program.is_some() || raw.pipeline.is_some() {
         return build_program(ck, raw, base, run, validate);
     }
     for (field, given) in [
@@ -158,7 +158,8 @@ pub(super) fn build(raw: RawScenario, base: &Path) -> Result<Built, Found> {
     }
 }
 
-/// A program scenario: `[program]`, `[topology]`, `[[disk]]`, and no network sections.
+/// A program scenario: a `[program]` (with `[topology]` and `[[disk]]`) or a `[pipeline]`
+/// (with an optional `[topology]`), and no network sections.
 fn build_program(
     mut ck: Checker,
     raw: RawScenario,
@@ -166,7 +167,10 @@ fn build_program(
     run: RunConfig,
     validate: ValidateConfig,
 ) -> Result<Built, Found> {
-    let program = raw.program.as_ref().expect("called with a program");
+    let at = raw.program.as_ref().map_or_else(
+        || raw.pipeline.as_ref().map_or(0, |p| p.span().start),
+        |p| p.span().start,
+    );
     for (field, n) in [
         ("class", raw.classes.len()),
         ("station", raw.stations.len()),
@@ -174,26 +178,48 @@ fn build_program(
     ] {
         if n > 0 {
             ck.add(
-                Some(program.span().start),
+                Some(at),
                 field,
                 format!(
-                    "a scenario with a [program] builds its stations from it: leave out [[{field}]]"
+                    "a scenario with a [program] or [pipeline] builds its stations from it: leave out [[{field}]]"
                 ),
             );
         }
     }
-    let disks: Vec<_> = raw
-        .disks
-        .iter()
-        .filter_map(|e| e.value.as_ref().map(|d| (e.at(), d)))
-        .collect();
-    let sources = crate::program::compile::Sources {
-        program,
-        topology: raw.topology.as_ref(),
-        disks,
-        base,
+    let built = match (&raw.program, &raw.pipeline) {
+        (Some(program), None) => {
+            let disks: Vec<_> = raw
+                .disks
+                .iter()
+                .filter_map(|e| e.value.as_ref().map(|d| (e.at(), d)))
+                .collect();
+            crate::program::compile(&crate::program::compile::Sources {
+                program,
+                topology: raw.topology.as_ref(),
+                disks,
+                base,
+            })
+        }
+        (None, Some(pipeline)) => {
+            if !raw.disks.is_empty() {
+                ck.add(
+                    Some(at),
+                    "disk",
+                    "a [pipeline] has no disks: leave out [[disk]]",
+                );
+            }
+            crate::program::pipeline::build(pipeline, raw.topology.as_ref(), base)
+        }
+        _ => {
+            ck.add(
+                Some(at),
+                "pipeline",
+                "a scenario has a [program] or a [pipeline] (which builds its own program), not both",
+            );
+            return Err(ck.found);
+        }
     };
-    match crate::program::compile(&sources) {
+    match built {
         Ok(prog) if ck.found.is_empty() && raw.shape_problems == 0 => {
             let workload = Workload::Program(Box::new(prog));
             config::check_metric_names(&mut ck, &raw, &run, &validate, &workload);
