@@ -70,20 +70,20 @@ pub struct RawPipeline {
     pub bandwidth: Option<f64>,
     /// Propagation delay `τ` of the shared link (default 0, as in the report).
     pub latency: Option<f64>,
-    /// Figures a source printed for this configuration, shown beside the simulation.
-    pub published: Option<RawPublished>,
+    /// Makespans a source printed for this configuration, shown beside the simulation
+    /// (`[[pipeline.published]]`).
+    #[serde(default)]
+    pub published: Vec<RawPublished>,
 }
 
-/// `[pipeline.published]`: what a source printed.
-#[derive(Debug, Deserialize)]
+/// `[[pipeline.published]]`: one makespan a source printed.
+#[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawPublished {
-    /// Where the figures are printed, e.g. "Kuntraruk (2005), Table 1".
+    /// Where it is printed and what it is, e.g. "Kuntraruk (2005), Table 1, M/M/1 prediction".
     pub source: String,
-    /// The source's predicted makespan.
-    pub predicted: Option<f64>,
-    /// The source's measured makespan.
-    pub measured: Option<f64>,
+    /// The printed makespan.
+    pub makespan: f64,
 }
 
 /// A checked pipeline: the parameters of eq. 6.
@@ -101,19 +101,8 @@ pub struct Pipeline {
     pub merge: Dist,
     /// Message length in bytes.
     pub message: Dist,
-    /// The source's figures, if given.
-    pub published: Option<Published>,
-}
-
-/// Figures a source printed.
-#[derive(Clone, Debug)]
-pub struct Published {
-    /// Where they are printed.
-    pub source: String,
-    /// Predicted makespan.
-    pub predicted: Option<f64>,
-    /// Measured makespan.
-    pub measured: Option<f64>,
+    /// Makespans a source printed, with where.
+    pub published: Vec<RawPublished>,
 }
 
 impl Pipeline {
@@ -171,6 +160,14 @@ pub fn build(
                 h = r.ranks / 2
             ),
         );
+    }
+    for (i, pb) in r.published.iter().enumerate() {
+        if !(pb.makespan.is_finite() && pb.makespan > 0.0) {
+            add(
+                &format!("pipeline.published[{i}].makespan"),
+                format!("must be a finite time > 0, got {}", pb.makespan),
+            );
+        }
     }
     let groups = r.groups.unwrap_or(1);
     if groups < 1 || (ranks_ok && groups * r.ranks > super::compile::MAX_RANKS) {
@@ -266,11 +263,7 @@ pub fn build(
         task,
         merge,
         message,
-        published: r.published.as_ref().map(|p| Published {
-            source: p.source.clone(),
-            predicted: p.predicted,
-            measured: p.measured,
-        }),
+        published: r.published.clone(),
     };
     let program = Spanned::new(raw.span(), program(r, &pipeline));
     let sources = Sources {
@@ -576,17 +569,13 @@ pub fn predictions(prog: &Program, p: &Pipeline) -> (Vec<Prediction>, Vec<Refusa
             ),
         });
     }
-    if let Some(pb) = &p.published {
-        for (what, v) in [("predicted", pb.predicted), ("measured", pb.measured)] {
-            if let Some(v) = v {
-                put(
-                    "program.makespan",
-                    v,
-                    format!("{} ({what}, as printed)", pb.source),
-                    vec!["a printed figure, not computed here".to_owned()],
-                );
-            }
-        }
+    for pb in &p.published {
+        put(
+            "program.makespan",
+            pb.makespan,
+            format!("{} (as printed)", pb.source),
+            vec!["a printed figure, not computed here".to_owned()],
+        );
     }
     (out, refused)
 }
