@@ -9,8 +9,8 @@ use toml::Spanned;
 use super::collective::{Algorithm, Collective};
 use super::expr::{Env, Expr, Var};
 use super::raw::{
-    ExprText, OpKind, RawDisk, RawOp, RawProgram, RawSharing, RawSwitching, RawTopology, SizeSpec,
-    TopologyKind,
+    ExprText, OpKind, RawDisk, RawMachine, RawOp, RawProgram, RawSharing, RawSwitching,
+    RawTopology, SizeSpec, TopologyKind,
 };
 use super::{
     CollectiveOp, Disk, Groups, Instr, Interconnect, Program, Sharing, Size, Switching, Work,
@@ -35,6 +35,8 @@ pub struct Sources<'a> {
     pub program: &'a Spanned<RawProgram>,
     /// `[topology]` with its offset.
     pub topology: Option<&'a Spanned<RawTopology>>,
+    /// `[machine]` with its offset: message costs from a profile instead of a topology.
+    pub machine: Option<&'a Spanned<RawMachine>>,
     /// `[[disk]]` with their offsets.
     pub disks: Vec<(usize, &'a RawDisk)>,
     /// The directory relative trace files are read from.
@@ -83,10 +85,19 @@ pub fn compile(src: &Sources<'_>) -> Result<Program, Found> {
     for (i, (at, d)) in src.disks.iter().enumerate() {
         c.disk(*at, i, d);
     }
-    let network = match src.topology {
-        Some(t) => c.topology(t, nodes),
-        None => {
-            c.add(at, "topology", "a program needs a [topology] for its messages (kind = \"bus\", \"full\", \"ring\", \"mesh\", \"torus\", \"tree\" or \"fat_tree\")");
+    let network = match (src.topology, src.machine) {
+        (Some(t), None) => c.topology(t, nodes),
+        (None, Some(m)) => c.machine(m, nodes),
+        (Some(_), Some(m)) => {
+            c.add(
+                m.span().start,
+                "machine",
+                "give a [topology] or a [machine] profile, not both",
+            );
+            None
+        }
+        (None, None) => {
+            c.add(at, "topology", "a program needs a [topology] for its messages (kind = \"bus\", \"full\", \"ring\", \"mesh\", \"torus\", \"tree\" or \"fat_tree\"), or a [machine] profile");
             None
         }
     };
@@ -254,6 +265,66 @@ impl Compiler<'_> {
             return 1.0;
         }
         v
+    }
+
+    /// A link per pair of nodes costing the profile's `a + b m` per message (see
+    /// [`super::profile`]).
+    fn machine(&mut self, m: &Spanned<RawMachine>, nodes: u32) -> Option<Interconnect> {
+        let at = m.span().start;
+        let r = m.get_ref();
+        let primitive = r.primitive.as_deref().unwrap_or("send");
+        let profile = match super::profile::MachineProfile::load(&self.base.join(&r.profile)) {
+            Ok(p) => p,
+            Err(e) => {
+                self.add(at, "machine.profile", e);
+                return None;
+            }
+        };
+        let Some(fit) = profile.get(primitive, self.ranks) else {
+            let measured: Vec<String> = profile
+                .fits
+                .iter()
+                .filter(|f| f.primitive == primitive)
+                .map(|f| f.ranks.to_string())
+                .collect();
+            self.add(
+                at,
+                "machine.primitive",
+                format!(
+                    "the profile has no fit of {primitive:?} at {} ranks (it has {primitive:?} at [{}])",
+                    self.ranks,
+                    measured.join(", ")
+                ),
+            );
+            return None;
+        };
+        if !(fit.a >= 0.0 && fit.b > 0.0) {
+            self.add(
+                at,
+                "machine.profile",
+                format!(
+                    "the fit of {primitive:?} at {} ranks, a = {:e}, b = {:e}, is not a message cost (needs a >= 0 and b > 0)",
+                    self.ranks, fit.a, fit.b
+                ),
+            );
+            return None;
+        }
+        let startup = self.time(at, "machine", "profile.a", Some(fit.a));
+        let topology = match Topology::new(Shape::Full, nodes) {
+            Ok(t) => t,
+            Err(e) => {
+                self.add(at, "machine", e);
+                return None;
+            }
+        };
+        Some(Interconnect {
+            topology,
+            bandwidth: 1.0 / fit.b,
+            latency: 0.0,
+            startup,
+            switching: Switching::CutThrough,
+            sharing: Sharing::Fcfs,
+        })
     }
 
     fn disk(&mut self, at: usize, i: usize, d: &RawDisk) {

@@ -31,6 +31,7 @@ pub mod expr;
 mod measure;
 pub mod pipeline;
 pub mod predict;
+pub mod profile;
 pub mod raw;
 
 pub use compile::compile;

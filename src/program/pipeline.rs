@@ -269,6 +269,7 @@ pub fn build(
     let sources = Sources {
         program: &program,
         topology: Some(topology),
+        machine: None,
         disks: Vec::new(),
         base,
     };

@@ -6,6 +6,9 @@ mod analysis;
 mod cli;
 /// Same seed, same bytes, on 1 thread or 4.
 mod determinism;
+/// `parsim fit-comm`: coefficients recovered from simulated measurements, profiles in place of a
+/// topology.
+mod fit_comm;
 /// Kuntraruk's parallel pipeline against eq. 6 and the report's arithmetic.
 mod pipeline;
 /// Rank programs: exact contention-free times, collectives, deadlocks.

@@ -74,6 +74,7 @@ pub(super) fn build(raw: RawScenario, base: &Path) -> Result<Built, Found> {
     }
     for (field, given) in [
         ("topology", raw.topology.is_some()),
+        ("machine", raw.machine.is_some()),
         ("disk", !raw.disks.is_empty()),
     ] {
         if given {
@@ -196,6 +197,7 @@ fn build_program(
             crate::program::compile(&crate::program::compile::Sources {
                 program,
                 topology: raw.topology.as_ref(),
+                machine: raw.machine.as_ref(),
                 disks,
                 base,
             })
