@@ -446,24 +446,29 @@ pub fn predictions(prog: &Program, p: &Pipeline) -> (Vec<Prediction>, Vec<Refusa
     if p.merge.mean() > p.task.mean() {
         breaks.push("T_merge > T_comp: the merges, not the tasks, set the pace".to_owned());
     }
-    if net.topology.shape() != &Shape::Full {
-        breaks.push(format!(
-            "messages queue on the shared links of a {} (up to {} leaves send at once)",
-            net.topology.shape(),
-            p.ranks / 2 * p.groups
-        ));
-    }
+    // a link per pair of ranks: each link carries one sender's messages, one at a time
+    let contention: Vec<String> = (net.topology.shape() != &Shape::Full)
+        .then(|| {
+            format!(
+                "messages queue on the shared links of a {} (up to {} leaves send at once)",
+                net.topology.shape(),
+                p.ranks / 2 * p.groups
+            )
+        })
+        .into_iter()
+        .collect();
+    breaks.extend(contention.iter().cloned());
     put(
         "program.makespan",
         p.eq6(idle, true),
         format!("{eq6}; T_comm = idle-network message time {idle:.6e}"),
-        breaks.clone(),
+        breaks,
     );
     put(
         "messages.delay",
         idle,
-        "idle-network message time L/C + τ".to_owned(),
-        breaks,
+        "idle-network message time E[L]/C + τ".to_owned(),
+        contention,
     );
     // 2. the report's T_comm: one channel, λ = P / T_comp
     let lambda = f64::from(p.ranks) / p.task.mean();

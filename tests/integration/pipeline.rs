@@ -233,3 +233,29 @@ fn in_the_worked_example_the_leaves_send_in_bursts_and_wait_three_times_longer_t
     let l_over_c = 23720.0 / 1.6e8;
     assert!(delay - hw > 2.5 * l_over_c, "{delay} +- {hw}");
 }
+
+#[test]
+fn with_random_task_times_the_tree_waits_for_its_slowest_leaf_and_eq_6_is_low() {
+    // a link per pair: no message ever waits, so the mean delay is E[L] / C exactly even with
+    // exponential lengths and tasks; but each merge takes the later of two children's results,
+    // and over 99 steps the leaves drift apart, so eq. 6 (built on means) under-predicts: the
+    // whole 95% interval lies more than 5% above it (measured: 11.8% above)
+    let sc = pipeline(
+        "ranks = 8\nitems = 400\ngroups = 2\ntask = { dist = \"exp\", mean = 1.0 }\nmerge = { dist = \"det\", value = 0.5 }\nmessage = { dist = \"exp\", mean = 100 }",
+        "[topology]\nkind = \"full\"\nbandwidth = 1000\n",
+    );
+    let (delay_formula, exact) = predicted(&sc, "messages.delay", "idle-network");
+    assert!(exact);
+    let (delay, hw) = simulated(&sc, "messages.delay", 20, 3);
+    assert!(
+        (delay - delay_formula).abs() <= hw,
+        "{delay} +- {hw} vs E[L]/C = {delay_formula}"
+    );
+    let (eq6, exact) = predicted(&sc, "program.makespan", "eq. 6, n =");
+    assert!(!exact);
+    let (sim, hw) = simulated(&sc, "program.makespan", 20, 3);
+    assert!(
+        (sim - hw - eq6) / sim > 0.05,
+        "eq. 6 {eq6} vs simulated {sim} +- {hw}"
+    );
+}
