@@ -161,6 +161,22 @@ pub fn build(
             ),
         );
     }
+    if let Some(b) = r.bandwidth
+        && !(b.is_finite() && b > 0.0)
+    {
+        add(
+            "pipeline.bandwidth",
+            format!("must be a finite number > 0 (bytes per time unit), got {b}"),
+        );
+    }
+    if let Some(t) = r.latency
+        && !(t.is_finite() && t >= 0.0)
+    {
+        add(
+            "pipeline.latency",
+            format!("must be a finite time >= 0, got {t}"),
+        );
+    }
     for (i, pb) in r.published.iter().enumerate() {
         if !(pb.makespan.is_finite() && pb.makespan > 0.0) {
             add(
@@ -170,7 +186,10 @@ pub fn build(
         }
     }
     let groups = r.groups.unwrap_or(1);
-    if groups < 1 || (ranks_ok && groups * r.ranks > super::compile::MAX_RANKS) {
+    let too_many = groups
+        .checked_mul(r.ranks)
+        .is_none_or(|n| n > super::compile::MAX_RANKS);
+    if groups < 1 || (ranks_ok && too_many) {
         add(
             "pipeline.groups",
             format!(

@@ -137,6 +137,12 @@ fn bad_pipelines_name_their_fields() {
         ("ranks = 16\nitems = 8", "pipeline.items"),
         ("ranks = 4\nitems = 4\ngroups = 0", "pipeline.groups"),
         (
+            "ranks = 4\nitems = 4\ngroups = 4611686018427387904",
+            "pipeline.groups",
+        ),
+        ("ranks = 4\nitems = 4\nbandwidth = -1", "pipeline.bandwidth"),
+        ("ranks = 4\nitems = 4\nlatency = -1", "pipeline.latency"),
+        (
             "ranks = 4\nitems = 4\ntask = { dist = \"exp\", mean = -1 }",
             "pipeline.task.mean",
         ),
@@ -146,7 +152,10 @@ fn bad_pipelines_name_their_fields() {
         if !fields.contains("task") {
             text += "task = { dist = \"det\", value = 1 }\n";
         }
-        text += "message = { dist = \"det\", value = 1 }\nbandwidth = 1\n";
+        if !fields.contains("bandwidth") {
+            text += "bandwidth = 1\n";
+        }
+        text += "message = { dist = \"det\", value = 1 }\n";
         let err = scenario::parse(&text, std::path::Path::new("p.toml")).unwrap_err();
         assert!(
             err.problems.iter().any(|p| p.path == path),
