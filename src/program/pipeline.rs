@@ -304,24 +304,25 @@ fn program(r: &RawPipeline, p: &Pipeline) -> RawProgram {
     let local = format!("rank % {g}");
     let parent = format!("rank - {local} + {local} / 2");
     let steps = (p.steps() + 1).to_string();
-    let task = || op(OpKind::Compute).time(r.task.clone());
-    let merge = || op(OpKind::Compute).time(r.merge.clone().unwrap_or_else(|| r.task.clone()));
+    let task = || op(OpKind::Compute).taking(r.task.clone());
+    let merge = || op(OpKind::Compute).taking(r.merge.clone().unwrap_or_else(|| r.task.clone()));
     let send = || {
-        let mut o = op(OpKind::Send).to(&parent);
+        let mut o = op(OpKind::Send).sending_to(&parent);
         o.bytes = Some(SizeSpec::Dist(r.message.get_ref().clone()));
         o
     };
-    let recv = |from: String| op(OpKind::Recv).from(&from);
+    let recv = |from: String| op(OpKind::Recv).receiving_from(&from);
     let ops = vec![
-        op(OpKind::Compute)
-            .when(&format!("{local} < {half}"))
-            .time(r.task.clone()),
+        // step 0: the mergers' own items (folded into their first merge)
+        task().when(&format!("{local} < {half}")),
+        // leaves
         op(OpKind::Repeat)
             .when(&format!("{local} >= {half}"))
-            .times(&steps, vec![task(), send()]),
+            .repeating(&steps, vec![task(), send()]),
+        // inner nodes of the heap-ordered tree: children 2h and 2h + 1
         op(OpKind::Repeat)
             .when(&format!("{local} >= 1 && {local} < {half}"))
-            .times(
+            .repeating(
                 &steps,
                 vec![
                     recv(format!("rank + {local}")),
@@ -330,9 +331,10 @@ fn program(r: &RawPipeline, p: &Pipeline) -> RawProgram {
                     send(),
                 ],
             ),
+        // the accumulator: the tree's output into the running result
         op(OpKind::Repeat)
             .when(&format!("{local} == 0"))
-            .times(&steps, vec![recv("rank + 1".to_owned()), merge()]),
+            .repeating(&steps, vec![recv("rank + 1".to_owned()), merge()]),
     ];
     RawProgram {
         ranks: i64::from(g * p.groups),
@@ -372,33 +374,38 @@ fn op(kind: OpKind) -> RawOp {
 }
 
 /// Setters for the generated operations.
-trait Fields {
+trait Generated {
+    /// Only on the ranks where `cond` holds.
     fn when(self, cond: &str) -> Self;
-    fn time(self, t: Spanned<DistSpec>) -> Self;
-    fn to(self, rank: &str) -> Self;
-    fn from(self, rank: &str) -> Self;
-    fn times(self, n: &str, body: Vec<RawOp>) -> Self;
+    /// A compute of this time.
+    fn taking(self, time: Spanned<DistSpec>) -> Self;
+    /// A send to this rank.
+    fn sending_to(self, rank: &str) -> Self;
+    /// A receive from this rank.
+    fn receiving_from(self, rank: &str) -> Self;
+    /// A loop of `times` iterations of `body`.
+    fn repeating(self, times: &str, body: Vec<RawOp>) -> Self;
 }
 
-impl Fields for RawOp {
+impl Generated for RawOp {
     fn when(mut self, cond: &str) -> Self {
         self.when = Some(ExprText(cond.to_owned()));
         self
     }
-    fn time(mut self, t: Spanned<DistSpec>) -> Self {
-        self.time = Some(t);
+    fn taking(mut self, time: Spanned<DistSpec>) -> Self {
+        self.time = Some(time);
         self
     }
-    fn to(mut self, rank: &str) -> Self {
+    fn sending_to(mut self, rank: &str) -> Self {
         self.to = Some(ExprText(rank.to_owned()));
         self
     }
-    fn from(mut self, rank: &str) -> Self {
+    fn receiving_from(mut self, rank: &str) -> Self {
         self.from = Some(ExprText(rank.to_owned()));
         self
     }
-    fn times(mut self, n: &str, body: Vec<RawOp>) -> Self {
-        self.times = Some(ExprText(n.to_owned()));
+    fn repeating(mut self, times: &str, body: Vec<RawOp>) -> Self {
+        self.times = Some(ExprText(times.to_owned()));
         self.body = Some(body.into_iter().map(|o| Spanned::new(0..0, o)).collect());
         self
     }
