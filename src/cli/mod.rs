@@ -2,6 +2,7 @@
 
 mod analyze;
 mod merge;
+mod fit_comm;
 mod metrics;
 mod route;
 mod run;
@@ -53,6 +54,10 @@ enum Command {
     /// Print the links a program's message crosses between two ranks (dimension order on
     /// meshes and tori, up-down on trees), and its idle-network cost.
     Route(route::RouteArgs),
+    /// Fit `a + b m` per primitive and per number of ranks to measured communication times
+    /// (least squares, with standard errors) and write a machine profile that a program
+    /// scenario can use in place of a topology (`[machine] profile = "..."`).
+    FitComm(fit_comm::FitCommArgs),
 }
 
 /// Parses the command line and runs the subcommand.
@@ -68,5 +73,6 @@ pub fn main() -> anyhow::Result<ExitCode> {
         Command::Selftest(args) => selftest::run(&args),
         Command::Metrics(args) => metrics::run(&args),
         Command::Route(args) => route::run(&args),
+        Command::FitComm(args) => fit_comm::run(&args),
     }
 }

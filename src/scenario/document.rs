@@ -17,7 +17,8 @@ use toml::de::{DeTable, DeValue};
 use super::assign::{self, Assignment};
 use super::build::Found;
 use super::raw::{RawClass, RawRoute, RawRun, RawScenario, RawStation, RawValidate};
-use crate::program::raw::{RawDisk, RawProgram, RawTopology};
+use crate::program::pipeline::RawPipeline;
+use crate::program::raw::{RawDisk, RawMachine, RawProgram, RawTopology};
 
 /// One element of an array of tables: where it is, its `name` if it has one, and its contents
 /// when they have the right shape (`None`: its shape problems were reported).
@@ -67,7 +68,9 @@ const SECTIONS: &[&str] = &[
     "station",
     "route",
     "program",
+    "pipeline",
     "topology",
+    "machine",
     "disk",
 ];
 
@@ -133,7 +136,9 @@ pub(super) fn read(text: &str, assignments: &[Assignment]) -> (Option<RawScenari
             "station" => raw.stations = many::<RawStation>(value, "station", &mut found),
             "route" => raw.routes = many::<RawRoute>(value, "route", &mut found),
             "program" => raw.program = one::<RawProgram>(value, "program", &mut found),
+            "pipeline" => raw.pipeline = one::<RawPipeline>(value, "pipeline", &mut found),
             "topology" => raw.topology = one::<RawTopology>(value, "topology", &mut found),
+            "machine" => raw.machine = one::<RawMachine>(value, "machine", &mut found),
             "disk" => raw.disks = many::<RawDisk>(value, "disk", &mut found),
             other => found.push((
                 Some(at),

@@ -8,6 +8,11 @@ mod bad_input;
 mod cli;
 /// Same seed, same bytes, on 1 thread or 4.
 mod determinism;
+/// `parsim fit-comm`: coefficients recovered from simulated measurements, profiles in place of a
+/// topology.
+mod fit_comm;
+/// Kuntraruk's parallel pipeline against eq. 6 and the report's arithmetic.
+mod pipeline;
 /// Structured fuzzing of parse, check, analysis and short runs.
 mod fuzz;
 /// Laws of random valid networks: Little, conservation, capacity, thread identity.
