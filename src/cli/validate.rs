@@ -73,7 +73,7 @@ fn case_files(paths: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
 /// disagreement, an approximation outside its tolerance, a case with no prediction it did not
 /// declare).
 pub fn run(args: &ValidateArgs) -> anyhow::Result<ExitCode> {
-    let scenarios = super::run::load_all(&case_files(&args.paths)?)?;
+    let scenarios = super::run::load_all(&case_files(&args.paths)?, &[])?;
     let effort = if args.quick {
         Effort::Quick
     } else {

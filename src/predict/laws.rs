@@ -115,7 +115,7 @@ pub(super) fn open_arrival_rate(net: &Network, c: usize) -> f64 {
 /// every queue's utilisation is `lambda S / c` (utilisation law), for any distributions, as long
 /// as every queue is stable (otherwise nothing is added: the queues grow without bound).
 pub(super) fn open_utilisation(net: &Network, v: &[Vec<f64>], a: &mut Analysis) {
-    const METHOD: &str = "utilisation law (U = X S / c), any distribution";
+    const METHOD: &str = "utilisation law U = X S / c (any distribution)";
     let load = |s: usize| -> f64 {
         (0..net.classes.len())
             .map(|c| v[c][s] * mean_service(&net.stations[s], c))
@@ -132,7 +132,7 @@ pub(super) fn open_utilisation(net: &Network, v: &[Vec<f64>], a: &mut Analysis) 
         a.add(
             format!("station.{name}.throughput"),
             rate,
-            "flow balance (X = lambda), any distribution",
+            "flow balance X = lambda (any distribution)",
             true,
         );
         if let Some(c) = servers(&st.kind) {
