@@ -92,6 +92,14 @@ pub fn run(args: &ValidateArgs) -> anyhow::Result<ExitCode> {
                 );
             }
         }
+        for (method, _) in &sc.validate.tolerances {
+            if compared && !found.iter().any(|r| r.method.starts_with(method.as_str())) {
+                eprintln!(
+                    "parsim: {}: validate.tolerances names {method:?}, which begins no compared method's label (see `parsim analyze`)",
+                    sc.path.display()
+                );
+            }
+        }
         rows.extend(found);
     }
     if args.json {

@@ -64,6 +64,23 @@ fn an_approximation_outside_its_declared_tolerance_exits_1() {
         "{table}"
     );
     assert!(table.contains("0 disagree"), "{table}");
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let typo = temp_scenario(
+        "e2d1_tolerance_typo",
+        &text.replace("\"Kingman\" = 0.3", "\"Kingmann\" = 0.3"),
+    );
+    let out = parsim(&["validate", "--quick", typo.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(
+            "validate.tolerances names \"Kingmann\", which begins no compared method's label"
+        ),
+        "{err}"
+    );
     let md = std::fs::read_to_string(&report).expect("the report was written");
     assert!(md.starts_with("# parsim validation report"));
     assert!(md.contains("| OUTSIDE TOLERANCE |"), "{md}");
