@@ -5,7 +5,11 @@
 //! lies outside, and is *imprecise* when it lies inside an interval wider than the target (the
 //! replication budget ran out first). An **approximation** gets its signed relative error
 //! `(analytic - simulated) / simulated` with an interval, and a verdict only against a
-//! tolerance the case declares.
+//! tolerance the case declares (`tolerance`, or `tolerances` per method), judged with the
+//! interval: *within tolerance* when the whole interval of the error lies within it, *outside
+//! tolerance* when the whole interval lies beyond it, *undecided* when the interval straddles
+//! it. A case where no method predicts any compared metric is a finding, *no prediction*,
+//! unless it declares `expect_prediction = false`.
 //!
 //! A failed test of an exact statement is confirmed on a second, independent experiment before
 //! it stands (see [`validate`]): with a hundred comparisons at 99%, about one fails by chance in
@@ -32,12 +36,21 @@ pub const CLOCK_RELATIVE_ERROR: f64 = 1e-9;
 pub enum Verdict {
     /// Exact value inside a precise enough interval.
     Agree,
-    /// Exact value outside the interval, or approximation outside its declared tolerance.
+    /// Exact value outside the interval, or a bound the whole interval misses.
     Disagree,
     /// Exact value inside an interval wider than the precision target.
     Imprecise,
-    /// Approximation within its declared tolerance.
+    /// Approximation whose whole error interval lies within its declared tolerance.
     WithinTolerance,
+    /// Approximation whose whole error interval lies beyond its declared tolerance.
+    OutsideTolerance,
+    /// Approximation whose error interval straddles its declared tolerance: more replications
+    /// would decide.
+    Undecided,
+    /// No analytic method predicts any metric the case compares: nothing was checked.
+    NoPrediction,
+    /// No prediction, as the case declares (`expect_prediction = false`).
+    NoPredictionExpected,
     /// Approximation with no declared tolerance: the error is reported, not judged.
     Reported,
     /// The simulated interval reaches into the analytic bounds.
@@ -45,6 +58,27 @@ pub enum Verdict {
 }
 
 impl Verdict {
+    /// True for the verdicts that make `parsim validate` exit 1: a confirmed disagreement of an
+    /// exact value or a bound, an approximation outside its declared tolerance, or a case with
+    /// no prediction it did not declare.
+    pub fn fails(self) -> bool {
+        matches!(
+            self,
+            Verdict::Disagree | Verdict::OutsideTolerance | Verdict::NoPrediction
+        )
+    }
+
+    /// The verdict on an approximation with relative error `error +- half_width` against a
+    /// declared `tolerance` (`None`: reported, not judged).
+    pub fn of_approximation(error: f64, half_width: f64, tolerance: Option<f64>) -> Verdict {
+        match tolerance {
+            None => Verdict::Reported,
+            Some(t) if error.abs() + half_width <= t => Verdict::WithinTolerance,
+            Some(t) if error.abs() - half_width > t => Verdict::OutsideTolerance,
+            Some(_) => Verdict::Undecided,
+        }
+    }
+
     /// The word printed in tables.
     pub fn label(self) -> &'static str {
         match self {
@@ -52,6 +86,10 @@ impl Verdict {
             Verdict::Disagree => "DISAGREE",
             Verdict::Imprecise => "imprecise",
             Verdict::WithinTolerance => "within tolerance",
+            Verdict::OutsideTolerance => "OUTSIDE TOLERANCE",
+            Verdict::Undecided => "undecided",
+            Verdict::NoPrediction => "NO PREDICTION",
+            Verdict::NoPredictionExpected => "no prediction (expected)",
             Verdict::Reported => "reported",
             Verdict::WithinBounds => "within bounds",
         }
@@ -154,6 +192,8 @@ pub fn validate(
 struct Plan {
     predictions: Vec<Prediction>,
     bounds: Vec<Bound>,
+    /// Why methods do not apply (`method: reason`), for a case with nothing to compare.
+    refusals: Vec<String>,
     opt: Options,
     /// Relative half-width an exact comparison needs to agree.
     target: f64,
@@ -177,6 +217,11 @@ impl Plan {
             .bounds
             .into_iter()
             .filter(|b| wanted(&b.metric))
+            .collect();
+        let refusals = analysis
+            .refusals
+            .iter()
+            .map(|r| format!("{}: {}", r.method, r.reason))
             .collect();
         let mut opt = Options::from_scenario(sc);
         opt.threads = threads;
@@ -216,15 +261,17 @@ impl Plan {
         Plan {
             predictions,
             bounds,
+            refusals,
             opt,
             target,
         }
     }
 
-    /// Every comparison of the case, with disagreements confirmed as [`validate`] describes.
+    /// Every comparison of the case, with disagreements confirmed as [`validate`] describes;
+    /// with nothing to compare, one row that says so.
     fn judge(&self, sc: &Scenario) -> Result<Vec<Comparison>, RunError> {
         if self.predictions.is_empty() && self.bounds.is_empty() {
-            return Ok(Vec::new());
+            return Ok(vec![self.no_prediction(sc)]);
         }
         let first = self.compare(sc, self.opt.seed)?;
         if !first.iter().any(Comparison::needs_confirmation) {
@@ -249,6 +296,40 @@ impl Plan {
                 }
             })
             .collect())
+    }
+
+    /// The row of a case with nothing to compare: which metrics it asked for and why no method
+    /// gave them.
+    fn no_prediction(&self, sc: &Scenario) -> Comparison {
+        let metric = sc
+            .validate
+            .metrics
+            .as_ref()
+            .map_or_else(|| "(every metric)".to_owned(), |m| m.join(" "));
+        let method = if self.refusals.is_empty() {
+            "no analytic method predicts these metrics".to_owned()
+        } else {
+            self.refusals.join("; ")
+        };
+        Comparison {
+            case: sc.name.clone(),
+            metric,
+            method,
+            exact: false,
+            analytic: f64::NAN,
+            simulated: f64::NAN,
+            half_width: f64::NAN,
+            bounds: None,
+            relative_error: f64::NAN,
+            relative_error_half_width: f64::NAN,
+            verdict: if sc.validate.expects_no_prediction {
+                Verdict::NoPredictionExpected
+            } else {
+                Verdict::NoPrediction
+            },
+            replications: 0,
+            first_run: None,
+        }
     }
 
     /// Simulates the case under `seed` and compares every prediction and bound, in order.
@@ -333,11 +414,7 @@ fn compare(
             Verdict::Imprecise
         }
     } else {
-        match sc.validate.tolerance {
-            Some(tol) if rel.abs() <= tol => Verdict::WithinTolerance,
-            Some(_) => Verdict::Disagree,
-            None => Verdict::Reported,
-        }
+        Verdict::of_approximation(rel, rel_hw, sc.validate.tolerance_for(&p.method))
     };
     Ok(Comparison {
         case: sc.name.clone(),
@@ -409,6 +486,68 @@ mod tests {
         assert!(!row.needs_confirmation());
         row.bounds = Some([1.0, 1.5]);
         assert!(row.needs_confirmation());
+    }
+
+    #[test]
+    fn approximations_are_judged_with_their_interval() {
+        use Verdict::*;
+        let t = Some(0.05);
+        assert_eq!(Verdict::of_approximation(0.03, 0.01, t), WithinTolerance);
+        assert_eq!(Verdict::of_approximation(-0.03, 0.01, t), WithinTolerance);
+        assert_eq!(Verdict::of_approximation(0.08, 0.01, t), OutsideTolerance);
+        assert_eq!(Verdict::of_approximation(-0.08, 0.02, t), OutsideTolerance);
+        assert_eq!(Verdict::of_approximation(0.045, 0.01, t), Undecided);
+        assert_eq!(Verdict::of_approximation(0.055, 0.01, t), Undecided);
+        assert_eq!(Verdict::of_approximation(0.5, 0.01, None), Reported);
+        for v in [OutsideTolerance, Disagree, NoPrediction] {
+            assert!(v.fails());
+        }
+        for v in [
+            Agree,
+            Imprecise,
+            WithinTolerance,
+            Undecided,
+            Reported,
+            WithinBounds,
+            NoPredictionExpected,
+        ] {
+            assert!(!v.fails());
+        }
+    }
+
+    #[test]
+    fn a_case_with_nothing_to_compare_is_a_finding_unless_declared() {
+        let sc = parse(MM1, Path::new("mm1.toml")).expect("valid scenario");
+        let mut plan = Plan::new(&sc, Effort::Quick, 1, None);
+        plan.predictions.clear();
+        plan.bounds.clear();
+        let rows = plan.judge(&sc).expect("nothing runs");
+        assert_eq!(rows.len(), 1);
+        assert_eq!(rows[0].verdict, Verdict::NoPrediction);
+        assert_eq!(rows[0].replications, 0);
+        let declared = parse(
+            &MM1.replace("[validate]", "[validate]\nexpect_prediction = false"),
+            Path::new("mm1.toml"),
+        )
+        .expect("valid scenario");
+        let rows = plan.judge(&declared).expect("nothing runs");
+        assert_eq!(rows[0].verdict, Verdict::NoPredictionExpected);
+    }
+
+    #[test]
+    fn the_longest_matching_method_tolerance_applies() {
+        let sc = parse(
+            &MM1.replace(
+                "[validate]",
+                "[validate]\ntolerance = 0.2\ntolerances = { \"exact MVA\" = 0.1, \"exact MVA; FCFS\" = 0.3 }",
+            ),
+            Path::new("mm1.toml"),
+        )
+        .expect("valid scenario");
+        let v = &sc.validate;
+        assert_eq!(v.tolerance_for("exact MVA; FCFS station \"d\""), Some(0.3));
+        assert_eq!(v.tolerance_for("exact MVA"), Some(0.1));
+        assert_eq!(v.tolerance_for("Kingman"), Some(0.2));
     }
 
     #[test]

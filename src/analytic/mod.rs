@@ -17,6 +17,9 @@
 //! | [`mminf`] | M/G/inf | `R = E[S]`, `L = lambda E[S]` | exact |
 //! | [`mva`] | closed single class; delays, queues (FCFS exp or PS), multi-server | Reiser-Lavenberg MVA; log-space convolution when a center has `c >= 2` servers | exact (product form) |
 //! | [`mva_multiclass`] | closed multiclass; delays and single-server queues | MVA over the population lattice (refused above [`MAX_LATTICE_POINTS`]) | exact (product form) |
+//! | [`mva_residual`] | closed single class with non-exponential FCFS servers | MVA with the residual-service correction `R = D (1 + Q) + D U (scv - 1)/2` (Reiser 1979) | approximation (exact MVA when every `scv = 1`) |
+//! | [`allen_cunneen`], [`kingman`] | GI/G/c, GI/G/1 | `Wq ~ Wq(M/M/c) (c_a^2 + c_s^2)/2` (Allen-Cunneen; Kingman 1961 at `c = 1`) | approximation (exact for M/M/c and M/G/1) |
+//! | [`qna`] | open single class, GI/G/m and delay stations, renewal sources | Whitt's QNA: SCVs of flows through departure, splitting and merging; Kingman-KLB / Allen-Cunneen waits | approximation (Jackson's values when everything is Poisson/exponential) |
 //! | [`schweitzer`] | as `mva_multiclass`, any population | Schweitzer-Bard fixed point | approximation (a few %) |
 //! | [`asymptotic_bounds`], [`balanced_job_bounds`] | closed single class, queues + think time | ABA; BJB with think time (Zahorjan et al. 1982) | bounds |
 //! | [`jackson`], [`solve_traffic`] | open multiclass; delay, FCFS/PS single server, M/M/c | station-by-station product form | exact (product form) |
@@ -67,13 +70,16 @@ mod closed;
 mod convolution;
 mod error;
 mod forkjoin;
+mod gigc;
 mod harmonic;
 mod jackson;
 mod messages;
 mod multiclass;
 mod mva;
 mod mva_multiclass;
+mod mva_residual;
 mod network;
+mod qna;
 mod quadrature;
 mod schweitzer;
 mod single;
@@ -86,13 +92,16 @@ pub use forkjoin::{
     EXPECTED_MAX_REL_TOL, expected_max_exponential, expected_max_numeric, expected_max_uniform,
     fork_join_2_server, nelson_tantawi,
 };
+pub use gigc::{allen_cunneen, kingman};
 pub use harmonic::harmonic;
 pub use jackson::{JacksonSolution, OpenClass, jackson, solve_traffic};
 pub use messages::MessageCost;
 pub use multiclass::{MulticlassModel, MulticlassSolution};
 pub use mva::mva;
 pub use mva_multiclass::{MAX_LATTICE_POINTS, mva_multiclass};
+pub use mva_residual::{GeneralCenter, mva_residual};
 pub use network::{CenterKind, check_class_independent_service};
+pub use qna::{QnaSolution, QnaStation, qna};
 pub use schweitzer::{SchweitzerOptions, schweitzer};
 pub use single::{StationMetrics, erlang_b, erlang_c, mg1, mm1, mmc, mminf};
 pub use varki::{ForkJoinCenter, varki_closed_fork_join};

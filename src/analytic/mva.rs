@@ -10,13 +10,17 @@ use super::network::CenterKind;
 pub(crate) enum Residence {
     /// Constant residence time (infinite server).
     Fixed(f64),
-    /// `base + per_job * Q(n-1)`: a single exponential server has `base = per_job = D`; Varki's
-    /// fork-join center has `base = H_K s`, `per_job = s`.
+    /// `base + per_job * Q(n-1) + per_busy * U(n-1)`: a single exponential server has
+    /// `base = per_job = D`, `per_busy = 0`; Varki's fork-join center has `base = H_K s`,
+    /// `per_job = s`; the residual-service correction of a non-exponential FCFS server sets
+    /// `per_busy = D (scv - 1) / 2` (see [`super::mva_residual`]).
     Queueing {
         /// Residence time of a job that finds the station empty.
         base: f64,
         /// Extra residence per job found there.
         per_job: f64,
+        /// Extra residence per unit of the utilisation found there, `U(n-1) = X(n-1) D`.
+        per_busy: f64,
     },
 }
 
@@ -44,6 +48,7 @@ impl Station {
                     residence: Residence::Queueing {
                         base: d,
                         per_job: d,
+                        per_busy: 0.0,
                     },
                     busy_demand: Some(d),
                 })
@@ -59,17 +64,26 @@ impl Station {
 pub(crate) fn recursion(stations: &[Station], population: u32) -> ClosedSolution {
     let mut queue = vec![0.0; stations.len()];
     let mut levels = Vec::with_capacity(population as usize);
+    let mut previous_throughput = 0.0;
     for n in 1..=population {
         let residence: Vec<f64> = stations
             .iter()
             .zip(&queue)
             .map(|(s, q)| match s.residence {
                 Residence::Fixed(d) => d,
-                Residence::Queueing { base, per_job } => base + per_job * q,
+                Residence::Queueing {
+                    base,
+                    per_job,
+                    per_busy,
+                } => {
+                    let busy = s.busy_demand.map_or(0.0, |d| previous_throughput * d);
+                    base + per_job * q + per_busy * busy
+                }
             })
             .collect();
         let response_time: f64 = residence.iter().sum();
         let throughput = f64::from(n) / response_time;
+        previous_throughput = throughput;
         queue = residence.iter().map(|r| throughput * r).collect();
         levels.push(ClosedLevel {
             population: n,

@@ -28,7 +28,12 @@ pub struct StationMetrics {
 impl StationMetrics {
     /// Builds the metrics from the arrival rate, mean service time and mean wait (Little's law
     /// gives the rest).
-    fn from_wait(lambda: f64, mean_service: f64, mean_wait: f64, utilisation: Option<f64>) -> Self {
+    pub(crate) fn from_wait(
+        lambda: f64,
+        mean_service: f64,
+        mean_wait: f64,
+        utilisation: Option<f64>,
+    ) -> Self {
         let mean_response = mean_service + mean_wait;
         Self {
             utilisation,

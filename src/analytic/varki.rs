@@ -69,7 +69,11 @@ pub fn varki_closed_fork_join(
         let base = harmonic(k) * s;
         total += base;
         stations.push(Station {
-            residence: Residence::Queueing { base, per_job: s },
+            residence: Residence::Queueing {
+                base,
+                per_job: s,
+                per_busy: 0.0,
+            },
             busy_demand: Some(s),
         });
     }

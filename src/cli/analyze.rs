@@ -72,6 +72,35 @@ pub fn run(args: &AnalyzeArgs) -> anyhow::Result<ExitCode> {
                 b.method
             )?;
         }
+        if !a.demands.is_empty() {
+            writeln!(
+                std::io::stdout(),
+                "visits and demands (any distribution; Little's law L = X R holds at every station):"
+            )?;
+            for d in &a.demands {
+                writeln!(
+                    std::io::stdout(),
+                    "  {} at {}: visits {}, demand {}",
+                    d.class,
+                    d.station,
+                    num(d.visits),
+                    num(d.demand)
+                )?;
+            }
+        }
+        for b in &a.bottlenecks {
+            let n_star = b
+                .saturation_population
+                .map_or(String::new(), |n| format!(", N* = {}", num(n)));
+            writeln!(
+                std::io::stdout(),
+                "bottleneck of {}: {} (demand per server {}, throughput at most {}{n_star})",
+                b.class,
+                b.station,
+                num(b.demand_per_server),
+                num(1.0 / b.demand_per_server)
+            )?;
+        }
         for r in &a.refusals {
             writeln!(
                 std::io::stdout(),

@@ -1,8 +1,8 @@
 //! Command-line parsing (clap) and the subcommands.
 
 mod analyze;
-mod merge;
 mod fit_comm;
+mod merge;
 mod metrics;
 mod route;
 mod run;

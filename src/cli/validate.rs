@@ -69,7 +69,9 @@ fn case_files(paths: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
     Ok(files)
 }
 
-/// Runs every case; exit 1 when any comparison disagrees.
+/// Runs every case; exit 1 when any comparison fails ([`Verdict::fails`]: a confirmed
+/// disagreement, an approximation outside its tolerance, a case with no prediction it did not
+/// declare).
 pub fn run(args: &ValidateArgs) -> anyhow::Result<ExitCode> {
     let scenarios = super::run::load_all(&case_files(&args.paths)?, &[])?;
     let effort = if args.quick {
@@ -81,16 +83,19 @@ pub fn run(args: &ValidateArgs) -> anyhow::Result<ExitCode> {
     for sc in &scenarios {
         let found = validate(sc, effort, args.threads, args.seed)
             .with_context(|| format!("validating {}", sc.path.display()))?;
-        if found.is_empty() {
-            eprintln!(
-                "parsim: {}: no analytic prediction applies; nothing to compare",
-                sc.path.display()
-            );
-        }
+        let compared = found.iter().any(|r| r.replications > 0);
         for m in sc.validate.metrics.iter().flatten() {
-            if !found.is_empty() && !found.iter().any(|r| &r.metric == m) {
+            if compared && !found.iter().any(|r| &r.metric == m) {
                 eprintln!(
                     "parsim: {}: validate.metrics lists {m:?}, which no analytic method predicts (see `parsim analyze`)",
+                    sc.path.display()
+                );
+            }
+        }
+        for (method, _) in &sc.validate.tolerances {
+            if compared && !found.iter().any(|r| r.method.starts_with(method.as_str())) {
+                eprintln!(
+                    "parsim: {}: validate.tolerances names {method:?}, which begins no compared method's label (see `parsim analyze`)",
                     sc.path.display()
                 );
             }
@@ -135,8 +140,8 @@ pub fn run(args: &ValidateArgs) -> anyhow::Result<ExitCode> {
     if let Some(path) = &args.report {
         write_markdown(path, &rows)?;
     }
-    let disagree = rows.iter().any(|r| r.verdict == Verdict::Disagree);
-    Ok(if disagree {
+    let failed = rows.iter().any(|r| r.verdict.fails());
+    Ok(if failed {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
@@ -159,16 +164,21 @@ fn summary(rows: &[Comparison]) -> String {
         .iter()
         .filter(|r| r.verdict == Verdict::Disagree)
         .count();
+    let comparisons = rows.iter().filter(|r| r.replications > 0).count();
     format!(
-        "{} comparisons: {} agree, {} disagree, {} imprecise, {} within tolerance, {} reported, {} within bounds; worst |relative error| of an exact prediction {}\n\
+        "{} comparisons: {} agree, {} disagree, {} imprecise, {} within bounds; approximations: {} within tolerance, {} outside tolerance, {} undecided, {} reported; {} cases with no prediction ({} expected); worst |relative error| of an exact prediction {}\n\
          first experiments: {} of {} tests at 99% disagreed (about {:.1} expected by chance if every formula is right); rerun on independent streams, {} confirmed",
-        rows.len(),
+        comparisons,
         count(Verdict::Agree),
         count(Verdict::Disagree),
         count(Verdict::Imprecise),
-        count(Verdict::WithinTolerance),
-        count(Verdict::Reported),
         count(Verdict::WithinBounds),
+        count(Verdict::WithinTolerance),
+        count(Verdict::OutsideTolerance),
+        count(Verdict::Undecided),
+        count(Verdict::Reported),
+        count(Verdict::NoPrediction) + count(Verdict::NoPredictionExpected),
+        count(Verdict::NoPredictionExpected),
         pct(worst),
         rerun.len(),
         tests,

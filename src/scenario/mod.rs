@@ -57,6 +57,24 @@ pub struct ValidateConfig {
     pub precision: f64,
     /// Allowed |relative error| of approximations, if declared.
     pub tolerance: Option<f64>,
+    /// Allowed |relative error| per approximation: (beginning of the method label, tolerance).
+    pub tolerances: Vec<(String, f64)>,
+    /// True when the case declares that no analytic method predicts anything for it
+    /// (`expect_prediction = false`).
+    pub expects_no_prediction: bool,
+}
+
+impl ValidateConfig {
+    /// The tolerance declared for an approximation labelled `method`: that of the longest key
+    /// of `tolerances` the label begins with, else `tolerance`.
+    pub fn tolerance_for(&self, method: &str) -> Option<f64> {
+        self.tolerances
+            .iter()
+            .filter(|(key, _)| method.starts_with(key.as_str()))
+            .max_by_key(|(key, _)| key.len())
+            .map(|(_, t)| *t)
+            .or(self.tolerance)
+    }
 }
 
 /// A loaded and checked scenario.

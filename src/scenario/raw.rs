@@ -66,6 +66,12 @@ pub struct RawValidate {
     pub precision: Option<f64>,
     /// Allowed |relative error| of approximations; without it they get no verdict.
     pub tolerance: Option<f64>,
+    /// Allowed |relative error| per approximation, keyed by the beginning of its method label
+    /// (overrides `tolerance` for the methods it names).
+    pub tolerances: Option<std::collections::BTreeMap<String, f64>>,
+    /// `false` when no analytic method is expected to predict anything (default `true`: a case
+    /// with nothing to compare is then a finding).
+    pub expect_prediction: Option<bool>,
 }
 
 /// `[run]`: replications, run length, warm-up, seed and precision target.

@@ -11,12 +11,12 @@ mod determinism;
 /// `parsim fit-comm`: coefficients recovered from simulated measurements, profiles in place of a
 /// topology.
 mod fit_comm;
-/// Kuntraruk's parallel pipeline against eq. 6 and the report's arithmetic.
-mod pipeline;
 /// Structured fuzzing of parse, check, analysis and short runs.
 mod fuzz;
 /// Laws of random valid networks: Little, conservation, capacity, thread identity.
 mod network_properties;
+/// Kuntraruk's parallel pipeline against eq. 6 and the report's arithmetic.
+mod pipeline;
 /// Rank programs: exact contention-free times, collectives, deadlocks.
 mod programs;
 /// Properties over generated inputs: calendar order, tally merge, distribution moments.

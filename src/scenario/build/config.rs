@@ -91,6 +91,15 @@ pub(super) fn validate_config(
             format!("must be a positive relative error, got {t}"),
         );
     }
+    for (method, t) in v.tolerances.iter().flatten() {
+        if !(*t > 0.0 && t.is_finite()) {
+            ck.add(
+                at,
+                format!("validate.tolerances.{method:?}"),
+                format!("must be a positive relative error, got {t}"),
+            );
+        }
+    }
     if v.metrics.as_ref().is_some_and(Vec::is_empty) {
         ck.add(
             at,
@@ -102,6 +111,13 @@ pub(super) fn validate_config(
         metrics: v.metrics.clone(),
         precision,
         tolerance: v.tolerance,
+        tolerances: v
+            .tolerances
+            .iter()
+            .flatten()
+            .map(|(m, t)| (m.clone(), *t))
+            .collect(),
+        expects_no_prediction: v.expect_prediction == Some(false),
     }
 }
 
