@@ -39,6 +39,11 @@ pub struct ValidateArgs {
     /// Worker threads (default: one per core).
     #[arg(long, default_value_t = 0)]
     threads: usize,
+    /// Approximations outside their declared tolerance are reported and counted but do not
+    /// make the exit code 1 (for a suite that measures approximation errors, as CI runs it;
+    /// exact disagreements and undeclared missing predictions still do).
+    #[arg(long)]
+    allow_outside_tolerance: bool,
 }
 
 fn case_files(paths: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
@@ -70,8 +75,8 @@ fn case_files(paths: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
 }
 
 /// Runs every case; exit 1 when any comparison fails ([`Verdict::fails`]: a confirmed
-/// disagreement, an approximation outside its tolerance, a case with no prediction it did not
-/// declare).
+/// disagreement, an approximation outside its tolerance unless `--allow-outside-tolerance`, a
+/// case with no prediction it did not declare).
 pub fn run(args: &ValidateArgs) -> anyhow::Result<ExitCode> {
     let scenarios = super::run::load_all(&case_files(&args.paths)?, &[])?;
     let effort = if args.quick {
@@ -140,7 +145,10 @@ pub fn run(args: &ValidateArgs) -> anyhow::Result<ExitCode> {
     if let Some(path) = &args.report {
         write_markdown(path, &rows)?;
     }
-    let failed = rows.iter().any(|r| r.verdict.fails());
+    let failed = rows.iter().any(|r| {
+        r.verdict.fails()
+            && !(args.allow_outside_tolerance && r.verdict == Verdict::OutsideTolerance)
+    });
     Ok(if failed {
         ExitCode::from(1)
     } else {

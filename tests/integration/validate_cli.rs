@@ -69,6 +69,14 @@ fn an_approximation_outside_its_declared_tolerance_exits_1() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    let allowed = parsim(&[
+        "validate",
+        "--quick",
+        "--allow-outside-tolerance",
+        path.to_str().unwrap(),
+    ]);
+    assert_eq!(allowed.status.code(), Some(0), "counted, not failed");
+    assert!(String::from_utf8_lossy(&allowed.stdout).contains("1 outside tolerance"));
     let typo = temp_scenario(
         "e2d1_tolerance_typo",
         &text.replace("\"Kingman\" = 0.3", "\"Kingmann\" = 0.3"),
