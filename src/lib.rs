@@ -21,6 +21,7 @@ pub mod report;
 pub mod rng;
 pub mod scenario;
 pub mod selftest;
+pub mod spmd;
 pub mod stats;
 pub mod time;
 pub mod topology;

@@ -68,6 +68,7 @@ const SECTIONS: &[&str] = &[
     "program",
     "topology",
     "disk",
+    "spmd",
 ];
 
 /// Parses `text` into a raw scenario, with every shape problem found. Syntax errors are
@@ -123,6 +124,7 @@ pub(super) fn read(text: &str) -> (Option<RawScenario>, Found) {
             "program" => raw.program = one::<RawProgram>(value, "program", &mut found),
             "topology" => raw.topology = one::<RawTopology>(value, "topology", &mut found),
             "disk" => raw.disks = many::<RawDisk>(value, "disk", &mut found),
+            "spmd" => raw.spmd = one::<crate::spmd::RawSpmd>(value, "spmd", &mut found),
             other => found.push((
                 Some(at),
                 other.to_owned(),

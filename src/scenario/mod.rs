@@ -71,6 +71,8 @@ pub struct Scenario {
     pub run: RunConfig,
     /// How to validate it.
     pub validate: ValidateConfig,
+    /// The `[spmd]` model the network was built from, if any.
+    pub spmd: Option<crate::spmd::Spmd>,
 }
 
 /// The two workload forms over parsim's stations.
@@ -103,7 +105,13 @@ impl Scenario {
     /// metrics depend on the run).
     pub fn metric_names(&self) -> Vec<String> {
         match &self.workload {
-            Workload::Network(n) => crate::metrics::names(n),
+            Workload::Network(n) => {
+                let mut names = crate::metrics::names(n);
+                if let Some(spmd) = &self.spmd {
+                    names.extend(crate::spmd::derived(spmd, 1.0).map(|(name, _)| name));
+                }
+                names
+            }
             Workload::Program(p) => crate::program::names(p),
         }
     }
@@ -221,6 +229,7 @@ pub fn parse(text: &str, path: &Path) -> Result<Scenario, ScenarioError> {
             workload: built.workload,
             run: built.run,
             validate: built.validate,
+            spmd: built.spmd,
         }),
         Ok(_) => Err(fail(found)),
         Err(more) => {
