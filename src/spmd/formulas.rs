@@ -208,6 +208,35 @@ mod tests {
         }
     }
 
+    /// The BTIO arithmetic of the README (p = 9, section 5.1.1 inputs), against values worked
+    /// out by hand from eqs. 14-17 and MVA.
+    #[test]
+    fn btio_readings_of_eq_16() {
+        let m = Spmd {
+            p: 9,
+            d: 3,
+            c: 1,
+            w: 0.23,
+            g: 1.125,
+            s_par: 6.9,
+            s_ser: 0.08,
+            s0_com: 0.0027,
+            sr_com: 0.037,
+            s0_io: 0.0,
+            sr_io: 1.0,
+            n_io: 5.0,
+            io: Io::Sio,
+            cpu: Family::Exp,
+            com: Family::Exp,
+            io_dist: Family::Exp,
+        };
+        let close = |a: f64, b: f64| (a - b).abs() < 1e-9 * b;
+        assert!(close(z(&m, 1.0), 0.881_417_916_666_666_7));
+        assert!(close(t1(&m), 35.9));
+        assert!(close(sio_full_population(&m, 1.0), 4.792_732_968_316_312));
+        assert!(close(sio_draining(&m, 1.0), 12.939_578_246_865_77));
+    }
+
     #[test]
     fn scale_and_synchronisation_cost() {
         assert_eq!(g(1, 3.0), 0.0);

@@ -202,6 +202,40 @@ fn synchronisation_cost_matches_simulated_fork_join_maxima() {
     }
 }
 
+/// SIO without communication and with exponential CPU bursts (c = 1): each group's computation
+/// is a geometric number of exponential bursts, so exponential with mean `n_io S`, and the
+/// join waits for the largest of `p` of them: `n_io S H_p + T_io`, which is eq. 16 reading (b)
+/// with `R1 = 0`.
+#[test]
+fn sio_without_communication_waits_for_the_largest_group() {
+    let text = spmd(
+        "sio",
+        "p = 6
+d = 2
+S0_com = 0.0
+SR_com = 0.0",
+    );
+    let sc = scenario(&text);
+    let ex = simulate(&sc, 10, 5_000, 14);
+    let ci = ex.interval(ex.index_of("class.program.cycle").unwrap(), 0.99);
+    let h6 = (1..=6).map(|i| 1.0 / f64::from(i)).sum::<f64>();
+    let want = 4.0 * (4.0 / 6.0 + 0.1) * h6 + 0.1 + 1.0 / 2.0;
+    assert!(
+        ci.contains(want),
+        "{want} outside {} +- {}",
+        ci.mean,
+        ci.half_width
+    );
+    assert!(ci.half_width < 0.01 * ci.mean, "{ci:?}");
+    let a = analyze_scenario(&sc);
+    let b = a
+        .predictions
+        .iter()
+        .find(|p| p.metric == "class.program.cycle" && p.method.contains("reading (b)"))
+        .unwrap();
+    assert!(close(b.value, want), "{} vs {want}", b.value);
+}
+
 #[test]
 fn bad_parameters_name_their_field() {
     for (extra, path) in [
