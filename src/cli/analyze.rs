@@ -23,7 +23,7 @@ pub struct AnalyzeArgs {
 
 /// Prints the predictions and refusals of each scenario.
 pub fn run(args: &AnalyzeArgs) -> anyhow::Result<ExitCode> {
-    let scenarios = super::run::load_all(&args.files)?;
+    let scenarios = super::run::load_all(&args.files, &[])?;
     let analyses: Vec<_> = scenarios
         .iter()
         .map(|sc| (sc, analyze_scenario(sc)))

@@ -17,7 +17,7 @@ pub struct MetricsArgs {
 
 /// Prints every metric name each scenario reports, one per line.
 pub fn run(args: &MetricsArgs) -> anyhow::Result<ExitCode> {
-    let scenarios = super::run::load_all(&args.files)?;
+    let scenarios = super::run::load_all(&args.files, &[])?;
     let several = scenarios.len() > 1;
     for sc in &scenarios {
         if several {

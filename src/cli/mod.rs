@@ -1,10 +1,14 @@
 //! Command-line parsing (clap) and the subcommands.
 
 mod analyze;
+mod fit_comm;
+mod merge;
 mod metrics;
 mod route;
 mod run;
 mod selftest;
+mod slurm;
+mod sweep;
 mod validate;
 
 use std::process::ExitCode;
@@ -33,6 +37,15 @@ enum Command {
     /// and stands only if the rerun disagrees too; the report keeps the first interval. Exit 0
     /// when nothing disagrees, 1 when something does, 2 on bad input.
     Validate(validate::ValidateArgs),
+    /// Run a scenario at many points (--vary KEY=VALUES), each simulated and compared with
+    /// every analytic prediction; tidy CSV or JSON out.
+    Sweep(sweep::SweepArgs),
+    /// Join the shard files of a sweep run with --shard K/N --out DIR, checking they make one
+    /// whole sweep, and print what the single run prints, byte for byte.
+    Merge(merge::MergeArgs),
+    /// Write (and with --submit, submit) a Slurm job array that runs a sweep in shards, and a
+    /// merge job that starts when every shard has succeeded.
+    Slurm(slurm::SlurmArgs),
     /// Check the statistics themselves (coverage of nominal 95% intervals).
     Selftest(selftest::SelftestArgs),
     /// List every metric name a scenario reports (the names --metric, [validate] metrics and
@@ -41,6 +54,10 @@ enum Command {
     /// Print the links a program's message crosses between two ranks (dimension order on
     /// meshes and tori, up-down on trees), and its idle-network cost.
     Route(route::RouteArgs),
+    /// Fit `a + b m` per primitive and per number of ranks to measured communication times
+    /// (least squares, with standard errors) and write a machine profile that a program
+    /// scenario can use in place of a topology (`[machine] profile = "..."`).
+    FitComm(fit_comm::FitCommArgs),
 }
 
 /// Parses the command line and runs the subcommand.
@@ -50,8 +67,12 @@ pub fn main() -> anyhow::Result<ExitCode> {
         Command::Run(args) => run::run(&args),
         Command::Analyze(args) => analyze::run(&args),
         Command::Validate(args) => validate::run(&args),
+        Command::Sweep(args) => sweep::run(&args),
+        Command::Merge(args) => merge::run(&args),
+        Command::Slurm(args) => slurm::run(&args),
         Command::Selftest(args) => selftest::run(&args),
         Command::Metrics(args) => metrics::run(&args),
         Command::Route(args) => route::run(&args),
+        Command::FitComm(args) => fit_comm::run(&args),
     }
 }

@@ -28,7 +28,7 @@ pub struct RouteArgs {
 
 /// Prints the links a message crosses from one rank to another.
 pub fn run(args: &RouteArgs) -> anyhow::Result<ExitCode> {
-    let scenarios = super::run::load_all(std::slice::from_ref(&args.file))?;
+    let scenarios = super::run::load_all(std::slice::from_ref(&args.file), &[])?;
     let sc = &scenarios[0];
     let Some(prog) = sc.program() else {
         anyhow::bail!(

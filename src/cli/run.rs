@@ -10,6 +10,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 use parsim::replicate::{self, Options};
 use parsim::report::{CSV_HEADER, RunReport};
+use parsim::scenario::assign::{self, Assignment, keyed_seed};
 use parsim::scenario::{self, Scenario, Warmup};
 
 /// Options of `parsim run`.
@@ -18,6 +19,12 @@ pub struct RunArgs {
     /// Scenario files (TOML).
     #[arg(required = true)]
     files: Vec<PathBuf>,
+    /// Override a scenario field (repeatable): KEY is its path, e.g. class.jobs.population,
+    /// station.disk.service.mean, run.length, program.ranks; VALUE is read as TOML (a bare word
+    /// is a string). The streams are then keyed by the seed and the assignments, as a sweep
+    /// point's are, so `run --set` reproduces that point of `parsim sweep` exactly.
+    #[arg(long = "set", value_name = "KEY=VALUE", value_parser = Assignment::parse)]
+    set: Vec<Assignment>,
     /// Print JSON (one array of reports) instead of tables.
     #[arg(long, conflicts_with = "csv")]
     json: bool,
@@ -57,7 +64,7 @@ pub struct RunArgs {
 impl RunArgs {
     fn options(&self, sc: &Scenario) -> anyhow::Result<Options> {
         let mut o = Options::from_scenario(sc);
-        o.seed = self.seed.unwrap_or(o.seed);
+        o.seed = keyed_seed(self.seed.unwrap_or(o.seed), &self.set);
         o.replications = self.replications.unwrap_or(o.replications);
         o.length = self.length.unwrap_or(o.length);
         if let Some(w) = self.warmup {
@@ -91,7 +98,7 @@ impl RunArgs {
 
 /// Loads every file first (reporting all their problems), then runs them in order.
 pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
-    let scenarios = load_all(&args.files)?;
+    let scenarios = load_all(&args.files, &args.set)?;
     let mut reports = Vec::new();
     let mut out = std::io::stdout().lock();
     if args.csv {
@@ -109,7 +116,11 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
             )?;
         }
         let opt = args.options(sc)?;
-        let bar = progress_bar(&sc.name, opt.replications);
+        let bar = progress_bar(
+            &sc.name,
+            u64::from(opt.replications),
+            "{msg} [{bar:30}] {pos}/{len} replications",
+        );
         let ex = replicate::run(sc, &opt, &|_| bar.inc(1))
             .with_context(|| format!("running {}", sc.path.display()))?;
         bar.finish_and_clear();
@@ -128,12 +139,14 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Loads every scenario, collecting the problems of all files before failing.
-pub fn load_all(files: &[PathBuf]) -> anyhow::Result<Vec<Scenario>> {
+/// Loads every scenario with `assignments` applied, collecting the problems of all files before
+/// failing.
+pub fn load_all(files: &[PathBuf], assignments: &[Assignment]) -> anyhow::Result<Vec<Scenario>> {
+    assign::check_distinct(assignments).map_err(|e| anyhow::anyhow!("--set: {e}"))?;
     let mut scenarios = Vec::new();
     let mut errors = Vec::new();
     for f in files {
-        match scenario::load(f) {
+        match scenario::load_with(f, assignments) {
             Ok(s) => scenarios.push(s),
             Err(e) => errors.push(e),
         }
@@ -148,12 +161,14 @@ pub fn load_all(files: &[PathBuf]) -> anyhow::Result<Vec<Scenario>> {
     anyhow::bail!("invalid scenario\n{}", text.join("\n"))
 }
 
-fn progress_bar(name: &str, replications: u32) -> ProgressBar {
+/// A progress bar on a terminal's stderr (hidden elsewhere) over `len` steps, drawn by an
+/// indicatif `template`.
+pub fn progress_bar(name: &str, len: u64, template: &str) -> ProgressBar {
     if !std::io::stderr().is_terminal() {
         return ProgressBar::hidden();
     }
-    let bar = ProgressBar::new(u64::from(replications));
-    if let Ok(style) = ProgressStyle::with_template("{msg} [{bar:30}] {pos}/{len} replications") {
+    let bar = ProgressBar::new(len);
+    if let Ok(style) = ProgressStyle::with_template(template) {
         bar.set_style(style.progress_chars("=> "));
     }
     bar.set_message(name.to_owned());

@@ -71,7 +71,7 @@ fn case_files(paths: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
 
 /// Runs every case; exit 1 when any comparison disagrees.
 pub fn run(args: &ValidateArgs) -> anyhow::Result<ExitCode> {
-    let scenarios = super::run::load_all(&case_files(&args.paths)?)?;
+    let scenarios = super::run::load_all(&case_files(&args.paths)?, &[])?;
     let effort = if args.quick {
         Effort::Quick
     } else {

@@ -9,8 +9,8 @@ use toml::Spanned;
 use super::collective::{Algorithm, Collective};
 use super::expr::{Env, Expr, Var};
 use super::raw::{
-    ExprText, OpKind, RawDisk, RawOp, RawProgram, RawSharing, RawSwitching, RawTopology, SizeSpec,
-    TopologyKind,
+    ExprText, OpKind, RawDisk, RawMachine, RawOp, RawProgram, RawSharing, RawSwitching,
+    RawTopology, SizeSpec, TopologyKind,
 };
 use super::{
     CollectiveOp, Disk, Groups, Instr, Interconnect, Program, Sharing, Size, Switching, Work,
@@ -38,6 +38,8 @@ pub struct Sources<'a> {
     /// Whether `[topology]` is written (when it is but `topology` is `None`, its shape problems
     /// have been reported and its absence is not one more).
     pub topology_written: bool,
+    /// `[machine]` with its offset: message costs from a profile instead of a topology.
+    pub machine: Option<&'a Spanned<RawMachine>>,
     /// `[[disk]]` with their offsets.
     pub disks: Vec<(usize, &'a RawDisk)>,
     /// The directory relative trace files are read from.
@@ -86,11 +88,21 @@ pub fn compile(src: &Sources<'_>) -> Result<Program, Found> {
     for (i, (at, d)) in src.disks.iter().enumerate() {
         c.disk(*at, i, d);
     }
-    let network = match src.topology {
-        Some(t) => c.topology(t, nodes),
-        None if src.topology_written => None,
-        None => {
-            c.add(at, "topology", "a program needs a [topology] for its messages (kind = \"bus\", \"full\", \"ring\", \"mesh\", \"torus\", \"tree\" or \"fat_tree\")");
+    let network = match (src.topology, src.machine) {
+        (Some(t), None) => c.topology(t, nodes),
+        (None, Some(m)) => c.machine(m, nodes),
+        (Some(_), Some(m)) => {
+            c.add(
+                m.span().start,
+                "machine",
+                "give a [topology] or a [machine] profile, not both",
+            );
+            None
+        }
+        // written but unreadable: its shape problems were reported when the file was read
+        (None, None) if src.topology_written => None,
+        (None, None) => {
+            c.add(at, "topology", "a program needs a [topology] for its messages (kind = \"bus\", \"full\", \"ring\", \"mesh\", \"torus\", \"tree\" or \"fat_tree\"), or a [machine] profile");
             None
         }
     };
@@ -141,6 +153,7 @@ pub fn compile(src: &Sources<'_>) -> Result<Program, Found> {
         disks: c.disks,
         clock: Clock::for_scale(smallest),
         report_each: p.report_each.unwrap_or(c.ranks <= 16),
+        pipeline: None,
     })
 }
 
@@ -278,6 +291,66 @@ impl Compiler<'_> {
             return 1.0;
         }
         v
+    }
+
+    /// A link per pair of nodes costing the profile's `a + b m` per message (see
+    /// [`super::profile`]).
+    fn machine(&mut self, m: &Spanned<RawMachine>, nodes: u32) -> Option<Interconnect> {
+        let at = m.span().start;
+        let r = m.get_ref();
+        let primitive = r.primitive.as_deref().unwrap_or("send");
+        let profile = match super::profile::MachineProfile::load(&self.base.join(&r.profile)) {
+            Ok(p) => p,
+            Err(e) => {
+                self.add(at, "machine.profile", e);
+                return None;
+            }
+        };
+        let Some(fit) = profile.get(primitive, self.ranks) else {
+            let measured: Vec<String> = profile
+                .fits
+                .iter()
+                .filter(|f| f.primitive == primitive)
+                .map(|f| f.ranks.to_string())
+                .collect();
+            self.add(
+                at,
+                "machine.primitive",
+                format!(
+                    "the profile has no fit of {primitive:?} at {} ranks (it has {primitive:?} at [{}])",
+                    self.ranks,
+                    measured.join(", ")
+                ),
+            );
+            return None;
+        };
+        if !(fit.a >= 0.0 && fit.b > 0.0) {
+            self.add(
+                at,
+                "machine.profile",
+                format!(
+                    "the fit of {primitive:?} at {} ranks, a = {:e}, b = {:e}, is not a message cost (needs a >= 0 and b > 0)",
+                    self.ranks, fit.a, fit.b
+                ),
+            );
+            return None;
+        }
+        let startup = self.time(at, "machine", "profile.a", Some(fit.a));
+        let topology = match Topology::new(Shape::Full, nodes) {
+            Ok(t) => t,
+            Err(e) => {
+                self.add(at, "machine", e);
+                return None;
+            }
+        };
+        Some(Interconnect {
+            topology,
+            bandwidth: 1.0 / fit.b,
+            latency: 0.0,
+            startup,
+            switching: Switching::CutThrough,
+            sharing: Sharing::Fcfs,
+        })
     }
 
     fn disk(&mut self, at: usize, i: usize, d: &RawDisk) {

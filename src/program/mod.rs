@@ -29,7 +29,9 @@ pub mod compile;
 pub mod exec;
 pub mod expr;
 mod measure;
+pub mod pipeline;
 pub mod predict;
+pub mod profile;
 pub mod raw;
 
 pub use compile::compile;
@@ -71,6 +73,9 @@ pub struct Program {
     pub clock: Clock,
     /// Report each rank's figures (and each link's) individually, not only their summaries.
     pub report_each: bool,
+    /// The pipeline this program was built from, for its analytic model (`None`: written as a
+    /// `[program]`).
+    pub pipeline: Option<Box<pipeline::Pipeline>>,
 }
 
 /// One instruction.

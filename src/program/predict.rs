@@ -63,6 +63,11 @@ pub fn analyze(prog: &Program) -> Analysis {
             }
         }
     }
+    if let Some(p) = &prog.pipeline {
+        let (predictions, refusals) = super::pipeline::predictions(prog, p);
+        a.predictions.extend(predictions);
+        a.refusals.extend(refusals);
+    }
     a
 }
 

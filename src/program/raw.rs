@@ -198,6 +198,17 @@ pub struct RawTopology {
     pub sharing: Option<RawSharing>,
 }
 
+/// `[machine]`: message costs from a machine profile (see [`super::profile`]) instead of a
+/// `[topology]`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawMachine {
+    /// The profile file written by `parsim fit-comm`, relative to the scenario.
+    pub profile: String,
+    /// The primitive whose fit costs a message (default `"send"`).
+    pub primitive: Option<String>,
+}
+
 /// `[[disk]]`.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]

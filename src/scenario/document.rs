@@ -14,9 +14,11 @@ use serde::de::{DeserializeOwned, IntoDeserializer};
 use toml::Spanned;
 use toml::de::{DeTable, DeValue};
 
+use super::assign::{self, Assignment};
 use super::build::Found;
 use super::raw::{RawClass, RawRoute, RawRun, RawScenario, RawStation, RawValidate};
-use crate::program::raw::{RawDisk, RawProgram, RawTopology};
+use crate::program::pipeline::RawPipeline;
+use crate::program::raw::{RawDisk, RawMachine, RawProgram, RawTopology};
 
 /// One element of an array of tables: where it is, its `name` if it has one, and its contents
 /// when they have the right shape (`None`: its shape problems were reported).
@@ -66,15 +68,19 @@ const SECTIONS: &[&str] = &[
     "station",
     "route",
     "program",
+    "pipeline",
     "topology",
+    "machine",
     "disk",
     "spmd",
 ];
 
-/// Parses `text` into a raw scenario, with every shape problem found. Syntax errors are
+/// Parses `text` into a raw scenario, with every shape problem found, after setting the fields
+/// `assignments` name ([`super::assign`]). Syntax errors and keys that name no field are
 /// returned alone (`None`).
-pub(super) fn read(text: &str) -> (Option<RawScenario>, Found) {
-    let (doc, errors) = DeTable::parse_recoverable(text);
+pub(super) fn read(text: &str, assignments: &[Assignment]) -> (Option<RawScenario>, Found) {
+    let values: Vec<String> = assignments.iter().map(|a| a.value.toml()).collect();
+    let (mut doc, errors) = DeTable::parse_recoverable(text);
     if !errors.is_empty() {
         let found = errors
             .into_iter()
@@ -106,6 +112,15 @@ pub(super) fn read(text: &str) -> (Option<RawScenario>, Found) {
         return (None, found);
     }
     let mut found = Found::new();
+    let span = doc.span();
+    for (a, value) in assignments.iter().zip(&values) {
+        if let Err(why) = assign::apply(doc.get_mut(), span.clone(), &a.key, value) {
+            found.push((None, a.key.clone(), why));
+        }
+    }
+    if !found.is_empty() {
+        return (None, found);
+    }
     let mut raw = RawScenario::default();
     for (key, value) in doc.into_inner() {
         let at = key.span().start;
@@ -122,7 +137,9 @@ pub(super) fn read(text: &str) -> (Option<RawScenario>, Found) {
             "station" => raw.stations = many::<RawStation>(value, "station", &mut found),
             "route" => raw.routes = many::<RawRoute>(value, "route", &mut found),
             "program" => raw.program = one::<RawProgram>(value, "program", &mut found),
+            "pipeline" => raw.pipeline = one::<RawPipeline>(value, "pipeline", &mut found),
             "topology" => raw.topology = one::<RawTopology>(value, "topology", &mut found),
+            "machine" => raw.machine = one::<RawMachine>(value, "machine", &mut found),
             "disk" => raw.disks = many::<RawDisk>(value, "disk", &mut found),
             "spmd" => raw.spmd = one::<crate::spmd::RawSpmd>(value, "spmd", &mut found),
             other => found.push((
@@ -320,7 +337,7 @@ mod tests {
     use super::*;
 
     fn problems(text: &str) -> Vec<(String, String)> {
-        let (_, found) = read(text);
+        let (_, found) = read(text, &[]);
         found.into_iter().map(|(_, p, m)| (p, m)).collect()
     }
 
@@ -366,6 +383,7 @@ class = "jobs"
     fn a_broken_element_keeps_its_name_and_place() {
         let (raw, _) = read(
             "[[station]]\nname = \"a\"\nkind = \"x\"\n[[station]]\nname = \"b\"\nkind = \"sink\"\n",
+            &[],
         );
         let raw = raw.unwrap();
         assert_eq!(raw.stations.len(), 2);
@@ -377,8 +395,10 @@ class = "jobs"
 
     #[test]
     fn a_table_with_a_bad_field_is_still_checked_for_the_rest() {
-        let (raw, found) =
-            read("[[station]]\nname = \"q\"\nkind = \"fcfs\"\nspeed = 3\nservers = \"x\"\n");
+        let (raw, found) = read(
+            "[[station]]\nname = \"q\"\nkind = \"fcfs\"\nspeed = 3\nservers = \"x\"\n",
+            &[],
+        );
         let raw = raw.unwrap();
         let mut paths: Vec<&str> = found.iter().map(|p| p.1.as_str()).collect();
         paths.sort_unstable();
@@ -391,7 +411,7 @@ class = "jobs"
     fn unknown_sections_and_syntax_errors() {
         let found = problems("[rn]\nlength = 3\n");
         assert_eq!(found[0].0, "rn");
-        let (raw, found) = read("[[class]\nname = 1");
+        let (raw, found) = read("[[class]\nname = 1", &[]);
         assert!(raw.is_none() && !found.is_empty());
     }
 }

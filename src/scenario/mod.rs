@@ -7,12 +7,15 @@
 //! (`station[2].service.mean`), in time linear in their number; an open class that would load
 //! some station to utilisation 1 or more is refused there, before anything runs.
 
+pub mod assign;
 mod build;
 pub mod document;
 pub mod raw;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
+
+pub use assign::Assignment;
 
 use crate::model::Network;
 use crate::program::Program;
@@ -185,7 +188,18 @@ impl fmt::Display for ScenarioError {
 
 /// Reads, parses and checks a scenario file.
 pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
-    let text = std::fs::read_to_string(path).map_err(|e| ScenarioError {
+    load_with(path, &[])
+}
+
+/// Reads a scenario file, sets the fields `assignments` name ([`assign`]) and checks the result
+/// as it checks a file.
+pub fn load_with(path: &Path, assignments: &[Assignment]) -> Result<Scenario, ScenarioError> {
+    parse_with(&read_text(path)?, path, assignments)
+}
+
+/// The text of a scenario file.
+pub fn read_text(path: &Path) -> Result<String, ScenarioError> {
+    std::fs::read_to_string(path).map_err(|e| ScenarioError {
         file: path.to_owned(),
         problems: vec![Problem {
             line: None,
@@ -193,12 +207,21 @@ pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
             message: e.to_string(),
         }],
         unreadable: true,
-    })?;
-    parse(&text, path)
+    })
 }
 
 /// Parses and checks scenario text; `path` names it in errors and anchors relative trace files.
 pub fn parse(text: &str, path: &Path) -> Result<Scenario, ScenarioError> {
+    parse_with(text, path, &[])
+}
+
+/// Parses scenario text, sets the fields `assignments` name ([`assign`]), and checks the result
+/// as [`parse`] does.
+pub fn parse_with(
+    text: &str,
+    path: &Path,
+    assignments: &[Assignment],
+) -> Result<Scenario, ScenarioError> {
     let lines = LineIndex::new(text);
     let fail = |found: build::Found| ScenarioError {
         file: path.to_owned(),
@@ -212,7 +235,7 @@ pub fn parse(text: &str, path: &Path) -> Result<Scenario, ScenarioError> {
             .collect(),
         unreadable: false,
     };
-    let (raw, mut found) = document::read(text);
+    let (raw, mut found) = document::read(text, assignments);
     let Some(raw) = raw else {
         return Err(fail(found));
     };

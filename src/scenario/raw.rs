@@ -11,7 +11,8 @@ use toml::Spanned;
 
 use super::document::Element;
 use crate::dist::DistSpec;
-use crate::program::raw::{RawDisk, RawProgram, RawTopology};
+use crate::program::pipeline::RawPipeline;
+use crate::program::raw::{RawDisk, RawMachine, RawProgram, RawTopology};
 
 /// A whole scenario file, as [`super::document`] reads it: each section on its own, each
 /// element of an array of tables on its own (see [`Element`]).
@@ -33,8 +34,12 @@ pub struct RawScenario {
     pub validate: Option<Spanned<RawValidate>>,
     /// A rank program (`[program]`), instead of classes, stations and routes.
     pub program: Option<Spanned<RawProgram>>,
+    /// Kuntraruk's parallel pipeline (`[pipeline]`), built into a program.
+    pub pipeline: Option<Spanned<RawPipeline>>,
     /// The program's interconnect (`[topology]`).
     pub topology: Option<Spanned<RawTopology>>,
+    /// The program's message costs from a machine profile (`[machine]`), instead of a topology.
+    pub machine: Option<Spanned<RawMachine>>,
     /// The program's disks (`[[disk]]`).
     pub disks: Vec<Element<RawDisk>>,
     /// An SPMD program of Cremonesi and Gennaro (`[spmd]`), built into the network.

@@ -8,10 +8,15 @@ mod bad_input;
 mod cli;
 /// Same seed, same bytes, on 1 thread or 4.
 mod determinism;
+/// `parsim fit-comm`: coefficients recovered from simulated measurements, profiles in place of a
+/// topology.
+mod fit_comm;
 /// Structured fuzzing of parse, check, analysis and short runs.
 mod fuzz;
 /// Laws of random valid networks: Little, conservation, capacity, thread identity.
 mod network_properties;
+/// Kuntraruk's parallel pipeline against eq. 6 and the report's arithmetic.
+mod pipeline;
 /// Rank programs: exact contention-free times, collectives, deadlocks.
 mod programs;
 /// Properties over generated inputs: calendar order, tally merge, distribution moments.
@@ -26,6 +31,8 @@ mod selftest;
 mod spmd;
 /// Simulation against closed-form results, with fixed seeds and stated tolerances.
 mod statistics;
+/// `parsim sweep` and `run --set`: keys, values, grids, the seed rule.
+mod sweep;
 /// Shared helpers.
 mod util;
 /// `parsim validate`: exit codes, reports, reruns.

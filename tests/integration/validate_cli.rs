@@ -79,3 +79,28 @@ fn validate_names_a_bad_case_file_and_exits_2() {
     assert!(err.contains("bad_validate.toml"), "{err}");
     assert!(err.contains("validate.precision"), "{err}");
 }
+
+#[test]
+fn deterministic_programs_agree_with_their_exact_closed_forms_up_to_the_clocks_rounding() {
+    // every time fixed: the interval has width zero, and the simulated time differs from the
+    // formula's only by the clock's rounding (relative error below 1e-9)
+    let out = parsim(&[
+        "validate",
+        "--json",
+        "validation/program_tree_sum.toml",
+        "validation/program_ring_torus.toml",
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let rows: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let rows = rows.as_array().expect("an array of comparisons");
+    assert_eq!(rows.len(), 3);
+    for r in rows {
+        assert_eq!(r["verdict"], "agree", "{r}");
+        assert_eq!(r["half_width"], 0.0, "{r}");
+    }
+}

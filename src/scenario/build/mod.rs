@@ -78,11 +78,12 @@ pub(super) fn build(mut raw: RawScenario, base: &Path) -> Result<Built, Found> {
     } else {
         None
     };
-    if raw.has("program") {
+    if raw.has("program") || raw.has("pipeline") {
         return build_program(ck, raw, base, run, validate);
     }
     for (field, given) in [
         ("topology", raw.topology.is_some()),
+        ("machine", raw.machine.is_some()),
         ("disk", !raw.disks.is_empty()),
     ] {
         if given {
@@ -172,7 +173,7 @@ pub(super) fn build(mut raw: RawScenario, base: &Path) -> Result<Built, Found> {
 /// ([`crate::spmd::build`]) in place of the `[[class]]`, `[[station]]` and `[[route]]` tables,
 /// which the file must leave out. `None` when there were problems (added to `ck`).
 fn spmd_network(ck: &mut Checker, raw: &mut RawScenario) -> Option<crate::spmd::Spmd> {
-    for field in ["class", "station", "route", "program"] {
+    for field in ["class", "station", "route", "program", "pipeline"] {
         if raw.has(field) {
             ck.add(
                 Some(0),
@@ -191,7 +192,7 @@ fn spmd_network(ck: &mut Checker, raw: &mut RawScenario) -> Option<crate::spmd::
             return None;
         }
     };
-    let (built, found) = super::document::read(&crate::spmd::build::network_toml(&spmd));
+    let (built, found) = super::document::read(&crate::spmd::build::network_toml(&spmd), &[]);
     match built {
         Some(built) if found.is_empty() => {
             raw.classes = built.classes;
@@ -211,7 +212,8 @@ fn spmd_network(ck: &mut Checker, raw: &mut RawScenario) -> Option<crate::spmd::
     }
 }
 
-/// A program scenario: `[program]`, `[topology]`, `[[disk]]`, and no network sections.
+/// A program scenario: a `[program]` (with `[topology]` and `[[disk]]`) or a `[pipeline]`
+/// (with an optional `[topology]`), and no network sections.
 fn build_program(
     mut ck: Checker,
     raw: RawScenario,
@@ -219,7 +221,10 @@ fn build_program(
     run: RunConfig,
     validate: ValidateConfig,
 ) -> Result<Built, Found> {
-    let at = raw.program.as_ref().map_or(0, |p| p.span().start);
+    let at = raw.program.as_ref().map_or_else(
+        || raw.pipeline.as_ref().map_or(0, |p| p.span().start),
+        |p| p.span().start,
+    );
     for (field, n) in [
         ("class", raw.classes.len()),
         ("station", raw.stations.len()),
@@ -230,28 +235,49 @@ fn build_program(
                 Some(at),
                 field,
                 format!(
-                    "a scenario with a [program] builds its stations from it: leave out [[{field}]]"
+                    "a scenario with a [program] or [pipeline] builds its stations from it: leave out [[{field}]]"
                 ),
             );
         }
     }
-    // a [program] that could not be read has had its shape problems reported
-    let Some(program) = raw.program.as_ref() else {
-        return Err(ck.found);
+    let built = match (&raw.program, &raw.pipeline) {
+        (Some(program), None) => {
+            let disks: Vec<_> = raw
+                .disks
+                .iter()
+                .filter_map(|e| e.value.as_ref().map(|d| (e.at(), d)))
+                .collect();
+            crate::program::compile(&crate::program::compile::Sources {
+                program,
+                topology: raw.topology.as_ref(),
+                topology_written: raw.has("topology") || raw.has("machine"),
+                machine: raw.machine.as_ref(),
+                disks,
+                base,
+            })
+        }
+        (None, Some(pipeline)) => {
+            if !raw.disks.is_empty() {
+                ck.add(
+                    Some(at),
+                    "disk",
+                    "a [pipeline] has no disks: leave out [[disk]]",
+                );
+            }
+            crate::program::pipeline::build(pipeline, raw.topology.as_ref(), base)
+        }
+        // a [program] or [pipeline] that could not be read has had its shape problems reported
+        (None, None) => return Err(ck.found),
+        (Some(_), Some(_)) => {
+            ck.add(
+                Some(at),
+                "pipeline",
+                "a scenario has a [program] or a [pipeline] (which builds its own program), not both",
+            );
+            return Err(ck.found);
+        }
     };
-    let disks: Vec<_> = raw
-        .disks
-        .iter()
-        .filter_map(|e| e.value.as_ref().map(|d| (e.at(), d)))
-        .collect();
-    let sources = crate::program::compile::Sources {
-        program,
-        topology: raw.topology.as_ref(),
-        topology_written: raw.has("topology"),
-        disks,
-        base,
-    };
-    match crate::program::compile(&sources) {
+    match built {
         Ok(prog) if ck.found.is_empty() && raw.shape_problems == 0 => {
             let workload = Workload::Program(Box::new(prog));
             config::check_metric_names(&mut ck, &raw, &run, &validate, &workload);

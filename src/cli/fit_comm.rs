@@ -1,0 +1,52 @@
+//! `parsim fit-comm`.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use clap::Args;
+
+use parsim::program::profile::{fit, read_measurements};
+use parsim::report::num;
+
+/// Options of `parsim fit-comm`.
+#[derive(Debug, Args)]
+pub struct FitCommArgs {
+    /// Measurements: CSV with the header primitive,ranks,bytes,time.
+    measurements: PathBuf,
+    /// Write the machine profile (TOML) here.
+    #[arg(long)]
+    out: Option<PathBuf>,
+}
+
+/// Fits every (primitive, ranks), prints the fits and writes the profile.
+pub fn run(args: &FitCommArgs) -> anyhow::Result<ExitCode> {
+    let path = &args.measurements;
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let measurements = read_measurements(&text).with_context(|| path.display().to_string())?;
+    let profile = fit(&measurements).with_context(|| path.display().to_string())?;
+    println!(
+        "{:<12} {:>6} {:>14} {:>12} {:>14} {:>12} {:>6} {:>12}",
+        "primitive", "ranks", "a", "se(a)", "b", "se(b)", "points", "residual sd"
+    );
+    for f in &profile.fits {
+        println!(
+            "{:<12} {:>6} {:>14} {:>12} {:>14} {:>12} {:>6} {:>12}",
+            f.primitive,
+            f.ranks,
+            num(f.a),
+            num(f.a_se),
+            num(f.b),
+            num(f.b_se),
+            f.points,
+            num(f.residual_sd)
+        );
+    }
+    if let Some(out) = &args.out {
+        std::fs::write(out, profile.to_toml())
+            .with_context(|| format!("cannot write {}", out.display()))?;
+        println!("machine profile written to {}", out.display());
+    }
+    Ok(ExitCode::SUCCESS)
+}

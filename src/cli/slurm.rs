@@ -1,0 +1,161 @@
+//! `parsim slurm`.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use clap::{Args, Parser};
+
+use parsim::slurm::{Job, MERGE_SCRIPT, SHARDS_SCRIPT, SUBMIT_SCRIPT};
+
+use super::{Cli, Command};
+
+/// Options of `parsim slurm`.
+#[derive(Debug, Args)]
+pub struct SlurmArgs {
+    /// Shards: array tasks, each running the points whose index is K modulo N.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    shards: u32,
+    /// Directory for the shard files, the scripts and Slurm's logs (created).
+    #[arg(long, default_value = "parsim-shards")]
+    out: PathBuf,
+    /// The merged result (default: OUT/merged.csv, or .json with --json).
+    #[arg(long)]
+    result: Option<PathBuf>,
+    /// Slurm partition.
+    #[arg(long)]
+    partition: Option<String>,
+    /// Time limit of each task (Slurm's format, e.g. 00:30:00).
+    #[arg(long)]
+    time: Option<String>,
+    /// CPUs of each task; its replications run on them.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    cpus_per_task: u32,
+    /// Submit at once (runs OUT/submit.sh: sbatch the array, then the merge with
+    /// --dependency=afterok).
+    #[arg(long)]
+    submit: bool,
+    /// The parsim command to shard, e.g. `sweep scenarios/mm1.toml --vary run.seed=1..100`
+    /// (its --json, --plot and --plot-metric go to the merge).
+    #[arg(
+        required = true,
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_name = "COMMAND"
+    )]
+    command: Vec<String>,
+}
+
+/// Splits the merge's output flags from the shard command.
+fn split_output_flags(command: &[String]) -> (Vec<String>, Vec<String>) {
+    let (mut shard, mut merge) = (Vec::new(), Vec::new());
+    let mut words = command.iter();
+    while let Some(w) = words.next() {
+        let flag = w.split('=').next().unwrap_or_default();
+        match flag {
+            "--json" => merge.push(w.clone()),
+            "--plot" | "--plot-metric" => {
+                merge.push(w.clone());
+                if !w.contains('=')
+                    && let Some(value) = words.next()
+                {
+                    merge.push(value.clone());
+                }
+            }
+            _ => shard.push(w.clone()),
+        }
+    }
+    (shard, merge)
+}
+
+/// Checks the command, writes the three scripts and, with --submit, submits them.
+pub fn run(args: &SlurmArgs) -> anyhow::Result<ExitCode> {
+    let (command, merge_args) = split_output_flags(&args.command);
+    let parsed = Cli::try_parse_from(std::iter::once("parsim".to_owned()).chain(command.clone()))
+        .map_err(|e| {
+        anyhow::anyhow!("the command to shard is not a valid parsim command:\n{e}")
+    })?;
+    match parsed.command {
+        Command::Sweep(sweep) if !sweep.sharded() => {}
+        Command::Sweep(_) => anyhow::bail!("give the command without --shard and --out"),
+        _ => anyhow::bail!("only `parsim sweep` runs in shards so far"),
+    }
+    let json = merge_args.iter().any(|a| a == "--json");
+    let result = args.result.clone().unwrap_or_else(|| {
+        args.out
+            .join(if json { "merged.json" } else { "merged.csv" })
+    });
+    let job = Job {
+        parsim: std::env::current_exe().context("finding the parsim binary")?,
+        workdir: std::env::current_dir().context("finding the working directory")?,
+        command,
+        shards: args.shards as usize,
+        out: args.out.clone(),
+        merge_args,
+        result,
+        partition: args.partition.clone(),
+        time: args.time.clone(),
+        cpus_per_task: args.cpus_per_task,
+    };
+    std::fs::create_dir_all(&args.out)
+        .with_context(|| format!("creating {}", args.out.display()))?;
+    let stale = std::fs::read_dir(&args.out)
+        .with_context(|| format!("reading {}", args.out.display()))?
+        .filter_map(|e| e.ok())
+        .any(|e| e.file_name().to_string_lossy().starts_with("shard-"));
+    anyhow::ensure!(
+        !stale,
+        "{} already holds shard files; remove them or choose another --out",
+        args.out.display()
+    );
+    for (name, text) in [
+        (SHARDS_SCRIPT, job.shards_script()),
+        (MERGE_SCRIPT, job.merge_script()),
+        (SUBMIT_SCRIPT, job.submit_script()),
+    ] {
+        let path = args.out.join(name);
+        std::fs::write(&path, text).with_context(|| format!("writing {}", path.display()))?;
+    }
+    let submit = args.out.join(SUBMIT_SCRIPT);
+    if !args.submit {
+        println!(
+            "wrote {}, {} and {}; submit with: bash {}",
+            args.out.join(SHARDS_SCRIPT).display(),
+            args.out.join(MERGE_SCRIPT).display(),
+            submit.display(),
+            submit.display()
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    let status = std::process::Command::new("bash")
+        .arg(&submit)
+        .status()
+        .with_context(|| format!("running {}", submit.display()))?;
+    anyhow::ensure!(status.success(), "{} failed ({status})", submit.display());
+    Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::split_output_flags;
+
+    #[test]
+    fn output_flags_go_to_the_merge() {
+        let words: Vec<String> = [
+            "sweep",
+            "f.toml",
+            "--json",
+            "--plot",
+            "pics",
+            "--vary",
+            "a=1",
+            "--plot-metric=m",
+        ]
+        .iter()
+        .map(|s| (*s).to_owned())
+        .collect();
+        let (shard, merge) = split_output_flags(&words);
+        assert_eq!(shard, ["sweep", "f.toml", "--vary", "a=1"]);
+        assert_eq!(merge, ["--json", "--plot", "pics", "--plot-metric=m"]);
+    }
+}

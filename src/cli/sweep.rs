@@ -1,0 +1,218 @@
+//! `parsim sweep`.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use clap::Args;
+
+use parsim::scenario::Scenario;
+use parsim::scenario::assign::Assignment;
+use parsim::sweep::output::SweepReport;
+use parsim::sweep::shard::{Shard, ShardFile};
+use parsim::sweep::{Axis, Layout, Point, PointResult, Sweep, evaluate, plot};
+
+/// How VALUES are written, for `--help`.
+const VALUES_HELP: &str = "\
+KEY is a scenario field by its path: array-of-tables elements by name (or index), then the field:
+  class.jobs.population       population of the [[class]] named jobs
+  station.disk.service.mean   mean of the service of the [[station]] named disk
+  run.length, run.replications, program.ranks, route.0.to
+
+VALUES:
+  1,2,4,8           a list (TOML values; bare words are strings)
+  1..64             every integer from 1 to 64
+  0.1..0.9:0.2      from 0.1 to 0.9 by steps of 0.2
+  2^0..2^6          powers of 2 from 2^0 to 2^6 (2^0..2^6:2 steps the exponent by 2)
+  1..1000:x10       a log range by factor: 1, 10, 100, 1000
+  0.01..100:log9    9 points evenly spaced in log scale
+  0..1:lin5         5 points evenly spaced
+
+Output: CSV on stdout, one row per point, metric and analytic method, with columns: the varied
+keys, metric, method, exact, analytic, simulated, half_width_95, replications, relative_error,
+verdict (verdicts by `parsim validate`'s rules, on the 99% interval). Each point's streams are
+keyed by the seed and its assignments: `parsim run --set` of the same values gives the same
+numbers.";
+
+/// Options of `parsim sweep`.
+#[derive(Debug, Args)]
+#[command(after_long_help = VALUES_HELP)]
+pub struct SweepArgs {
+    /// The scenario file (TOML).
+    scenario: PathBuf,
+    /// A field and the values it takes (repeatable; several make a grid). KEY and VALUES are
+    /// explained at the end of --help.
+    #[arg(long, value_name = "KEY=VALUES", required = true, value_parser = Axis::parse)]
+    vary: Vec<Axis>,
+    /// Pair the --vary values (the i-th of each together) instead of making a grid.
+    #[arg(long)]
+    zip: bool,
+    /// Override a field at every point (repeatable), as `parsim run --set` does.
+    #[arg(long = "set", value_name = "KEY=VALUE", value_parser = Assignment::parse)]
+    set: Vec<Assignment>,
+    #[command(flatten)]
+    output: OutputArgs,
+    /// Run only shard K of N (K from 0 to N-1: the points whose index is K modulo N) and write
+    /// its results to --out, for `parsim merge`.
+    #[arg(
+        long,
+        value_name = "K/N",
+        value_parser = Shard::parse,
+        requires = "out",
+        conflicts_with_all = ["json", "plot"]
+    )]
+    shard: Option<Shard>,
+    /// The directory a shard writes its file to.
+    #[arg(long, value_name = "DIR", requires = "shard")]
+    out: Option<PathBuf>,
+    /// Master seed (overrides the scenario's).
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Worker threads for each point's replications (default: one per core). Results do not
+    /// depend on it.
+    #[arg(long, default_value_t = 0)]
+    threads: usize,
+}
+
+/// How a sweep's results are shown (by `parsim sweep` and `parsim merge` alike).
+#[derive(Debug, Args)]
+pub struct OutputArgs {
+    /// Print JSON instead of CSV.
+    #[arg(long)]
+    json: bool,
+    /// Also draw SVG pictures into DIR: for one key, each predicted metric's simulated mean
+    /// with its 95% band and every method's curve; for two keys on a grid, heat maps of the
+    /// simulated mean and of each method's relative error.
+    #[arg(long, value_name = "DIR")]
+    plot: Option<PathBuf>,
+    /// A metric to draw with --plot (repeatable; default: every metric some analytic method
+    /// predicts).
+    #[arg(long, value_name = "METRIC", requires = "plot")]
+    plot_metric: Vec<String>,
+}
+
+impl OutputArgs {
+    /// Prints the report as CSV or JSON on stdout and draws the pictures asked for.
+    pub fn emit(&self, report: &SweepReport) -> anyhow::Result<()> {
+        let mut out = std::io::stdout().lock();
+        if self.json {
+            report.write_json(&mut out)?;
+        } else {
+            report.write_csv(&mut out)?;
+        }
+        out.flush()?;
+        if let Some(dir) = &self.plot {
+            let files = plot::write(report, dir, &self.plot_metric)?;
+            eprintln!("parsim: {} pictures in {}", files.len(), dir.display());
+            if files.is_empty() {
+                eprintln!(
+                    "parsim: no metric has an analytic prediction; name metrics to draw with --plot-metric"
+                );
+            }
+        }
+        Ok(())
+    }
+}
+
+impl SweepArgs {
+    /// True when the command runs one shard (`--shard` or `--out`).
+    pub fn sharded(&self) -> bool {
+        self.shard.is_some() || self.out.is_some()
+    }
+}
+
+/// Checks every point, runs them (or one shard's) in order and prints the results (or writes
+/// the shard's file).
+pub fn run(args: &SweepArgs) -> anyhow::Result<ExitCode> {
+    let layout = if args.zip { Layout::Zip } else { Layout::Grid };
+    let sweep = Sweep::new(
+        &args.scenario,
+        args.set.clone(),
+        args.vary.clone(),
+        layout,
+        args.seed,
+    )
+    .map_err(anyhow::Error::msg)?;
+    if args.output.plot.is_some() {
+        plot::check_shape(layout, sweep.axes.len())?;
+    }
+    let points = sweep.points();
+    let scenarios = load_points(&sweep, &points)?;
+    let owned: Vec<(&Point, &Scenario)> = points
+        .iter()
+        .zip(&scenarios)
+        .filter(|(p, _)| args.shard.is_none_or(|s| s.owns(p.index)))
+        .collect();
+    let total: u64 = owned
+        .iter()
+        .map(|(_, sc)| u64::from(sc.run.replications))
+        .sum();
+    let bar = super::run::progress_bar(
+        &format!("{} points", owned.len()),
+        total,
+        "{msg} [{bar:30}] {pos}/{len} replications, {elapsed} elapsed, ETA {eta}",
+    );
+    let mut results = Vec::with_capacity(owned.len());
+    for (point, sc) in owned {
+        let opt = sweep.options(point, sc, args.threads);
+        let (rows, events) =
+            evaluate(sc, &opt, &|_| bar.inc(1)).with_context(|| sweep.describe(point))?;
+        results.push(PointResult {
+            index: point.index,
+            values: point.values.iter().map(ToString::to_string).collect(),
+            seed: opt.seed,
+            events,
+            rows,
+        });
+    }
+    bar.finish_and_clear();
+    let report = SweepReport {
+        scenario: scenarios[0].name.clone(),
+        file: sweep.path.display().to_string(),
+        keys: sweep.keys(),
+        fixed: sweep.fixed.iter().map(ToString::to_string).collect(),
+        layout,
+        points: results,
+    };
+    match (args.shard, &args.out) {
+        (Some(shard), Some(dir)) => {
+            let path = ShardFile::new(&sweep, shard, report)
+                .write(dir)
+                .with_context(|| format!("writing shard {} to {}", shard.index, dir.display()))?;
+            eprintln!("parsim: wrote {}", path.display());
+        }
+        _ => args.output.emit(&report)?,
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Loads the scenario of every point, reporting the problems of the first few bad points.
+fn load_points(sweep: &Sweep, points: &[Point]) -> anyhow::Result<Vec<Scenario>> {
+    const SHOWN: usize = 5;
+    let mut scenarios = Vec::with_capacity(points.len());
+    let mut bad = Vec::new();
+    let mut count = 0;
+    for p in points {
+        match sweep.scenario(p) {
+            Ok(sc) => scenarios.push(sc),
+            Err(e) => {
+                count += 1;
+                if bad.len() < SHOWN {
+                    bad.push(format!("{}: {e}", sweep.describe(p)));
+                }
+            }
+        }
+    }
+    if count == 0 {
+        return Ok(scenarios);
+    }
+    if count > SHOWN {
+        bad.push(format!("... and {} more bad points", count - SHOWN));
+    }
+    anyhow::bail!(
+        "{count} of {} points invalid\n{}",
+        points.len(),
+        bad.join("\n")
+    )
+}

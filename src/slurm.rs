@@ -1,0 +1,218 @@
+//! Slurm job scripts for a sharded sweep: an `sbatch` job array whose task K runs shard K, a
+//! merge job, and a submit script that starts the merge only after every task succeeded
+//! (`--dependency=afterok`). The scripts are plain, commented shell so that a site can adapt
+//! them (modules, accounts, QoS).
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+/// What the scripts run and ask Slurm for.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Job {
+    /// The parsim binary (absolute).
+    pub parsim: PathBuf,
+    /// The directory the jobs run in (absolute).
+    pub workdir: PathBuf,
+    /// The sweep's arguments after `parsim` (`sweep FILE --vary ...`), without `--shard`/`--out`.
+    pub command: Vec<String>,
+    /// The number of shards, one array task each.
+    pub shards: usize,
+    /// Where the shards write, relative to `workdir` or absolute.
+    pub out: PathBuf,
+    /// The merge's arguments after `parsim merge DIR` (`--json`, `--plot DIR`).
+    pub merge_args: Vec<String>,
+    /// The file the merge prints into.
+    pub result: PathBuf,
+    /// `--partition`, if given.
+    pub partition: Option<String>,
+    /// `--time`, if given.
+    pub time: Option<String>,
+    /// `--cpus-per-task`.
+    pub cpus_per_task: u32,
+}
+
+/// The file names of the scripts, inside the shard directory.
+pub const SHARDS_SCRIPT: &str = "shards.sbatch";
+/// The merge job's script.
+pub const MERGE_SCRIPT: &str = "merge.sbatch";
+/// The script that submits both.
+pub const SUBMIT_SCRIPT: &str = "submit.sh";
+
+/// Quotes a word for the shell when it needs it.
+pub fn shell_quote(word: &str) -> String {
+    let safe = !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+^@%".contains(c));
+    if safe {
+        word.to_owned()
+    } else {
+        format!("'{}'", word.replace('\'', r"'\''"))
+    }
+}
+
+fn words(items: &[String]) -> String {
+    items
+        .iter()
+        .map(|w| shell_quote(w))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn path(p: &std::path::Path) -> String {
+    shell_quote(&p.display().to_string())
+}
+
+impl Job {
+    /// The `#SBATCH` lines both jobs share.
+    fn resources(&self, s: &mut String) {
+        if let Some(p) = &self.partition {
+            let _ = writeln!(s, "#SBATCH --partition={}", shell_quote(p));
+        }
+        if let Some(t) = &self.time {
+            let _ = writeln!(s, "#SBATCH --time={}", shell_quote(t));
+        }
+        let _ = writeln!(s, "#SBATCH --chdir={}", path(&self.workdir));
+    }
+
+    /// The job array: task K runs shard K of N.
+    pub fn shards_script(&self) -> String {
+        let n = self.shards;
+        let mut s = String::from("#!/bin/bash\n");
+        let _ = writeln!(
+            s,
+            "# parsim sweep in {n} shards: a Slurm job array, one task per shard. Written by\n\
+             # `parsim slurm` (parsim {}); submit with {SUBMIT_SCRIPT}, which also queues the merge.\n\
+             #\n\
+             # Task K runs the sweep's points whose index is K modulo {n}, each under the seed it has\n\
+             # in the whole sweep, and writes {}/shard-K-of-N.json (atomically). Rerunning a task\n\
+             # rewrites the same file with the same numbers.",
+            env!("CARGO_PKG_VERSION"),
+            self.out.display()
+        );
+        let _ = writeln!(s, "#SBATCH --job-name=parsim-shards");
+        let _ = writeln!(s, "#SBATCH --array=0-{}", n.saturating_sub(1));
+        let _ = writeln!(s, "#SBATCH --ntasks=1");
+        let _ = writeln!(s, "#SBATCH --cpus-per-task={}", self.cpus_per_task);
+        self.resources(&mut s);
+        let _ = writeln!(s, "#SBATCH --output={}/slurm-%A_%a.out", self.out.display());
+        let _ = writeln!(s, "set -euo pipefail");
+        let _ = writeln!(
+            s,
+            "# the replications of each point run on the task's CPUs\n\
+             exec {} {} \\\n    --threads \"${{SLURM_CPUS_PER_TASK:-1}}\" \\\n    --shard \"${{SLURM_ARRAY_TASK_ID}}/{n}\" --out {}",
+            path(&self.parsim),
+            words(&self.command),
+            path(&self.out)
+        );
+        s
+    }
+
+    /// The merge job: joins the shards into the result file.
+    pub fn merge_script(&self) -> String {
+        let mut s = String::from("#!/bin/bash\n");
+        let _ = writeln!(
+            s,
+            "# Joins the {} shard files into {} (the same bytes a single `parsim sweep` prints).\n\
+             # Queued by {SUBMIT_SCRIPT} to start only after every array task succeeded; parsim merge\n\
+             # refuses missing, duplicated or mixed shards and names them.",
+            self.shards,
+            self.result.display()
+        );
+        let _ = writeln!(s, "#SBATCH --job-name=parsim-merge");
+        let _ = writeln!(s, "#SBATCH --ntasks=1");
+        let _ = writeln!(s, "#SBATCH --cpus-per-task=1");
+        self.resources(&mut s);
+        let _ = writeln!(
+            s,
+            "#SBATCH --output={}/slurm-merge-%j.out",
+            self.out.display()
+        );
+        let _ = writeln!(s, "set -euo pipefail");
+        let merge = words(&self.merge_args);
+        let _ = writeln!(
+            s,
+            "{} merge {}{}{} > {}.tmp\nmv {}.tmp {}",
+            path(&self.parsim),
+            path(&self.out),
+            if merge.is_empty() { "" } else { " " },
+            merge,
+            path(&self.result),
+            path(&self.result),
+            path(&self.result)
+        );
+        s
+    }
+
+    /// Submits the array, then the merge with `--dependency=afterok` on the whole array;
+    /// prints both job ids.
+    pub fn submit_script(&self) -> String {
+        let dir = path(&self.out);
+        format!(
+            "#!/bin/bash\n\
+             # Submits the {n}-task shard array, then the merge, which Slurm starts only when every\n\
+             # task of the array has finished successfully (afterok on the array's job id).\n\
+             set -euo pipefail\n\
+             cd {workdir}\n\
+             array=$(sbatch --parsable {dir}/{SHARDS_SCRIPT})\n\
+             array=${{array%%;*}}  # sbatch --parsable prints id[;cluster]\n\
+             merge=$(sbatch --parsable --dependency=afterok:\"$array\" {dir}/{MERGE_SCRIPT})\n\
+             echo \"shards: job $array (array 0-{last}); merge: job ${{merge%%;*}} -> {result}\"\n",
+            n = self.shards,
+            workdir = path(&self.workdir),
+            last = self.shards.saturating_sub(1),
+            result = self.result.display()
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn job() -> Job {
+        Job {
+            parsim: PathBuf::from("/opt/parsim"),
+            workdir: PathBuf::from("/home/a b"),
+            command: vec![
+                "sweep".into(),
+                "mm1.toml".into(),
+                "--vary".into(),
+                "run.seed=1..3".into(),
+                "--set".into(),
+                "station.q.kind=it's".into(),
+            ],
+            shards: 8,
+            out: PathBuf::from("shards"),
+            merge_args: vec!["--json".into()],
+            result: PathBuf::from("shards/merged.json"),
+            partition: Some("short".into()),
+            time: None,
+            cpus_per_task: 4,
+        }
+    }
+
+    #[test]
+    fn the_array_runs_one_shard_per_task() {
+        let s = job().shards_script();
+        assert!(s.contains("#SBATCH --array=0-7"), "{s}");
+        assert!(s.contains("#SBATCH --cpus-per-task=4"));
+        assert!(s.contains("#SBATCH --partition=short"));
+        assert!(!s.contains("--time"));
+        assert!(s.contains("#SBATCH --chdir='/home/a b'"));
+        assert!(s.contains("--shard \"${SLURM_ARRAY_TASK_ID}/8\" --out shards"));
+        assert!(s.contains("'station.q.kind=it'\\''s'"), "{s}");
+    }
+
+    #[test]
+    fn the_merge_waits_for_every_task() {
+        let j = job();
+        assert!(
+            j.merge_script()
+                .contains("/opt/parsim merge shards --json > shards/merged.json.tmp")
+        );
+        let submit = j.submit_script();
+        assert!(submit.contains("--dependency=afterok:\"$array\" shards/merge.sbatch"));
+        assert!(submit.contains("sbatch --parsable shards/shards.sbatch"));
+    }
+}

@@ -1,0 +1,324 @@
+//! Sweeps: one scenario run at many points, each point a set of field overrides
+//! ([`crate::scenario::assign`]), simulated and compared with every analytic prediction.
+//!
+//! Each point is the scenario file with its assignments applied to the parsed document, so it
+//! is checked exactly as a file is. Its replications run in parallel as `parsim run`'s do, under
+//! the seed [`keyed_seed`] derives from the master seed and the point's assignments: a point
+//! gives the same numbers alone (`parsim run --set`), in any sweep that contains it, in any
+//! shard, and on any number of threads.
+
+pub mod output;
+pub mod plot;
+pub mod shard;
+pub mod values;
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::predict::analyze_scenario;
+use crate::replicate::{self, Options, RunError};
+use crate::scenario::assign::{self, Assignment, Value, keyed_seed};
+use crate::scenario::{self, Scenario, ScenarioError};
+use crate::validate::{Verdict, compare_all};
+
+/// One `--vary KEY=VALUES`: a field and the values it takes.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Axis {
+    /// The field's path.
+    pub key: String,
+    /// Its values, in order.
+    pub values: Vec<Value>,
+}
+
+impl Axis {
+    /// Reads `KEY=VALUES` ([`values`] describes VALUES).
+    pub fn parse(text: &str) -> Result<Axis, String> {
+        let (key, values) = text
+            .split_once('=')
+            .ok_or_else(|| format!("`{text}`: expected KEY=VALUES"))?;
+        let key = assign::check_key(key)?;
+        let values = values::parse(values).map_err(|e| format!("{key}: {e}"))?;
+        Ok(Axis { key, values })
+    }
+}
+
+/// How several axes make points.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Layout {
+    /// Every combination; the first axis varies slowest.
+    Grid,
+    /// The i-th value of every axis together (the axes must be equally long).
+    Zip,
+}
+
+/// What a sweep runs: a scenario file, fixed assignments (`--set`) and the axes.
+#[derive(Clone, Debug)]
+pub struct Sweep {
+    /// The scenario file.
+    pub path: PathBuf,
+    /// Its text, read once.
+    pub text: String,
+    /// Assignments every point shares.
+    pub fixed: Vec<Assignment>,
+    /// The varied fields.
+    pub axes: Vec<Axis>,
+    /// Grid or zip.
+    pub layout: Layout,
+    /// Master seed overriding each point's `run.seed`.
+    pub seed: Option<u64>,
+}
+
+/// One point of a sweep.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Point {
+    /// Its place in the sweep, from 0.
+    pub index: usize,
+    /// One value per axis.
+    pub values: Vec<Value>,
+}
+
+impl Sweep {
+    /// Reads the scenario file; checks that no key is both fixed and varied, or varied twice.
+    pub fn new(
+        path: &Path,
+        fixed: Vec<Assignment>,
+        axes: Vec<Axis>,
+        layout: Layout,
+        seed: Option<u64>,
+    ) -> Result<Sweep, String> {
+        if axes.is_empty() {
+            return Err("a sweep needs at least one --vary".to_owned());
+        }
+        let mut keys: Vec<&str> = fixed.iter().map(|a| a.key.as_str()).collect();
+        for axis in &axes {
+            if keys.contains(&axis.key.as_str()) {
+                return Err(format!("{} is set or varied twice", axis.key));
+            }
+            keys.push(&axis.key);
+        }
+        assign::check_distinct(&fixed)?;
+        if layout == Layout::Zip
+            && let Some(odd) = axes.iter().find(|a| a.values.len() != axes[0].values.len())
+        {
+            return Err(format!(
+                "--zip pairs values, but {} has {} and {} has {}",
+                axes[0].key,
+                axes[0].values.len(),
+                odd.key,
+                odd.values.len()
+            ));
+        }
+        let text = scenario::read_text(path).map_err(|e| e.to_string())?;
+        Ok(Sweep {
+            path: path.to_owned(),
+            text,
+            fixed,
+            axes,
+            layout,
+            seed,
+        })
+    }
+
+    /// The varied keys, in axis order.
+    pub fn keys(&self) -> Vec<String> {
+        self.axes.iter().map(|a| a.key.clone()).collect()
+    }
+
+    /// Every point, in order.
+    pub fn points(&self) -> Vec<Point> {
+        let lens: Vec<usize> = self.axes.iter().map(|a| a.values.len()).collect();
+        let count = match self.layout {
+            Layout::Zip => lens[0],
+            Layout::Grid => lens.iter().product(),
+        };
+        (0..count)
+            .map(|index| {
+                let mut rest = index;
+                let mut picks = vec![0; lens.len()];
+                for (k, &len) in lens.iter().enumerate().rev() {
+                    picks[k] = match self.layout {
+                        Layout::Zip => index,
+                        Layout::Grid => rest % len,
+                    };
+                    rest /= len;
+                }
+                Point {
+                    index,
+                    values: self
+                        .axes
+                        .iter()
+                        .zip(picks)
+                        .map(|(a, i)| a.values[i].clone())
+                        .collect(),
+                }
+            })
+            .collect()
+    }
+
+    /// Every assignment of a point: the fixed ones, then one per axis.
+    pub fn assignments(&self, point: &Point) -> Vec<Assignment> {
+        let varied = self
+            .axes
+            .iter()
+            .zip(&point.values)
+            .map(|(a, v)| Assignment {
+                key: a.key.clone(),
+                value: v.clone(),
+            });
+        self.fixed.iter().cloned().chain(varied).collect()
+    }
+
+    /// The scenario at a point, checked as a file is.
+    pub fn scenario(&self, point: &Point) -> Result<Scenario, ScenarioError> {
+        scenario::parse_with(&self.text, &self.path, &self.assignments(point))
+    }
+
+    /// The simulation settings of a point: the scenario's, under the point's seed.
+    pub fn options(&self, point: &Point, sc: &Scenario, threads: usize) -> Options {
+        let mut opt = Options::from_scenario(sc);
+        opt.seed = keyed_seed(self.seed.unwrap_or(opt.seed), &self.assignments(point));
+        opt.threads = threads;
+        opt
+    }
+
+    /// A point named for messages: `point 3 (class.jobs.population=4, run.length=100)`.
+    pub fn describe(&self, point: &Point) -> String {
+        let parts: Vec<String> = self
+            .assignments(point)
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        format!("point {} ({})", point.index, parts.join(", "))
+    }
+}
+
+/// One row of a sweep's output: one metric of one point, compared with one analytic method (or
+/// with none, when no method predicts the metric).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Row {
+    /// The metric.
+    pub metric: String,
+    /// The analytic method, if one predicts the metric.
+    pub method: Option<String>,
+    /// Whether the method is exact.
+    pub exact: Option<bool>,
+    /// Its value (for bounds, their midpoint).
+    pub analytic: Option<f64>,
+    /// For bounds: `[lower, upper]`.
+    pub bounds: Option<[f64; 2]>,
+    /// Simulated mean over the replications.
+    pub simulated: f64,
+    /// Half-width of its 95% interval.
+    pub half_width_95: f64,
+    /// Replications.
+    pub replications: u64,
+    /// `(analytic - simulated) / simulated`.
+    pub relative_error: Option<f64>,
+    /// The verdict by [`crate::validate`]'s rules (on the 99% interval).
+    pub verdict: Option<Verdict>,
+}
+
+/// Everything one point measured and predicted.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PointResult {
+    /// Its place in the sweep.
+    pub index: usize,
+    /// One value per axis, as the output shows them.
+    pub values: Vec<String>,
+    /// The seed its streams came from.
+    pub seed: u64,
+    /// Events simulated over its replications.
+    pub events: u64,
+    /// One row per metric and method.
+    pub rows: Vec<Row>,
+}
+
+/// Simulates `sc` under `opt` and compares every metric with every prediction; `progress` is
+/// told each replication as it finishes.
+pub fn evaluate(
+    sc: &Scenario,
+    opt: &Options,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<(Vec<Row>, u64), RunError> {
+    let ex = replicate::run(sc, opt, progress)?;
+    let analysis = analyze_scenario(sc);
+    let compared = compare_all(
+        sc,
+        &ex,
+        &analysis.predictions,
+        &analysis.bounds,
+        sc.validate.precision,
+    )?;
+    let mut rows = Vec::new();
+    for (i, metric) in ex.metrics.iter().enumerate() {
+        let ci = ex.interval(i, crate::report::LEVEL);
+        let plain = Row {
+            metric: metric.clone(),
+            method: None,
+            exact: None,
+            analytic: None,
+            bounds: None,
+            simulated: ci.mean,
+            half_width_95: ci.half_width,
+            replications: ci.replications,
+            relative_error: None,
+            verdict: None,
+        };
+        let mut matched = compared.iter().filter(|c| &c.metric == metric).peekable();
+        if matched.peek().is_none() {
+            rows.push(plain);
+            continue;
+        }
+        for c in matched {
+            rows.push(Row {
+                method: Some(c.method.clone()),
+                exact: Some(c.exact),
+                analytic: Some(c.analytic),
+                bounds: c.bounds,
+                relative_error: Some(c.relative_error),
+                verdict: Some(c.verdict),
+                ..plain.clone()
+            });
+        }
+    }
+    Ok((rows, ex.events))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sweep(axes: &[&str], layout: Layout) -> Sweep {
+        Sweep {
+            path: PathBuf::from("s.toml"),
+            text: String::new(),
+            fixed: Vec::new(),
+            axes: axes.iter().map(|a| Axis::parse(a).unwrap()).collect(),
+            layout,
+            seed: None,
+        }
+    }
+
+    fn shown(s: &Sweep) -> Vec<String> {
+        s.points()
+            .iter()
+            .map(|p| {
+                p.values
+                    .iter()
+                    .map(ToString::to_string)
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            })
+            .collect()
+    }
+
+    #[test]
+    fn grids_vary_the_last_axis_fastest_and_zips_pair() {
+        let grid = sweep(&["a=1,2", "b=x,y,z"], Layout::Grid);
+        assert_eq!(shown(&grid), ["1 x", "1 y", "1 z", "2 x", "2 y", "2 z"]);
+        let zip = sweep(&["a=1..3", "b=x,y,z"], Layout::Zip);
+        assert_eq!(shown(&zip), ["1 x", "2 y", "3 z"]);
+    }
+}
