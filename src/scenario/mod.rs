@@ -110,8 +110,8 @@ impl Scenario {
         match &self.workload {
             Workload::Network(n) => {
                 let mut names = crate::metrics::names(n);
-                if let Some(spmd) = &self.spmd {
-                    names.extend(crate::spmd::derived(spmd, 1.0).map(|(name, _)| name));
+                if self.spmd.is_some() {
+                    names.extend(crate::spmd::DERIVED.map(str::to_owned));
                 }
                 names
             }

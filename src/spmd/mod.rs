@@ -227,15 +227,20 @@ impl Family {
     }
 }
 
+/// The names of the metrics [`derived`] computes, in its order.
+pub const DERIVED: [&str; 4] = [
+    "spmd.speedup",
+    "spmd.efficiency",
+    "spmd.cost",
+    "spmd.overhead",
+];
+
 /// The metrics computed from a simulated cycle time `cycle` of `spmd`: speedup `T1 / cycle`
-/// (eq. 3), efficiency `s / p`, cost `p cycle` and overhead `p cycle - T1` (DESIGN 2.3).
+/// (eq. 3), efficiency `s / p`, cost `p cycle` and overhead `p cycle - T1` (DESIGN 2.3), named
+/// as in [`DERIVED`].
 pub fn derived(spmd: &Spmd, cycle: f64) -> [(String, f64); 4] {
     let t1 = spmd.t1();
     let p = f64::from(spmd.p);
-    [
-        ("spmd.speedup".into(), t1 / cycle),
-        ("spmd.efficiency".into(), t1 / cycle / p),
-        ("spmd.cost".into(), p * cycle),
-        ("spmd.overhead".into(), p * cycle - t1),
-    ]
+    let values = [t1 / cycle, t1 / cycle / p, p * cycle, p * cycle - t1];
+    std::array::from_fn(|i| (DERIVED[i].to_owned(), values[i]))
 }
