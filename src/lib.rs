@@ -22,6 +22,7 @@ pub mod rng;
 pub mod scenario;
 pub mod selftest;
 pub mod slurm;
+pub mod spmd;
 pub mod stats;
 pub mod sweep;
 pub mod time;

@@ -67,6 +67,9 @@ pub struct Analysis {
     pub demands: Vec<StationDemand>,
     /// Each class's bottleneck station (any distribution).
     pub bottlenecks: Vec<Bottleneck>,
+    /// Terms of a model that are not simulated metrics (`[spmd]`: `T1`, `h(c)`, `z`, ...).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub terms: Vec<Prediction>,
 }
 
 impl Analysis {
@@ -93,7 +96,13 @@ impl Analysis {
 /// ([`analyze`]), or its program with the program methods ([`crate::program::predict`]).
 pub fn analyze_scenario(sc: &crate::scenario::Scenario) -> Analysis {
     match &sc.workload {
-        crate::scenario::Workload::Network(net) => analyze(net),
+        crate::scenario::Workload::Network(net) => {
+            let mut a = analyze(net);
+            if let Some(spmd) = &sc.spmd {
+                crate::spmd::analysis::analyze(spmd, &sc.default_metric(), &mut a);
+            }
+            a
+        }
         crate::scenario::Workload::Program(prog) => crate::program::predict::analyze(prog),
     }
 }

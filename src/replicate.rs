@@ -189,7 +189,7 @@ struct Replication {
 }
 
 fn replicate(sc: &Scenario, opt: &Options, warmup: u64, r: u64) -> Result<Replication, RunError> {
-    let (values, events) = match &sc.workload {
+    let (mut values, events) = match &sc.workload {
         Workload::Network(net) => simulate(net, opt, warmup, r)?,
         Workload::Program(prog) => {
             let run =
@@ -202,6 +202,12 @@ fn replicate(sc: &Scenario, opt: &Options, warmup: u64, r: u64) -> Result<Replic
             (crate::program::measure(prog, &run), run.events)
         }
     };
+    // an [spmd] model's speedup, efficiency, cost and overhead from this replication's cycle
+    if let Some(spmd) = &sc.spmd {
+        let cycle = sc.default_metric();
+        let t = values.iter().find(|(n, _)| *n == cycle).map(|v| v.1);
+        values.extend(crate::spmd::derived(spmd, t.unwrap_or(f64::NAN)));
+    }
     let missing: Vec<String> = values
         .iter()
         .filter(|(_, v)| !v.is_finite())

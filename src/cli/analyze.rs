@@ -62,6 +62,16 @@ pub fn run(args: &AnalyzeArgs) -> anyhow::Result<ExitCode> {
                 p.method
             )?;
         }
+        for t in &a.terms {
+            writeln!(
+                std::io::stdout(),
+                "{:<width$}  {:>14}  {:<13}  {}",
+                t.metric,
+                num(t.value),
+                "term",
+                t.method
+            )?;
+        }
         for b in &a.bounds {
             writeln!(
                 std::io::stdout(),

@@ -56,6 +56,9 @@ pub struct RunArgs {
     /// Worker threads (default: one per core). Results do not depend on it.
     #[arg(long, default_value_t = 0)]
     threads: usize,
+    /// Print the network an `[spmd]` section builds, as scenario tables, before its results.
+    #[arg(long)]
+    show_network: bool,
 }
 
 impl RunArgs {
@@ -102,6 +105,16 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
         writeln!(out, "{CSV_HEADER}")?;
     }
     for sc in &scenarios {
+        if args.show_network
+            && let Some(spmd) = &sc.spmd
+        {
+            let tables = parsim::spmd::build::network_toml(spmd);
+            writeln!(
+                out,
+                "# network built from [spmd] of {}{tables}",
+                sc.path.display()
+            )?;
+        }
         let opt = args.options(sc)?;
         let bar = progress_bar(
             &sc.name,

@@ -72,6 +72,7 @@ const SECTIONS: &[&str] = &[
     "topology",
     "machine",
     "disk",
+    "spmd",
 ];
 
 /// Parses `text` into a raw scenario, with every shape problem found, after setting the fields
@@ -140,6 +141,7 @@ pub(super) fn read(text: &str, assignments: &[Assignment]) -> (Option<RawScenari
             "topology" => raw.topology = one::<RawTopology>(value, "topology", &mut found),
             "machine" => raw.machine = one::<RawMachine>(value, "machine", &mut found),
             "disk" => raw.disks = many::<RawDisk>(value, "disk", &mut found),
+            "spmd" => raw.spmd = one::<crate::spmd::RawSpmd>(value, "spmd", &mut found),
             other => found.push((
                 Some(at),
                 other.to_owned(),

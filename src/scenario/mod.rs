@@ -92,6 +92,8 @@ pub struct Scenario {
     pub run: RunConfig,
     /// How to validate it.
     pub validate: ValidateConfig,
+    /// The `[spmd]` model the network was built from, if any.
+    pub spmd: Option<crate::spmd::Spmd>,
 }
 
 /// The two workload forms over parsim's stations.
@@ -124,7 +126,13 @@ impl Scenario {
     /// metrics depend on the run).
     pub fn metric_names(&self) -> Vec<String> {
         match &self.workload {
-            Workload::Network(n) => crate::metrics::names(n),
+            Workload::Network(n) => {
+                let mut names = crate::metrics::names(n);
+                if self.spmd.is_some() {
+                    names.extend(crate::spmd::DERIVED.map(str::to_owned));
+                }
+                names
+            }
             Workload::Program(p) => crate::program::names(p),
         }
     }
@@ -262,6 +270,7 @@ pub fn parse_with(
             workload: built.workload,
             run: built.run,
             validate: built.validate,
+            spmd: built.spmd,
         }),
         Ok(_) => Err(fail(found)),
         Err(more) => {

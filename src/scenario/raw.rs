@@ -42,6 +42,8 @@ pub struct RawScenario {
     pub machine: Option<Spanned<RawMachine>>,
     /// The program's disks (`[[disk]]`).
     pub disks: Vec<Element<RawDisk>>,
+    /// An SPMD program of Cremonesi and Gennaro (`[spmd]`), built into the network.
+    pub spmd: Option<toml::Spanned<crate::spmd::RawSpmd>>,
     /// How many shape problems reading found: when there are any, the checks that need the
     /// whole network (routing graph, forks, stability) are left until they are fixed.
     pub shape_problems: usize,

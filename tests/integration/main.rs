@@ -27,6 +27,8 @@ mod routing;
 mod scenarios;
 /// Coverage of nominal 95% intervals over many independent experiments.
 mod selftest;
+/// `[spmd]`: the Cremonesi-Gennaro networks against their exact methods.
+mod spmd;
 /// Simulation against closed-form results, with fixed seeds and stated tolerances.
 mod statistics;
 /// `parsim sweep` and `run --set`: keys, values, grids, the seed rule.

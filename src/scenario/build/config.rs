@@ -136,7 +136,8 @@ pub(super) fn check_metric_names(
     // a program's per-link metrics are only known once it has run
     let per_link = matches!(workload, Workload::Program(p) if p.report_each);
     let mut check = |name: &str, at: Option<usize>, path: &str| {
-        if !(known.iter().any(|k| k == name) || per_link && name.starts_with("link.")) {
+        let spmd = raw.spmd.is_some() && name.starts_with("spmd.");
+        if !(known.iter().any(|k| k == name) || per_link && name.starts_with("link.") || spmd) {
             ck.add(at, path, crate::metrics::unknown_metric(name, &known));
         }
     };

@@ -29,6 +29,7 @@ pub(super) struct Built {
     pub validate: ValidateConfig,
     pub name: Option<String>,
     pub description: Option<String>,
+    pub spmd: Option<crate::spmd::Spmd>,
 }
 
 /// The name a station or class may not take: it is the routing target that leaves the network.
@@ -65,10 +66,18 @@ impl Checker {
     }
 }
 
-pub(super) fn build(raw: RawScenario, base: &Path) -> Result<Built, Found> {
+pub(super) fn build(mut raw: RawScenario, base: &Path) -> Result<Built, Found> {
     let mut ck = Checker::default();
     let run = config::run_config(&mut ck, raw.run.as_ref());
     let validate = config::validate_config(&mut ck, raw.validate.as_ref());
+    let spmd = if raw.has("spmd") {
+        match spmd_network(&mut ck, &mut raw) {
+            Some(s) => Some(s),
+            None => return Err(ck.found),
+        }
+    } else {
+        None
+    };
     if raw.has("program") || raw.has("pipeline") {
         return build_program(ck, raw, base, run, validate);
     }
@@ -152,10 +161,54 @@ pub(super) fn build(raw: RawScenario, base: &Path) -> Result<Built, Found> {
             validate,
             name: raw.name,
             description: raw.description,
+            spmd,
         })
     } else {
         ck.found.sort_by_key(|p| p.0);
         Err(ck.found)
+    }
+}
+
+/// An `[spmd]` scenario: checks the section and puts the network it builds
+/// ([`crate::spmd::build`]) in place of the `[[class]]`, `[[station]]` and `[[route]]` tables,
+/// which the file must leave out. `None` when there were problems (added to `ck`).
+fn spmd_network(ck: &mut Checker, raw: &mut RawScenario) -> Option<crate::spmd::Spmd> {
+    for field in ["class", "station", "route", "program", "pipeline"] {
+        if raw.has(field) {
+            ck.add(
+                Some(0),
+                field,
+                format!("a scenario with [spmd] builds its network from it: leave out [{field}]"),
+            );
+        }
+    }
+    // an [spmd] that could not be read has had its shape problems reported
+    let section = raw.spmd.as_ref()?;
+    let spmd = match crate::spmd::Spmd::check(section.get_ref(), section.span().start) {
+        Ok(s) if ck.found.is_empty() => s,
+        Ok(_) => return None,
+        Err(found) => {
+            ck.found.extend(found);
+            return None;
+        }
+    };
+    let (built, found) = super::document::read(&crate::spmd::build::network_toml(&spmd), &[]);
+    match built {
+        Some(built) if found.is_empty() => {
+            raw.classes = built.classes;
+            raw.stations = built.stations;
+            raw.routes = built.routes;
+            raw.written.extend(built.written);
+            Some(spmd)
+        }
+        // the builder wrote something the loader refuses: say so rather than point at lines
+        // of a text the user never wrote
+        _ => {
+            for (_, path, message) in found {
+                ck.add(Some(0), format!("spmd (built network) {path}"), message);
+            }
+            None
+        }
     }
 }
 
@@ -237,6 +290,7 @@ fn build_program(
                 validate,
                 name: raw.name,
                 description: raw.description,
+                spmd: None,
             })
         }
         Ok(_) => Err(ck.found),

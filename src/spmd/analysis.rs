@@ -1,0 +1,134 @@
+//! The paper's methods for an `[spmd]` scenario, under the simulator's metric names: each
+//! method's cycle time (`class.<c>.cycle`) with the speedup, efficiency, cost and overhead it
+//! implies, Amdahl's and Gustafson's laws beside them, and the model's terms (`T1`, `h(c)`,
+//! `g(p)`, `z`, `T_io`) for the arithmetic.
+
+use super::formulas::{
+    self, amdahl, bus_aio, clu_aio, com_queue, gustafson, r1, sio_draining, sio_full_population,
+    t_io, z,
+};
+use super::{Family, Io, Spmd, derived};
+use crate::analytic::{self, Center, CenterKind};
+use crate::predict::{Analysis, Prediction};
+
+/// Adds the spmd methods for `m` to `a`; `cycle` is the name of the cycle-time metric.
+pub fn analyze(m: &Spmd, cycle: &str, a: &mut Analysis) {
+    let term = |metric: &str, value: f64, method: &str| Prediction {
+        metric: metric.into(),
+        value,
+        method: method.into(),
+        exact: true,
+    };
+    a.terms.push(term(
+        "spmd.T1",
+        m.t1(),
+        "eq. 1: (S_par + S_ser) n_io + S0_io + SR_io",
+    ));
+    a.terms
+        .push(term("spmd.g", m.g, "eq. 7: g(p) (0 at p = 1)"));
+    let hc_exp = formulas::h(&Family::Exp, m.c).unwrap_or(f64::NAN);
+    let hc_uni = formulas::h(&Family::Uniform, m.c).unwrap_or(f64::NAN);
+    a.terms
+        .push(term("spmd.h", hc_exp, "eq. 6: h(c) = H_c (exponential)"));
+    a.terms
+        .push(term("spmd.h", hc_uni, "h(c) = 2c/(c+1) (uniform)"));
+    // the paper's h(c) for the scenario's CPU family, or H_c as the paper assumes
+    let (hc, h_label) = match formulas::h(&m.cpu, m.c) {
+        Some(v) => (v, "h(c) of the CPU family"),
+        None => (hc_exp, "h(c) = H_c, the paper's exponential assumption"),
+    };
+    let z = z(m, hc);
+    a.terms
+        .push(term("spmd.z", z, &format!("eq. 15 with {h_label}")));
+    a.terms.push(term("spmd.T_io", t_io(m), "eq. 14"));
+    // the model is exact for the network when the queues are exponential and h(c) is exact
+    let exact =
+        m.com == Family::Exp && m.io_dist == Family::Exp && formulas::h(&m.cpu, m.c).is_some();
+    let method =
+        |name: String, value: analytic::Result<f64>, exact: bool, a: &mut Analysis| match value {
+            Ok(t) => {
+                a.predictions.push(Prediction {
+                    metric: cycle.into(),
+                    value: t,
+                    method: name.clone(),
+                    exact,
+                });
+                for (metric, v) in derived(m, t) {
+                    a.predictions.push(Prediction {
+                        metric,
+                        value: v,
+                        method: name.clone(),
+                        exact,
+                    });
+                }
+            }
+            Err(e) => a.refusals.push(crate::predict::Refusal {
+                method: name,
+                reason: e.to_string(),
+            }),
+        };
+    match m.io {
+        Io::Sio => {
+            let x = com_queue(m);
+            let mva_r = analytic::mva(
+                &[
+                    Center {
+                        kind: CenterKind::Delay,
+                        demand: z,
+                    },
+                    Center {
+                        kind: CenterKind::Queue,
+                        demand: x,
+                    },
+                ],
+                m.groups(),
+            );
+            if let Ok(sol) = mva_r {
+                a.terms.push(term(
+                    "spmd.R1",
+                    r1(m.groups(), z, x),
+                    "eq. 17, corrected index e1 + e2 = i - 1, at i = p/c",
+                ));
+                a.terms.push(term(
+                    "spmd.R1",
+                    sol.full().residence[1],
+                    "exact MVA residence at the bus, population p/c (R1 must equal it)",
+                ));
+            }
+            method(
+                format!("SIO eq. 16 reading (a), full population, no join cost; {h_label}"),
+                Ok(sio_full_population(m, hc)),
+                false,
+                a,
+            );
+            method(
+                format!("SIO eq. 16 reading (b), draining sum over i = 1..p/c; {h_label}"),
+                Ok(sio_draining(m, hc)),
+                false,
+                a,
+            );
+        }
+        Io::BusAio => method(
+            format!("BUS-AIO exact MVA, population p/c (eqs. 19-21); {h_label}"),
+            bus_aio(m, hc),
+            exact,
+            a,
+        ),
+        Io::CluAio => method(
+            format!("CLU-AIO exact multiclass MVA, d classes of p/(c d); {h_label}"),
+            clu_aio(m, hc),
+            exact,
+            a,
+        ),
+    }
+    a.terms.push(term(
+        "spmd.speedup",
+        amdahl(m),
+        "Amdahl's law, f = 1 - S_par n_io / T1",
+    ));
+    a.terms.push(term(
+        "spmd.speedup",
+        gustafson(m),
+        "Gustafson's law, f = 1 - S_par n_io / T1",
+    ));
+}

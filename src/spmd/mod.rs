@@ -1,0 +1,246 @@
+//! Cremonesi and Gennaro's SPMD programs on MIMD machines (`[spmd]`): the paper's parameters
+//! (its Table 1), checked, written as an ordinary parsim network (Figs. 5-9, [`build`]) and
+//! solved by the paper's equations ([`formulas`], [`analysis`]).
+//!
+//! The network's closed classes count a cycle at the I/O station, so `class.<c>.cycle` is the
+//! time of one program cycle (`n_io` computation bursts and one I/O burst, eq. 2 per cycle);
+//! the speedup `s(p,d) = T1 / cycle` (eq. 3) and its efficiency, cost and overhead are computed
+//! per replication from that cycle time ([`derived`]), so their intervals come from the
+//! per-replication values like every other metric.
+
+pub mod analysis;
+pub mod build;
+pub mod formulas;
+pub mod raw;
+
+pub use raw::{Family, Io, RawSpmd};
+
+/// Problems found: byte offset (for the line), field path, message.
+pub type Found = Vec<(Option<usize>, String, String)>;
+
+/// A checked `[spmd]` section: one phase of an SPMD program on `p` processors and `d` disks.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Spmd {
+    /// Processors.
+    pub p: u32,
+    /// Disks.
+    pub d: u32,
+    /// Synchronisation level: processors per group (divides `p`).
+    pub c: u32,
+    /// Contention level in `[0, 1]`.
+    pub w: f64,
+    /// The communication scale `g(p)` at this `p` (0 at `p = 1`).
+    pub g: f64,
+    /// Parallel CPU time of a burst on one processor.
+    pub s_par: f64,
+    /// Serial CPU time of a burst.
+    pub s_ser: f64,
+    /// Communication start-up time of a burst.
+    pub s0_com: f64,
+    /// Communication transfer time at `g = 1`.
+    pub sr_com: f64,
+    /// I/O start-up time.
+    pub s0_io: f64,
+    /// I/O transfer time on one disk.
+    pub sr_io: f64,
+    /// Mean computation bursts per I/O burst.
+    pub n_io: f64,
+    /// I/O organisation.
+    pub io: Io,
+    /// CPU burst family.
+    pub cpu: Family,
+    /// Communication burst family.
+    pub com: Family,
+    /// I/O burst family.
+    pub io_dist: Family,
+}
+
+/// Largest `p` accepted: every processor of a group is a task in the simulation.
+pub const MAX_P: i64 = 100_000;
+
+impl Spmd {
+    /// Checks a raw section at byte offset `at`, reporting every problem under `spmd.<field>`.
+    pub fn check(raw: &RawSpmd, at: usize) -> Result<Spmd, Found> {
+        let mut found = Found::new();
+        let mut whole = |field: &str, v: i64| {
+            if (1..=MAX_P).contains(&v) {
+                v as u32
+            } else {
+                let message = format!("must be a whole number in 1..={MAX_P}, got {v}");
+                found.push((Some(at), format!("spmd.{field}"), message));
+                1
+            }
+        };
+        let p = whole("p", raw.p);
+        let d = whole("d", raw.d.unwrap_or(1));
+        let c = whole("c", raw.c.unwrap_or(1));
+        let mut bad = |field: &str, message: String| {
+            found.push((Some(at), format!("spmd.{field}"), message));
+        };
+        if p % c != 0 {
+            bad(
+                "c",
+                format!("must divide p = {p} (p/c groups of c), got {c}"),
+            );
+        } else if raw.io == Io::CluAio && (p / c) % d != 0 {
+            bad(
+                "d",
+                format!(
+                    "CLU-AIO needs p/c = {} to be a multiple of d, got {d}",
+                    p / c
+                ),
+            );
+        }
+        if !(0.0..=1.0).contains(&raw.w) {
+            bad("w", format!("must lie in [0, 1], got {}", raw.w));
+        }
+        let times = [
+            ("S_par", raw.s_par),
+            ("S_ser", raw.s_ser),
+            ("S0_com", raw.s0_com),
+            ("SR_com", raw.sr_com),
+            ("S0_io", raw.s0_io),
+            ("SR_io", raw.sr_io),
+        ];
+        for (field, v) in times {
+            if !(v.is_finite() && v >= 0.0) {
+                bad(field, format!("must be a finite time >= 0, got {v}"));
+            }
+        }
+        let cpu = raw.s_par + raw.s_ser;
+        if cpu.is_nan() || cpu <= 0.0 {
+            bad("S_par", "S_par + S_ser must be > 0".into());
+        }
+        let io = raw.s0_io + raw.sr_io;
+        if io.is_nan() || io <= 0.0 {
+            bad(
+                "SR_io",
+                "S0_io + SR_io must be > 0: cycles are counted at the I/O burst".into(),
+            );
+        }
+        if !(raw.n_io.is_finite() && raw.n_io >= 1.0) {
+            bad("n_io", format!("must be a number >= 1, got {}", raw.n_io));
+        }
+        let g = match (raw.r, raw.g) {
+            (Some(_), Some(_)) => {
+                bad("g", "give r or g, not both".into());
+                0.0
+            }
+            (None, None) => {
+                bad(
+                    "r",
+                    "give r (dimensions of the data) or g (g(p) at this p)".into(),
+                );
+                0.0
+            }
+            (Some(r), None) if !(r.is_finite() && r >= 1.0) => {
+                bad("r", format!("must be a number >= 1, got {r}"));
+                0.0
+            }
+            (None, Some(g)) if !(g.is_finite() && g >= 0.0) => {
+                bad("g", format!("must be a finite number >= 0, got {g}"));
+                0.0
+            }
+            (Some(r), None) => formulas::g(p, r),
+            (None, Some(g)) => {
+                if p == 1 {
+                    0.0
+                } else {
+                    g
+                }
+            }
+        };
+        let families = [
+            ("cpu", raw.cpu.as_ref()),
+            ("com", raw.com.as_ref()),
+            ("io_dist", raw.io_dist.as_ref()),
+        ];
+        for (field, f) in families {
+            if let Some(problem) = f.and_then(Family::problem) {
+                bad(field, problem);
+            }
+        }
+        if !found.is_empty() {
+            return Err(found);
+        }
+        let family = |f: &Option<Family>| f.clone().unwrap_or(Family::Exp);
+        Ok(Spmd {
+            p,
+            d,
+            c,
+            w: raw.w,
+            g,
+            s_par: raw.s_par,
+            s_ser: raw.s_ser,
+            s0_com: raw.s0_com,
+            sr_com: raw.sr_com,
+            s0_io: raw.s0_io,
+            sr_io: raw.sr_io,
+            n_io: raw.n_io,
+            io: raw.io,
+            cpu: family(&raw.cpu),
+            com: family(&raw.com),
+            io_dist: family(&raw.io_dist),
+        })
+    }
+
+    /// Synchronous groups, `p / c`.
+    pub fn groups(&self) -> u32 {
+        self.p / self.c
+    }
+
+    /// The reference time `T1` of one cycle on one processor and one disk (eq. 1).
+    pub fn t1(&self) -> f64 {
+        formulas::t1(self)
+    }
+}
+
+impl Family {
+    /// What is wrong with the family's parameters, if anything.
+    fn problem(&self) -> Option<String> {
+        match *self {
+            Family::Erlang { k } if !(1..=1000).contains(&k) => {
+                Some(format!("erlang needs 1 <= k <= 1000 phases, got {k}"))
+            }
+            Family::H2 { scv } if !(scv.is_finite() && scv >= 1.0) => {
+                Some(format!("h2 needs a finite scv >= 1, got {scv}"))
+            }
+            Family::Lognormal { scv } if !(scv.is_finite() && scv > 0.0) => {
+                Some(format!("lognormal needs a finite scv > 0, got {scv}"))
+            }
+            _ => None,
+        }
+    }
+
+    /// The scenario-file form of this family with mean `mean` (`{ dist = "exp", mean = 2.0 }`).
+    pub fn spec(&self, mean: f64) -> String {
+        match *self {
+            Family::Exp => format!("{{ dist = \"exp\", mean = {mean:?} }}"),
+            Family::Uniform => format!("{{ dist = \"uniform\", mean = {mean:?} }}"),
+            Family::Det => format!("{{ dist = \"det\", value = {mean:?} }}"),
+            Family::Erlang { k } => format!("{{ dist = \"erlang\", k = {k}, mean = {mean:?} }}"),
+            Family::H2 { scv } => format!("{{ dist = \"h2\", mean = {mean:?}, scv = {scv:?} }}"),
+            Family::Lognormal { scv } => {
+                format!("{{ dist = \"lognormal\", mean = {mean:?}, scv = {scv:?} }}")
+            }
+        }
+    }
+}
+
+/// The names of the metrics [`derived`] computes, in its order.
+pub const DERIVED: [&str; 4] = [
+    "spmd.speedup",
+    "spmd.efficiency",
+    "spmd.cost",
+    "spmd.overhead",
+];
+
+/// The metrics computed from a simulated cycle time `cycle` of `spmd`: speedup `T1 / cycle`
+/// (eq. 3), efficiency `s / p`, cost `p cycle` and overhead `p cycle - T1` (DESIGN 2.3), named
+/// as in [`DERIVED`].
+pub fn derived(spmd: &Spmd, cycle: f64) -> [(String, f64); 4] {
+    let t1 = spmd.t1();
+    let p = f64::from(spmd.p);
+    let values = [t1 / cycle, t1 / cycle / p, p * cycle, p * cycle - t1];
+    std::array::from_fn(|i| (DERIVED[i].to_owned(), values[i]))
+}

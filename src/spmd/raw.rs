@@ -1,0 +1,91 @@
+//! `[spmd]` as written: plain serde structs, checked for nothing but shape.
+
+use serde::Deserialize;
+
+/// `[spmd]`: the parameters of Cremonesi and Gennaro's Table 1, one phase.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawSpmd {
+    /// Processors `p`.
+    pub p: i64,
+    /// Disks `d` (default 1).
+    pub d: Option<i64>,
+    /// Synchronisation level `c`: processors per synchronous group (default 1).
+    pub c: Option<i64>,
+    /// Contention level `w` in `[0, 1]` (0 fully connected, 1 one bus).
+    pub w: f64,
+    /// Dimensions `r` of the data, for `g(p) = p^(-(r-1)/r)`; or give `g`.
+    pub r: Option<f64>,
+    /// The communication scale `g(p)` at this `p`, instead of `r`.
+    pub g: Option<f64>,
+    /// Parallel CPU time of one computation burst on one processor.
+    #[serde(rename = "S_par")]
+    pub s_par: f64,
+    /// Serial CPU time of one computation burst.
+    #[serde(rename = "S_ser")]
+    pub s_ser: f64,
+    /// Communication start-up time of one burst.
+    #[serde(rename = "S0_com")]
+    pub s0_com: f64,
+    /// Communication transfer time at `g = 1`.
+    #[serde(rename = "SR_com")]
+    pub sr_com: f64,
+    /// I/O start-up time of one I/O burst.
+    #[serde(rename = "S0_io")]
+    pub s0_io: f64,
+    /// I/O transfer time of one I/O burst on one disk.
+    #[serde(rename = "SR_io")]
+    pub sr_io: f64,
+    /// Mean computation bursts per I/O burst (`1 / p_io`).
+    pub n_io: f64,
+    /// I/O organisation: `sio`, `bus-aio` or `clu-aio`.
+    pub io: Io,
+    /// Distribution of CPU bursts (default exponential).
+    pub cpu: Option<Family>,
+    /// Distribution of communication bursts (default exponential).
+    pub com: Option<Family>,
+    /// Distribution of I/O bursts (default exponential).
+    pub io_dist: Option<Family>,
+}
+
+/// The I/O organisations of section 3.7.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum Io {
+    /// Synchronous I/O: all groups join, one I/O burst, fork again.
+    Sio,
+    /// Asynchronous I/O to one pool of disks.
+    BusAio,
+    /// Asynchronous I/O, one disk per cluster of groups.
+    CluAio,
+}
+
+/// A distribution family whose mean the model sets: `{ dist = "erlang", k = 4 }`.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(tag = "dist", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Family {
+    /// Exponential.
+    #[serde(alias = "exponential")]
+    Exp,
+    /// Uniform on `[0, 2 mean]`.
+    Uniform,
+    /// Deterministic.
+    #[serde(alias = "deterministic")]
+    Det,
+    /// Erlang with `k` phases.
+    Erlang {
+        /// Phases, at least 1.
+        k: i64,
+    },
+    /// Balanced hyperexponential with squared coefficient of variation `scv >= 1`.
+    #[serde(alias = "hyperexp")]
+    H2 {
+        /// Squared coefficient of variation.
+        scv: f64,
+    },
+    /// Lognormal with squared coefficient of variation `scv`.
+    Lognormal {
+        /// Squared coefficient of variation.
+        scv: f64,
+    },
+}
