@@ -1,5 +1,7 @@
 //! `parsim analyze`.
 
+use std::io::Write as _;
+
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -31,11 +33,11 @@ pub fn run(args: &AnalyzeArgs) -> anyhow::Result<ExitCode> {
             .iter()
             .map(|(sc, a)| serde_json::json!({ "scenario": sc.name, "file": sc.path, "analysis": a }))
             .collect();
-        println!("{}", serde_json::to_string_pretty(&out)?);
+        writeln!(std::io::stdout(), "{}", serde_json::to_string_pretty(&out)?)?;
         return Ok(ExitCode::SUCCESS);
     }
     for (sc, a) in analyses {
-        println!("# {} ({})", sc.name, sc.path.display());
+        writeln!(std::io::stdout(), "# {} ({})", sc.name, sc.path.display())?;
         let width = a
             .predictions
             .iter()
@@ -43,32 +45,42 @@ pub fn run(args: &AnalyzeArgs) -> anyhow::Result<ExitCode> {
             .max()
             .unwrap_or(6)
             .max(6);
-        println!(
+        writeln!(
+            std::io::stdout(),
             "{:<width$}  {:>14}  {:<13}  method",
-            "metric", "value", "kind"
-        );
+            "metric",
+            "value",
+            "kind"
+        )?;
         for p in &a.predictions {
             let kind = if p.exact { "exact" } else { "approximation" };
-            println!(
+            writeln!(
+                std::io::stdout(),
                 "{:<width$}  {:>14}  {kind:<13}  {}",
                 p.metric,
                 num(p.value),
                 p.method
-            );
+            )?;
         }
         for b in &a.bounds {
-            println!(
+            writeln!(
+                std::io::stdout(),
                 "{:<width$}  {:>14}  {:<13}  {}",
                 b.metric,
                 format!("[{}, {}]", num(b.lower), num(b.upper)),
                 "bounds",
                 b.method
-            );
+            )?;
         }
         for r in &a.refusals {
-            println!("not applicable: {}: {}", r.method, r.reason);
+            writeln!(
+                std::io::stdout(),
+                "not applicable: {}: {}",
+                r.method,
+                r.reason
+            )?;
         }
-        println!();
+        writeln!(std::io::stdout())?;
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -1,5 +1,7 @@
 //! `parsim metrics`.
 
+use std::io::Write as _;
+
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -19,10 +21,10 @@ pub fn run(args: &MetricsArgs) -> anyhow::Result<ExitCode> {
     let several = scenarios.len() > 1;
     for sc in &scenarios {
         if several {
-            println!("# {}", sc.path.display());
+            writeln!(std::io::stdout(), "# {}", sc.path.display())?;
         }
         for name in sc.metric_names() {
-            println!("{name}");
+            writeln!(std::io::stdout(), "{name}")?;
         }
     }
     Ok(ExitCode::SUCCESS)

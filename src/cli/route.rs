@@ -1,5 +1,7 @@
 //! `parsim route`.
 
+use std::io::Write as _;
+
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -44,21 +46,23 @@ pub fn run(args: &RouteArgs) -> anyhow::Result<ExitCode> {
     let net = &prog.network;
     let (src, dst) = (prog.node_of(args.from), prog.node_of(args.to));
     let route = net.topology.route(src, dst);
-    println!(
+    writeln!(
+        std::io::stdout(),
         "{}: rank {} (node {src}) to rank {} (node {dst}): {} links",
         net.topology.shape(),
         args.from,
         args.to,
         route.len()
-    );
+    )?;
     for (k, hop) in route.iter().enumerate() {
         let capacity = net.topology.capacity(hop.link);
-        println!(
+        writeln!(
+            std::io::stdout(),
             "  {:>3}  {:<16}  bandwidth {}",
             k + 1,
             net.topology.link_name(hop.link),
             net.bandwidth * capacity
-        );
+        )?;
     }
     if let Some(bytes) = args.bytes {
         let cost = MessageCost {
@@ -77,7 +81,10 @@ pub fn run(args: &RouteArgs) -> anyhow::Result<ExitCode> {
                 cost.cut_through(bytes, l)?,
             ),
         };
-        println!("idle-network cost of {bytes} bytes ({name}): {t}");
+        writeln!(
+            std::io::stdout(),
+            "idle-network cost of {bytes} bytes ({name}): {t}"
+        )?;
     }
     Ok(ExitCode::SUCCESS)
 }

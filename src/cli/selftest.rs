@@ -1,5 +1,7 @@
 //! `parsim selftest`.
 
+use std::io::Write as _;
+
 use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
@@ -61,18 +63,29 @@ pub fn run(args: &SelftestArgs) -> anyhow::Result<ExitCode> {
         .map(|m| coverage(m, plan, threads))
         .collect::<Result<Vec<_>, _>>()?;
     if json {
-        println!("{}", serde_json::to_string_pretty(&results)?);
+        writeln!(
+            std::io::stdout(),
+            "{}",
+            serde_json::to_string_pretty(&results)?
+        )?;
     } else {
-        println!(
+        writeln!(
+            std::io::stdout(),
             "{experiments} experiments per model, each {replications} replications x {length} observations, MSER-5 warm-up"
-        );
-        println!(
+        )?;
+        writeln!(
+            std::io::stdout(),
             "{:<28} {:>8} {:>10} {:>18} {:>10}  verdict",
-            "model", "truth", "coverage", "95% interval", "bias"
-        );
+            "model",
+            "truth",
+            "coverage",
+            "95% interval",
+            "bias"
+        )?;
         for r in &results {
             let ok = (0.93..=0.97).contains(&r.fraction);
-            println!(
+            writeln!(
+                std::io::stdout(),
                 "{:<28} {:>8.4} {:>10} {:>18} {:>10}  {}",
                 r.model,
                 r.truth,
@@ -84,7 +97,7 @@ pub fn run(args: &SelftestArgs) -> anyhow::Result<ExitCode> {
                 ),
                 pct(r.relative_bias),
                 if ok { "ok" } else { "OUTSIDE 93-97%" }
-            );
+            )?;
         }
     }
     let bad = results.iter().any(|r| !(0.93..=0.97).contains(&r.fraction));

@@ -1,5 +1,7 @@
 //! `parsim validate`.
 
+use std::io::Write as _;
+
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -96,16 +98,22 @@ pub fn run(args: &ValidateArgs) -> anyhow::Result<ExitCode> {
         rows.extend(found);
     }
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&rows)?);
+        writeln!(
+            std::io::stdout(),
+            "{}",
+            serde_json::to_string_pretty(&rows)?
+        )?;
     } else if args.csv {
-        println!(
+        writeln!(
+            std::io::stdout(),
             "case,metric,method,exact,analytic,simulated,half_width_99,relative_error,verdict,replications,first_simulated,first_half_width_99"
-        );
+        )?;
         for r in &rows {
             let (first_mean, first_hw) = r.first_run.map_or((String::new(), String::new()), |f| {
                 (f.simulated.to_string(), f.half_width.to_string())
             });
-            println!(
+            writeln!(
+                std::io::stdout(),
                 "{},{},{},{},{},{},{},{},{},{},{},{}",
                 csv_field(&r.case),
                 r.metric,
@@ -119,10 +127,10 @@ pub fn run(args: &ValidateArgs) -> anyhow::Result<ExitCode> {
                 r.replications,
                 first_mean,
                 first_hw
-            );
+            )?;
         }
     } else {
-        print!("{}", table(&rows));
+        write!(std::io::stdout(), "{}", table(&rows))?;
     }
     if let Some(path) = &args.report {
         write_markdown(path, &rows)?;

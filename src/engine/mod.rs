@@ -187,9 +187,10 @@ pub struct Simulation<'n> {
     classes: usize,
     route_rng: Vec<StreamRng>,
     groups: Vec<Group>,
-    /// For each station, the JSQ group it belongs to (position in `groups`, member position);
-    /// empty when the network has no groups.
-    jsq_member: Vec<Option<(u32, u32)>>,
+    /// For each station, the groups it belongs to (position in `groups`, member position): a
+    /// station may be in several (a round-robin group and a JSQ group, or two JSQ groups), and
+    /// each must see its count; empty when the network has no groups.
+    jsq_member: Vec<Vec<(u32, u32)>>,
     /// Whether [`Simulation::count`] has more to do than the station's total: true with several
     /// classes or with JSQ groups (one test in the common case instead of two).
     count_more: bool,
@@ -264,7 +265,7 @@ impl<'n> Simulation<'n> {
             jsq_member: if net.groups.is_empty() {
                 Vec::new()
             } else {
-                vec![None; ns]
+                vec![Vec::new(); ns]
             },
             reference: net
                 .classes
@@ -316,9 +317,7 @@ impl<'n> Simulation<'n> {
             let mut shortest = PriorityQueue::new();
             for (pos, s) in members.iter().enumerate() {
                 shortest.push(pos as u32, Reverse((0, pos as u32)));
-                if self.jsq_member[s.index()].is_none() {
-                    self.jsq_member[s.index()] = Some((g as u32, pos as u32));
-                }
+                self.jsq_member[s.index()].push((g as u32, pos as u32));
             }
             self.groups.push(Group {
                 members: members.iter().map(|s| s.0).collect(),
@@ -584,11 +583,13 @@ impl<'n> Simulation<'n> {
                 .present
                 .change(now, delta);
         }
-        if let Some(&Some((g, pos))) = self.jsq_member.get(station as usize) {
+        if let Some(memberships) = self.jsq_member.get(station as usize) {
             let n = rec.stations[station as usize].present.count();
-            self.groups[g as usize]
-                .shortest
-                .change_priority(&pos, Reverse((n, pos)));
+            for &(g, pos) in memberships {
+                self.groups[g as usize]
+                    .shortest
+                    .change_priority(&pos, Reverse((n, pos)));
+            }
         }
     }
 

@@ -35,6 +35,9 @@ pub struct Sources<'a> {
     pub program: &'a Spanned<RawProgram>,
     /// `[topology]` with its offset.
     pub topology: Option<&'a Spanned<RawTopology>>,
+    /// Whether `[topology]` is written (when it is but `topology` is `None`, its shape problems
+    /// have been reported and its absence is not one more).
+    pub topology_written: bool,
     /// `[[disk]]` with their offsets.
     pub disks: Vec<(usize, &'a RawDisk)>,
     /// The directory relative trace files are read from.
@@ -85,6 +88,7 @@ pub fn compile(src: &Sources<'_>) -> Result<Program, Found> {
     }
     let network = match src.topology {
         Some(t) => c.topology(t, nodes),
+        None if src.topology_written => None,
         None => {
             c.add(at, "topology", "a program needs a [topology] for its messages (kind = \"bus\", \"full\", \"ring\", \"mesh\", \"torus\", \"tree\" or \"fat_tree\")");
             None
@@ -98,12 +102,28 @@ pub fn compile(src: &Sources<'_>) -> Result<Program, Found> {
         );
     }
     c.block(&p.ops, "program.op");
-    let smallest = c.smallest_time(network.as_ref());
+    let (smallest, largest) = c.time_range(network.as_ref());
+    if largest / smallest > MAX_TIME_RATIO {
+        c.add(
+            at,
+            "program",
+            format!(
+                "its times span {smallest:.3e} to {largest:.3e} time units (including message \
+                 transmission times, bytes / bandwidth), a ratio beyond {MAX_TIME_RATIO:.1e}: the \
+                 clock resolves 2^-31 of the smallest time and must still hold 2^16 of the \
+                 largest, so one of them is probably a mistake (a bandwidth in the wrong unit?)"
+            ),
+        );
+    }
     if !c.found.is_empty() {
         c.found.sort_by_key(|f| f.0);
         return Err(c.found);
     }
-    let network = network.expect("no problem found, so the topology was built");
+    // without a network, the [topology] was written but unreadable, and its problems were
+    // reported when the file was read
+    let Some(network) = network else {
+        return Err(c.found);
+    };
     tabulate(&mut c.code, c.ranks, ranks_per_node);
     let loop_depth = c.depth_max();
     let typical_bytes = c.typical_bytes();
@@ -123,6 +143,11 @@ pub fn compile(src: &Sources<'_>) -> Result<Program, Found> {
         report_each: p.report_each.unwrap_or(c.ranks <= 16),
     })
 }
+
+/// How far apart a program's smallest and largest times may be: its clock has `2^-31` of the
+/// smallest time per tick, its calendar holds `2^84` ticks, and the largest time should fit
+/// `2^16` times over (`2^(84 - 31 - 16)`).
+const MAX_TIME_RATIO: f64 = (1u64 << 37) as f64;
 
 /// Tabulates the per-rank values of the expressions that read no loop counter (see
 /// [`Expr::tabulate`]), in program order, up to [`super::expr::MAX_TABULATED`] entries.
@@ -982,8 +1007,9 @@ impl Compiler<'_> {
         }
     }
 
-    /// The smallest positive time of the program (its clock's scale).
-    fn smallest_time(&mut self, network: Option<&Interconnect>) -> f64 {
+    /// The smallest and largest positive times of the program (the smallest sets its clock's
+    /// scale).
+    fn time_range(&mut self, network: Option<&Interconnect>) -> (f64, f64) {
         let mut times = std::mem::take(&mut self.times);
         if let Some(n) = network {
             for i in &self.code {
@@ -1012,9 +1038,13 @@ impl Compiler<'_> {
                 }
             }
         }
-        times
-            .into_iter()
-            .filter(|t| *t > 0.0)
-            .fold(f64::INFINITY, f64::min)
+        let positive = || times.iter().copied().filter(|t| *t > 0.0);
+        let smallest = positive().fold(f64::INFINITY, f64::min);
+        let largest = positive().fold(0.0, f64::max);
+        if smallest.is_finite() {
+            (smallest, largest)
+        } else {
+            (1.0, 1.0)
+        }
     }
 }

@@ -6,9 +6,13 @@
 //! - `ranks.<category>.mean`, `ranks.<category>.max` for `compute`, `communication`, `waiting`
 //!   and `io` (see [`super::exec::Category`]);
 //! - `messages.count`, `messages.delay` (mean, injection to delivery), `messages.p99`, when the
-//!   program has messages (only the count when none was sent, e.g. a collective on one rank);
+//!   program has more than one rank and sends messages;
 //! - `links.utilisation.mean`, `links.utilisation.max` (over the links used),
-//!   `links.delay.mean` (arrival at a link to the end of the transmission, over every crossing);
+//!   `links.delay.mean` (arrival at a link to the end of the transmission, over every crossing),
+//!   when its ranks are on more than one node.
+//!
+//! A replication in which these metrics have no value (every message suppressed by `when`, say)
+//! stops the run with an error naming them, rather than reporting them empty.
 //! - with `report_each` (default for `P <= 16`): `rank.<r>.<category>` and `rank.<r>.finish`,
 //!   and for every link used `link.<name>.utilisation`, `.messages`, `.delay`, `.p99`.
 
@@ -21,11 +25,19 @@ pub const CATEGORIES: [&str; 4] = ["compute", "communication", "waiting", "io"];
 
 /// True when the program sends messages (so its message metrics exist).
 pub fn has_messages(prog: &Program) -> bool {
-    prog.code.iter().any(|i| match i {
-        Instr::Send { .. } | Instr::SendRecv { .. } => true,
-        Instr::Collective(c) => !(c.kind == Collective::Barrier && c.algorithm == Algorithm::Ideal),
-        _ => false,
-    })
+    prog.ranks > 1
+        && prog.code.iter().any(|i| match i {
+            Instr::Send { .. } | Instr::SendRecv { .. } => true,
+            Instr::Collective(c) => {
+                !(c.kind == Collective::Barrier && c.algorithm == Algorithm::Ideal)
+            }
+            _ => false,
+        })
+}
+
+/// Whether the program's messages can cross links: they can unless every rank is on one node.
+fn crosses_links(prog: &Program) -> bool {
+    has_messages(prog) && prog.ranks > prog.ranks_per_node
 }
 
 /// The metric names known before running: all of them but the per-link ones, which depend on
@@ -44,6 +56,8 @@ pub fn names(prog: &Program) -> Vec<String> {
         for m in ["messages.count", "messages.delay", "messages.p99"] {
             out.push(m.to_owned());
         }
+    }
+    if crosses_links(prog) {
         for m in [
             "links.utilisation.mean",
             "links.utilisation.max",
@@ -87,6 +101,8 @@ pub fn measure(prog: &Program, run: &ProgramRun) -> Vec<(String, f64)> {
         out.push(("messages.count".to_owned(), run.messages as f64));
         out.push(("messages.delay".to_owned(), run.message_delay));
         out.push(("messages.p99".to_owned(), run.message_p99));
+    }
+    if crosses_links(prog) && !run.links.is_empty() {
         let used = run.links.len() as f64;
         let crossings: u64 = run.links.iter().map(|l| l.messages).sum();
         out.push((

@@ -54,6 +54,9 @@ impl<T> Element<T> {
     }
 }
 
+/// How `serde_path_to_error` names the inner value of a `toml::Spanned` field in a path.
+const SPAN_WRAPPER: &str = "$__serde_spanned_private_value.";
+
 /// The top-level sections a scenario may have, for the message about an unknown one.
 const SECTIONS: &[&str] = &[
     "name",
@@ -78,11 +81,28 @@ pub(super) fn read(text: &str, assignments: &[Assignment]) -> (Option<RawScenari
         let found = errors
             .into_iter()
             .map(|e| {
-                (
-                    e.span().map(|s| s.start),
-                    String::new(),
-                    e.message().trim().to_owned(),
-                )
+                let at = e.span().map(|s| s.start);
+                let mut message = e.message().trim().to_owned();
+                let key = e
+                    .span()
+                    .and_then(|s| text.get(s))
+                    .filter(|k| is_bare_key(k));
+                if let Some(k) = key
+                    && message == "duplicate key"
+                {
+                    message = format!("duplicate key `{k}`: a key may be given once per table");
+                }
+                let mut path = at
+                    .filter(|&o| !in_header(text, o))
+                    .map(|o| table_at(text, o))
+                    .unwrap_or_default();
+                if let Some(k) = key {
+                    if !path.is_empty() {
+                        path.push('.');
+                    }
+                    path.push_str(k);
+                }
+                (at, path, message)
             })
             .collect();
         return (None, found);
@@ -101,6 +121,7 @@ pub(super) fn read(text: &str, assignments: &[Assignment]) -> (Option<RawScenari
     for (key, value) in doc.into_inner() {
         let at = key.span().start;
         let key = key.into_inner();
+        raw.written.push(key.to_string());
         match key.as_ref() {
             "name" => raw.name = one(value, "name", &mut found).map(Spanned::into_inner),
             "description" => {
@@ -132,6 +153,53 @@ pub(super) fn read(text: &str, assignments: &[Assignment]) -> (Option<RawScenari
     (Some(raw), found)
 }
 
+/// serde's type names (`expected i64`) in the words of a scenario file.
+fn plain_types(message: &str) -> String {
+    message
+        .replace("expected i64", "expected a whole number")
+        .replace("expected u64", "expected a whole number >= 0")
+        .replace("expected f64", "expected a number")
+}
+
+/// Whether `s` is written like a bare TOML key.
+fn is_bare_key(s: &str) -> bool {
+    !s.is_empty()
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
+/// Whether `offset` lies on a table header line (`[run]`, `[[station]]`).
+fn in_header(text: &str, offset: usize) -> bool {
+    let start = text[..offset.min(text.len())]
+        .rfind('\n')
+        .map_or(0, |i| i + 1);
+    text[start..].trim_start().starts_with('[')
+}
+
+/// The path of the table a syntax error at `offset` is in (`station[2]`, `run`), from the table
+/// headers written above it: a syntax error stops the parse, so the document cannot say.
+fn table_at(text: &str, offset: usize) -> String {
+    let mut counts: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    let mut current = String::new();
+    let mut pos = 0;
+    for line in text.split_inclusive('\n') {
+        if pos > offset {
+            break;
+        }
+        pos += line.len();
+        let t = line.trim();
+        if let Some(name) = t.strip_prefix("[[").and_then(|r| r.split("]]").next()) {
+            let name = name.trim();
+            let n = counts.entry(name).or_insert(0);
+            current = format!("{name}[{n}]");
+            *n += 1;
+        } else if let Some(name) = t.strip_prefix('[').and_then(|r| r.split(']').next()) {
+            current = name.trim().to_owned();
+        }
+    }
+    current
+}
+
 /// Deserializes one value at `path`, recording its problem (with the path of the field that
 /// failed) in `found`.
 fn one<T: DeserializeOwned>(
@@ -160,12 +228,9 @@ fn repaired<T: DeserializeOwned>(
             Err(e) => e,
         };
         let inner = e.inner();
-        let message = inner.message().trim().to_owned();
-        // a `Spanned` field shows as a private inner field in serde's path
-        let sub = e
-            .path()
-            .to_string()
-            .replace(".$__serde_spanned_private_value", "");
+        let message = plain_types(inner.message().trim());
+        // serde's path names toml's span wrapper as a field of its own
+        let sub = e.path().to_string().replace(SPAN_WRAPPER, "");
         let mut field = path.to_owned();
         if !sub.is_empty() && sub != "?" && sub != "." {
             field.push('.');

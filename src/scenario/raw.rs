@@ -40,6 +40,15 @@ pub struct RawScenario {
     /// How many shape problems reading found: when there are any, the checks that need the
     /// whole network (routing graph, forks, stability) are left until they are fixed.
     pub shape_problems: usize,
+    /// The top-level sections written in the file, including those that could not be read.
+    pub written: Vec<String>,
+}
+
+impl RawScenario {
+    /// Whether the file has the top-level section `key` (read or broken).
+    pub fn has(&self, key: &str) -> bool {
+        self.written.iter().any(|w| w == key)
+    }
 }
 
 /// `[validate]`: which predictions to compare and how strictly.

@@ -175,3 +175,34 @@ fn csv_output_has_a_header_and_one_row_per_metric() {
     );
     assert!(lines.any(|l| l.contains(",class.jobs.response,")));
 }
+
+#[test]
+fn a_closed_pipe_ends_quietly() {
+    // `parsim ... | head` closes the pipe early: the write fails with EPIPE, which must end the
+    // command with exit 0 and no panic message, on every command that prints.
+    for args in [
+        &["metrics", "scenarios/two_class_closed.toml"][..],
+        &["analyze", "scenarios/two_class_closed.toml"],
+        &[
+            "run",
+            "scenarios/mm1.toml",
+            "--replications",
+            "2",
+            "--length",
+            "100",
+        ],
+    ] {
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_parsim"))
+            .args(args)
+            .current_dir(super::util::root())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stdout.take());
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+    }
+}

@@ -2,10 +2,16 @@
 
 /// Which analytic methods apply to a network, and which refuse.
 mod analysis;
+/// The corpus of malformed scenarios in tests/bad/: exit 2, field paths, no panic.
+mod bad_input;
 /// The command line: exit codes and error messages for bad input.
 mod cli;
 /// Same seed, same bytes, on 1 thread or 4.
 mod determinism;
+/// Structured fuzzing of parse, check, analysis and short runs.
+mod fuzz;
+/// Laws of random valid networks: Little, conservation, capacity, thread identity.
+mod network_properties;
 /// Rank programs: exact contention-free times, collectives, deadlocks.
 mod programs;
 /// Properties over generated inputs: calendar order, tally merge, distribution moments.

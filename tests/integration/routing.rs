@@ -181,3 +181,65 @@ fn empirical_trace_service_matches_pollaczek_khinchine() {
         0.01,
     );
 }
+
+#[test]
+fn a_station_in_two_groups_counts_for_both() {
+    // "b" is in a round-robin group and a JSQ group. The JSQ group used to see no counts (only
+    // a station's first group was updated), so its ties sent every job from "b" back to "b":
+    // the jobs never returned and the run stalled. With both groups counted, leaving "b" a job
+    // finds its fellow jobs there and goes on to "c" (JSQ counts jobs present), and every cycle
+    // passes "c" once: X_c = X_a.
+    let sc = scenario(
+        r#"
+[[class]]
+name = "jobs"
+population = 5
+reference = "a"
+
+[[station]]
+name = "a"
+kind = "fcfs"
+service = { dist = "exp", mean = 0.1 }
+
+[[station]]
+name = "b"
+kind = "delay"
+service = { dist = "exp", mean = 0.2 }
+
+[[station]]
+name = "c"
+kind = "ps"
+service = { dist = "exp", mean = 0.05 }
+
+[[route]]
+class = "jobs"
+from = "a"
+policy = "round_robin"
+among = ["c", "b"]
+
+[[route]]
+class = "jobs"
+from = "b"
+policy = "jsq"
+among = ["b", "c"]
+
+[[route]]
+class = "jobs"
+from = "c"
+to = "a"
+"#,
+    );
+    let ex = simulate(&sc, 4, 20_000, 11);
+    let x = |s: &str| {
+        ex.interval(
+            ex.index_of(&format!("station.{s}.throughput")).unwrap(),
+            0.99,
+        )
+    };
+    let (a, c) = (x("a"), x("c"));
+    assert!(a.mean > 1.0, "{a:?}");
+    assert!(
+        (a.mean - c.mean).abs() <= a.half_width + c.half_width,
+        "X_a {a:?} and X_c {c:?} differ"
+    );
+}

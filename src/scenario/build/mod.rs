@@ -69,7 +69,7 @@ pub(super) fn build(raw: RawScenario, base: &Path) -> Result<Built, Found> {
     let mut ck = Checker::default();
     let run = config::run_config(&mut ck, raw.run.as_ref());
     let validate = config::validate_config(&mut ck, raw.validate.as_ref());
-    if raw.program.is_some() {
+    if raw.has("program") {
         return build_program(ck, raw, base, run, validate);
     }
     for (field, given) in [
@@ -166,7 +166,7 @@ fn build_program(
     run: RunConfig,
     validate: ValidateConfig,
 ) -> Result<Built, Found> {
-    let program = raw.program.as_ref().expect("called with a program");
+    let at = raw.program.as_ref().map_or(0, |p| p.span().start);
     for (field, n) in [
         ("class", raw.classes.len()),
         ("station", raw.stations.len()),
@@ -174,7 +174,7 @@ fn build_program(
     ] {
         if n > 0 {
             ck.add(
-                Some(program.span().start),
+                Some(at),
                 field,
                 format!(
                     "a scenario with a [program] builds its stations from it: leave out [[{field}]]"
@@ -182,6 +182,10 @@ fn build_program(
             );
         }
     }
+    // a [program] that could not be read has had its shape problems reported
+    let Some(program) = raw.program.as_ref() else {
+        return Err(ck.found);
+    };
     let disks: Vec<_> = raw
         .disks
         .iter()
@@ -190,6 +194,7 @@ fn build_program(
     let sources = crate::program::compile::Sources {
         program,
         topology: raw.topology.as_ref(),
+        topology_written: raw.has("topology"),
         disks,
         base,
     };
