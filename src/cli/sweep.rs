@@ -7,7 +7,6 @@ use std::process::ExitCode;
 use anyhow::Context;
 use clap::Args;
 
-use parsim::scenario::Scenario;
 use parsim::scenario::assign::Assignment;
 use parsim::sweep::output::SweepReport;
 use parsim::sweep::shard::{Shard, ShardFile};
@@ -138,26 +137,26 @@ pub fn run(args: &SweepArgs) -> anyhow::Result<ExitCode> {
         plot::check_shape(layout, sweep.axes.len())?;
     }
     let points = sweep.points();
-    let scenarios = load_points(&sweep, &points)?;
-    let owned: Vec<(&Point, &Scenario)> = points
+    let checked = check_points(&sweep, &points, args.shard)?;
+    let owned: Vec<&Point> = points
         .iter()
-        .zip(&scenarios)
-        .filter(|(p, _)| args.shard.is_none_or(|s| s.owns(p.index)))
+        .filter(|p| args.shard.is_none_or(|s| s.owns(p.index)))
         .collect();
-    let total: u64 = owned
-        .iter()
-        .map(|(_, sc)| u64::from(sc.run.replications))
-        .sum();
+    let total = checked.replications;
     let bar = super::run::progress_bar(
         &format!("{} points", owned.len()),
         total,
         "{msg} [{bar:30}] {pos}/{len} replications, {elapsed} elapsed, ETA {eta}",
     );
     let mut results = Vec::with_capacity(owned.len());
-    for (point, sc) in owned {
-        let opt = sweep.options(point, sc, args.threads);
+    for point in owned {
+        // parsed again rather than kept from the check, so memory does not grow with points
+        let sc = sweep
+            .scenario(point)
+            .with_context(|| sweep.describe(point))?;
+        let opt = sweep.options(point, &sc, args.threads);
         let (rows, events) =
-            evaluate(sc, &opt, &|_| bar.inc(1)).with_context(|| sweep.describe(point))?;
+            evaluate(&sc, &opt, &|_| bar.inc(1)).with_context(|| sweep.describe(point))?;
         results.push(PointResult {
             index: point.index,
             values: point.values.iter().map(ToString::to_string).collect(),
@@ -168,7 +167,7 @@ pub fn run(args: &SweepArgs) -> anyhow::Result<ExitCode> {
     }
     bar.finish_and_clear();
     let report = SweepReport {
-        scenario: scenarios[0].name.clone(),
+        scenario: checked.name,
         file: sweep.path.display().to_string(),
         keys: sweep.keys(),
         fixed: sweep.fixed.iter().map(ToString::to_string).collect(),
@@ -187,15 +186,34 @@ pub fn run(args: &SweepArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Loads the scenario of every point, reporting the problems of the first few bad points.
-fn load_points(sweep: &Sweep, points: &[Point]) -> anyhow::Result<Vec<Scenario>> {
+/// What checking every point found.
+struct Checked {
+    /// The scenario's title (at the first point).
+    name: String,
+    /// Replications the points of this shard (or of the whole sweep) start with.
+    replications: u64,
+}
+
+/// Checks the scenario of every point (the same in every shard), reporting the problems of the
+/// first few bad points.
+fn check_points(sweep: &Sweep, points: &[Point], shard: Option<Shard>) -> anyhow::Result<Checked> {
     const SHOWN: usize = 5;
-    let mut scenarios = Vec::with_capacity(points.len());
+    let mut checked = Checked {
+        name: String::new(),
+        replications: 0,
+    };
     let mut bad = Vec::new();
     let mut count = 0;
     for p in points {
         match sweep.scenario(p) {
-            Ok(sc) => scenarios.push(sc),
+            Ok(sc) => {
+                if p.index == 0 {
+                    checked.name = sc.name;
+                }
+                if shard.is_none_or(|s| s.owns(p.index)) {
+                    checked.replications += u64::from(sc.run.replications);
+                }
+            }
             Err(e) => {
                 count += 1;
                 if bad.len() < SHOWN {
@@ -205,7 +223,7 @@ fn load_points(sweep: &Sweep, points: &[Point]) -> anyhow::Result<Vec<Scenario>>
         }
     }
     if count == 0 {
-        return Ok(scenarios);
+        return Ok(checked);
     }
     if count > SHOWN {
         bad.push(format!("... and {} more bad points", count - SHOWN));

@@ -110,6 +110,16 @@ impl Sweep {
                 odd.values.len()
             ));
         }
+        let points = axes
+            .iter()
+            .try_fold(1usize, |n, a| n.checked_mul(a.values.len()))
+            .filter(|&n| layout == Layout::Zip || n <= values::MOST);
+        if points.is_none() {
+            return Err(format!(
+                "the grid has more than {} points; sweep fewer values or use --zip",
+                values::MOST
+            ));
+        }
         let text = scenario::read_text(path).map_err(|e| e.to_string())?;
         Ok(Sweep {
             path: path.to_owned(),

@@ -196,7 +196,7 @@ fn several_vary_make_a_grid_and_zip_pairs_them() {
 fn bad_keys_and_values_name_the_key_and_the_point() {
     const T: &str = "bad_keys_and_values_name_the_key_and_the_point";
     let file = mm1(T);
-    let cases: [(&[&str], &[&str]); 5] = [
+    let cases: [(&[&str], &[&str]); 6] = [
         (
             &["--vary", "class.job.population=1,2"],
             &[
@@ -216,6 +216,15 @@ fn bad_keys_and_values_name_the_key_and_the_point() {
         ),
         (&["--vary", "run.length=1..5:0"], &["run.length", "step"]),
         (&["--vary", "run.length"], &["KEY=VALUES"]),
+        (
+            &[
+                "--vary",
+                "run.seed=1..10000",
+                "--vary",
+                "run.length=1..1000",
+            ],
+            &["more than 1000000 points"],
+        ),
     ];
     for (args, wanted) in cases {
         let mut all = vec!["sweep", file.as_str()];
