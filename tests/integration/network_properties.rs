@@ -217,8 +217,25 @@ fn check_laws(spec: &Spec, ex: &Experiment) -> Result<(), TestCaseError> {
     Ok(())
 }
 
+/// 64 networks from a fixed seed (the same in every CI run); `PARSIM_PROPERTY_CASES` and
+/// `PARSIM_PROPERTY_SEED` explore further.
+fn config() -> ProptestConfig {
+    let var = |name: &str, default: u64| {
+        std::env::var(name)
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(default)
+    };
+    ProptestConfig {
+        cases: var("PARSIM_PROPERTY_CASES", 64) as u32,
+        rng_seed: proptest::test_runner::RngSeed::Fixed(var("PARSIM_PROPERTY_SEED", 2026)),
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    }
+}
+
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 64, failure_persistence: None, ..ProptestConfig::default() })]
+    #![proptest_config(config())]
 
     #[test]
     fn random_networks_obey_littles_law_conservation_and_capacity(spec in spec(), seed in 1u64..1000) {
