@@ -2,6 +2,8 @@
 
 /// Which analytic methods apply to a network, and which refuse.
 mod analysis;
+/// Wq, visits, residence and N/X - Z against closed forms and MVA.
+mod analyst_metrics;
 /// The corpus of malformed scenarios in tests/bad/: exit 2, field paths, no panic.
 mod bad_input;
 /// The command line: exit codes and error messages for bad input.
