@@ -28,9 +28,15 @@ pub struct RunArgs {
     /// Print JSON (one array of reports) instead of tables.
     #[arg(long, conflicts_with = "csv")]
     json: bool,
-    /// Print CSV instead of tables.
+    /// Print CSV instead of tables: one row per metric, each carrying the run's identity
+    /// (scenario, file, scenario_hash, run_id, parsim_version, date, seed, replications,
+    /// length, warmup) before metric, mean and half_width_95.
     #[arg(long)]
     csv: bool,
+    /// Also write every replication's value of every metric to FILE, as CSV with the columns
+    /// run_id, replication, metric, value (the reported mean is the mean of each metric's values).
+    #[arg(long, value_name = "FILE")]
+    per_replication: Option<PathBuf>,
     /// Master seed (overrides the scenario's).
     #[arg(long)]
     seed: Option<u64>,
@@ -101,9 +107,22 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     let scenarios = load_all(&args.files, &args.set)?;
     let mut reports = Vec::new();
     let mut out = std::io::stdout().lock();
-    if args.csv {
-        writeln!(out, "{CSV_HEADER}")?;
+    let mut csv_out = args
+        .csv
+        .then(|| csv::Writer::from_writer(std::io::stdout()));
+    if let Some(w) = &mut csv_out {
+        // as io errors, so that a closed pipe is recognised and ends quietly
+        w.write_record(CSV_HEADER).map_err(std::io::Error::from)?;
     }
+    let mut per_rep = match &args.per_replication {
+        Some(path) => {
+            let mut w = csv::Writer::from_path(path)
+                .with_context(|| format!("creating {}", path.display()))?;
+            w.write_record(PER_REPLICATION_HEADER)?;
+            Some(w)
+        }
+        None => None,
+    };
     for sc in &scenarios {
         if args.show_network
             && let Some(spmd) = &sc.spmd
@@ -125,8 +144,12 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
             .with_context(|| format!("running {}", sc.path.display()))?;
         bar.finish_and_clear();
         let report = RunReport::new(sc, &opt, &ex);
-        if args.csv {
-            write!(out, "{}", report.csv_rows())?;
+        if let Some(w) = &mut per_rep {
+            write_replications(w, &report.provenance.run_id, &ex)?;
+        }
+        if let Some(w) = &mut csv_out {
+            report.write_csv(w).map_err(std::io::Error::from)?;
+            w.flush()?;
         } else if !args.json {
             writeln!(out, "{}", report.table())?;
         }
@@ -136,7 +159,27 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
         serde_json::to_writer_pretty(&mut out, &reports)?;
         writeln!(out)?;
     }
+    if let Some(w) = &mut per_rep {
+        w.flush()?;
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The columns of `--per-replication`.
+const PER_REPLICATION_HEADER: [&str; 4] = ["run_id", "replication", "metric", "value"];
+
+/// One record per replication and metric of `ex`, in replication order.
+fn write_replications<W: Write>(
+    w: &mut csv::Writer<W>,
+    run_id: &str,
+    ex: &replicate::Experiment,
+) -> anyhow::Result<()> {
+    for (r, row) in ex.replications.iter().enumerate() {
+        for (name, value) in ex.metrics.iter().zip(row) {
+            w.write_record([run_id, &r.to_string(), name, &value.to_string()])?;
+        }
+    }
+    Ok(())
 }
 
 /// Loads every scenario with `assignments` applied, collecting the problems of all files before

@@ -23,6 +23,8 @@ mod pipeline;
 mod programs;
 /// Properties over generated inputs: calendar order, tally merge, distribution moments.
 mod properties;
+/// What `parsim run` writes: identity fields, thread-independent run id, per-replication values.
+mod result_files;
 /// Class switching, round robin, join the shortest queue, trace-driven service.
 mod routing;
 /// Every bundled scenario parses and runs.
