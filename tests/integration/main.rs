@@ -23,6 +23,8 @@ mod programs;
 mod properties;
 /// Class switching, round robin, join the shortest queue, trace-driven service.
 mod routing;
+/// `parsim run --shard` and `parsim merge` of its files.
+mod run_shards;
 /// Every bundled scenario parses and runs.
 mod scenarios;
 /// Coverage of nominal 95% intervals over many independent experiments.
