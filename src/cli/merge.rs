@@ -20,14 +20,39 @@ pub struct MergeArgs {
     /// Print CSV (for shards of `parsim run`, whose default is a table; a sweep's default).
     #[arg(long, conflicts_with = "json")]
     csv: bool,
+    /// Also write a Markdown report to this file (for shards of `parsim validate`).
+    #[arg(long, value_name = "FILE")]
+    report: Option<PathBuf>,
     #[command(flatten)]
     output: OutputArgs,
 }
 
-/// Joins the shards (of `run` or `sweep`, told by their files) and prints what the single run
-/// would have printed.
+/// Joins the shards (of `run`, `sweep` or `validate`, told by their files) and prints what the
+/// single run would have printed, exiting with its code.
 pub fn run(args: &MergeArgs) -> anyhow::Result<ExitCode> {
     let format = shard::format_of(&args.dir)?;
+    anyhow::ensure!(
+        args.report.is_none() || format == shard::validate::FORMAT,
+        "--report writes validation reports; {} holds other shards",
+        args.dir.display()
+    );
+    if format == shard::validate::FORMAT {
+        anyhow::ensure!(
+            args.output.plot.is_none(),
+            "--plot of merged validation shards is not supported; run `parsim validate --plot`"
+        );
+        let merged = shard::validate::merge(&args.dir)?;
+        for w in merged.cases.iter().flat_map(|c| &c.warnings) {
+            eprintln!("parsim: {w}");
+        }
+        let output = super::validate::Output {
+            json: args.output.json,
+            csv: args.csv,
+            report: args.report.clone(),
+            allow_outside_tolerance: merged.allow_outside_tolerance,
+        };
+        return output.emit(&merged.cases);
+    }
     if format == shard::run::FORMAT {
         anyhow::ensure!(
             args.output.plot.is_none(),

@@ -10,6 +10,7 @@
 //! versions or shard counts, and missing or duplicated shards, naming them.
 
 pub mod run;
+pub mod validate;
 
 use std::path::{Path, PathBuf};
 

@@ -39,3 +39,5 @@ mod sweep;
 mod util;
 /// `parsim validate`: exit codes, reports, reruns.
 mod validate_cli;
+/// `parsim validate --shard` and `parsim merge` of its files.
+mod validate_shards;
