@@ -15,6 +15,8 @@
 //! it stands (see [`validate`]): with a hundred comparisons at 99%, about one fails by chance in
 //! every suite run, and a validation that cries wolf that often is not read.
 
+pub mod plot;
+
 use serde::{Deserialize, Serialize};
 
 use crate::predict::{Bound, Prediction, analyze_scenario};

@@ -38,8 +38,8 @@ pub fn run(args: &MergeArgs) -> anyhow::Result<ExitCode> {
     );
     if format == shard::validate::FORMAT {
         anyhow::ensure!(
-            args.output.plot.is_none(),
-            "--plot of merged validation shards is not supported; run `parsim validate --plot`"
+            args.output.plot_metric.is_empty(),
+            "--plot-metric chooses a sweep's pictures; a validation draws every case"
         );
         let merged = shard::validate::merge(&args.dir)?;
         for w in merged.cases.iter().flat_map(|c| &c.warnings) {
@@ -49,6 +49,7 @@ pub fn run(args: &MergeArgs) -> anyhow::Result<ExitCode> {
             json: args.output.json,
             csv: args.csv,
             report: args.report.clone(),
+            plot: args.output.plot.clone(),
             allow_outside_tolerance: merged.allow_outside_tolerance,
         };
         return output.emit(&merged.cases);

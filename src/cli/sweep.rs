@@ -88,7 +88,7 @@ pub struct OutputArgs {
     /// A metric to draw with --plot (repeatable; default: every metric some analytic method
     /// predicts).
     #[arg(long, value_name = "METRIC", requires = "plot")]
-    plot_metric: Vec<String>,
+    pub plot_metric: Vec<String>,
 }
 
 impl OutputArgs {

@@ -36,6 +36,10 @@ pub struct ValidateArgs {
     /// Also write a Markdown report to this file.
     #[arg(long)]
     report: Option<PathBuf>,
+    /// Also draw one SVG per case into DIR: each metric's simulated mean with its 99% interval
+    /// and every analytic method's value or bounds, relative to the simulated mean.
+    #[arg(long, value_name = "DIR")]
+    plot: Option<PathBuf>,
     /// Master seed (overrides each case's).
     #[arg(long)]
     seed: Option<u64>,
@@ -55,7 +59,7 @@ pub struct ValidateArgs {
         value_name = "K/N",
         value_parser = Shard::parse,
         requires = "out",
-        conflicts_with_all = ["json", "csv", "report"]
+        conflicts_with_all = ["json", "csv", "report", "plot"]
     )]
     shard: Option<Shard>,
     /// The directory a shard writes its file to.
@@ -136,6 +140,7 @@ pub fn run(args: &ValidateArgs) -> anyhow::Result<ExitCode> {
         json: args.json,
         csv: args.csv,
         report: args.report.clone(),
+        plot: args.plot.clone(),
         allow_outside_tolerance: args.allow_outside_tolerance,
     };
     output.emit(&cases)
@@ -184,6 +189,8 @@ pub struct Output {
     pub csv: bool,
     /// Also a Markdown report to this file.
     pub report: Option<PathBuf>,
+    /// Also one picture per case into this directory.
+    pub plot: Option<PathBuf>,
     /// `--allow-outside-tolerance`.
     pub allow_outside_tolerance: bool,
 }
@@ -232,6 +239,10 @@ impl Output {
         }
         if let Some(path) = &self.report {
             write_markdown(path, &rows)?;
+        }
+        if let Some(dir) = &self.plot {
+            let files = parsim::validate::plot::write(&rows, dir)?;
+            eprintln!("parsim: {} pictures in {}", files.len(), dir.display());
         }
         let failed = rows.iter().any(|r| {
             r.verdict.fails()

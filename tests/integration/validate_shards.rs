@@ -134,3 +134,53 @@ fn merge_refuses_mixed_missing_and_duplicated_validate_shards() {
         "{err}"
     );
 }
+
+#[test]
+fn validate_plot_draws_one_svg_per_case_and_merge_draws_the_same() {
+    const T: &str = "validate_plot_draws_one_svg_per_case_and_merge_draws_the_same";
+    let cases = suite(T);
+    let single = shard_dir(T, "single-plots");
+    validate(&cases, &["--plot", single.to_str().unwrap()]);
+    let mut names: Vec<String> = std::fs::read_dir(&single)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    // the case without a prediction has nothing to compare
+    assert_eq!(
+        names,
+        [
+            "2-server_fork-join_queue_rho_0.6.svg",
+            "Closed__delay___2_queues__N_4.svg",
+            "M_G_1_det_rho_0.5.svg",
+            "M_M_1_rho_0.5.svg",
+        ]
+    );
+    for name in &names {
+        let svg = std::fs::read_to_string(single.join(name)).unwrap();
+        assert!(
+            svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"),
+            "{name}"
+        );
+        assert_eq!(svg.matches("<svg").count(), svg.matches("</svg>").count());
+        for label in ["simulated mean, 99% interval", "value / simulated mean"] {
+            assert!(svg.contains(label), "{name}: {label} not drawn");
+        }
+    }
+    let mm1 = std::fs::read_to_string(single.join("M_M_1_rho_0.5.svg")).unwrap();
+    for label in ["class.jobs.response", "M/M/1", "<circle"] {
+        assert!(mm1.contains(label), "{label} not drawn");
+    }
+
+    let out = shard_dir(T, "shards");
+    shards(&cases, 2, &out, &[]);
+    let merged = shard_dir(T, "merged-plots");
+    merge(&out, &["--plot", merged.to_str().unwrap()]);
+    for name in &names {
+        assert_eq!(
+            std::fs::read(merged.join(name)).unwrap(),
+            std::fs::read(single.join(name)).unwrap(),
+            "{name}"
+        );
+    }
+}
