@@ -28,7 +28,8 @@ enum Reading {
 /// Options of `parsim fit`.
 #[derive(Debug, Args)]
 pub struct FitArgs {
-    /// Observed speedups: CSV with the header p,d,speedup.
+    /// Observed speedups: CSV with the header p,d,speedup and optionally sd (each speedup's
+    /// standard error, which then weights the fit).
     measured: PathBuf,
     /// The model whose speedup is fitted.
     #[arg(long, value_enum)]
@@ -103,11 +104,15 @@ pub fn run(args: &FitArgs) -> anyhow::Result<ExitCode> {
         );
     }
     println!();
+    let spread = if fitted.weighted {
+        format!("reduced chi-square {} (weighted by sd)", num(fitted.s2))
+    } else {
+        format!("residual sd {}", num(fitted.s2.sqrt()))
+    };
     println!(
-        "{} observations, {} free; residual sd {}; average error {}%",
+        "{} observations, {} free; {spread}; average error {}%",
         obs.len(),
         free.len(),
-        num(fitted.s2.sqrt()),
         num(100.0 * fitted.average_error)
     );
     Ok(ExitCode::SUCCESS)

@@ -3,6 +3,7 @@
 mod analyze;
 mod fit;
 mod fit_comm;
+mod fit_w;
 mod merge;
 mod metrics;
 mod route;
@@ -63,6 +64,10 @@ enum Command {
     /// (CSV p,d,speedup), the model speedup from the analytic formulas, with standard errors,
     /// residuals and the paper's average error.
     Fit(fit::FitArgs),
+    /// The contention level w at which the [spmd] closed form best matches the simulated
+    /// speedups of a reference scenario over a range of p (least squares, with its standard
+    /// error).
+    FitW(fit_w::FitWArgs),
 }
 
 /// Parses the command line and runs the subcommand.
@@ -80,5 +85,6 @@ pub fn main() -> anyhow::Result<ExitCode> {
         Command::Route(args) => route::run(&args),
         Command::FitComm(args) => fit_comm::run(&args),
         Command::Fit(args) => fit::run(&args),
+        Command::FitW(args) => fit_w::run(&args),
     }
 }

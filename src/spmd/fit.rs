@@ -2,7 +2,10 @@
 //! fits QCRD stage 2 (section 5.2): the model speedup `T1 / cycle` comes from the analytic
 //! formulas (BUS-AIO and CLU-AIO by exact MVA, SIO by a labelled reading of eq. 16), the sum
 //! of squared residuals is minimised by Nelder-Mead (`argmin`), and the standard errors come
-//! from the Jacobian at the optimum, `s^2 (J^T J)^-1` with `s^2 = RSS / (n - k)`.
+//! from the Jacobian at the optimum, `s^2 (J^T J)^-1` with `s^2 = RSS / (n - k)`. When every
+//! observation carries its own standard error `sd` (a simulated point's, from its interval),
+//! the residuals are weighted by `1/sd` and the standard errors are `(J^T W J)^-1` with
+//! `W = diag(1/sd^2)`, the variances being known rather than estimated from the residuals.
 
 use argmin::core::{CostFunction, Error as ArgminError, Executor};
 use argmin::solver::neldermead::NelderMead;
@@ -20,6 +23,8 @@ pub struct Observation {
     pub d: u32,
     /// Observed speedup `s(p,d)`.
     pub speedup: f64,
+    /// Its standard error, when known.
+    pub sd: Option<f64>,
 }
 
 /// A parameter of `[spmd]` that can be fitted, named as in the scenario file.
@@ -163,7 +168,8 @@ pub enum FitError {
     Solver(String),
 }
 
-/// Reads observations from CSV text with the header `p,d,speedup` (columns in any order).
+/// Reads observations from CSV text with the header `p,d,speedup` and optionally `sd`, the
+/// standard error of each speedup (columns in any order).
 pub fn read_observations(text: &str) -> Result<Vec<Observation>, FitError> {
     let mut reader = csv::ReaderBuilder::new()
         .trim(csv::Trim::All)
@@ -184,6 +190,7 @@ pub fn read_observations(text: &str) -> Result<Vec<Observation>, FitError> {
             })
     };
     let (ip, id, is) = (column("p")?, column("d")?, column("speedup")?);
+    let isd = headers.iter().position(|h| h == "sd");
     let mut out = Vec::new();
     for record in reader.records() {
         let record = record.map_err(|e| FitError::Measurement {
@@ -218,7 +225,20 @@ pub fn read_observations(text: &str) -> Result<Vec<Observation>, FitError> {
                 });
             }
         };
-        out.push(Observation { p, d, speedup });
+        let sd = match isd.map(|i| record.get(i).unwrap_or("")) {
+            None => None,
+            Some(text) => match text.parse::<f64>() {
+                Ok(v) if v.is_finite() && v > 0.0 => Some(v),
+                _ => {
+                    return Err(FitError::Measurement {
+                        line,
+                        field: "sd",
+                        message: format!("must be a finite number > 0, got {text:?}"),
+                    });
+                }
+            },
+        };
+        out.push(Observation { p, d, speedup, sd });
     }
     if out.is_empty() {
         return Err(FitError::Measurement {
@@ -273,8 +293,11 @@ pub struct Fitted {
     pub model: Spmd,
     /// Per observation: the observation and the fitted model's speedup.
     pub residuals: Vec<(Observation, f64)>,
-    /// Residual variance `RSS / (n - k)`.
+    /// Residual variance `RSS / (n - k)`; with known standard errors, the reduced chi-square
+    /// `sum ((s - s_obs)/sd)^2 / (n - k)` (near 1 when the model fits within the errors).
     pub s2: f64,
+    /// Whether the observations' own standard errors weighted the fit.
+    pub weighted: bool,
     /// The paper's average error `(1/N) sqrt(sum ((s - s_obs)/s_obs)^2)`.
     pub average_error: f64,
 }
@@ -320,7 +343,7 @@ impl Problem<'_> {
         self.speedups(x).map_or(f64::INFINITY, |s| {
             s.iter()
                 .zip(self.obs)
-                .map(|(s, o)| (s - o.speedup).powi(2))
+                .map(|(s, o)| ((s - o.speedup) / o.sd.unwrap_or(1.0)).powi(2))
                 .sum()
         })
     }
@@ -389,6 +412,12 @@ fn check(base: &Spmd, free: &[Param], obs: &[Observation]) -> Result<(), FitErro
                 free.len(),
                 obs.len()
             ),
+        ));
+    }
+    if obs.iter().any(|o| o.sd.is_some()) && obs.iter().any(|o| o.sd.is_none()) {
+        return Err(input(
+            "sd",
+            "give a standard error for every observation or for none".into(),
         ));
     }
     for o in obs {
@@ -477,6 +506,8 @@ pub fn fit(
     }
     let (n, k) = (obs.len(), free.len());
     let s2 = best / (n - k) as f64;
+    let weighted = obs.iter().all(|o| o.sd.is_some());
+    let weight = |i: usize| obs[i].sd.map_or(1.0, |sd| 1.0 / (sd * sd));
     let not_identifiable = || FitError::NotIdentifiable {
         free: free.iter().map(|p| p.name()).collect::<Vec<_>>().join(","),
     };
@@ -484,7 +515,9 @@ pub fn fit(
     let mut jtj = vec![0.0; k * k];
     for a in 0..k {
         for b in 0..k {
-            jtj[a * k + b] = (0..n).map(|i| jac[i * k + a] * jac[i * k + b]).sum();
+            jtj[a * k + b] = (0..n)
+                .map(|i| weight(i) * jac[i * k + a] * jac[i * k + b])
+                .sum();
         }
     }
     let mut se = Vec::with_capacity(k);
@@ -492,7 +525,8 @@ pub fn fit(
         let mut unit = vec![0.0; k];
         unit[j] = 1.0;
         let column = linalg::solve(jtj.clone(), unit).ok_or_else(not_identifiable)?;
-        se.push((s2 * column[j]).max(0.0).sqrt());
+        let scale = if weighted { 1.0 } else { s2 };
+        se.push((scale * column[j]).max(0.0).sqrt());
     }
     let model = problem.model(&x);
     let speedups = problem.speedups(&x).ok_or_else(not_identifiable)?;
@@ -515,6 +549,7 @@ pub fn fit(
         model,
         residuals,
         s2,
+        weighted,
         average_error: relative.sqrt() / n as f64,
     })
 }
@@ -553,7 +588,12 @@ mod tests {
         for p in [1, 2, 4, 8, 16, 32, 64] {
             for d in [1, 2, 4, 8, 16, 32] {
                 let speedup = model_speedup(m, SioReading::Draining, p, d).unwrap();
-                obs.push(Observation { p, d, speedup });
+                obs.push(Observation {
+                    p,
+                    d,
+                    speedup,
+                    sd: None,
+                });
             }
         }
         obs
@@ -608,5 +648,7 @@ mod tests {
         );
         let err = read_observations("p,d,speedup\n2,1,-1\n").unwrap_err();
         assert!(err.to_string().starts_with("line 2: speedup:"), "{err}");
+        let err = read_observations("p,d,speedup,sd\n2,1,1.5,0\n").unwrap_err();
+        assert!(err.to_string().starts_with("line 2: sd:"), "{err}");
     }
 }

@@ -48,7 +48,12 @@ fn simulated_surface() -> Vec<Observation> {
             let sc = scenario(&format!("[spmd]\np = {p}\nd = {d}\n{TRUTH}"));
             let ex = simulate(&sc, 8, 10000, 100 + 10 * i as u64 + j as u64);
             let speedup = ex.interval(ex.index_of("spmd.speedup").unwrap(), 0.95).mean;
-            obs.push(Observation { p, d, speedup });
+            obs.push(Observation {
+                p,
+                d,
+                speedup,
+                sd: None,
+            });
         }
     }
     obs
@@ -140,4 +145,33 @@ fn the_command_prints_estimates_and_rejects_bad_input() {
     ]);
     assert_eq!(bad.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("line 2: speedup"));
+}
+
+/// `fit-w` on a BUS-AIO reference, where exact MVA is exact for the simulated network: the
+/// fitted `w` is the scenario's 0.8 within three standard errors (seed 1 + k at the k-th `p`,
+/// each point weighted by its standard error: 0.7971 +- 0.0020 from 8 replications of 10000
+/// cycles at p = 2..32).
+#[test]
+fn fit_w_finds_the_contention_level_of_an_exact_reference() {
+    let case = super::util::root().join("validation/spmd_bus_aio_p16.toml");
+    let case = case.to_str().unwrap();
+    let out = parsim(&[
+        "fit-w",
+        case,
+        "--p",
+        "2,4,8,16,32",
+        "--replications",
+        "8",
+        "--length",
+        "10000",
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    let line = stdout.lines().find(|l| l.starts_with("w = ")).unwrap();
+    let words: Vec<&str> = line.split_whitespace().collect();
+    let (w, se): (f64, f64) = (words[2].parse().unwrap(), words[4].parse().unwrap());
+    assert!((w - 0.8).abs() <= 3.0 * se, "{line}");
+    let one = parsim(&["fit-w", case, "--p", "4"]);
+    assert_eq!(one.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&one.stderr).contains("--p: give at least two"));
 }
