@@ -1,7 +1,9 @@
 //! Command-line parsing (clap) and the subcommands.
 
 mod analyze;
+mod fit;
 mod fit_comm;
+mod fit_w;
 mod merge;
 mod metrics;
 mod route;
@@ -59,6 +61,14 @@ enum Command {
     /// (least squares, with standard errors) and write a machine profile that a program
     /// scenario can use in place of a topology (`[machine] profile = "..."`).
     FitComm(fit_comm::FitCommArgs),
+    /// Least-squares estimates of chosen [spmd] parameters from observed speedups s(p,d)
+    /// (CSV p,d,speedup), the model speedup from the analytic formulas, with standard errors,
+    /// residuals and the paper's average error.
+    Fit(fit::FitArgs),
+    /// The contention level w at which the [spmd] closed form best matches the simulated
+    /// speedups of a reference scenario over a range of p (least squares, with its standard
+    /// error).
+    FitW(fit_w::FitWArgs),
 }
 
 /// Parses the command line and runs the subcommand.
@@ -75,5 +85,7 @@ pub fn main() -> anyhow::Result<ExitCode> {
         Command::Metrics(args) => metrics::run(&args),
         Command::Route(args) => route::run(&args),
         Command::FitComm(args) => fit_comm::run(&args),
+        Command::Fit(args) => fit::run(&args),
+        Command::FitW(args) => fit_w::run(&args),
     }
 }

@@ -11,6 +11,8 @@ mod determinism;
 /// `parsim fit-comm`: coefficients recovered from simulated measurements, profiles in place of a
 /// topology.
 mod fit_comm;
+/// `parsim fit --model spmd`: parameters recovered from simulated speedup surfaces.
+mod fit_spmd;
 /// Structured fuzzing of parse, check, analysis and short runs.
 mod fuzz;
 /// Laws of random valid networks: Little, conservation, capacity, thread identity.
