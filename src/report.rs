@@ -61,9 +61,22 @@ pub struct PrecisionReport {
 impl RunReport {
     /// Summarises an experiment.
     pub fn new(sc: &Scenario, opt: &Options, ex: &Experiment) -> RunReport {
+        let file = sc.path.display().to_string();
+        RunReport::of(sc.name.clone(), file, sc.program().is_some(), opt, ex)
+    }
+
+    /// Summarises an experiment of the scenario titled `scenario` read from `file` (a rank
+    /// program when `program`), e.g. one merged from shards.
+    pub fn of(
+        scenario: String,
+        file: String,
+        program: bool,
+        opt: &Options,
+        ex: &Experiment,
+    ) -> RunReport {
         RunReport {
-            scenario: sc.name.clone(),
-            file: sc.path.display().to_string(),
+            scenario,
+            file,
             seed: opt.seed,
             replications: ex.replications.len(),
             length: opt.length,
@@ -74,7 +87,7 @@ impl RunReport {
                 target,
                 met: ex.precision_met.unwrap_or(false),
             }),
-            program: sc.program().is_some(),
+            program,
             metrics: (0..ex.metrics.len())
                 .map(|i| MetricRow {
                     name: ex.metrics[i].clone(),

@@ -42,8 +42,9 @@ enum Command {
     /// Run a scenario at many points (--vary KEY=VALUES), each simulated and compared with
     /// every analytic prediction; tidy CSV or JSON out.
     Sweep(sweep::SweepArgs),
-    /// Join the shard files of a sweep run with --shard K/N --out DIR, checking they make one
-    /// whole sweep, and print what the single run prints, byte for byte.
+    /// Join the shard files of a sweep, run or validate started with --shard K/N --out DIR,
+    /// checking they make one whole piece of work, and print what the single run prints, byte
+    /// for byte (validate: with its exit code).
     Merge(merge::MergeArgs),
     /// Write (and with --submit, submit) a Slurm job array that runs a sweep in shards, and a
     /// merge job that starts when every shard has succeeded.

@@ -25,6 +25,8 @@ mod programs;
 mod properties;
 /// Class switching, round robin, join the shortest queue, trace-driven service.
 mod routing;
+/// `parsim run --shard` and `parsim merge` of its files.
+mod run_shards;
 /// Every bundled scenario parses and runs.
 mod scenarios;
 /// Coverage of nominal 95% intervals over many independent experiments.
@@ -39,3 +41,5 @@ mod sweep;
 mod util;
 /// `parsim validate`: exit codes, reports, reruns.
 mod validate_cli;
+/// `parsim validate --shard` and `parsim merge` of its files.
+mod validate_shards;
