@@ -22,6 +22,7 @@ pub mod report;
 pub mod rng;
 pub mod scenario;
 pub mod selftest;
+pub mod shard;
 pub mod slurm;
 pub mod spmd;
 pub mod stats;

@@ -5,7 +5,7 @@
 //! so an experiment gives bit-identical numbers on 1 thread or 16.
 
 use rayon::prelude::*;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::engine::{RunFault, RunLength, Simulation};
 use crate::metrics::{class_metric, measure};
@@ -77,6 +77,22 @@ pub struct WarmupReport {
     /// True when MSER's minimum sat at its n/2 limit: the pilot was too short to see a steady
     /// state; lengthen the run.
     pub at_limit: bool,
+}
+
+impl WarmupReport {
+    /// `method` of a warm-up found by MSER-5 on a pilot replication.
+    pub const MSER5: &'static str = "mser5";
+    /// `method` of a fixed warm-up.
+    pub const FIXED: &'static str = "fixed";
+    /// `method` for programs, which have no warm-up.
+    pub const NONE: &'static str = "none: programs run to completion";
+
+    /// The method named `name`, as the report stores it (for reading reports back).
+    pub fn method_named(name: &str) -> Option<&'static str> {
+        [Self::MSER5, Self::FIXED, Self::NONE]
+            .into_iter()
+            .find(|m| *m == name)
+    }
 }
 
 /// Why an experiment could not run.
@@ -313,14 +329,14 @@ pub fn settle_warmup(sc: &Scenario, opt: &Options) -> Result<WarmupReport, RunEr
     let Workload::Network(net) = &sc.workload else {
         return Ok(WarmupReport {
             observations: 0,
-            method: "none: programs run to completion",
+            method: WarmupReport::NONE,
             at_limit: false,
         });
     };
     match opt.warmup {
         Warmup::Fixed(n) => Ok(WarmupReport {
             observations: n,
-            method: "fixed",
+            method: WarmupReport::FIXED,
             at_limit: false,
         }),
         Warmup::Mser5 => {
@@ -337,11 +353,42 @@ pub fn settle_warmup(sc: &Scenario, opt: &Options) -> Result<WarmupReport, RunEr
             let t = sim.series().and_then(|s| s.truncation());
             Ok(WarmupReport {
                 observations: t.map_or(0, |t| t.observations),
-                method: "mser5",
+                method: WarmupReport::MSER5,
                 at_limit: t.is_some_and(|t| t.at_limit),
             })
         }
     }
+}
+
+/// The pool of worker threads an experiment runs on.
+fn pool(opt: &Options) -> Result<rayon::ThreadPool, RunError> {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(worker_threads(opt))
+        .build()
+        .map_err(|e| RunError::Threads(e.to_string()))
+}
+
+/// Runs the replications `indices` in parallel; their results in the order of `indices`, or
+/// the first failure in that order, whatever the threads did.
+fn batch(
+    pool: &rayon::ThreadPool,
+    sc: &Scenario,
+    opt: &Options,
+    warmup: u64,
+    indices: &[u64],
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<Vec<Replication>, RunError> {
+    let fresh: Vec<Result<Replication, RunError>> = pool.install(|| {
+        indices
+            .par_iter()
+            .map(|&r| {
+                let rep = replicate(sc, opt, warmup, r);
+                progress(r);
+                rep
+            })
+            .collect()
+    });
+    fresh.into_iter().collect()
 }
 
 /// Runs the experiment: warm-up, the first batch of replications, then more batches of the
@@ -352,33 +399,25 @@ pub fn run(
     opt: &Options,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<Experiment, RunError> {
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(worker_threads(opt))
-        .build()
-        .map_err(|e| RunError::Threads(e.to_string()))?;
+    let pool = pool(opt)?;
     check_horizon(sc, opt)?;
     let warmup = settle_warmup(sc, opt)?;
-    let batch = u64::from(opt.replications);
+    let batch_size = u64::from(opt.replications);
     let mut rows: Vec<Replication> = Vec::new();
     let mut metric_indices: Option<Vec<usize>> = None;
     let mut precision_met = None;
     loop {
         let start = rows.len() as u64;
-        let end = (start + batch).min(u64::from(opt.max_replications.max(opt.replications)));
-        let fresh: Vec<Result<Replication, RunError>> = pool.install(|| {
-            (start..end)
-                .into_par_iter()
-                .map(|r| {
-                    let rep = replicate(sc, opt, warmup.observations, r);
-                    progress(r);
-                    rep
-                })
-                .collect()
-        });
-        // the first failure in replication order, whatever the threads did
-        for rep in fresh {
-            rows.push(rep?);
-        }
+        let end = (start + batch_size).min(u64::from(opt.max_replications.max(opt.replications)));
+        let indices: Vec<u64> = (start..end).collect();
+        rows.extend(batch(
+            &pool,
+            sc,
+            opt,
+            warmup.observations,
+            &indices,
+            progress,
+        )?);
         let Some(target) = opt.precision else { break };
         let indices = match &metric_indices {
             Some(found) => found,
@@ -404,16 +443,76 @@ pub fn run(
             break;
         }
     }
+    let share = Share::new(warmup, (0..).zip(rows).collect());
     Ok(Experiment {
-        metrics: rows[0].values.iter().map(|(n, _)| n.clone()).collect(),
-        events: rows.iter().map(|r| r.events).sum(),
-        replications: rows
-            .into_iter()
-            .map(|r| r.values.into_iter().map(|(_, v)| v).collect())
-            .collect(),
+        metrics: share.metrics,
+        events: share.rows.iter().map(|r| r.events).sum(),
+        replications: share.rows.into_iter().map(|r| r.values).collect(),
         warmup,
         precision_met,
     })
+}
+
+/// One replication's metric values (aligned with [`Share::metrics`]) and events.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Row {
+    /// The replication index (its streams are keyed by it).
+    pub index: u64,
+    /// Its metric values.
+    pub values: Vec<f64>,
+    /// Events it processed.
+    pub events: u64,
+}
+
+/// Some of an experiment's replications, run without the precision rule (a shard's share).
+#[derive(Clone, Debug)]
+pub struct Share {
+    /// Metric names, in report order.
+    pub metrics: Vec<String>,
+    /// The warm-up used (the same in every share: the pilot depends on the seed only).
+    pub warmup: WarmupReport,
+    /// The replications, in the order asked for.
+    pub rows: Vec<Row>,
+}
+
+impl Share {
+    fn new(warmup: WarmupReport, reps: Vec<(u64, Replication)>) -> Share {
+        let metrics = reps
+            .first()
+            .map(|(_, r)| r.values.iter().map(|(n, _)| n.clone()).collect())
+            .unwrap_or_default();
+        let rows = reps
+            .into_iter()
+            .map(|(index, r)| Row {
+                index,
+                values: r.values.into_iter().map(|(_, v)| v).collect(),
+                events: r.events,
+            })
+            .collect();
+        Share {
+            metrics,
+            warmup,
+            rows,
+        }
+    }
+}
+
+/// Runs the replications `indices` only (warm-up settled as [`run`] settles it, no precision
+/// rule): what one shard of an experiment does.
+pub fn run_share(
+    sc: &Scenario,
+    opt: &Options,
+    indices: &[u64],
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<Share, RunError> {
+    let pool = pool(opt)?;
+    check_horizon(sc, opt)?;
+    let warmup = settle_warmup(sc, opt)?;
+    let reps = batch(&pool, sc, opt, warmup.observations, indices, progress)?;
+    Ok(Share::new(
+        warmup,
+        indices.iter().copied().zip(reps).collect(),
+    ))
 }
 
 #[cfg(test)]

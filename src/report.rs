@@ -89,10 +89,26 @@ pub struct PrecisionReport {
 impl RunReport {
     /// Summarises an experiment.
     pub fn new(sc: &Scenario, opt: &Options, ex: &Experiment) -> RunReport {
+        let file = sc.path.display().to_string();
+        let program = sc.program().is_some();
+        let provenance = Provenance::new(&sc.text_hash, opt);
+        RunReport::of(sc.name.clone(), file, provenance, program, opt, ex)
+    }
+
+    /// Summarises an experiment of the scenario titled `scenario` read from `file`, identified
+    /// by `provenance` (a rank program when `program`), e.g. one merged from shards.
+    pub fn of(
+        scenario: String,
+        file: String,
+        provenance: Provenance,
+        program: bool,
+        opt: &Options,
+        ex: &Experiment,
+    ) -> RunReport {
         RunReport {
-            scenario: sc.name.clone(),
-            file: sc.path.display().to_string(),
-            provenance: Provenance::new(&sc.text_hash, opt),
+            scenario,
+            file,
+            provenance,
             seed: opt.seed,
             replications: ex.replications.len(),
             length: opt.length,
@@ -103,7 +119,7 @@ impl RunReport {
                 target,
                 met: ex.precision_met.unwrap_or(false),
             }),
-            program: sc.program().is_some(),
+            program,
             metrics: (0..ex.metrics.len())
                 .map(|i| MetricRow {
                     name: ex.metrics[i].clone(),

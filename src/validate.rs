@@ -15,6 +15,8 @@
 //! it stands (see [`validate`]): with a hundred comparisons at 99%, about one fails by chance in
 //! every suite run, and a validation that cries wolf that often is not read.
 
+pub mod plot;
+
 use serde::{Deserialize, Serialize};
 
 use crate::predict::{Bound, Prediction, analyze_scenario};
@@ -96,8 +98,9 @@ impl Verdict {
     }
 }
 
-/// One row of a validation report.
-#[derive(Clone, Debug, Serialize)]
+/// One row of a validation report. Read back (from a shard file), a `null` number is NaN:
+/// JSON writes every non-finite number as `null`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Comparison {
     /// Case (scenario) name.
     pub case: String,
@@ -108,16 +111,21 @@ pub struct Comparison {
     /// Exact or approximation.
     pub exact: bool,
     /// Analytic value.
+    #[serde(deserialize_with = "nan_if_null")]
     pub analytic: f64,
     /// Simulated mean.
+    #[serde(deserialize_with = "nan_if_null")]
     pub simulated: f64,
     /// Half-width of its 99% interval.
+    #[serde(deserialize_with = "nan_if_null")]
     pub half_width: f64,
     /// For a bound: `[lower, upper]` (then `analytic` is their midpoint).
     pub bounds: Option<[f64; 2]>,
     /// `(analytic - simulated) / simulated`.
+    #[serde(deserialize_with = "nan_if_null")]
     pub relative_error: f64,
     /// Half-width of the relative error's interval (first order).
+    #[serde(deserialize_with = "nan_if_null")]
     pub relative_error_half_width: f64,
     /// The verdict.
     pub verdict: Verdict,
@@ -126,6 +134,11 @@ pub struct Comparison {
     /// When the first experiment disagreed and the case was run again on independent streams
     /// (see [`validate`]): the first experiment. The fields above then describe the second.
     pub first_run: Option<FirstRun>,
+}
+
+/// Reads a number that JSON may have written as `null` (NaN, infinities) as NaN.
+fn nan_if_null<'de, D: serde::Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))
 }
 
 /// How hard to try.
@@ -140,11 +153,13 @@ pub enum Effort {
 }
 
 /// The first experiment of a comparison that was run again (see [`validate`]).
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct FirstRun {
     /// Simulated mean of the first experiment.
+    #[serde(deserialize_with = "nan_if_null")]
     pub simulated: f64,
     /// Half-width of its 99% interval.
+    #[serde(deserialize_with = "nan_if_null")]
     pub half_width: f64,
     /// Replications it used.
     pub replications: u64,

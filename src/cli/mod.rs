@@ -1,7 +1,9 @@
 //! Command-line parsing (clap) and the subcommands.
 
 mod analyze;
+mod fit;
 mod fit_comm;
+mod fit_w;
 mod merge;
 mod metrics;
 mod route;
@@ -40,8 +42,9 @@ enum Command {
     /// Run a scenario at many points (--vary KEY=VALUES), each simulated and compared with
     /// every analytic prediction; tidy CSV or JSON out.
     Sweep(sweep::SweepArgs),
-    /// Join the shard files of a sweep run with --shard K/N --out DIR, checking they make one
-    /// whole sweep, and print what the single run prints, byte for byte.
+    /// Join the shard files of a sweep, run or validate started with --shard K/N --out DIR,
+    /// checking they make one whole piece of work, and print what the single run prints, byte
+    /// for byte (validate: with its exit code).
     Merge(merge::MergeArgs),
     /// Write (and with --submit, submit) a Slurm job array that runs a sweep in shards, and a
     /// merge job that starts when every shard has succeeded.
@@ -58,6 +61,14 @@ enum Command {
     /// (least squares, with standard errors) and write a machine profile that a program
     /// scenario can use in place of a topology (`[machine] profile = "..."`).
     FitComm(fit_comm::FitCommArgs),
+    /// Least-squares estimates of chosen [spmd] parameters from observed speedups s(p,d)
+    /// (CSV p,d,speedup), the model speedup from the analytic formulas, with standard errors,
+    /// residuals and the paper's average error.
+    Fit(fit::FitArgs),
+    /// The contention level w at which the [spmd] closed form best matches the simulated
+    /// speedups of a reference scenario over a range of p (least squares, with its standard
+    /// error).
+    FitW(fit_w::FitWArgs),
 }
 
 /// Parses the command line and runs the subcommand.
@@ -74,5 +85,7 @@ pub fn main() -> anyhow::Result<ExitCode> {
         Command::Metrics(args) => metrics::run(&args),
         Command::Route(args) => route::run(&args),
         Command::FitComm(args) => fit_comm::run(&args),
+        Command::Fit(args) => fit::run(&args),
+        Command::FitW(args) => fit_w::run(&args),
     }
 }

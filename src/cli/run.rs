@@ -1,7 +1,7 @@
 //! `parsim run`.
 
 use std::io::{IsTerminal, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context;
@@ -12,6 +12,8 @@ use parsim::replicate::{self, Options};
 use parsim::report::{CSV_HEADER, RunReport};
 use parsim::scenario::assign::{self, Assignment, keyed_seed};
 use parsim::scenario::{self, Scenario, Warmup};
+use parsim::shard::Shard;
+use parsim::shard::run::{self as run_shards, RunShard};
 
 /// Options of `parsim run`.
 #[derive(Debug, Args)]
@@ -65,6 +67,20 @@ pub struct RunArgs {
     /// Print the network an `[spmd]` section builds, as scenario tables, before its results.
     #[arg(long)]
     show_network: bool,
+    /// Run only shard K of N (K from 0 to N-1: the replications whose index is K modulo N, on
+    /// the streams the single run gives them) of one scenario and write them to --out, for
+    /// `parsim merge`. Every shard settles the same warm-up; --precision cannot be used.
+    #[arg(
+        long,
+        value_name = "K/N",
+        value_parser = Shard::parse,
+        requires = "out",
+        conflicts_with_all = ["json", "csv", "precision", "show_network"]
+    )]
+    shard: Option<Shard>,
+    /// The directory a shard writes its file to.
+    #[arg(long, value_name = "DIR", requires = "shard")]
+    out: Option<PathBuf>,
 }
 
 impl RunArgs {
@@ -102,18 +118,74 @@ impl RunArgs {
     }
 }
 
-/// Loads every file first (reporting all their problems), then runs them in order.
+/// How `parsim run` (and `parsim merge` of run shards) prints reports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// A table per scenario.
+    Table,
+    /// One CSV table of every scenario.
+    Csv,
+    /// One JSON array of every report.
+    Json,
+}
+
+impl Format {
+    /// The format `--json` or `--csv` ask for (a table when neither does).
+    pub fn of(json: bool, csv: bool) -> Format {
+        match (json, csv) {
+            (true, _) => Format::Json,
+            (false, true) => Format::Csv,
+            (false, false) => Format::Table,
+        }
+    }
+
+    /// What comes before the first report.
+    pub fn start(self, out: &mut impl Write) -> std::io::Result<()> {
+        if self == Format::Csv {
+            let mut w = csv::Writer::from_writer(out);
+            w.write_record(CSV_HEADER)?;
+            w.flush()?;
+        }
+        Ok(())
+    }
+
+    /// What each report prints as it is done.
+    pub fn report(self, out: &mut impl Write, report: &RunReport) -> std::io::Result<()> {
+        match self {
+            Format::Table => writeln!(out, "{}", report.table()),
+            Format::Csv => {
+                // as io errors, so that a closed pipe is recognised and ends quietly
+                let mut w = csv::Writer::from_writer(out);
+                report.write_csv(&mut w)?;
+                w.flush()
+            }
+            Format::Json => Ok(()),
+        }
+    }
+
+    /// What comes after the last report.
+    pub fn finish(self, out: &mut impl Write, reports: &[RunReport]) -> anyhow::Result<()> {
+        if self == Format::Json {
+            serde_json::to_writer_pretty(&mut *out, reports)?;
+            writeln!(out)?;
+        }
+        Ok(())
+    }
+}
+
+/// Loads every file first (reporting all their problems), then runs them in order (or one
+/// shard of one file).
 pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     let scenarios = load_all(&args.files, &args.set)?;
+    if let (Some(shard), Some(dir)) = (args.shard, &args.out) {
+        let [sc] = scenarios.as_slice() else {
+            anyhow::bail!("--shard runs one scenario file at a time");
+        };
+        return run_shard(args, sc, shard, dir);
+    }
+    let format = Format::of(args.json, args.csv);
     let mut reports = Vec::new();
     let mut out = std::io::stdout().lock();
-    let mut csv_out = args
-        .csv
-        .then(|| csv::Writer::from_writer(std::io::stdout()));
-    if let Some(w) = &mut csv_out {
-        // as io errors, so that a closed pipe is recognised and ends quietly
-        w.write_record(CSV_HEADER).map_err(std::io::Error::from)?;
-    }
     let mut per_rep = match &args.per_replication {
         Some(path) => {
             let mut w = csv::Writer::from_path(path)
@@ -123,6 +195,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
         }
         None => None,
     };
+    format.start(&mut out)?;
     for sc in &scenarios {
         if args.show_network
             && let Some(spmd) = &sc.spmd
@@ -147,21 +220,45 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
         if let Some(w) = &mut per_rep {
             write_replications(w, &report.provenance.run_id, &ex)?;
         }
-        if let Some(w) = &mut csv_out {
-            report.write_csv(w).map_err(std::io::Error::from)?;
-            w.flush()?;
-        } else if !args.json {
-            writeln!(out, "{}", report.table())?;
-        }
+        format.report(&mut out, &report)?;
         reports.push(report);
     }
-    if args.json {
-        serde_json::to_writer_pretty(&mut out, &reports)?;
-        writeln!(out)?;
-    }
+    format.finish(&mut out, &reports)?;
     if let Some(w) = &mut per_rep {
         w.flush()?;
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Runs shard `shard` of the replications of `sc` and writes its file into `dir`.
+fn run_shard(args: &RunArgs, sc: &Scenario, shard: Shard, dir: &Path) -> anyhow::Result<ExitCode> {
+    let opt = args.options(sc)?;
+    anyhow::ensure!(
+        opt.precision.is_none(),
+        "{}: a precision target (run.precision) needs every replication in one place; shards run a fixed number (set run.replications, drop run.precision)",
+        sc.path.display()
+    );
+    anyhow::ensure!(
+        shard.count <= opt.replications as usize,
+        "--shard {}/{}: more shards than the {} replications",
+        shard.index,
+        shard.count,
+        opt.replications
+    );
+    let indices = run_shards::indices(shard, opt.replications);
+    let bar = progress_bar(
+        &sc.name,
+        indices.len() as u64,
+        "{msg} [{bar:30}] {pos}/{len} replications",
+    );
+    let share = replicate::run_share(sc, &opt, &indices, &|_| bar.inc(1))
+        .with_context(|| format!("running {}", sc.path.display()))?;
+    bar.finish_and_clear();
+    let text = scenario::read_text(&sc.path)?;
+    let file = RunShard::new(sc, &text, &args.set, &opt, shard, share);
+    let path = parsim::shard::write(&file, dir)
+        .with_context(|| format!("writing shard {} to {}", shard.index, dir.display()))?;
+    eprintln!("parsim: wrote {}", path.display());
     Ok(ExitCode::SUCCESS)
 }
 

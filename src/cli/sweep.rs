@@ -79,16 +79,16 @@ pub struct SweepArgs {
 pub struct OutputArgs {
     /// Print JSON instead of CSV.
     #[arg(long)]
-    json: bool,
+    pub json: bool,
     /// Also draw SVG pictures into DIR: for one key, each predicted metric's simulated mean
     /// with its 95% band and every method's curve; for two keys on a grid, heat maps of the
     /// simulated mean and of each method's relative error.
     #[arg(long, value_name = "DIR")]
-    plot: Option<PathBuf>,
+    pub plot: Option<PathBuf>,
     /// A metric to draw with --plot (repeatable; default: every metric some analytic method
     /// predicts).
     #[arg(long, value_name = "METRIC", requires = "plot")]
-    plot_metric: Vec<String>,
+    pub plot_metric: Vec<String>,
 }
 
 impl OutputArgs {
@@ -176,8 +176,7 @@ pub fn run(args: &SweepArgs) -> anyhow::Result<ExitCode> {
     };
     match (args.shard, &args.out) {
         (Some(shard), Some(dir)) => {
-            let path = ShardFile::new(&sweep, shard, report)
-                .write(dir)
+            let path = parsim::shard::write(&ShardFile::new(&sweep, shard, report), dir)
                 .with_context(|| format!("writing shard {} to {}", shard.index, dir.display()))?;
             eprintln!("parsim: wrote {}", path.display());
         }

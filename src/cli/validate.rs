@@ -10,6 +10,9 @@ use anyhow::Context;
 use clap::Args;
 
 use parsim::report::{csv_field, num, pct};
+use parsim::scenario::Scenario;
+use parsim::shard::Shard;
+use parsim::shard::validate::{CaseResult, Settings, ValidateShard, fingerprint};
 use parsim::validate::{Comparison, Effort, LEVEL, Verdict, validate};
 
 /// Options of `parsim validate`.
@@ -33,6 +36,10 @@ pub struct ValidateArgs {
     /// Also write a Markdown report to this file.
     #[arg(long)]
     report: Option<PathBuf>,
+    /// Also draw one SVG per case into DIR: each metric's simulated mean with its 99% interval
+    /// and every analytic method's value or bounds, relative to the simulated mean.
+    #[arg(long, value_name = "DIR")]
+    plot: Option<PathBuf>,
     /// Master seed (overrides each case's).
     #[arg(long)]
     seed: Option<u64>,
@@ -44,6 +51,20 @@ pub struct ValidateArgs {
     /// exact disagreements and undeclared missing predictions still do).
     #[arg(long)]
     allow_outside_tolerance: bool,
+    /// Validate only shard K of N (K from 0 to N-1: the cases whose index in the sorted list of
+    /// case files is K modulo N) and write its rows to --out, for `parsim merge`, which prints
+    /// the single run's report and exits with its code.
+    #[arg(
+        long,
+        value_name = "K/N",
+        value_parser = Shard::parse,
+        requires = "out",
+        conflicts_with_all = ["json", "csv", "report", "plot"]
+    )]
+    shard: Option<Shard>,
+    /// The directory a shard writes its file to.
+    #[arg(long, value_name = "DIR", requires = "shard")]
+    out: Option<PathBuf>,
 }
 
 fn case_files(paths: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
@@ -74,86 +95,165 @@ fn case_files(paths: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
     Ok(files)
 }
 
-/// Runs every case; exit 1 when any comparison fails ([`Verdict::fails`]: a confirmed
-/// disagreement, an approximation outside its tolerance unless `--allow-outside-tolerance`, a
-/// case with no prediction it did not declare).
+/// Runs every case (or one shard's) and prints the report (or writes the shard's file).
 pub fn run(args: &ValidateArgs) -> anyhow::Result<ExitCode> {
-    let scenarios = super::run::load_all(&case_files(&args.paths)?, &[])?;
+    let files = case_files(&args.paths)?;
+    let scenarios = super::run::load_all(&files, &[])?;
     let effort = if args.quick {
         Effort::Quick
     } else {
         Effort::Full
     };
-    let mut rows: Vec<Comparison> = Vec::new();
-    for sc in &scenarios {
-        let found = validate(sc, effort, args.threads, args.seed)
-            .with_context(|| format!("validating {}", sc.path.display()))?;
-        let compared = found.iter().any(|r| r.replications > 0);
-        for m in sc.validate.metrics.iter().flatten() {
-            if compared && !found.iter().any(|r| &r.metric == m) {
-                eprintln!(
-                    "parsim: {}: validate.metrics lists {m:?}, which no analytic method predicts (see `parsim analyze`)",
-                    sc.path.display()
-                );
+    let mut cases = Vec::new();
+    for (index, sc) in scenarios.iter().enumerate() {
+        if args.shard.is_none_or(|s| s.owns(index)) {
+            let case = validate_case(sc, index, effort, args)?;
+            for w in &case.warnings {
+                eprintln!("parsim: {w}");
             }
+            cases.push(case);
         }
-        for (method, _) in &sc.validate.tolerances {
-            if compared && !found.iter().any(|r| r.method.starts_with(method.as_str())) {
-                eprintln!(
-                    "parsim: {}: validate.tolerances names {method:?}, which begins no compared method's label (see `parsim analyze`)",
-                    sc.path.display()
-                );
-            }
-        }
-        rows.extend(found);
     }
-    if args.json {
-        writeln!(
-            std::io::stdout(),
-            "{}",
-            serde_json::to_string_pretty(&rows)?
-        )?;
-    } else if args.csv {
-        writeln!(
-            std::io::stdout(),
-            "case,metric,method,exact,analytic,simulated,half_width_99,relative_error,verdict,replications,first_simulated,first_half_width_99"
-        )?;
-        for r in &rows {
-            let (first_mean, first_hw) = r.first_run.map_or((String::new(), String::new()), |f| {
-                (f.simulated.to_string(), f.half_width.to_string())
-            });
+    let settings = Settings {
+        quick: args.quick,
+        seed: args.seed,
+        allow_outside_tolerance: args.allow_outside_tolerance,
+    };
+    if let (Some(shard), Some(dir)) = (args.shard, &args.out) {
+        let texts = files
+            .iter()
+            .map(|f| Ok((f.display().to_string(), std::fs::read_to_string(f)?)))
+            .collect::<std::io::Result<Vec<_>>>()?;
+        let file = ValidateShard::new(
+            fingerprint(&texts, settings),
+            settings,
+            shard,
+            files.len(),
+            cases,
+        );
+        let path = parsim::shard::write(&file, dir)
+            .with_context(|| format!("writing shard {} to {}", shard.index, dir.display()))?;
+        eprintln!("parsim: wrote {}", path.display());
+        return Ok(ExitCode::SUCCESS);
+    }
+    let output = Output {
+        json: args.json,
+        csv: args.csv,
+        report: args.report.clone(),
+        plot: args.plot.clone(),
+        allow_outside_tolerance: args.allow_outside_tolerance,
+    };
+    output.emit(&cases)
+}
+
+/// Validates one case, noting the `[validate]` names that match nothing.
+fn validate_case(
+    sc: &Scenario,
+    index: usize,
+    effort: Effort,
+    args: &ValidateArgs,
+) -> anyhow::Result<CaseResult> {
+    let found = validate(sc, effort, args.threads, args.seed)
+        .with_context(|| format!("validating {}", sc.path.display()))?;
+    let compared = found.iter().any(|r| r.replications > 0);
+    let mut warnings = Vec::new();
+    for m in sc.validate.metrics.iter().flatten() {
+        if compared && !found.iter().any(|r| &r.metric == m) {
+            warnings.push(format!(
+                "{}: validate.metrics lists {m:?}, which no analytic method predicts (see `parsim analyze`)",
+                sc.path.display()
+            ));
+        }
+    }
+    for (method, _) in &sc.validate.tolerances {
+        if compared && !found.iter().any(|r| r.method.starts_with(method.as_str())) {
+            warnings.push(format!(
+                "{}: validate.tolerances names {method:?}, which begins no compared method's label (see `parsim analyze`)",
+                sc.path.display()
+            ));
+        }
+    }
+    Ok(CaseResult {
+        index,
+        rows: found,
+        warnings,
+    })
+}
+
+/// How a validation report is printed (by `parsim validate` and `parsim merge` alike).
+#[derive(Debug)]
+pub struct Output {
+    /// JSON.
+    pub json: bool,
+    /// CSV.
+    pub csv: bool,
+    /// Also a Markdown report to this file.
+    pub report: Option<PathBuf>,
+    /// Also one picture per case into this directory.
+    pub plot: Option<PathBuf>,
+    /// `--allow-outside-tolerance`.
+    pub allow_outside_tolerance: bool,
+}
+
+impl Output {
+    /// Prints the report of `cases`; exit 1 when any comparison fails ([`Verdict::fails`]: a
+    /// confirmed disagreement, an approximation outside its tolerance unless
+    /// `--allow-outside-tolerance`, a case with no prediction it did not declare).
+    pub fn emit(&self, cases: &[CaseResult]) -> anyhow::Result<ExitCode> {
+        let rows: Vec<Comparison> = cases.iter().flat_map(|c| c.rows.clone()).collect();
+        if self.json {
             writeln!(
                 std::io::stdout(),
-                "{},{},{},{},{},{},{},{},{},{},{},{}",
-                csv_field(&r.case),
-                r.metric,
-                csv_field(&r.method),
-                r.exact,
-                r.analytic,
-                r.simulated,
-                r.half_width,
-                r.relative_error,
-                r.verdict.label(),
-                r.replications,
-                first_mean,
-                first_hw
+                "{}",
+                serde_json::to_string_pretty(&rows)?
             )?;
+        } else if self.csv {
+            writeln!(
+                std::io::stdout(),
+                "case,metric,method,exact,analytic,simulated,half_width_99,relative_error,verdict,replications,first_simulated,first_half_width_99"
+            )?;
+            for r in &rows {
+                let (first_mean, first_hw) =
+                    r.first_run.map_or((String::new(), String::new()), |f| {
+                        (f.simulated.to_string(), f.half_width.to_string())
+                    });
+                writeln!(
+                    std::io::stdout(),
+                    "{},{},{},{},{},{},{},{},{},{},{},{}",
+                    csv_field(&r.case),
+                    r.metric,
+                    csv_field(&r.method),
+                    r.exact,
+                    r.analytic,
+                    r.simulated,
+                    r.half_width,
+                    r.relative_error,
+                    r.verdict.label(),
+                    r.replications,
+                    first_mean,
+                    first_hw
+                )?;
+            }
+        } else {
+            write!(std::io::stdout(), "{}", table(&rows))?;
         }
-    } else {
-        write!(std::io::stdout(), "{}", table(&rows))?;
+        if let Some(path) = &self.report {
+            write_markdown(path, &rows)?;
+        }
+        if let Some(dir) = &self.plot {
+            let files = parsim::validate::plot::write(&rows, dir)?;
+            eprintln!("parsim: {} pictures in {}", files.len(), dir.display());
+        }
+        let failed = rows.iter().any(|r| {
+            r.verdict.fails()
+                && !(self.allow_outside_tolerance && r.verdict == Verdict::OutsideTolerance)
+        });
+        Ok(if failed {
+            ExitCode::from(1)
+        } else {
+            ExitCode::SUCCESS
+        })
     }
-    if let Some(path) = &args.report {
-        write_markdown(path, &rows)?;
-    }
-    let failed = rows.iter().any(|r| {
-        r.verdict.fails()
-            && !(args.allow_outside_tolerance && r.verdict == Verdict::OutsideTolerance)
-    });
-    Ok(if failed {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    })
 }
 
 fn summary(rows: &[Comparison]) -> String {

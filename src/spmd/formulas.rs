@@ -218,6 +218,7 @@ mod tests {
             c: 1,
             w: 0.23,
             g: 1.125,
+            r: None,
             s_par: 6.9,
             s_ser: 0.08,
             s0_com: 0.0027,

@@ -10,6 +10,7 @@
 
 pub mod analysis;
 pub mod build;
+pub mod fit;
 pub mod formulas;
 pub mod raw;
 
@@ -31,6 +32,9 @@ pub struct Spmd {
     pub w: f64,
     /// The communication scale `g(p)` at this `p` (0 at `p = 1`).
     pub g: f64,
+    /// The dimensions `r` of the data when `g` follows `p` (`g(p) = p^(-(r-1)/r)`); `None`
+    /// when `g` was given at this `p`.
+    pub r: Option<f64>,
     /// Parallel CPU time of a burst on one processor.
     pub s_par: f64,
     /// Serial CPU time of a burst.
@@ -170,6 +174,7 @@ impl Spmd {
             c,
             w: raw.w,
             g,
+            r: raw.r,
             s_par: raw.s_par,
             s_ser: raw.s_ser,
             s0_com: raw.s0_com,

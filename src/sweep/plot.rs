@@ -23,10 +23,10 @@ use super::output::SweepReport;
 use super::{Layout, Row};
 
 /// Size of every picture in pixels.
-const SIZE: (u32, u32) = (800, 520);
+pub(crate) const SIZE: (u32, u32) = (800, 520);
 
 /// Colours of the analytic methods' curves, in order of first appearance.
-const PALETTE: [RGBColor; 6] = [
+pub(crate) const PALETTE: [RGBColor; 6] = [
     RGBColor(213, 94, 0),
     RGBColor(0, 158, 115),
     RGBColor(204, 121, 167),
@@ -39,7 +39,7 @@ const PALETTE: [RGBColor; 6] = [
 type Curve = Vec<(f64, f64)>;
 
 /// The simulated mean's colour.
-const SIMULATED: RGBColor = RGBColor(0, 84, 159);
+pub(crate) const SIMULATED: RGBColor = RGBColor(0, 84, 159);
 
 /// Why pictures could not be drawn.
 #[derive(Debug, thiserror::Error)]
@@ -173,7 +173,7 @@ fn methods(report: &SweepReport, metric: &str, bounds: bool) -> Vec<String> {
 }
 
 /// A name safe in a file name.
-fn file_part(s: &str) -> String {
+pub(crate) fn file_part(s: &str) -> String {
     s.chars()
         .map(|c| {
             if c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_') {
@@ -197,7 +197,7 @@ fn positions(report: &SweepReport, axis: usize) -> Vec<f64> {
 }
 
 /// A range around `values`, padded by 5% (or by 1 when they are all equal).
-fn padded(values: impl Iterator<Item = f64>) -> std::ops::Range<f64> {
+pub(crate) fn padded(values: impl Iterator<Item = f64>) -> std::ops::Range<f64> {
     let (lo, hi) = values
         .filter(|v| v.is_finite())
         .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
@@ -210,7 +210,8 @@ fn padded(values: impl Iterator<Item = f64>) -> std::ops::Range<f64> {
     (lo - pad)..(hi + pad)
 }
 
-fn draw_error(file: &Path) -> impl Fn(String) -> PlotError + '_ {
+/// Turns a drawing failure on `file` into a [`PlotError`].
+pub(crate) fn draw_error(file: &Path) -> impl Fn(String) -> PlotError + '_ {
     move |message| PlotError::Draw {
         file: file.to_owned(),
         message,

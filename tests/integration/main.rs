@@ -13,6 +13,8 @@ mod determinism;
 /// `parsim fit-comm`: coefficients recovered from simulated measurements, profiles in place of a
 /// topology.
 mod fit_comm;
+/// `parsim fit --model spmd`: parameters recovered from simulated speedup surfaces.
+mod fit_spmd;
 /// Structured fuzzing of parse, check, analysis and short runs.
 mod fuzz;
 /// Laws of random valid networks: Little, conservation, capacity, thread identity.
@@ -27,6 +29,8 @@ mod properties;
 mod result_files;
 /// Class switching, round robin, join the shortest queue, trace-driven service.
 mod routing;
+/// `parsim run --shard` and `parsim merge` of its files.
+mod run_shards;
 /// Every bundled scenario parses and runs.
 mod scenarios;
 /// Coverage of nominal 95% intervals over many independent experiments.
@@ -41,3 +45,5 @@ mod sweep;
 mod util;
 /// `parsim validate`: exit codes, reports, reruns.
 mod validate_cli;
+/// `parsim validate --shard` and `parsim merge` of its files.
+mod validate_shards;

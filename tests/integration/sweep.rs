@@ -1,6 +1,6 @@
 use std::collections::BTreeMap;
 
-use super::util::{open_single, parsim, temp_scenario};
+use super::util::{call, open_single, shard_dir, temp_scenario};
 
 /// Short runs: every point is a small M/M/1 experiment.
 const SHORT: [&str; 4] = ["--set", "run.length=3000", "--set", "run.replications=4"];
@@ -15,16 +15,6 @@ fn mm1(test: &str) -> String {
         ),
     );
     path.to_str().unwrap().to_owned()
-}
-
-/// Runs parsim and returns (exit code, stdout, stderr).
-fn call(args: &[&str]) -> (Option<i32>, String, String) {
-    let out = parsim(args);
-    (
-        out.status.code(),
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-    )
 }
 
 /// `parsim sweep` on the M/M/1 file with the short settings and `extra` arguments.
@@ -324,13 +314,6 @@ fn run_shards(test: &str, axes: &[&str], shards: usize, dir: &std::path::Path, e
         args.extend(extra);
         sweep(test, &args);
     }
-}
-
-/// A fresh directory for a test's shards.
-fn shard_dir(test: &str, name: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("parsim-it-{}-{test}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    dir
 }
 
 const GRID: [&str; 4] = [

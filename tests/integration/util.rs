@@ -20,6 +20,23 @@ pub fn parsim(args: &[&str]) -> Output {
         .expect("the binary runs")
 }
 
+/// Runs parsim and returns (exit code, stdout, stderr).
+pub fn call(args: &[&str]) -> (Option<i32>, String, String) {
+    let out = parsim(args);
+    (
+        out.status.code(),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+/// A fresh directory for a test's shards.
+pub fn shard_dir(test: &str, name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("parsim-it-{}-{test}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
 /// Writes `text` to a fresh temporary scenario file and returns its path.
 pub fn temp_scenario(name: &str, text: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("parsim-it-{}", std::process::id()));
