@@ -16,6 +16,7 @@ pub mod metrics;
 pub mod model;
 pub mod predict;
 pub mod program;
+pub mod provenance;
 pub mod replicate;
 pub mod report;
 pub mod rng;

@@ -8,10 +8,20 @@
 //! - `station.<s>.response` (mean time per visit; for a fork, from the fork to the join's
 //!   release), `.throughput` (departures per unit time), `.number` (time-averaged jobs present),
 //!   `.utilisation` (busy fraction per server, queues only), `.p50|p90|p95|p99`;
-//! - with several classes at a station, `station.<s>.<c>.response|throughput|number`.
+//! - with several classes at a station, `station.<s>.<c>.response|throughput|number`;
+//! - `station.<s>.wait` (FCFS queues: mean time from arrival to the start of service, `Wq`);
+//! - `station.<s>.visits` and `station.<s>.residence` (visits per job or cycle of the class
+//!   that visits the station, and `V R`, the time a job or cycle spends there), or
+//!   `station.<s>.<c>.visits|residence` where several classes visit;
+//! - `class.<c>.response` for a closed class too: `N / X - Z`, the cycle without the time `Z`
+//!   at its reference (think) station.
+//!
+//! Every value is computed per replication, so intervals come from replication values.
 
 use crate::engine::{Recorder, RunSummary};
-use crate::model::{ClassId, ClassKind, Network, Routing, StationId, StationKind, Target};
+use crate::model::{
+    ClassId, ClassKind, Discipline, Network, Routing, StationId, StationKind, Target,
+};
 use crate::time::SimTime;
 
 /// The metric measured for a class end to end: `response` (open) or `cycle` (closed).
@@ -21,6 +31,29 @@ pub fn class_metric(net: &Network, class: usize) -> String {
         ClassKind::Closed { .. } => "cycle",
     };
     format!("class.{}.{kind}", net.classes[class].name)
+}
+
+/// The classes with a service time at station `s` (none for a station that serves nobody).
+pub fn visiting(net: &Network, s: usize) -> Vec<usize> {
+    net.stations[s]
+        .kind
+        .service()
+        .map_or_else(Vec::new, |table| {
+            (0..net.classes.len())
+                .filter(|&c| table[c].is_some())
+                .collect()
+        })
+}
+
+/// The prefix of class `c`'s per-class metrics at station `s`: `station.<s>` when `c` is the
+/// only class visiting it, `station.<s>.<c>` when several do.
+pub fn station_class_prefix(net: &Network, s: usize, c: usize) -> String {
+    let name = &net.stations[s].name;
+    if visiting(net, s).len() > 1 {
+        format!("station.{name}.{}", net.classes[c].name)
+    } else {
+        format!("station.{name}")
+    }
 }
 
 /// True when jobs can complete an observation as class `c`: an open class's jobs can exit in
@@ -137,6 +170,18 @@ pub fn measure(net: &Network, rec: &Recorder, run: &RunSummary) -> Vec<(String, 
         for (label, value) in r.percentiles.reported() {
             out.push((format!("class.{}.{label}", class.name), value));
         }
+        if let ClassKind::Closed {
+            population,
+            reference,
+        } = class.kind
+        {
+            let think = station_class_response(net, rec, reference.0 as usize, c);
+            let cycles = r.response.count() as f64 / span;
+            out.push((
+                format!("class.{}.response", class.name),
+                f64::from(population) / cycles - think,
+            ));
+        }
     }
     for (s, st) in net.stations.iter().enumerate() {
         if matches!(
@@ -153,6 +198,13 @@ pub fn measure(net: &Network, rec: &Recorder, run: &RunSummary) -> Vec<(String, 
             r.response.count() as f64 / span,
         ));
         out.push((format!("station.{name}.number"), r.present.mean(run.end)));
+        if let StationKind::Queue {
+            discipline: Discipline::Fcfs,
+            ..
+        } = &st.kind
+        {
+            out.push((format!("station.{name}.wait"), r.wait.mean()));
+        }
         if let StationKind::Queue { servers, .. } = &st.kind {
             out.push((
                 format!("station.{name}.utilisation"),
@@ -162,12 +214,19 @@ pub fn measure(net: &Network, rec: &Recorder, run: &RunSummary) -> Vec<(String, 
         for (label, value) in r.percentiles.reported() {
             out.push((format!("station.{name}.{label}"), value));
         }
-        let visiting: Vec<usize> = match st.kind.service() {
-            Some(table) => (0..net.classes.len())
-                .filter(|&c| table[c].is_some())
-                .collect(),
-            None => Vec::new(),
-        };
+        let visiting = visiting(net, s);
+        for &c in visiting.iter().filter(|&&c| completes(net, c)) {
+            let prefix = station_class_prefix(net, s, c);
+            let (visits, response) = if visiting.len() > 1 {
+                let sc = &rec.station_classes[c * ns + s];
+                (sc.response.count(), sc.response.mean())
+            } else {
+                (r.response.count(), r.response.mean())
+            };
+            let v = visits as f64 / rec.classes[c].response.count() as f64;
+            out.push((format!("{prefix}.visits"), v));
+            out.push((format!("{prefix}.residence"), v * response));
+        }
         if visiting.len() > 1 {
             for c in visiting {
                 let sc = &rec.station_classes[c * ns + s];
@@ -188,4 +247,16 @@ pub fn measure(net: &Network, rec: &Recorder, run: &RunSummary) -> Vec<(String, 
         }
     }
     out
+}
+
+/// Mean time per visit of class `c` at station `s` (the station's own figure when the network
+/// has one class: the engine keeps per-class records only with several).
+fn station_class_response(net: &Network, rec: &Recorder, s: usize, c: usize) -> f64 {
+    if net.classes.len() > 1 {
+        rec.station_classes[c * net.stations.len() + s]
+            .response
+            .mean()
+    } else {
+        rec.stations[s].response.mean()
+    }
 }

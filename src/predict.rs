@@ -13,6 +13,7 @@ use crate::dist::Dist;
 use crate::model::{ClassKind, Discipline, Network, StationKind, visits};
 
 mod closed;
+mod derived;
 mod forkjoin;
 mod laws;
 mod open;
@@ -148,6 +149,7 @@ pub fn analyze(net: &Network) -> Analysis {
             "mixed open and closed classes: no mixed-network solver is wired yet",
         );
     }
+    derived::add(net, &mut a);
     a
 }
 

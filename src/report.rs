@@ -5,6 +5,7 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
+use crate::provenance::Provenance;
 use crate::replicate::{Experiment, Options, WarmupReport};
 use crate::scenario::Scenario;
 use crate::stats::ConfidenceInterval;
@@ -14,12 +15,36 @@ pub const LEVEL: f64 = 0.95;
 
 /// One metric's summary.
 #[derive(Clone, Debug, Serialize)]
+#[serde(into = "MetricRecord")]
 pub struct MetricRow {
     /// Metric name.
     pub name: String,
-    /// Its mean and interval.
-    #[serde(flatten)]
+    /// Its mean and 95% interval.
     pub ci: ConfidenceInterval,
+}
+
+/// A [`MetricRow`] as JSON and CSV write it: the field names shared by every output.
+#[derive(Clone, Debug, Serialize)]
+pub struct MetricRecord {
+    /// Metric name.
+    pub metric: String,
+    /// Mean over replications.
+    pub mean: f64,
+    /// Half-width of the 95% Student-t interval over replication values.
+    pub half_width_95: f64,
+    /// Replications the interval rests on.
+    pub replications: u64,
+}
+
+impl From<MetricRow> for MetricRecord {
+    fn from(m: MetricRow) -> MetricRecord {
+        MetricRecord {
+            metric: m.name,
+            mean: m.ci.mean,
+            half_width_95: m.ci.half_width,
+            replications: m.ci.replications,
+        }
+    }
 }
 
 /// The report of one scenario's experiment.
@@ -29,6 +54,9 @@ pub struct RunReport {
     pub scenario: String,
     /// Its file.
     pub file: String,
+    /// Version, scenario hash, run id and date.
+    #[serde(flatten)]
+    pub provenance: Provenance,
     /// Master seed.
     pub seed: u64,
     /// Replications run.
@@ -62,14 +90,17 @@ impl RunReport {
     /// Summarises an experiment.
     pub fn new(sc: &Scenario, opt: &Options, ex: &Experiment) -> RunReport {
         let file = sc.path.display().to_string();
-        RunReport::of(sc.name.clone(), file, sc.program().is_some(), opt, ex)
+        let program = sc.program().is_some();
+        let provenance = Provenance::new(&sc.text_hash, opt);
+        RunReport::of(sc.name.clone(), file, provenance, program, opt, ex)
     }
 
-    /// Summarises an experiment of the scenario titled `scenario` read from `file` (a rank
-    /// program when `program`), e.g. one merged from shards.
+    /// Summarises an experiment of the scenario titled `scenario` read from `file`, identified
+    /// by `provenance` (a rank program when `program`), e.g. one merged from shards.
     pub fn of(
         scenario: String,
         file: String,
+        provenance: Provenance,
         program: bool,
         opt: &Options,
         ex: &Experiment,
@@ -77,6 +108,7 @@ impl RunReport {
         RunReport {
             scenario,
             file,
+            provenance,
             seed: opt.seed,
             replications: ex.replications.len(),
             length: opt.length,
@@ -101,6 +133,12 @@ impl RunReport {
     pub fn table(&self) -> String {
         let mut s = String::new();
         let _ = writeln!(s, "# {} ({})", self.scenario, self.file);
+        let p = &self.provenance;
+        let _ = writeln!(
+            s,
+            "parsim {}, scenario_hash {}, run_id {}, date {}",
+            p.parsim_version, p.scenario_hash, p.run_id, p.date
+        );
         let cut = if self.warmup.at_limit {
             " (MSER minimum at its limit: lengthen the run)"
         } else {
@@ -150,7 +188,7 @@ impl RunReport {
         let _ = writeln!(
             s,
             "{:<width$}  {:>14}  {:>14}  {:>8}  {:>5}",
-            "metric", "mean", "95% CI +-", "rel", "reps"
+            "metric", "mean", "half_width_95", "rel", "reps"
         );
         let shown = self.shown_links();
         for m in &self.metrics {
@@ -208,22 +246,27 @@ impl RunReport {
         links.into_iter().take(keep).map(|(l, _)| l).collect()
     }
 
-    /// CSV rows (no header): scenario, metric, mean, half-width, level, replications.
-    pub fn csv_rows(&self) -> String {
-        let mut s = String::new();
+    /// Writes one CSV record per metric (fields [`CSV_HEADER`]) through the `csv` crate.
+    pub fn write_csv<W: std::io::Write>(&self, w: &mut csv::Writer<W>) -> csv::Result<()> {
+        let p = &self.provenance;
         for m in &self.metrics {
-            let _ = writeln!(
-                s,
-                "{},{},{},{},{},{}",
-                csv_field(&self.scenario),
-                m.name,
-                m.ci.mean,
-                m.ci.half_width,
-                m.ci.level,
-                m.ci.replications
-            );
+            w.write_record([
+                self.scenario.as_str(),
+                &self.file,
+                &p.scenario_hash,
+                &p.run_id,
+                p.parsim_version,
+                &p.date,
+                &self.seed.to_string(),
+                &self.replications.to_string(),
+                &self.length.to_string(),
+                &self.warmup.observations.to_string(),
+                &m.name,
+                &m.ci.mean.to_string(),
+                &m.ci.half_width.to_string(),
+            ])?;
         }
-        s
+        Ok(())
     }
 }
 
@@ -233,8 +276,23 @@ fn link_of(metric: &str) -> Option<&str> {
     Some(&rest[..rest.rfind('.')?])
 }
 
-/// The CSV header matching [`RunReport::csv_rows`].
-pub const CSV_HEADER: &str = "scenario,metric,mean,half_width,level,replications";
+/// The CSV header matching [`RunReport::write_csv`]: the run's identity on every row, then the
+/// metric, its mean and its 95% half-width.
+pub const CSV_HEADER: [&str; 13] = [
+    "scenario",
+    "file",
+    "scenario_hash",
+    "run_id",
+    "parsim_version",
+    "date",
+    "seed",
+    "replications",
+    "length",
+    "warmup",
+    "metric",
+    "mean",
+    "half_width_95",
+];
 
 /// Formats a number with 6 significant digits, or `-` when undefined.
 pub fn num(v: f64) -> String {

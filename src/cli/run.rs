@@ -30,9 +30,15 @@ pub struct RunArgs {
     /// Print JSON (one array of reports) instead of tables.
     #[arg(long, conflicts_with = "csv")]
     json: bool,
-    /// Print CSV instead of tables.
+    /// Print CSV instead of tables: one row per metric, each carrying the run's identity
+    /// (scenario, file, scenario_hash, run_id, parsim_version, date, seed, replications,
+    /// length, warmup) before metric, mean and half_width_95.
     #[arg(long)]
     csv: bool,
+    /// Also write every replication's value of every metric to FILE, as CSV with the columns
+    /// run_id, replication, metric, value (the reported mean is the mean of each metric's values).
+    #[arg(long, value_name = "FILE")]
+    per_replication: Option<PathBuf>,
     /// Master seed (overrides the scenario's).
     #[arg(long)]
     seed: Option<u64>,
@@ -136,7 +142,9 @@ impl Format {
     /// What comes before the first report.
     pub fn start(self, out: &mut impl Write) -> std::io::Result<()> {
         if self == Format::Csv {
-            writeln!(out, "{CSV_HEADER}")?;
+            let mut w = csv::Writer::from_writer(out);
+            w.write_record(CSV_HEADER)?;
+            w.flush()?;
         }
         Ok(())
     }
@@ -145,7 +153,12 @@ impl Format {
     pub fn report(self, out: &mut impl Write, report: &RunReport) -> std::io::Result<()> {
         match self {
             Format::Table => writeln!(out, "{}", report.table()),
-            Format::Csv => write!(out, "{}", report.csv_rows()),
+            Format::Csv => {
+                // as io errors, so that a closed pipe is recognised and ends quietly
+                let mut w = csv::Writer::from_writer(out);
+                report.write_csv(&mut w)?;
+                w.flush()
+            }
             Format::Json => Ok(()),
         }
     }
@@ -173,6 +186,15 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     let format = Format::of(args.json, args.csv);
     let mut reports = Vec::new();
     let mut out = std::io::stdout().lock();
+    let mut per_rep = match &args.per_replication {
+        Some(path) => {
+            let mut w = csv::Writer::from_path(path)
+                .with_context(|| format!("creating {}", path.display()))?;
+            w.write_record(PER_REPLICATION_HEADER)?;
+            Some(w)
+        }
+        None => None,
+    };
     format.start(&mut out)?;
     for sc in &scenarios {
         if args.show_network
@@ -195,10 +217,16 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
             .with_context(|| format!("running {}", sc.path.display()))?;
         bar.finish_and_clear();
         let report = RunReport::new(sc, &opt, &ex);
+        if let Some(w) = &mut per_rep {
+            write_replications(w, &report.provenance.run_id, &ex)?;
+        }
         format.report(&mut out, &report)?;
         reports.push(report);
     }
     format.finish(&mut out, &reports)?;
+    if let Some(w) = &mut per_rep {
+        w.flush()?;
+    }
     Ok(ExitCode::SUCCESS)
 }
 
@@ -232,6 +260,23 @@ fn run_shard(args: &RunArgs, sc: &Scenario, shard: Shard, dir: &Path) -> anyhow:
         .with_context(|| format!("writing shard {} to {}", shard.index, dir.display()))?;
     eprintln!("parsim: wrote {}", path.display());
     Ok(ExitCode::SUCCESS)
+}
+
+/// The columns of `--per-replication`.
+const PER_REPLICATION_HEADER: [&str; 4] = ["run_id", "replication", "metric", "value"];
+
+/// One record per replication and metric of `ex`, in replication order.
+fn write_replications<W: Write>(
+    w: &mut csv::Writer<W>,
+    run_id: &str,
+    ex: &replicate::Experiment,
+) -> anyhow::Result<()> {
+    for (r, row) in ex.replications.iter().enumerate() {
+        for (name, value) in ex.metrics.iter().zip(row) {
+            w.write_record([run_id, &r.to_string(), name, &value.to_string()])?;
+        }
+    }
+    Ok(())
 }
 
 /// Loads every scenario with `assignments` applied, collecting the problems of all files before

@@ -496,7 +496,9 @@ impl<'n> Simulation<'n> {
                 if let StationState::Fcfs { busy, queue, .. } = &mut st.state {
                     match queue.pop_front() {
                         Some(next) => {
-                            let class = self.jobs[next].class;
+                            let Job { class, arrived, .. } = self.jobs[next];
+                            let waited = self.clock.span(self.now.since(arrived));
+                            self.recorder.stations[station as usize].wait.add(waited);
                             let work =
                                 draw(&mut self.service, self.classes, station, class, &mut st.rng);
                             self.schedule_departure(station, next, work);
@@ -625,7 +627,9 @@ impl<'n> Simulation<'n> {
                 if *busy < *servers {
                     *busy += 1;
                     let work = draw(&mut self.service, self.classes, station, class, &mut st.rng);
-                    self.recorder.stations[station as usize].busy.change(now, 1);
+                    let rec = &mut self.recorder.stations[station as usize];
+                    rec.busy.change(now, 1);
+                    rec.wait.add(0.0);
                     self.count(station, class, 1);
                     self.schedule_departure(station, job, work);
                 } else {

@@ -13,6 +13,8 @@ pub struct StationRecord {
     pub busy: Occupancy,
     /// Time from arrival to departure (for a fork: from the fork to the join's release).
     pub response: Tally,
+    /// Time from arrival to the start of service (FCFS queues only; tallied when service starts).
+    pub wait: Tally,
     /// Percentiles of the same.
     pub percentiles: Percentiles,
 }
@@ -69,6 +71,7 @@ impl Recorder {
                     present: Occupancy::default(),
                     busy: Occupancy::default(),
                     response: Tally::new(),
+                    wait: Tally::new(),
                     percentiles: Percentiles::new(clock, scale),
                 }
             })
@@ -99,6 +102,7 @@ impl Recorder {
             s.present.restart(now);
             s.busy.restart(now);
             s.response = Tally::new();
+            s.wait = Tally::new();
             s.percentiles.clear();
         }
         for sc in &mut self.station_classes {

@@ -94,6 +94,8 @@ pub struct Scenario {
     pub validate: ValidateConfig,
     /// The `[spmd]` model the network was built from, if any.
     pub spmd: Option<crate::spmd::Spmd>,
+    /// [`crate::provenance::text_hash`] of the text it was parsed from.
+    pub text_hash: String,
 }
 
 /// The two workload forms over parsim's stations.
@@ -271,6 +273,7 @@ pub fn parse_with(
             run: built.run,
             validate: built.validate,
             spmd: built.spmd,
+            text_hash: crate::provenance::text_hash(text),
         }),
         Ok(_) => Err(fail(found)),
         Err(more) => {

@@ -28,6 +28,10 @@ pub struct RunShard {
     pub scenario: String,
     /// Its file, as the single run names it.
     pub file: String,
+    /// The single run's scenario hash and run id, so the merged report names the same run.
+    pub scenario_hash: String,
+    /// See `scenario_hash`.
+    pub run_id: String,
     /// Whether it is a rank program.
     pub program: bool,
     /// Replications of the whole run.
@@ -102,6 +106,8 @@ impl RunShard {
             ),
             scenario: sc.name.clone(),
             file: sc.path.display().to_string(),
+            scenario_hash: sc.text_hash.clone(),
+            run_id: crate::provenance::Provenance::new(&sc.text_hash, opt).run_id,
             program: sc.program().is_some(),
             replications: opt.replications,
             length: opt.length,
@@ -191,6 +197,10 @@ pub fn merge(dir: &Path) -> Result<RunReport, MergeError> {
     Ok(RunReport::of(
         first.scenario.clone(),
         first.file.clone(),
+        crate::provenance::Provenance {
+            run_id: first.run_id.clone(),
+            ..crate::provenance::Provenance::new(&first.scenario_hash, &opt)
+        },
         first.program,
         &opt,
         &ex,

@@ -171,7 +171,7 @@ fn csv_output_has_a_header_and_one_row_per_metric() {
     let mut lines = text.lines();
     assert_eq!(
         lines.next(),
-        Some("scenario,metric,mean,half_width,level,replications")
+        Some(parsim::report::CSV_HEADER.join(",").as_str())
     );
     assert!(lines.any(|l| l.contains(",class.jobs.response,")));
 }

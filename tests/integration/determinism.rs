@@ -70,7 +70,7 @@ fn precision_rule_adds_replications_deterministically() {
         "a 2% target on short runs needs more than the first 10 replications, got {reps}"
     );
     let met = json[0]["precision"]["met"].as_bool().unwrap();
-    let rel = json[0]["metrics"][0]["half_width"].as_f64().unwrap()
+    let rel = json[0]["metrics"][0]["half_width_95"].as_f64().unwrap()
         / json[0]["metrics"][0]["mean"].as_f64().unwrap();
     assert_eq!(
         met,
@@ -118,9 +118,9 @@ fn precision_rule_waits_for_every_named_metric() {
     assert_eq!(both[0]["precision"]["met"], true);
     assert_eq!(both[0]["precision"]["metrics"].as_array().unwrap().len(), 2);
     for m in both[0]["metrics"].as_array().unwrap() {
-        let name = m["name"].as_str().unwrap();
+        let name = m["metric"].as_str().unwrap();
         if name == "station.server.utilisation" || name == "class.jobs.response" {
-            let rel = m["half_width"].as_f64().unwrap() / m["mean"].as_f64().unwrap();
+            let rel = m["half_width_95"].as_f64().unwrap() / m["mean"].as_f64().unwrap();
             assert!(rel <= 0.02, "{name}: {rel}");
         }
     }

@@ -2,6 +2,8 @@
 
 /// Which analytic methods apply to a network, and which refuse.
 mod analysis;
+/// Wq, visits, residence and N/X - Z against closed forms and MVA.
+mod analyst_metrics;
 /// The corpus of malformed scenarios in tests/bad/: exit 2, field paths, no panic.
 mod bad_input;
 /// The command line: exit codes and error messages for bad input.
@@ -23,6 +25,8 @@ mod pipeline;
 mod programs;
 /// Properties over generated inputs: calendar order, tally merge, distribution moments.
 mod properties;
+/// What `parsim run` writes: identity fields, thread-independent run id, per-replication values.
+mod result_files;
 /// Class switching, round robin, join the shortest queue, trace-driven service.
 mod routing;
 /// `parsim run --shard` and `parsim merge` of its files.

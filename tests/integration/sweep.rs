@@ -81,7 +81,7 @@ fn each_point_equals_run_with_set() {
                 .unwrap_or_else(|| panic!("{} missing from the sweep", metric["metric"]));
             let num = |s: &str| s.parse::<f64>().unwrap();
             assert_eq!(num(&row["simulated"]), num(&metric["mean"]), "{metric:?}");
-            assert_eq!(num(&row["half_width_95"]), num(&metric["half_width"]));
+            assert_eq!(num(&row["half_width_95"]), num(&metric["half_width_95"]));
             assert_eq!(row["replications"], metric["replications"]);
         }
     }

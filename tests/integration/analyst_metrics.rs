@@ -1,0 +1,84 @@
+//! The metrics analysts ask for (issue 12): `Wq`, visits, residence `V R`, and a closed class's
+//! response `N / X - Z`, simulated against closed forms and predicted beside the simulator.
+
+use parsim::predict::analyze;
+use parsim::stats::ConfidenceInterval;
+
+use super::statistics::assert_agrees;
+use super::util::{open_single, root, scenario, simulate};
+
+/// The exact prediction of `metric`.
+fn predicted(a: &parsim::predict::Analysis, metric: &str) -> f64 {
+    a.predictions
+        .iter()
+        .find(|p| p.metric == metric && p.exact)
+        .unwrap_or_else(|| panic!("no exact prediction of {metric}: {:?}", a.predictions))
+        .value
+}
+
+#[test]
+fn mm1_waiting_time_is_rho_over_mu_minus_lambda() {
+    let (lambda, mu) = (0.8, 1.0);
+    let sc = scenario(&open_single(
+        lambda,
+        "kind = \"fcfs\"\nservice = { dist = \"exp\", mean = 1.0 }",
+    ));
+    let wq = lambda / mu / (mu - lambda);
+    let ex = simulate(&sc, 20, 40_000, 31);
+    assert_agrees(&ex, "station.q.wait", wq, 0.05);
+    assert_agrees(&ex, "station.q.visits", 1.0, 1e-9);
+    assert_agrees(&ex, "station.q.residence", 1.0 / (mu - lambda), 0.04);
+    let a = analyze(sc.network().unwrap());
+    assert!((predicted(&a, "station.q.wait") - wq).abs() < 1e-12);
+    assert!((predicted(&a, "station.q.residence") - 5.0).abs() < 1e-12);
+}
+
+/// Exact single-class MVA by hand: cycle time and per-station responses at population `n`.
+fn mva(think: f64, service: &[f64], n: u32) -> (f64, Vec<f64>) {
+    let mut q = vec![0.0; service.len()];
+    let mut r = vec![0.0; service.len()];
+    let mut x = 0.0;
+    for k in 1..=n {
+        for (i, s) in service.iter().enumerate() {
+            r[i] = s * (1.0 + q[i]);
+        }
+        x = f64::from(k) / (think + r.iter().sum::<f64>());
+        for i in 0..q.len() {
+            q[i] = x * r[i];
+        }
+    }
+    (f64::from(n) / x, r)
+}
+
+#[test]
+fn closed_network_response_wait_and_residence_match_mva() {
+    let text = std::fs::read_to_string(root().join("validation/closed_2q_n4.toml")).unwrap();
+    let sc = scenario(&text);
+    // think 1.0, cpu 0.2 and disk 0.1 (both FCFS, one visit per cycle), N = 4
+    let (cycle, r) = mva(1.0, &[0.2, 0.1], 4);
+    let response = cycle - 1.0;
+    let ex = simulate(&sc, 20, 30_000, 32);
+    assert_agrees(&ex, "class.jobs.response", response, 0.02);
+    assert_agrees(&ex, "station.cpu.wait", r[0] - 0.2, 0.05);
+    assert_agrees(&ex, "station.disk.wait", r[1] - 0.1, 0.06);
+    assert_agrees(&ex, "station.cpu.residence", r[0], 0.02);
+    assert_agrees(&ex, "station.disk.visits", 1.0, 1e-3);
+
+    let a = analyze(sc.network().unwrap());
+    assert!((predicted(&a, "class.jobs.response") - response).abs() < 1e-9);
+    assert!((predicted(&a, "station.cpu.wait") - (r[0] - 0.2)).abs() < 1e-9);
+    assert!((predicted(&a, "station.disk.residence") - r[1]).abs() < 1e-9);
+
+    // the interval of N/X - Z comes from its replication values, not from adding half-widths
+    let i = ex.index_of("class.jobs.response").unwrap();
+    let values: Vec<f64> = ex.replications.iter().map(|row| row[i]).collect();
+    assert_eq!(
+        ex.interval(i, 0.95),
+        ConfidenceInterval::from_values(&values, 0.95)
+    );
+    let x = ex.index_of("class.jobs.throughput").unwrap();
+    let z = ex.index_of("station.think.response").unwrap();
+    for row in &ex.replications {
+        assert!((row[i] - (4.0 / row[x] - row[z])).abs() < 1e-9 * row[i]);
+    }
+}
