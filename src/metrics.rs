@@ -203,7 +203,7 @@ pub fn measure(net: &Network, rec: &Recorder, run: &RunSummary) -> Vec<(String, 
             ..
         } = &st.kind
         {
-            out.push((format!("station.{name}.wait"), r.wait.mean()));
+            out.push((format!("station.{name}.wait"), r.wait.mean(&net.clock)));
         }
         if let StationKind::Queue { servers, .. } = &st.kind {
             out.push((

@@ -497,7 +497,7 @@ impl<'n> Simulation<'n> {
                     match queue.pop_front() {
                         Some(next) => {
                             let Job { class, arrived, .. } = self.jobs[next];
-                            let waited = self.clock.span(self.now.since(arrived));
+                            let waited = self.now.since(arrived);
                             self.recorder.stations[station as usize].wait.add(waited);
                             let work =
                                 draw(&mut self.service, self.classes, station, class, &mut st.rng);
@@ -629,7 +629,7 @@ impl<'n> Simulation<'n> {
                     let work = draw(&mut self.service, self.classes, station, class, &mut st.rng);
                     let rec = &mut self.recorder.stations[station as usize];
                     rec.busy.change(now, 1);
-                    rec.wait.add(0.0);
+                    rec.wait.add(0);
                     self.count(station, class, 1);
                     self.schedule_departure(station, job, work);
                 } else {

@@ -4,6 +4,28 @@ use crate::model::Network;
 use crate::stats::{Occupancy, Percentiles, Tally};
 use crate::time::SimTime;
 
+/// Waiting times summed as whole ticks: two integer additions per service start, exact, and
+/// all the mean needs (its interval comes from the replications' means).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct WaitTotal {
+    ticks: u128,
+    count: u64,
+}
+
+impl WaitTotal {
+    /// One job waited `ticks` ticks.
+    #[inline(always)]
+    pub fn add(&mut self, ticks: u64) {
+        self.ticks += u128::from(ticks);
+        self.count += 1;
+    }
+
+    /// The mean wait in the scenario's unit (NaN when no service started).
+    pub fn mean(&self, clock: &crate::time::Clock) -> f64 {
+        crate::time::wide_to_f64(self.ticks) * clock.tick() / self.count as f64
+    }
+}
+
 /// Per-station measurements (all classes together).
 #[derive(Clone, Debug)]
 pub struct StationRecord {
@@ -13,8 +35,8 @@ pub struct StationRecord {
     pub busy: Occupancy,
     /// Time from arrival to departure (for a fork: from the fork to the join's release).
     pub response: Tally,
-    /// Time from arrival to the start of service (FCFS queues only; tallied when service starts).
-    pub wait: Tally,
+    /// Time from arrival to the start of service (FCFS queues only; added when service starts).
+    pub wait: WaitTotal,
     /// Percentiles of the same.
     pub percentiles: Percentiles,
 }
@@ -71,7 +93,7 @@ impl Recorder {
                     present: Occupancy::default(),
                     busy: Occupancy::default(),
                     response: Tally::new(),
-                    wait: Tally::new(),
+                    wait: WaitTotal::default(),
                     percentiles: Percentiles::new(clock, scale),
                 }
             })
@@ -102,7 +124,7 @@ impl Recorder {
             s.present.restart(now);
             s.busy.restart(now);
             s.response = Tally::new();
-            s.wait = Tally::new();
+            s.wait = WaitTotal::default();
             s.percentiles.clear();
         }
         for sc in &mut self.station_classes {
