@@ -24,11 +24,15 @@ pub(super) fn add(net: &Network, a: &mut Analysis) {
                 continue;
             };
             let prefix = station_class_prefix(net, s, c);
+            // Exact in the long run, but the simulated ratio (visits over completions in the
+            // measured window) also counts the cut cycles at the window's ends, a bias of the
+            // order of the population over the observations that its interval does not
+            // cover: reported beside the simulation, not judged as an exact value.
             a.add(
                 format!("{prefix}.visits"),
                 v,
-                "traffic equations (any distribution)",
-                true,
+                "traffic equations (any distribution; the simulated ratio includes the cycles cut by the window)",
+                false,
             );
             little(a, &prefix, v, &net.classes[c].name);
             for r in all(a, &format!("{prefix}.response")) {

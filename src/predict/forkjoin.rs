@@ -3,7 +3,7 @@
 
 use super::open::arrival_problem;
 use super::{
-    Analysis, Dist, center_kind, labelled, laws, mean_service, non_exponential_fcfs,
+    Analysis, Dist, center_kind, labelled, mean_service, non_exponential_fcfs,
     product_form_problem, service_stations,
 };
 use crate::analytic::{
@@ -172,7 +172,7 @@ pub(super) fn fork_join(net: &Network, a: &mut Analysis) {
             ..
         } => {
             let lambda: f64 = (0..net.classes.len())
-                .map(|c| laws::open_arrival_rate(net, c))
+                .map(|c| crate::model::estimates::arrival_rate(net, c))
                 .sum();
             let problem = arrival_problem(net).or_else(|| {
                 non_exponential_fcfs(net, branches[0].index()).map(|(_, reason)| reason)

@@ -7,6 +7,7 @@
 //! Computing Surveys 10(3), 1978; Lazowska et al., *Quantitative System Performance*, ch. 3).
 //! Little's law `L = X R` holds at every station too; the predictions of `number` use it.
 
+use crate::model::estimates::arrival_rate;
 use serde::Serialize;
 
 use super::{Analysis, Bound, mean_service, service_stations};
@@ -56,7 +57,7 @@ fn servers(kind: &StationKind) -> Option<u32> {
 pub(super) fn demands(net: &Network, v: &[Vec<f64>], a: &mut Analysis) {
     for (c, class) in net.classes.iter().enumerate() {
         let per_job = match class.kind {
-            ClassKind::Open => open_arrival_rate(net, c),
+            ClassKind::Open => arrival_rate(net, c),
             ClassKind::Closed { .. } => 1.0,
         };
         if per_job <= 0.0 {
@@ -95,20 +96,6 @@ pub(super) fn demands(net: &Network, v: &[Vec<f64>], a: &mut Analysis) {
         }
         a.demands.extend(rows);
     }
-}
-
-/// External arrival rate of open class `c` (the sum over its sources).
-pub(super) fn open_arrival_rate(net: &Network, c: usize) -> f64 {
-    net.stations
-        .iter()
-        .filter_map(|s| match &s.kind {
-            StationKind::Source {
-                class,
-                interarrival,
-            } if class.index() == c => Some(1.0 / interarrival.mean()),
-            _ => None,
-        })
-        .sum()
 }
 
 /// Open network: every service station's throughput is its arrival rate (flow balance) and

@@ -2,8 +2,8 @@
 //! Jackson networks and Whitt's QNA.
 
 use super::{
-    Analysis, center_kind, labelled, laws, mean_service, non_exponential_fcfs,
-    product_form_problem, service_scv, service_stations, short,
+    Analysis, center_kind, labelled, mean_service, non_exponential_fcfs, product_form_problem,
+    service_scv, service_stations, short,
 };
 use crate::analytic::{
     self, CenterKind, QnaStation, allen_cunneen, kingman, mg1, mm1, mmc, mminf, qna,
@@ -40,7 +40,7 @@ pub(super) fn open_network(net: &Network, v: &[Vec<f64>], a: &mut Analysis) {
     let kinds: Vec<CenterKind> = net.stations.iter().map(center_kind).collect();
     let classes: Vec<analytic::OpenClass> = (0..net.classes.len())
         .map(|c| {
-            let rate = laws::open_arrival_rate(net, c);
+            let rate = crate::model::estimates::arrival_rate(net, c);
             analytic::OpenClass {
                 arrival_rate: rate,
                 visits: v[c].iter().map(|x| x / rate).collect(),
