@@ -180,19 +180,26 @@ fn service_stations(net: &Network) -> impl Iterator<Item = (usize, &crate::model
         .filter(|(_, s)| s.kind.service().is_some())
 }
 
+/// The per-class service distributions of `st` if it is an FCFS queue.
+fn fcfs_services(st: &crate::model::Station) -> Option<&[Option<Dist>]> {
+    match &st.kind {
+        StationKind::Queue {
+            discipline: Discipline::Fcfs,
+            service,
+            ..
+        } => Some(service),
+        _ => None,
+    }
+}
+
 /// The first non-exponential service distribution of FCFS station `s`, with the reason it
 /// breaks product form.
 fn non_exponential_fcfs(net: &Network, s: usize) -> Option<(&Dist, String)> {
     let st = &net.stations[s];
-    let StationKind::Queue {
-        discipline: Discipline::Fcfs,
-        service,
-        ..
-    } = &st.kind
-    else {
-        return None;
-    };
-    let d = service.iter().flatten().find(|d| !d.is_exponential())?;
+    let d = fcfs_services(st)?
+        .iter()
+        .flatten()
+        .find(|d| !d.is_exponential())?;
     Some((
         d,
         format!(
@@ -210,14 +217,7 @@ fn product_form_problem(net: &Network, s: usize) -> Option<String> {
         return Some(reason);
     }
     let st = &net.stations[s];
-    let StationKind::Queue {
-        discipline: Discipline::Fcfs,
-        service,
-        ..
-    } = &st.kind
-    else {
-        return None;
-    };
+    let service = fcfs_services(st)?;
     let visiting: Vec<(&str, f64)> = service
         .iter()
         .zip(&net.classes)
