@@ -314,12 +314,3 @@ pub fn pct(v: f64) -> String {
         "-".to_owned()
     }
 }
-
-/// Quotes a CSV field when it needs it.
-pub fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_owned()
-    }
-}
