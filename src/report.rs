@@ -314,3 +314,12 @@ pub fn pct(v: f64) -> String {
         "-".to_owned()
     }
 }
+
+/// A CSV error as the I/O error it wraps (the `From` the `csv` crate provides hides its kind),
+/// so that a closed pipe is recognised as one; any other CSV error as an I/O error of its own.
+pub fn csv_io_error(e: csv::Error) -> std::io::Error {
+    match e.into_kind() {
+        csv::ErrorKind::Io(io) => io,
+        other => std::io::Error::other(format!("writing CSV: {other:?}")),
+    }
+}

@@ -7,6 +7,7 @@ use std::io::Write;
 use serde::{Deserialize, Serialize};
 
 use super::{Layout, PointResult};
+use crate::report::csv_io_error;
 
 /// The columns after the varied keys, named as `parsim validate`'s
 /// ([`crate::validate::record::ComparisonRecord`]) except for the interval's level: a sweep
@@ -45,7 +46,8 @@ pub struct SweepReport {
 impl SweepReport {
     /// Writes the tidy CSV: a header, then one record per point and row; empty fields where a
     /// metric has no prediction, and a bound's row has its sides instead of an analytic value.
-    pub fn write_csv<W: Write>(&self, out: W) -> csv::Result<()> {
+    /// Errors are I/O errors, so that a closed pipe is recognised as one.
+    pub fn write_csv<W: Write>(&self, out: W) -> std::io::Result<()> {
         let mut w = csv::Writer::from_writer(out);
         let header: Vec<&str> = self
             .keys
@@ -53,7 +55,7 @@ impl SweepReport {
             .map(String::as_str)
             .chain(COLUMNS)
             .collect();
-        w.write_record(&header)?;
+        w.write_record(&header).map_err(csv_io_error)?;
         let opt = |v: Option<f64>| v.map(|v| v.to_string()).unwrap_or_default();
         for p in &self.points {
             for r in &p.rows {
@@ -71,11 +73,10 @@ impl SweepReport {
                     opt(r.relative_error),
                     r.verdict.map(|v| v.label().to_owned()).unwrap_or_default(),
                 ]);
-                w.write_record(&record)?;
+                w.write_record(&record).map_err(csv_io_error)?;
             }
         }
-        w.flush()?;
-        Ok(())
+        w.flush()
     }
 
     /// Writes the report as pretty JSON, ending with a newline.

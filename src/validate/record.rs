@@ -8,6 +8,7 @@ use std::io::Write;
 use serde::{Deserialize, Serialize};
 
 use super::{Comparison, FirstRun, Verdict};
+use crate::report::csv_io_error;
 
 /// One comparison, flat. Numbers a row does not have are empty in CSV and `null` in JSON: an
 /// exact value or approximation has no bounds, a bound has no `analytic` value, a comparison
@@ -113,14 +114,15 @@ impl From<ComparisonRecord> for Comparison {
     }
 }
 
-/// Writes `rows` as CSV with a header of [`ComparisonRecord`]'s field names.
-pub fn write_csv<W: Write>(rows: &[Comparison], out: W) -> csv::Result<()> {
+/// Writes `rows` as CSV with a header of [`ComparisonRecord`]'s field names. Errors are I/O
+/// errors, so that a closed pipe is recognised as one.
+pub fn write_csv<W: Write>(rows: &[Comparison], out: W) -> std::io::Result<()> {
     let mut w = csv::Writer::from_writer(out);
     for r in rows {
-        w.serialize(ComparisonRecord::from(r.clone()))?;
+        w.serialize(ComparisonRecord::from(r.clone()))
+            .map_err(csv_io_error)?;
     }
-    w.flush()?;
-    Ok(())
+    w.flush()
 }
 
 /// Writes `rows` as a pretty JSON array of [`ComparisonRecord`]s, ending with a newline.
@@ -206,6 +208,27 @@ mod tests {
         // the verdict word is the same in both
         assert!(String::from_utf8_lossy(&csv_text).contains(",within_bounds,"));
         assert_eq!(json[1]["verdict"], "within_bounds");
+    }
+
+    /// A pipe whose reader has gone.
+    struct ClosedPipe;
+
+    impl Write for ClosedPipe {
+        fn write(&mut self, _: &[u8]) -> std::io::Result<usize> {
+            Err(std::io::ErrorKind::BrokenPipe.into())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Err(std::io::ErrorKind::BrokenPipe.into())
+        }
+    }
+
+    #[test]
+    fn a_closed_pipe_is_reported_as_one_so_that_parsim_ends_quietly() {
+        let rows = awkward_rows();
+        let csv = write_csv(&rows, ClosedPipe).expect_err("the pipe is closed");
+        assert_eq!(csv.kind(), std::io::ErrorKind::BrokenPipe);
+        let json = write_json(&rows, ClosedPipe).expect_err("the pipe is closed");
+        assert_eq!(json.kind(), std::io::ErrorKind::BrokenPipe);
     }
 
     #[test]
