@@ -29,8 +29,9 @@ VALUES:
   0..1:lin5         5 points evenly spaced
 
 Output: CSV on stdout, one row per point, metric and analytic method, with columns: the varied
-keys, metric, method, exact, analytic, simulated, half_width_95, replications, relative_error,
-verdict (verdicts by `parsim validate`'s rules, on the 99% interval). Each point's streams are
+keys, metric, method, exact, analytic (or lower_bound and upper_bound for bounds), simulated,
+half_width_95, replications, relative_error, verdict (verdicts by `parsim validate`'s rules, on
+the 99% interval, in its words: agree, within_bounds, ...). Each point's streams are
 keyed by the seed and its assignments: `parsim run --set` of the same values gives the same
 numbers.";
 
