@@ -83,13 +83,17 @@ pub struct OutputArgs {
     pub json: bool,
     /// Also draw SVG pictures into DIR: for one key, each predicted metric's simulated mean
     /// with its 95% band and every method's curve; for two keys on a grid, heat maps of the
-    /// simulated mean and of each method's relative error.
+    /// simulated mean and of each method's relative error (or, with --plot-lines, curves).
     #[arg(long, value_name = "DIR")]
     pub plot: Option<PathBuf>,
     /// A metric to draw with --plot (repeatable; default: every metric some analytic method
     /// predicts).
     #[arg(long, value_name = "METRIC", requires = "plot")]
     pub plot_metric: Vec<String>,
+    /// Draw a grid of two keys as line charts instead of heat maps: the first key along x,
+    /// one curve per value of the second (e.g. a distribution family or a server count).
+    #[arg(long, requires = "plot")]
+    pub plot_lines: bool,
 }
 
 impl OutputArgs {
@@ -103,7 +107,12 @@ impl OutputArgs {
         }
         out.flush()?;
         if let Some(dir) = &self.plot {
-            let files = plot::write(report, dir, &self.plot_metric)?;
+            let style = if self.plot_lines {
+                plot::Style::Lines
+            } else {
+                plot::Style::HeatMaps
+            };
+            let files = plot::write(report, dir, &self.plot_metric, style)?;
             eprintln!("parsim: {} pictures in {}", files.len(), dir.display());
             if files.is_empty() {
                 eprintln!(
