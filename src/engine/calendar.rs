@@ -371,7 +371,8 @@ impl<E: CalendarEvent, const LANES: usize> LaneCalendar<E, LANES> {
 
     /// Number of pending events.
     pub fn len(&self) -> usize {
-        self.heap.len() - usize::from(self.taken) + self.lanes.iter().map(VecDeque::len).sum::<usize>()
+        self.heap.len() - usize::from(self.taken)
+            + self.lanes.iter().map(VecDeque::len).sum::<usize>()
     }
 
     /// True when nothing is pending.
@@ -511,4 +512,3 @@ mod tests {
         assert!(laned.is_empty());
     }
 }
-
