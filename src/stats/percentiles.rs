@@ -47,8 +47,9 @@ const UNITS_PER_SCALE_BITS: i32 = 14;
 /// through `hdrhistogram`: its `record` also tracks the minimum and maximum and checks for
 /// resizing and overflow in several steps (about 70 instructions). The counts are kept here
 /// instead, at exactly the positions hdrhistogram's `Histogram::new(2)` with auto-resize would
-/// use (a test checks this), and [`Percentiles::quantile`] hands them to an hdrhistogram, which
-/// computes the quantile; the result is the same as if hdrhistogram had recorded every value.
+/// use (a test checks this), and [`Percentiles::quantile`] reads the quantile from them as
+/// hdrhistogram's `value_at_quantile` would (another test checks that); the result is the same
+/// as if hdrhistogram had recorded every value.
 ///
 /// Counts are `u32`: half the memory of `u64`, so the part of the counts array a run touches
 /// stays in the L1 cache more often (each value updates one random-looking counter, in the
@@ -148,13 +149,13 @@ impl Percentiles {
         value
     }
 
-    /// The [`PERCENTILES`] parsim reports, labelled, from one hdrhistogram.
+    /// The [`PERCENTILES`] parsim reports, labelled.
     pub fn reported(&self) -> [(&'static str, f64); 4] {
         let values = self.quantiles(PERCENTILES.map(|(_, q)| q));
         std::array::from_fn(|i| (PERCENTILES[i].0, values[i]))
     }
 
-    /// [`Percentiles::quantile`] at each of `qs`, from one hdrhistogram built once.
+    /// [`Percentiles::quantile`] at each of `qs`.
     pub fn quantiles<const N: usize>(&self, qs: [f64; N]) -> [f64; N] {
         if self.total == 0 {
             return [f64::NAN; N];
@@ -162,8 +163,7 @@ impl Percentiles {
         qs.map(|q| self.midpoint_at(q) as f64 * self.unit)
     }
 
-    /// What `hdrhistogram` gives for [`Percentiles::histogram`]'s
-    /// `median_equivalent(value_at_quantile(q))`, straight from the counts: the first index
+    /// What `hdrhistogram` gives for `median_equivalent(value_at_quantile(q))` on these counts, straight from the counts: the first index
     /// where the running count reaches `ceil(q · total)` (at least 1, `q` capped at 1), then the
     /// midpoint of its sub-bucket. Building the histogram for it cost about 8,000 instructions
     /// (an allocation, a resize, a `record_n` per non-empty count), which a rank program paid for
