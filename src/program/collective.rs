@@ -157,27 +157,37 @@ fn msb(v: u32) -> u32 {
     31 - v.leading_zeros()
 }
 
-/// The binomial tree with children `v + 2^j`, `j > msb(v)` (the root, 0, has `j >= 0`): the
-/// first `j` at which `v` has children.
-fn first_child_bit(v: u32) -> u32 {
-    if v == 0 { 0 } else { msb(v) + 1 }
+/// The binomial tree of MPICH and Open MPI: the parent of `v > 0` is `v` with its lowest set
+/// bit cleared, its children are `v + 2^j` for `2^j` below that bit (the root, 0, has every
+/// `j`), so a subtree is a block of consecutive ranks and half of the messages go to a
+/// neighbour. The parent of `v > 0`:
+fn binomial_parent(v: u32) -> u32 {
+    v & (v - 1)
 }
 
-/// Number of children of `v` in the binomial tree over `n`: the `j >= first_child_bit(v)`
-/// with `v + 2^j < n`, i.e. `j <= floor(lg(n - v - 1))`.
+/// Number of children of `v` in the binomial tree over `n`: the `j` below `v`'s lowest set
+/// bit (any `j` for the root) with `v + 2^j < n`, i.e. `j <= floor(lg(n - v - 1))`; the
+/// children are `v + 2^j` for `j` from 0 to this count minus one.
 fn binomial_children(v: u32, n: u32) -> u32 {
     if n <= v + 1 {
         return 0;
     }
-    (msb(n - v - 1) + 1).saturating_sub(first_child_bit(v))
+    let fit = msb(n - v - 1) + 1;
+    if v == 0 {
+        fit
+    } else {
+        fit.min(v.trailing_zeros())
+    }
 }
 
-/// Ranks in the binomial subtree of `v` (over `n` ranks): `ceil((n - v) / 2^(msb(v)+1))`.
+/// Ranks in the binomial subtree of `v` (over `n` ranks): the block from `v` to the next
+/// multiple of `v`'s lowest set bit, cut at `n`.
 fn binomial_subtree(v: u32, n: u32) -> u32 {
     if v == 0 {
         return n;
     }
-    (n - v).div_ceil(1 << (msb(v) + 1))
+    let block = 1_u64 << v.trailing_zeros();
+    block.min(u64::from(n - v)) as u32
 }
 
 impl Collective {
@@ -312,12 +322,10 @@ impl Collective {
                 // receive each child's subtree, smallest first, then send the own subtree up
                 let children = binomial_children(v, n);
                 if k < children {
-                    let j = first_child_bit(v) + children - 1 - k;
-                    Some(Step::recv(abs(v + (1 << j))))
+                    Some(Step::recv(abs(v + (1 << k))))
                 } else if k == children && v != 0 {
-                    let parent = v - (1 << msb(v));
                     Some(Step::send(
-                        abs(parent),
+                        abs(binomial_parent(v)),
                         bytes * f64::from(binomial_subtree(v, n)),
                     ))
                 } else {
@@ -475,29 +483,30 @@ impl Cost {
 }
 
 /// The binomial tree downwards (bcast, scatter): receive from the parent, then send to each
-/// child `v + 2^j` in increasing `j` (largest subtree first), `bytes(child)` each.
+/// child `v + 2^j` in decreasing `j` (largest subtree first), `bytes(child)` each.
 fn binomial_down(v: u32, n: u32, k: u32, bytes: impl Fn(u32) -> f64) -> Option<Step> {
     let k = if v == 0 {
         k
     } else if k == 0 {
-        return Some(Step::recv(v - (1 << msb(v))));
+        return Some(Step::recv(binomial_parent(v)));
     } else {
         k - 1
     };
-    let j = first_child_bit(v) + k;
-    let child = u64::from(v) + (1_u64 << j.min(40));
-    (j < 32 && child < u64::from(n)).then(|| Step::send(child as u32, bytes(child as u32)))
+    let children = binomial_children(v, n);
+    (k < children).then(|| {
+        let child = v + (1 << (children - 1 - k));
+        Step::send(child, bytes(child))
+    })
 }
 
-/// The binomial tree upwards (reduce): receive from each child, smallest subtree first,
-/// combining each, then send to the parent.
+/// The binomial tree upwards (reduce): receive from each child `v + 2^j` in increasing `j`
+/// (smallest subtree first), combining each, then send to the parent.
 fn binomial_up(v: u32, n: u32, k: u32, bytes: f64) -> Option<Step> {
     let children = binomial_children(v, n);
     if k < children {
-        let j = first_child_bit(v) + children - 1 - k;
-        Some(Step::recv(v + (1 << j)).combining(bytes))
+        Some(Step::recv(v + (1 << k)).combining(bytes))
     } else if k == children && v != 0 {
-        Some(Step::send(v - (1 << msb(v)), bytes))
+        Some(Step::send(binomial_parent(v), bytes))
     } else {
         None
     }
@@ -723,12 +732,21 @@ mod tests {
     #[test]
     fn binomial_trees_have_ceil_lg_rounds_and_full_subtrees() {
         assert_eq!(binomial_subtree(0, 8), 8);
-        assert_eq!(binomial_subtree(1, 8), 4);
+        assert_eq!(binomial_subtree(4, 8), 4, "4 to 7");
         assert_eq!(binomial_subtree(2, 8), 2);
-        assert_eq!(binomial_subtree(4, 8), 1);
-        assert_eq!(binomial_subtree(3, 8), 2, "3 and 7");
-        assert_eq!(binomial_subtree(3, 7), 1);
-        assert_eq!(binomial_children(0, 5), 3);
+        assert_eq!(binomial_subtree(1, 8), 1);
+        assert_eq!(binomial_subtree(6, 8), 2, "6 and 7");
+        assert_eq!(binomial_subtree(6, 7), 1);
+        assert_eq!(binomial_children(0, 5), 3, "1, 2 and 4");
+        assert_eq!(binomial_children(4, 8), 2, "5 and 6");
+        assert_eq!(binomial_children(4, 6), 1, "5");
+        assert_eq!(binomial_parent(6), 4);
+        assert_eq!(binomial_parent(7), 6);
+        // MPICH's tree: in a reduce, every odd rank first sends to its left neighbour
+        for v in (1..16).step_by(2) {
+            let first = steps(Collective::Reduce, Algorithm::Binomial, 16, v, 0)[0];
+            assert_eq!(first.send.map(|(to, _)| to), Some(v - 1), "rank {v}");
+        }
         assert_eq!(
             steps(Collective::Bcast, Algorithm::Binomial, 8, 0, 0).len(),
             3
