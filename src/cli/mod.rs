@@ -6,6 +6,7 @@ mod fit_comm;
 mod fit_w;
 mod merge;
 mod metrics;
+mod progress;
 mod route;
 mod run;
 mod selftest;
