@@ -173,6 +173,18 @@ impl Format {
     }
 }
 
+impl RunArgs {
+    /// True when the command runs one shard (`--shard` or `--out`).
+    pub fn sharded(&self) -> bool {
+        self.shard.is_some() || self.out.is_some()
+    }
+
+    /// The scenario files.
+    pub fn files(&self) -> &[PathBuf] {
+        &self.files
+    }
+}
+
 /// Loads every file first (reporting all their problems), then runs them in order (or one
 /// shard of one file).
 pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
