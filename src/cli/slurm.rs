@@ -39,7 +39,7 @@ pub struct SlurmArgs {
     submit: bool,
     /// The parsim command to shard: `sweep`, `run` (one scenario file) or `validate`, e.g.
     /// `sweep scenarios/mm1.toml --vary run.seed=1..100` (its --json, --csv, --plot,
-    /// --plot-metric and --report go to the merge).
+    /// --plot-metric, --plot-lines and --report go to the merge).
     #[arg(
         required = true,
         trailing_var_arg = true,
@@ -56,7 +56,7 @@ fn split_output_flags(command: &[String]) -> (Vec<String>, Vec<String>) {
     while let Some(w) = words.next() {
         let flag = w.split('=').next().unwrap_or_default();
         match flag {
-            "--json" | "--csv" => merge.push(w.clone()),
+            "--json" | "--csv" | "--plot-lines" => merge.push(w.clone()),
             "--plot" | "--plot-metric" | "--report" => {
                 merge.push(w.clone());
                 if !w.contains('=')
@@ -177,6 +177,7 @@ mod tests {
             "--csv",
             "--report",
             "r.md",
+            "--plot-lines",
         ]
         .iter()
         .map(|s| (*s).to_owned())
@@ -192,7 +193,8 @@ mod tests {
                 "--plot-metric=m",
                 "--csv",
                 "--report",
-                "r.md"
+                "r.md",
+                "--plot-lines"
             ]
         );
     }
