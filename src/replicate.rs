@@ -3,6 +3,16 @@
 //! Replication `r` draws from streams seeded by `(seed, r, stream)` only, runs on whichever
 //! rayon thread picks it up, and its results are collected in index order and reduced serially,
 //! so an experiment gives bit-identical numbers on 1 thread or 16.
+//!
+//! **The MSER-5 pilot grows only as long as it must.** The warm-up is found by MSER-5 on a
+//! pilot run on its own streams (index `u64::MAX`, shared with no measured replication). The
+//! pilot first makes `length / 8` observations (at least [`MIN_PILOT`]); MSER's cut is accepted
+//! when it lies well inside them ([`well_inside`]: not at MSER's limit of half the series and
+//! within its first quarter). Otherwise the same run goes on to twice as many observations, and
+//! so on up to `length`, where the cut is taken as it is, as it always was. A transient long
+//! enough to matter pushes MSER's minimum towards its limit and so lengthens the pilot; a short
+//! one is seen as well in the first eighth as in the whole run. The pilot is a function of the
+//! seed only, so every share, sweep and thread count settles the same cut.
 
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -12,7 +22,7 @@ use crate::metrics::{class_metric, measure};
 use crate::model::Network;
 use crate::program::{Execution, ProgramFault};
 use crate::scenario::{Scenario, Warmup, Workload};
-use crate::stats::ConfidenceInterval;
+use crate::stats::{ConfidenceInterval, Truncation};
 
 /// The worker threads an experiment uses: `opt.threads` (0: one per core), but never more than
 /// the replications of one batch or four per core, since more threads only cost (and 5000 of
@@ -25,6 +35,9 @@ pub fn worker_threads(opt: &Options) -> usize {
         .min(4 * cores)
         .max(1)
 }
+
+/// The fewest observations of a pilot's first stage (MSER-5 needs at least 10 batches of 5).
+pub const MIN_PILOT: u64 = 1000;
 
 /// Settings of one experiment (the scenario's `[run]` after command-line overrides).
 #[derive(Clone, Debug)]
@@ -93,6 +106,22 @@ impl WarmupReport {
             .into_iter()
             .find(|m| *m == name)
     }
+}
+
+/// What an experiment tells its progress callback as it goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Step {
+    /// The MSER-5 warm-up pilot started.
+    PilotStarted,
+    /// The pilot ended: the warm-up is settled and the replications start.
+    PilotDone,
+    /// Replication `index` finished (or failed) after `events` events.
+    Replication {
+        /// The replication.
+        index: u64,
+        /// Its events.
+        events: u64,
+    },
 }
 
 /// Why an experiment could not run.
@@ -323,9 +352,15 @@ pub fn check_horizon(sc: &Scenario, opt: &Options) -> Result<(), RunError> {
     Ok(())
 }
 
-/// Settles the warm-up: fixed, or MSER-5 over a pilot replication (its own stream, index
-/// `u64::MAX`, so it shares no draws with the measured replications).
-pub fn settle_warmup(sc: &Scenario, opt: &Options) -> Result<WarmupReport, RunError> {
+/// Settles the warm-up: fixed, or MSER-5 over a pilot replication (its own streams, index
+/// `u64::MAX`, so it shares no draws with the measured replications) that grows in stages
+/// until MSER's cut lies well inside it (see the module docs). `progress` is told when the
+/// pilot starts and ends.
+pub fn settle_warmup(
+    sc: &Scenario,
+    opt: &Options,
+    progress: &(dyn Fn(Step) + Sync),
+) -> Result<WarmupReport, RunError> {
     let Workload::Network(net) = &sc.workload else {
         return Ok(WarmupReport {
             observations: 0,
@@ -340,30 +375,66 @@ pub fn settle_warmup(sc: &Scenario, opt: &Options) -> Result<WarmupReport, RunEr
             at_limit: false,
         }),
         Warmup::Mser5 => {
+            progress(Step::PilotStarted);
             let mut sim = Simulation::new(net, opt.seed, u64::MAX);
             sim.record_series();
-            sim.run(RunLength {
-                warmup: 0,
-                length: opt.length,
-            })
-            .map_err(|fault| RunError::Fault {
-                run: "the warm-up pilot".to_owned(),
-                fault,
-            })?;
-            let t = sim.series().and_then(|s| s.truncation());
+            let mut found = None;
+            for stage in pilot_stages(opt.length) {
+                // the same run goes on: its series keeps the earlier observations
+                let ran = sim.run(RunLength {
+                    warmup: 0,
+                    length: stage,
+                });
+                if let Err(fault) = ran {
+                    progress(Step::PilotDone);
+                    return Err(RunError::Fault {
+                        run: "the warm-up pilot".to_owned(),
+                        fault,
+                    });
+                }
+                found = sim.series().and_then(|s| s.truncation());
+                if well_inside(found, stage) {
+                    break;
+                }
+            }
+            progress(Step::PilotDone);
             Ok(WarmupReport {
-                observations: t.map_or(0, |t| t.observations),
+                observations: found.map_or(0, |t| t.observations),
                 method: WarmupReport::MSER5,
-                at_limit: t.is_some_and(|t| t.at_limit),
+                at_limit: found.is_some_and(|t| t.at_limit),
             })
         }
     }
 }
 
+/// The pilot's lengths, in observations: `length / 8` (at least [`MIN_PILOT`], at most
+/// `length`), doubled until `length`, which is always the last.
+pub fn pilot_stages(length: u64) -> impl Iterator<Item = u64> {
+    let first = (length / 8).max(MIN_PILOT).min(length);
+    std::iter::successors(Some(first), move |&n| {
+        (n < length).then(|| (2 * n).min(length))
+    })
+}
+
+/// Whether MSER's cut on a pilot of `stage` observations can be taken before the pilot's last
+/// stage: found, not at MSER's limit of half the series, and within the first quarter of it
+/// (half of MSER's search range), so that the series after it is at least three times as long.
+pub fn well_inside(cut: Option<Truncation>, stage: u64) -> bool {
+    cut.is_some_and(|t| !t.at_limit && 4 * t.observations <= stage)
+}
+
 /// The pool of worker threads an experiment runs on.
 fn pool(opt: &Options) -> Result<rayon::ThreadPool, RunError> {
+    thread_pool(worker_threads(opt))
+}
+
+/// A pool of `threads` worker threads (0: one per core), at most four per core: for several
+/// experiments sharing one pool ([`run_on`]), as a sweep's points do.
+pub fn thread_pool(threads: usize) -> Result<rayon::ThreadPool, RunError> {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let threads = if threads == 0 { cores } else { threads };
     rayon::ThreadPoolBuilder::new()
-        .num_threads(worker_threads(opt))
+        .num_threads(threads.min(4 * cores))
         .build()
         .map_err(|e| RunError::Threads(e.to_string()))
 }
@@ -376,14 +447,17 @@ fn batch(
     opt: &Options,
     warmup: u64,
     indices: &[u64],
-    progress: &(dyn Fn(u64) + Sync),
+    progress: &(dyn Fn(Step) + Sync),
 ) -> Result<Vec<Replication>, RunError> {
     let fresh: Vec<Result<Replication, RunError>> = pool.install(|| {
         indices
             .par_iter()
             .map(|&r| {
                 let rep = replicate(sc, opt, warmup, r);
-                progress(r);
+                progress(Step::Replication {
+                    index: r,
+                    events: rep.as_ref().map_or(0, |rep| rep.events),
+                });
                 rep
             })
             .collect()
@@ -393,15 +467,26 @@ fn batch(
 
 /// Runs the experiment: warm-up, the first batch of replications, then more batches of the
 /// same size while the precision target is unmet and the budget allows. `progress` is told
-/// each replication as it finishes.
+/// when the pilot starts and ends and when each replication finishes.
 pub fn run(
     sc: &Scenario,
     opt: &Options,
-    progress: &(dyn Fn(u64) + Sync),
+    progress: &(dyn Fn(Step) + Sync),
 ) -> Result<Experiment, RunError> {
-    let pool = pool(opt)?;
+    run_on(&pool(opt)?, sc, opt, progress)
+}
+
+/// [`run`] on the threads of `pool` (`opt.threads` is not consulted), which other work may
+/// share: the experiments of a sweep run side by side, their replications interleaved on the
+/// same threads. The numbers are the same as [`run`]'s.
+pub fn run_on(
+    pool: &rayon::ThreadPool,
+    sc: &Scenario,
+    opt: &Options,
+    progress: &(dyn Fn(Step) + Sync),
+) -> Result<Experiment, RunError> {
     check_horizon(sc, opt)?;
-    let warmup = settle_warmup(sc, opt)?;
+    let warmup = settle_warmup(sc, opt, progress)?;
     let batch_size = u64::from(opt.replications);
     let mut rows: Vec<Replication> = Vec::new();
     let mut metric_indices: Option<Vec<usize>> = None;
@@ -411,7 +496,7 @@ pub fn run(
         let end = (start + batch_size).min(u64::from(opt.max_replications.max(opt.replications)));
         let indices: Vec<u64> = (start..end).collect();
         rows.extend(batch(
-            &pool,
+            pool,
             sc,
             opt,
             warmup.observations,
@@ -503,11 +588,11 @@ pub fn run_share(
     sc: &Scenario,
     opt: &Options,
     indices: &[u64],
-    progress: &(dyn Fn(u64) + Sync),
+    progress: &(dyn Fn(Step) + Sync),
 ) -> Result<Share, RunError> {
     let pool = pool(opt)?;
     check_horizon(sc, opt)?;
-    let warmup = settle_warmup(sc, opt)?;
+    let warmup = settle_warmup(sc, opt, progress)?;
     let reps = batch(&pool, sc, opt, warmup.observations, indices, progress)?;
     Ok(Share::new(
         warmup,
@@ -539,5 +624,34 @@ mod tests {
             "the true median is within the resolution"
         );
         assert_eq!(ex.interval(1, 0.95).half_width, 0.0);
+    }
+
+    #[test]
+    fn the_pilot_starts_at_an_eighth_and_doubles_up_to_the_length() {
+        let stages = |n| pilot_stages(n).collect::<Vec<u64>>();
+        assert_eq!(stages(50_000), [6250, 12_500, 25_000, 50_000]);
+        assert_eq!(stages(10_000), [1250, 2500, 5000, 10_000]);
+        assert_eq!(stages(3000), [1000, 2000, 3000]);
+        assert_eq!(stages(600), [600]);
+        assert_eq!(stages(0), [0]);
+    }
+
+    #[test]
+    fn a_cut_is_taken_early_only_well_inside_the_pilot() {
+        let cut = |observations, at_limit| {
+            Some(Truncation {
+                observations,
+                total: 1000,
+                at_limit,
+            })
+        };
+        assert!(well_inside(cut(250, false), 1000));
+        assert!(well_inside(cut(0, false), 1000));
+        assert!(
+            !well_inside(cut(255, false), 1000),
+            "past the first quarter"
+        );
+        assert!(!well_inside(cut(100, true), 1000), "at MSER's limit");
+        assert!(!well_inside(None, 1000), "too few batches");
     }
 }

@@ -1,5 +1,5 @@
-//! Slurm job scripts for a sharded sweep: an `sbatch` job array whose task K runs shard K, a
-//! merge job, and a submit script that starts the merge only after every task succeeded
+//! Slurm job scripts for a sharded `parsim run`, `sweep` or `validate`: an `sbatch` job array
+//! whose task K runs shard K, a merge job, and a submit script that starts the merge only after every task succeeded
 //! (`--dependency=afterok`). The scripts are plain, commented shell so that a site can adapt
 //! them (modules, accounts, QoS).
 
@@ -13,7 +13,8 @@ pub struct Job {
     pub parsim: PathBuf,
     /// The directory the jobs run in (absolute).
     pub workdir: PathBuf,
-    /// The sweep's arguments after `parsim` (`sweep FILE --vary ...`), without `--shard`/`--out`.
+    /// The command's arguments after `parsim` (`sweep FILE --vary ...`, `run FILE`,
+    /// `validate DIR`), without `--shard`/`--out`.
     pub command: Vec<String>,
     /// The number of shards, one array task each.
     pub shards: usize,
@@ -64,6 +65,29 @@ fn path(p: &std::path::Path) -> String {
 }
 
 impl Job {
+    /// The parsim subcommand (`run`, `sweep` or `validate`).
+    fn subcommand(&self) -> &str {
+        self.command.first().map_or("sweep", String::as_str)
+    }
+
+    /// What task K runs, for the array script's comments.
+    fn share(&self) -> String {
+        let n = self.shards;
+        match self.subcommand() {
+            "run" => format!(
+                "the replications whose index is K modulo {n}, each on the streams the single run\n\
+                 # gives it (every task settles the same warm-up)"
+            ),
+            "validate" => {
+                format!("the cases whose index in the sorted list of case files is K modulo {n}")
+            }
+            _ => format!(
+                "the sweep's points whose index is K modulo {n}, each under the seed it has\n\
+                 # in the whole sweep"
+            ),
+        }
+    }
+
     /// The `#SBATCH` lines both jobs share.
     fn resources(&self, s: &mut String) {
         if let Some(p) = &self.partition {
@@ -81,13 +105,15 @@ impl Job {
         let mut s = String::from("#!/bin/bash\n");
         let _ = writeln!(
             s,
-            "# parsim sweep in {n} shards: a Slurm job array, one task per shard. Written by\n\
+            "# parsim {} in {n} shards: a Slurm job array, one task per shard. Written by\n\
              # `parsim slurm` (parsim {}); submit with {SUBMIT_SCRIPT}, which also queues the merge.\n\
              #\n\
-             # Task K runs the sweep's points whose index is K modulo {n}, each under the seed it has\n\
-             # in the whole sweep, and writes {}/shard-K-of-N.json (atomically). Rerunning a task\n\
-             # rewrites the same file with the same numbers.",
+             # Task K runs {},\n\
+             # and writes {}/shard-K-of-N.json (atomically). Rerunning a task rewrites the same\n\
+             # file with the same numbers.",
+            self.subcommand(),
             env!("CARGO_PKG_VERSION"),
+            self.share(),
             self.out.display()
         );
         let _ = writeln!(s, "#SBATCH --job-name=parsim-shards");
@@ -99,7 +125,7 @@ impl Job {
         let _ = writeln!(s, "set -euo pipefail");
         let _ = writeln!(
             s,
-            "# the replications of each point run on the task's CPUs\n\
+            "# the task's replications run on its CPUs\n\
              exec {} {} \\\n    --threads \"${{SLURM_CPUS_PER_TASK:-1}}\" \\\n    --shard \"${{SLURM_ARRAY_TASK_ID}}/{n}\" --out {}",
             path(&self.parsim),
             words(&self.command),
@@ -113,11 +139,12 @@ impl Job {
         let mut s = String::from("#!/bin/bash\n");
         let _ = writeln!(
             s,
-            "# Joins the {} shard files into {} (the same bytes a single `parsim sweep` prints).\n\
+            "# Joins the {} shard files into {} (the same bytes a single `parsim {}` prints).\n\
              # Queued by {SUBMIT_SCRIPT} to start only after every array task succeeded; parsim merge\n\
              # refuses missing, duplicated or mixed shards and names them.",
             self.shards,
-            self.result.display()
+            self.result.display(),
+            self.subcommand()
         );
         let _ = writeln!(s, "#SBATCH --job-name=parsim-merge");
         let _ = writeln!(s, "#SBATCH --ntasks=1");
@@ -130,16 +157,18 @@ impl Job {
         );
         let _ = writeln!(s, "set -euo pipefail");
         let merge = words(&self.merge_args);
+        let result = path(&self.result);
         let _ = writeln!(
             s,
-            "{} merge {}{}{} > {}.tmp\nmv {}.tmp {}",
+            "status=0\n\
+             {} merge {}{}{} > {result}.tmp || status=$?\n\
+             # exit 1 (a validation with a failed comparison) still prints the whole report\n\
+             if [ \"$status\" -le 1 ]; then mv {result}.tmp {result}; fi\n\
+             exit \"$status\"",
             path(&self.parsim),
             path(&self.out),
             if merge.is_empty() { "" } else { " " },
             merge,
-            path(&self.result),
-            path(&self.result),
-            path(&self.result)
         );
         s
     }

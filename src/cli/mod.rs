@@ -6,6 +6,7 @@ mod fit_comm;
 mod fit_w;
 mod merge;
 mod metrics;
+mod progress;
 mod route;
 mod run;
 mod selftest;
@@ -46,8 +47,8 @@ enum Command {
     /// checking they make one whole piece of work, and print what the single run prints, byte
     /// for byte (validate: with its exit code).
     Merge(merge::MergeArgs),
-    /// Write (and with --submit, submit) a Slurm job array that runs a sweep in shards, and a
-    /// merge job that starts when every shard has succeeded.
+    /// Write (and with --submit, submit) a Slurm job array that runs a sweep, a run or a
+    /// validation in shards, and a merge job that starts when every shard has succeeded.
     Slurm(slurm::SlurmArgs),
     /// Check the statistics themselves (coverage of nominal 95% intervals).
     Selftest(selftest::SelftestArgs),

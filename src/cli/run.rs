@@ -1,12 +1,12 @@
 //! `parsim run`.
 
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use super::progress::Progress;
 use anyhow::Context;
 use clap::Args;
-use indicatif::{ProgressBar, ProgressStyle};
 
 use parsim::replicate::{self, Options};
 use parsim::report::{CSV_HEADER, RunReport};
@@ -175,6 +175,18 @@ impl Format {
     }
 }
 
+impl RunArgs {
+    /// True when the command runs one shard (`--shard` or `--out`).
+    pub fn sharded(&self) -> bool {
+        self.shard.is_some() || self.out.is_some()
+    }
+
+    /// The scenario files.
+    pub fn files(&self) -> &[PathBuf] {
+        &self.files
+    }
+}
+
 /// Loads every file first (reporting all their problems), then runs them in order (or one
 /// shard of one file).
 pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
@@ -210,14 +222,10 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
             )?;
         }
         let opt = args.options(sc)?;
-        let bar = progress_bar(
-            &sc.name,
-            u64::from(opt.replications),
-            "{msg} [{bar:30}] {pos}/{len} replications",
-        );
-        let ex = replicate::run(sc, &opt, &|_| bar.inc(1))
+        let bar = Progress::new(&sc.name, u64::from(opt.replications));
+        let ex = replicate::run(sc, &opt, &|step| bar.tell(step))
             .with_context(|| format!("running {}", sc.path.display()))?;
-        bar.finish_and_clear();
+        bar.finish();
         let report = RunReport::new(sc, &opt, &ex);
         if let Some(w) = &mut per_rep {
             write_replications(w, &report.provenance.run_id, &ex)?;
@@ -248,14 +256,10 @@ fn run_shard(args: &RunArgs, sc: &Scenario, shard: Shard, dir: &Path) -> anyhow:
         opt.replications
     );
     let indices = run_shards::indices(shard, opt.replications);
-    let bar = progress_bar(
-        &sc.name,
-        indices.len() as u64,
-        "{msg} [{bar:30}] {pos}/{len} replications",
-    );
-    let share = replicate::run_share(sc, &opt, &indices, &|_| bar.inc(1))
+    let bar = Progress::new(&sc.name, indices.len() as u64);
+    let share = replicate::run_share(sc, &opt, &indices, &|step| bar.tell(step))
         .with_context(|| format!("running {}", sc.path.display()))?;
-    bar.finish_and_clear();
+    bar.finish();
     let text = scenario::read_text(&sc.path)?;
     let file = RunShard::new(sc, &text, &args.set, &opt, shard, share);
     let path = parsim::shard::write(&file, dir)
@@ -301,18 +305,4 @@ pub fn load_all(files: &[PathBuf], assignments: &[Assignment]) -> anyhow::Result
         anyhow::bail!("{}", text.join("\n"))
     }
     anyhow::bail!("invalid scenario\n{}", text.join("\n"))
-}
-
-/// A progress bar on a terminal's stderr (hidden elsewhere) over `len` steps, drawn by an
-/// indicatif `template`.
-pub fn progress_bar(name: &str, len: u64, template: &str) -> ProgressBar {
-    if !std::io::stderr().is_terminal() {
-        return ProgressBar::hidden();
-    }
-    let bar = ProgressBar::new(len);
-    if let Ok(style) = ProgressStyle::with_template(template) {
-        bar.set_style(style.progress_chars("=> "));
-    }
-    bar.set_message(name.to_owned());
-    bar
 }

@@ -13,13 +13,15 @@ use super::{Cli, Command};
 /// Options of `parsim slurm`.
 #[derive(Debug, Args)]
 pub struct SlurmArgs {
-    /// Shards: array tasks, each running the points whose index is K modulo N.
+    /// Shards: array tasks, task K running the points (sweep), replications (run) or cases
+    /// (validate) whose index is K modulo N.
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
     shards: u32,
     /// Directory for the shard files, the scripts and Slurm's logs (created).
     #[arg(long, default_value = "parsim-shards")]
     out: PathBuf,
-    /// The merged result (default: OUT/merged.csv, or .json with --json).
+    /// The merged result (default: OUT/merged.json with --json, OUT/merged.csv for a sweep or
+    /// with --csv, OUT/merged.txt otherwise).
     #[arg(long)]
     result: Option<PathBuf>,
     /// Slurm partition.
@@ -35,8 +37,9 @@ pub struct SlurmArgs {
     /// --dependency=afterok).
     #[arg(long)]
     submit: bool,
-    /// The parsim command to shard, e.g. `sweep scenarios/mm1.toml --vary run.seed=1..100`
-    /// (its --json, --plot and --plot-metric go to the merge).
+    /// The parsim command to shard: `sweep`, `run` (one scenario file) or `validate`, e.g.
+    /// `sweep scenarios/mm1.toml --vary run.seed=1..100` (its --json, --csv, --plot,
+    /// --plot-metric, --plot-lines and --report go to the merge).
     #[arg(
         required = true,
         trailing_var_arg = true,
@@ -53,8 +56,8 @@ fn split_output_flags(command: &[String]) -> (Vec<String>, Vec<String>) {
     while let Some(w) = words.next() {
         let flag = w.split('=').next().unwrap_or_default();
         match flag {
-            "--json" => merge.push(w.clone()),
-            "--plot" | "--plot-metric" => {
+            "--json" | "--csv" | "--plot-lines" => merge.push(w.clone()),
+            "--plot" | "--plot-metric" | "--report" => {
                 merge.push(w.clone());
                 if !w.contains('=')
                     && let Some(value) = words.next()
@@ -71,20 +74,41 @@ fn split_output_flags(command: &[String]) -> (Vec<String>, Vec<String>) {
 /// Checks the command, writes the three scripts and, with --submit, submits them.
 pub fn run(args: &SlurmArgs) -> anyhow::Result<ExitCode> {
     let (command, merge_args) = split_output_flags(&args.command);
-    let parsed = Cli::try_parse_from(std::iter::once("parsim".to_owned()).chain(command.clone()))
-        .map_err(|e| {
-        anyhow::anyhow!("the command to shard is not a valid parsim command:\n{e}")
-    })?;
-    match parsed.command {
-        Command::Sweep(sweep) if !sweep.sharded() => {}
-        Command::Sweep(_) => anyhow::bail!("give the command without --shard and --out"),
-        _ => anyhow::bail!("only `parsim sweep` runs in shards so far"),
-    }
-    let json = merge_args.iter().any(|a| a == "--json");
-    let result = args.result.clone().unwrap_or_else(|| {
-        args.out
-            .join(if json { "merged.json" } else { "merged.csv" })
-    });
+    let parse = |words: &[String]| {
+        Cli::try_parse_from(std::iter::once("parsim".to_owned()).chain(words.iter().cloned()))
+    };
+    let parsed = parse(&command)
+        .map_err(|e| anyhow::anyhow!("the command to shard is not a valid parsim command:\n{e}"))?;
+    let (sharded, sweep) = match &parsed.command {
+        Command::Sweep(a) => (a.sharded(), true),
+        Command::Run(a) => {
+            anyhow::ensure!(
+                a.files().len() == 1,
+                "a sharded `parsim run` runs one scenario file; give one per `parsim slurm`"
+            );
+            (a.sharded(), false)
+        }
+        Command::Validate(a) => (a.sharded(), false),
+        _ => anyhow::bail!("only `parsim run`, `parsim sweep` and `parsim validate` run in shards"),
+    };
+    anyhow::ensure!(!sharded, "give the command without --shard and --out");
+    // each task's command as parsim will parse it: flags a shard cannot take fail here, not
+    // on the cluster
+    let mut task = command.clone();
+    task.extend([
+        "--shard".to_owned(),
+        format!("0/{}", args.shards),
+        "--out".to_owned(),
+        args.out.display().to_string(),
+    ]);
+    parse(&task).map_err(|e| anyhow::anyhow!("the command cannot run in shards:\n{e}"))?;
+    let has = |flag: &str| merge_args.iter().any(|a| a == flag);
+    let name = match (has("--json"), sweep || has("--csv")) {
+        (true, _) => "merged.json",
+        (false, true) => "merged.csv",
+        (false, false) => "merged.txt",
+    };
+    let result = args.result.clone().unwrap_or_else(|| args.out.join(name));
     let job = Job {
         parsim: std::env::current_exe().context("finding the parsim binary")?,
         workdir: std::env::current_dir().context("finding the working directory")?,
@@ -150,12 +174,28 @@ mod tests {
             "--vary",
             "a=1",
             "--plot-metric=m",
+            "--csv",
+            "--report",
+            "r.md",
+            "--plot-lines",
         ]
         .iter()
         .map(|s| (*s).to_owned())
         .collect();
         let (shard, merge) = split_output_flags(&words);
         assert_eq!(shard, ["sweep", "f.toml", "--vary", "a=1"]);
-        assert_eq!(merge, ["--json", "--plot", "pics", "--plot-metric=m"]);
+        assert_eq!(
+            merge,
+            [
+                "--json",
+                "--plot",
+                "pics",
+                "--plot-metric=m",
+                "--csv",
+                "--report",
+                "r.md",
+                "--plot-lines"
+            ]
+        );
     }
 }

@@ -6,6 +6,7 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::Args;
+use rayon::prelude::*;
 
 use parsim::scenario::assign::Assignment;
 use parsim::sweep::output::SweepReport;
@@ -69,8 +70,8 @@ pub struct SweepArgs {
     /// Master seed (overrides the scenario's).
     #[arg(long)]
     seed: Option<u64>,
-    /// Worker threads for each point's replications (default: one per core). Results do not
-    /// depend on it.
+    /// Worker threads, shared by the points and their replications (default: one per core).
+    /// Results do not depend on it.
     #[arg(long, default_value_t = 0)]
     threads: usize,
 }
@@ -153,29 +154,33 @@ pub fn run(args: &SweepArgs) -> anyhow::Result<ExitCode> {
         .filter(|p| args.shard.is_none_or(|s| s.owns(p.index)))
         .collect();
     let total = checked.replications;
-    let bar = super::run::progress_bar(
-        &format!("{} points", owned.len()),
-        total,
-        "{msg} [{bar:30}] {pos}/{len} replications, {elapsed} elapsed, ETA {eta}",
-    );
-    let mut results = Vec::with_capacity(owned.len());
-    for point in owned {
-        // parsed again rather than kept from the check, so memory does not grow with points
-        let sc = sweep
-            .scenario(point)
-            .with_context(|| sweep.describe(point))?;
-        let opt = sweep.options(point, &sc, args.threads);
-        let (rows, events) =
-            evaluate(&sc, &opt, &|_| bar.inc(1)).with_context(|| sweep.describe(point))?;
-        results.push(PointResult {
-            index: point.index,
-            values: point.values.iter().map(ToString::to_string).collect(),
-            seed: opt.seed,
-            events,
-            rows,
-        });
-    }
-    bar.finish_and_clear();
+    let bar = super::progress::Progress::new(&format!("{} points", owned.len()), total);
+    let pool = parsim::replicate::thread_pool(args.threads)?;
+    // points side by side on one pool; results in point order, the first failure in that order
+    let results: Vec<anyhow::Result<PointResult>> = pool.install(|| {
+        owned
+            .par_iter()
+            .map(|point| {
+                // parsed again rather than kept from the check, so memory does not grow with
+                // the points
+                let sc = sweep
+                    .scenario(point)
+                    .with_context(|| sweep.describe(point))?;
+                let opt = sweep.options(point, &sc, args.threads);
+                let (rows, events) = evaluate(&pool, &sc, &opt, &|step| bar.tell(step))
+                    .with_context(|| sweep.describe(point))?;
+                Ok(PointResult {
+                    index: point.index,
+                    values: point.values.iter().map(ToString::to_string).collect(),
+                    seed: opt.seed,
+                    events,
+                    rows,
+                })
+            })
+            .collect()
+    });
+    let results = results.into_iter().collect::<anyhow::Result<Vec<_>>>()?;
+    bar.finish();
     let report = SweepReport {
         scenario: checked.name,
         file: sweep.path.display().to_string(),

@@ -97,6 +97,13 @@ fn case_files(paths: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
     Ok(files)
 }
 
+impl ValidateArgs {
+    /// True when the command runs one shard (`--shard` or `--out`).
+    pub fn sharded(&self) -> bool {
+        self.shard.is_some() || self.out.is_some()
+    }
+}
+
 /// Runs every case (or one shard's) and prints the report (or writes the shard's file).
 pub fn run(args: &ValidateArgs) -> anyhow::Result<ExitCode> {
     let files = case_files(&args.paths)?;

@@ -13,7 +13,7 @@ mod percentiles;
 mod tally;
 
 pub use ci::ConfidenceInterval;
-pub use mser::Mser;
+pub use mser::{Mser, Truncation};
 pub use occupancy::Occupancy;
 pub use percentiles::{PERCENTILES, Percentiles, RESOLUTION};
 pub use tally::Tally;

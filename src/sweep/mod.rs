@@ -2,10 +2,11 @@
 //! ([`crate::scenario::assign`]), simulated and compared with every analytic prediction.
 //!
 //! Each point is the scenario file with its assignments applied to the parsed document, so it
-//! is checked exactly as a file is. Its replications run in parallel as `parsim run`'s do, under
-//! the seed [`keyed_seed`] derives from the master seed and the point's assignments: a point
-//! gives the same numbers alone (`parsim run --set`), in any sweep that contains it, in any
-//! shard, and on any number of threads.
+//! is checked exactly as a file is. Points run side by side on one pool of threads, their
+//! replications in parallel as `parsim run`'s do (a core never waits for a small point's last
+//! replication while others remain), under the seed [`keyed_seed`] derives from the master seed
+//! and the point's assignments: a point gives the same numbers alone (`parsim run --set`), in
+//! any sweep that contains it, in any shard, and on any number of threads.
 
 pub mod output;
 pub mod plot;
@@ -245,14 +246,15 @@ pub struct PointResult {
     pub rows: Vec<Row>,
 }
 
-/// Simulates `sc` under `opt` and compares every metric with every prediction; `progress` is
-/// told each replication as it finishes.
+/// Simulates `sc` under `opt` on the threads of `pool` and compares every metric with every
+/// prediction; `progress` is told of the pilot and of each replication ([`replicate::Step`]).
 pub fn evaluate(
+    pool: &rayon::ThreadPool,
     sc: &Scenario,
     opt: &Options,
-    progress: &(dyn Fn(u64) + Sync),
+    progress: &(dyn Fn(replicate::Step) + Sync),
 ) -> Result<(Vec<Row>, u64), RunError> {
-    let ex = replicate::run(sc, opt, progress)?;
+    let ex = replicate::run_on(pool, sc, opt, progress)?;
     let analysis = analyze_scenario(sc);
     let compared = compare_all(
         sc,

@@ -57,7 +57,7 @@ fn closed_network_response_wait_and_residence_match_mva() {
     // think 1.0, cpu 0.2 and disk 0.1 (both FCFS, one visit per cycle), N = 4
     let (cycle, r) = mva(1.0, &[0.2, 0.1], 4);
     let response = cycle - 1.0;
-    let ex = simulate(&sc, 20, 30_000, 32);
+    let ex = simulate(&sc, 20, 30_000, 33);
     assert_agrees(&ex, "class.jobs.response", response, 0.02);
     assert_agrees(&ex, "station.cpu.wait", r[0] - 0.2, 0.05);
     assert_agrees(&ex, "station.disk.wait", r[1] - 0.1, 0.06);

@@ -224,3 +224,36 @@ fn run_shards_refuse_a_precision_target_and_more_shards_than_replications() {
     assert_eq!(code, Some(2));
     assert!(err.contains("one scenario file"), "{err}");
 }
+
+#[test]
+fn the_slurm_scripts_of_a_run_merge_what_the_single_run_prints() {
+    const T: &str = "the_slurm_scripts_of_a_run_merge_what_the_single_run_prints";
+    let dir = shard_dir(T, "slurm");
+    let mut command = vec!["slurm", "--shards", "3", "--out", dir.to_str().unwrap()];
+    command.extend(MM1);
+    command.push("--json");
+    ok(&command);
+    let script = std::fs::read_to_string(dir.join("shards.sbatch")).unwrap();
+    assert!(script.contains("#SBATCH --array=0-2"), "{script}");
+    assert!(script.contains("# parsim run in 3 shards"), "{script}");
+    assert_eq!(super::util::run_slurm_scripts(&dir, 3), Some(0));
+    let merged = std::fs::read_to_string(dir.join("merged.json")).unwrap();
+    assert_eq!(merged, ok(&[&MM1[..], &["--json"]].concat()));
+    // flags a shard cannot take, and several files, are refused before anything is written
+    let refused = |extra: &[&str], says: &str| {
+        let other = shard_dir(T, "refused");
+        let mut args = vec!["slurm", "--shards", "2", "--out", other.to_str().unwrap()];
+        args.extend(MM1);
+        args.extend(extra);
+        let (code, _, err) = call(&args);
+        assert_eq!(code, Some(2), "{extra:?}");
+        assert!(err.contains(says), "{extra:?}: {err}");
+        assert!(!other.exists(), "{extra:?}: nothing written");
+    };
+    refused(&["--precision", "0.05"], "cannot run in shards");
+    refused(&["scenarios/md1.toml"], "runs one scenario file");
+    refused(
+        &["--shard", "0/2", "--out", "x"],
+        "without --shard and --out",
+    );
+}

@@ -474,24 +474,7 @@ fn the_slurm_scripts_run_the_shards_and_merge_what_the_single_run_prints() {
     assert_eq!(code, Some(0), "{err}");
     let script = std::fs::read_to_string(dir.join("shards.sbatch")).unwrap();
     assert!(script.contains("#SBATCH --array=0-2"), "{script}");
-    // what Slurm would do: each array task, then the merge, in the working directory
-    let bash = |script: &str, task: Option<usize>| {
-        let mut c = std::process::Command::new("bash");
-        c.arg(dir.join(script)).current_dir(super::util::root());
-        if let Some(k) = task {
-            c.env("SLURM_ARRAY_TASK_ID", k.to_string());
-        }
-        let out = c.output().expect("bash runs");
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    };
-    for k in 0..3 {
-        bash("shards.sbatch", Some(k));
-    }
-    bash("merge.sbatch", None);
+    assert_eq!(super::util::run_slurm_scripts(&dir, 3), Some(0));
     let merged = std::fs::read_to_string(dir.join("merged.json")).unwrap();
     let mut single = GRID.to_vec();
     single.push("--json");

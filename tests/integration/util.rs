@@ -92,3 +92,25 @@ to = "exit"
 "#
     )
 }
+
+/// Runs the scripts `parsim slurm` wrote into `dir` as Slurm would: each of the `tasks` array
+/// tasks (which must succeed), then the merge, from the repository root; the merge's exit code.
+pub fn run_slurm_scripts(dir: &Path, tasks: usize) -> Option<i32> {
+    let bash = |script: &str, task: Option<usize>| {
+        let mut c = Command::new("bash");
+        c.arg(dir.join(script)).current_dir(root());
+        if let Some(k) = task {
+            c.env("SLURM_ARRAY_TASK_ID", k.to_string());
+        }
+        c.output().expect("bash runs")
+    };
+    for k in 0..tasks {
+        let out = bash("shards.sbatch", Some(k));
+        assert!(
+            out.status.success(),
+            "task {k}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    bash("merge.sbatch", None).status.code()
+}

@@ -184,3 +184,29 @@ fn validate_plot_draws_one_svg_per_case_and_merge_draws_the_same() {
         );
     }
 }
+
+#[test]
+fn the_slurm_scripts_of_a_validation_keep_its_report_and_exit_code() {
+    const T: &str = "the_slurm_scripts_of_a_validation_keep_its_report_and_exit_code";
+    let cases = suite(T);
+    let dir = shard_dir(T, "slurm");
+    let args = [
+        "slurm",
+        "--shards",
+        "2",
+        "--out",
+        dir.to_str().unwrap(),
+        "validate",
+        "--quick",
+        cases.to_str().unwrap(),
+    ];
+    let (code, _, err) = call(&args);
+    assert_eq!(code, Some(0), "{err}");
+    // a case without prediction makes the single run exit 1; the merge job exits 1 too and
+    // still keeps the whole table
+    let (single_code, single) = validate(&cases, &[]);
+    assert_eq!(single_code, Some(1));
+    assert_eq!(super::util::run_slurm_scripts(&dir, 2), Some(1));
+    let merged = std::fs::read_to_string(dir.join("merged.txt")).unwrap();
+    assert_eq!(merged, single);
+}
