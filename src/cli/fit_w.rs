@@ -64,11 +64,20 @@ pub fn run(args: &FitWArgs) -> anyhow::Result<ExitCode> {
         let i = ex.index_of("spmd.speedup").context("no spmd.speedup")?;
         let ci = ex.interval(i, 0.95);
 
+        let se = standard_error(&ex.replications, i)?;
+        if se == 0.0 {
+            anyhow::bail!(
+                "the simulated speedup at p = {p} is the same in every replication ({}): a \
+                 deterministic reference has no standard error to weight the fit by; give some \
+                 burst a random distribution",
+                num(ci.mean)
+            );
+        }
         obs.push(Observation {
             p,
             d: spmd.d,
             speedup: ci.mean,
-            sd: Some(standard_error(&ex.replications, i)?),
+            sd: Some(se),
         });
         half_widths.push(ci.half_width);
         base.get_or_insert(spmd);
