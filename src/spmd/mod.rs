@@ -360,6 +360,10 @@ impl Family {
             Family::Lognormal { scv } => {
                 format!("{{ dist = \"lognormal\", mean = {mean:?}, scv = {scv:?} }}")
             }
+            Family::Empirical { ref file } => format!(
+                "{{ dist = \"empirical\", file = {}, mean = {mean:?} }}",
+                toml::Value::String(file.clone())
+            ),
         }
     }
 }

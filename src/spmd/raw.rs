@@ -97,4 +97,9 @@ pub enum Family {
         /// Squared coefficient of variation.
         scv: f64,
     },
+    /// The samples of a trace file (relative to the scenario), scaled to the model's mean.
+    Empirical {
+        /// Path of the trace.
+        file: String,
+    },
 }
