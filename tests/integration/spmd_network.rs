@@ -195,3 +195,30 @@ fn show_network_prints_the_built_program() {
     assert!(text.contains("dims = [2, 2]"), "{text}");
     assert!(text.contains("spmd.speedup"), "{text}");
 }
+
+/// `analyze` on the network form shows the paper's closed form at the scenario's `w` as terms
+/// (never compared), with its BUS-AIO cycle time equal to the routed form's exact MVA.
+#[test]
+fn analyze_shows_the_closed_form_as_terms() {
+    let text = "[spmd]\np = 8\nd = 2\nw = 0.5\nr = 2\nS_par = 4.0\nS_ser = 0.1\nS0_com = 0.05\n\
+                SR_com = 0.4\nS0_io = 0.1\nSR_io = 1.0\nn_io = 1\nio = \"bus-aio\"\n";
+    let routed = parsim::predict::analyze_scenario(&scenario(text));
+    let net = parsim::predict::analyze_scenario(&scenario(&format!("{text}network = \"torus\"\n")));
+    let mva = routed
+        .predictions
+        .iter()
+        .find(|p| p.metric == "spmd.speedup" && p.method.starts_with("BUS-AIO"))
+        .expect("the routed form's MVA speedup");
+    assert!(
+        net.predictions
+            .iter()
+            .all(|p| !p.metric.starts_with("spmd."))
+    );
+    let term = net
+        .terms
+        .iter()
+        .find(|t| t.metric == "spmd.speedup" && t.method.starts_with("BUS-AIO"))
+        .expect("the closed form as a term");
+    assert!(term.method.contains("not compared") && !term.exact);
+    assert_eq!(term.value, mva.value);
+}
