@@ -104,7 +104,13 @@ pub fn analyze_scenario(sc: &crate::scenario::Scenario) -> Analysis {
             }
             a
         }
-        crate::scenario::Workload::Program(prog) => crate::program::predict::analyze(prog),
+        crate::scenario::Workload::Program(prog) => {
+            let mut a = crate::program::predict::analyze(prog);
+            if let Some(spmd) = &sc.spmd {
+                crate::spmd::analysis::closed_form_terms(spmd, &mut a);
+            }
+            a
+        }
     }
 }
 

@@ -251,7 +251,10 @@ fn replicate(sc: &Scenario, opt: &Options, warmup: u64, r: u64) -> Result<Replic
     if let Some(spmd) = &sc.spmd {
         let cycle = sc.default_metric();
         let t = values.iter().find(|(n, _)| *n == cycle).map(|v| v.1);
-        values.extend(crate::spmd::derived(spmd, t.unwrap_or(f64::NAN)));
+        values.extend(crate::spmd::derived(
+            spmd,
+            spmd.cycle_time(t.unwrap_or(f64::NAN)),
+        ));
     }
     let missing: Vec<String> = values
         .iter()

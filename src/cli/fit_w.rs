@@ -14,7 +14,8 @@ use parsim::spmd::fit::{Observation, Param, SioReading, fit};
 /// Options of `parsim fit-w`.
 #[derive(Debug, Args)]
 pub struct FitWArgs {
-    /// The reference: a scenario with [spmd] (and r), simulated at each --p.
+    /// The reference: a scenario with [spmd] (and r), simulated at each --p; with
+    /// network = "<topology>" in [spmd], the program on that explicit interconnect.
     scenario: PathBuf,
     /// The processor counts to simulate, comma-separated (at least two).
     #[arg(long, value_delimiter = ',', required = true)]
@@ -22,7 +23,8 @@ pub struct FitWArgs {
     /// Replications per point (default: the scenario's [run]).
     #[arg(long)]
     replications: Option<u32>,
-    /// Observations per replication (default: the scenario's [run]).
+    /// Observations per replication (default: the scenario's [run]); not for the network
+    /// form, which runs spmd.cycles cycles.
     #[arg(long)]
     length: Option<u64>,
 }
@@ -47,6 +49,12 @@ pub fn run(args: &FitWArgs) -> anyhow::Result<ExitCode> {
             .spmd
             .clone()
             .with_context(|| format!("{} has no [spmd]", args.scenario.display()))?;
+        if spmd.network.is_some() && args.length.is_some() {
+            anyhow::bail!(
+                "--length: the reference has network = ..., a program that runs spmd.cycles \
+                 cycles; set cycles in its [spmd] instead"
+            );
+        }
         let mut opt = Options::from_scenario(&sc);
         opt.seed = opt.seed.wrapping_add(k as u64);
         opt.replications = args.replications.unwrap_or(opt.replications);
@@ -56,11 +64,20 @@ pub fn run(args: &FitWArgs) -> anyhow::Result<ExitCode> {
         let i = ex.index_of("spmd.speedup").context("no spmd.speedup")?;
         let ci = ex.interval(i, 0.95);
 
+        let se = standard_error(&ex.replications, i)?;
+        if se == 0.0 {
+            anyhow::bail!(
+                "the simulated speedup at p = {p} is the same in every replication ({}): a \
+                 deterministic reference has no standard error to weight the fit by; give some \
+                 burst a random distribution",
+                num(ci.mean)
+            );
+        }
         obs.push(Observation {
             p,
             d: spmd.d,
             speedup: ci.mean,
-            sd: Some(standard_error(&ex.replications, i)?),
+            sd: Some(se),
         });
         half_widths.push(ci.half_width);
         base.get_or_insert(spmd);

@@ -68,7 +68,7 @@ enum Command {
     Fit(fit::FitArgs),
     /// The contention level w at which the [spmd] closed form best matches the simulated
     /// speedups of a reference scenario over a range of p (least squares, with its standard
-    /// error).
+    /// error); the reference may be an explicit interconnect (network = "mesh", "torus", ...).
     FitW(fit_w::FitWArgs),
 }
 

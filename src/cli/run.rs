@@ -214,10 +214,15 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
         if args.show_network
             && let Some(spmd) = &sc.spmd
         {
-            let tables = parsim::spmd::build::network_toml(spmd);
+            let tables = spmd.tables();
+            let what = if spmd.network.is_some() {
+                "program"
+            } else {
+                "network"
+            };
             writeln!(
                 out,
-                "# network built from [spmd] of {}{tables}",
+                "# {what} built from [spmd] of {}{tables}",
                 sc.path.display()
             )?;
         }

@@ -96,6 +96,9 @@ pub enum DistSpec {
         file: String,
         /// `"random"` or `"replay"`.
         mode: Option<String>,
+        /// Scale the samples so that their mean is this (the trace's shape with a model's
+        /// mean, as `[spmd]` uses it); default: the samples as read.
+        mean: Option<f64>,
     },
 }
 
@@ -413,7 +416,7 @@ impl DistSpec {
                     .map_err(|e| err("shape", e.to_string()))?;
                 Ok(Dist::Pareto(d, p))
             }
-            DistSpec::Empirical { file, mode } => {
+            DistSpec::Empirical { file, mode, mean } => {
                 let mode = match mode.as_deref() {
                     None | Some("random") => EmpiricalMode::Random,
                     Some("replay") => EmpiricalMode::Replay,
@@ -424,7 +427,20 @@ impl DistSpec {
                         ));
                     }
                 };
-                let samples = read_trace(&base.join(file)).map_err(|m| err("file", m))?;
+                let mut samples = read_trace(&base.join(file)).map_err(|m| err("file", m))?;
+                if let Some(target) = *mean {
+                    let target = positive("mean", target)?;
+                    let have = samples.iter().sum::<f64>() / samples.len() as f64;
+                    if have <= 0.0 {
+                        return Err(err(
+                            "mean",
+                            "the trace's samples are all 0: they cannot be scaled to a mean",
+                        ));
+                    }
+                    for x in &mut samples {
+                        *x *= target / have;
+                    }
+                }
                 Ok(Dist::Empirical(Empirical::new(samples, mode)))
             }
         }

@@ -540,6 +540,8 @@ impl<'p> Execution<'p> {
                     }
                     None => u.busy = 0,
                 }
+                // the io is done: on to the next instruction
+                self.ranks[rank as usize].pc += 1;
                 self.resume(rank);
             }
             PEvent::LinkPs { slot, generation } => {

@@ -135,7 +135,13 @@ impl Scenario {
                 }
                 names
             }
-            Workload::Program(p) => crate::program::names(p),
+            Workload::Program(p) => {
+                let mut names = crate::program::names(p);
+                if self.spmd.is_some() {
+                    names.extend(crate::spmd::DERIVED.map(str::to_owned));
+                }
+                names
+            }
         }
     }
 

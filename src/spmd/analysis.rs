@@ -132,3 +132,22 @@ pub fn analyze(m: &Spmd, cycle: &str, a: &mut Analysis) {
         "Gustafson's law, f = 1 - S_par n_io / T1",
     ));
 }
+
+/// The paper's methods beside a network-form program (`network = ...`), as terms under
+/// `spmd.cycle` and the speedup metrics, never compared with the simulation: the program
+/// replaces the `w` submodel, so no method is exact for it; each label gives the `w` used.
+pub fn closed_form_terms(m: &Spmd, a: &mut Analysis) {
+    let mut closed = Analysis::default();
+    analyze(m, "spmd.cycle", &mut closed);
+    let note = format!(
+        " [closed form at w = {}; the program replaces the w submodel: shown, not compared]",
+        m.w
+    );
+    a.terms.extend(closed.terms);
+    a.terms.extend(closed.predictions.into_iter().map(|mut p| {
+        p.method.push_str(&note);
+        p.exact = false;
+        p
+    }));
+    a.refusals.extend(closed.refusals);
+}

@@ -579,6 +579,7 @@ mod tests {
             cpu: Family::Exp,
             com: Family::Exp,
             io_dist: Family::Exp,
+            network: None,
         }
     }
 

@@ -12,9 +12,12 @@ pub mod analysis;
 pub mod build;
 pub mod fit;
 pub mod formulas;
+pub mod program;
 pub mod raw;
 
 pub use raw::{Family, Io, RawSpmd};
+
+use crate::program::raw::TopologyKind;
 
 /// Problems found: byte offset (for the line), field path, message.
 pub type Found = Vec<(Option<usize>, String, String)>;
@@ -57,7 +60,26 @@ pub struct Spmd {
     pub com: Family,
     /// I/O burst family.
     pub io_dist: Family,
+    /// The explicit interconnect that replaces the `w` submodel (`network = ...`), if any.
+    pub network: Option<Net>,
 }
+
+/// The network form of an `[spmd]` section: a rank program on an explicit interconnect
+/// ([`program`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Net {
+    /// The interconnect's shape.
+    pub kind: TopologyKind,
+    /// The process grid of the `r`-dimensional block decomposition (x fastest).
+    pub dims: Vec<u32>,
+    /// Cycles the program runs.
+    pub cycles: u32,
+    /// Per-hop latency of a link.
+    pub latency: f64,
+}
+
+/// Most cycles a network-form program may run.
+pub const MAX_CYCLES: i64 = 1_000_000;
 
 /// Largest `p` accepted: every processor of a group is a task in the simulation.
 pub const MAX_P: i64 = 100_000;
@@ -164,6 +186,7 @@ impl Spmd {
                 bad(field, problem);
             }
         }
+        let network = check_network(raw, p, at, &mut found);
         if !found.is_empty() {
             return Err(found);
         }
@@ -186,6 +209,7 @@ impl Spmd {
             cpu: family(&raw.cpu),
             com: family(&raw.com),
             io_dist: family(&raw.io_dist),
+            network,
         })
     }
 
@@ -198,6 +222,114 @@ impl Spmd {
     pub fn t1(&self) -> f64 {
         formulas::t1(self)
     }
+
+    /// The scenario tables this section builds: the network of [`build`], or with
+    /// `network = ...` the program of [`program`] (TOML).
+    pub fn tables(&self) -> String {
+        match &self.network {
+            Some(net) => program::program_toml(self, net),
+            None => build::network_toml(self),
+        }
+    }
+
+    /// The time of one cycle from the run's default metric `measured`: the network's
+    /// `class.<c>.cycle` itself, or the network form's makespan over its cycles.
+    pub fn cycle_time(&self, measured: f64) -> f64 {
+        match &self.network {
+            Some(net) => measured / f64::from(net.cycles),
+            None => measured,
+        }
+    }
+}
+
+/// Checks the fields of the network form (`network`, `cycles`, `latency`, and what the
+/// program needs of `r`, `n_io` and `SR_com`), adding problems to `found`.
+fn check_network(raw: &RawSpmd, p: u32, at: usize, found: &mut Found) -> Option<Net> {
+    let mut bad = |field: &str, message: String| {
+        found.push((Some(at), format!("spmd.{field}"), message));
+    };
+    let Some(kind) = raw.network else {
+        for (field, given) in [
+            ("cycles", raw.cycles.is_some()),
+            ("latency", raw.latency.is_some()),
+        ] {
+            if given {
+                bad(
+                    field,
+                    "belongs to the network form: give network = \"<topology>\" or leave it out"
+                        .into(),
+                );
+            }
+        }
+        return None;
+    };
+    let mut ok = true;
+    let mut bad = |field: &str, message: String| {
+        ok = false;
+        found.push((Some(at), format!("spmd.{field}"), message));
+    };
+    let r = match raw.r {
+        Some(r) if [1.0, 2.0, 3.0].contains(&r) => r as u32,
+        Some(r) => {
+            bad(
+                "r",
+                format!(
+                    "network = ... decomposes the data into an r-dimensional grid of blocks: r \
+                     must be 1, 2 or 3, got {r}"
+                ),
+            );
+            1
+        }
+        None => {
+            bad(
+                "r",
+                "network = ... needs r (1, 2 or 3), the dimensions of the block decomposition, \
+                 not g"
+                    .into(),
+            );
+            1
+        }
+    };
+    if raw.n_io.fract() != 0.0 {
+        bad(
+            "n_io",
+            format!(
+                "network = ... runs exactly n_io computation bursts per I/O burst: it must be a \
+                 whole number, got {}",
+                raw.n_io
+            ),
+        );
+    }
+    if !(raw.sr_com.is_finite() && raw.sr_com > 0.0) {
+        bad(
+            "SR_com",
+            format!(
+                "network = ... sets the link bandwidth to 2^20 / SR_com bytes per time unit: \
+                 SR_com must be > 0, got {}",
+                raw.sr_com
+            ),
+        );
+    }
+    let cycles = raw.cycles.unwrap_or(20);
+    if !(1..=MAX_CYCLES).contains(&cycles) {
+        bad(
+            "cycles",
+            format!("must be a whole number in 1..={MAX_CYCLES}, got {cycles}"),
+        );
+    }
+    let latency = raw.latency.unwrap_or(0.0);
+    if !(latency.is_finite() && latency >= 0.0) {
+        bad(
+            "latency",
+            format!("must be a finite time >= 0, got {latency}"),
+        );
+    }
+    ok.then(|| Net {
+        kind,
+        dims: program::grid(p, r),
+        cycles: cycles as u32,
+        latency,
+    })
 }
 
 impl Family {
@@ -228,6 +360,10 @@ impl Family {
             Family::Lognormal { scv } => {
                 format!("{{ dist = \"lognormal\", mean = {mean:?}, scv = {scv:?} }}")
             }
+            Family::Empirical { ref file } => format!(
+                "{{ dist = \"empirical\", file = {}, mean = {mean:?} }}",
+                toml::Value::String(file.clone())
+            ),
         }
     }
 }

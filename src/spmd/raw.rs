@@ -2,6 +2,8 @@
 
 use serde::Deserialize;
 
+use crate::program::raw::TopologyKind;
+
 /// `[spmd]`: the parameters of Cremonesi and Gennaro's Table 1, one phase.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -46,6 +48,13 @@ pub struct RawSpmd {
     pub com: Option<Family>,
     /// Distribution of I/O bursts (default exponential).
     pub io_dist: Option<Family>,
+    /// An explicit interconnect in place of the `w` submodel: the program form of
+    /// [`super::program`] (`bus`, `full`, `ring`, `mesh`, `torus`, `tree`, `fat_tree`).
+    pub network: Option<TopologyKind>,
+    /// Network form: cycles the program runs (default 20).
+    pub cycles: Option<i64>,
+    /// Network form: per-hop latency of a link (default 0).
+    pub latency: Option<f64>,
 }
 
 /// The I/O organisations of section 3.7.
@@ -87,5 +96,10 @@ pub enum Family {
     Lognormal {
         /// Squared coefficient of variation.
         scv: f64,
+    },
+    /// The samples of a trace file (relative to the scenario), scaled to the model's mean.
+    Empirical {
+        /// Path of the trace.
+        file: String,
     },
 }

@@ -175,3 +175,46 @@ fn fit_w_finds_the_contention_level_of_an_exact_reference() {
     assert_eq!(one.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&one.stderr).contains("--p: give at least two"));
 }
+
+/// The fitted `w` of `fit-w` on `reference` with `network` in place of its own, at p = 4..16.
+fn fitted_w(reference: &str, network: &str) -> (f64, f64) {
+    let text = std::fs::read_to_string(super::util::root().join(reference))
+        .unwrap()
+        .replace("network = \"torus\"", &format!("network = \"{network}\""))
+        .replace("cycles = 100", "cycles = 40");
+    let file = super::util::temp_scenario(&format!("fitw_{network}"), &text);
+    let out = parsim(&["fit-w", file.to_str().unwrap(), "--p", "4,8,16"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let line = stdout.lines().find(|l| l.starts_with("w = ")).unwrap();
+    let words: Vec<&str> = line.split_whitespace().collect();
+    (words[2].parse().unwrap(), words[4].parse().unwrap())
+}
+
+/// `fit-w` against an explicit interconnect (`network = ...`): one shared bus carries every
+/// face message, a torus gives each its own link, so the closed form's best contention level
+/// is far higher for the bus than for the torus (measured at p = 4..64, 10 x 100 cycles: 0.87
+/// and 0.13; here p = 4..16, 10 x 40 cycles).
+#[test]
+fn fit_w_ranks_a_bus_above_a_torus() {
+    let reference = "scenarios/spmd_fitw_torus.toml";
+    let (torus, torus_se) = fitted_w(reference, "torus");
+    let (bus, bus_se) = fitted_w(reference, "bus");
+    assert!((0.0..=1.0).contains(&torus) && (0.0..=1.0).contains(&bus));
+    assert!(
+        bus - torus > 3.0 * (bus_se + torus_se) && bus > 2.0 * torus,
+        "bus {bus} +- {bus_se}, torus {torus} +- {torus_se}"
+    );
+    // a deterministic reference has no standard error to weight by: refused, exit 2
+    let text = std::fs::read_to_string(super::util::root().join(reference))
+        .unwrap()
+        .replace("\nn_io = 1\n", "\nn_io = 1\ncpu = { dist = \"det\" }\n");
+    let file = super::util::temp_scenario("fitw_det", &text);
+    let out = parsim(&["fit-w", file.to_str().unwrap(), "--p", "4,8"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("same in every replication"));
+}

@@ -37,6 +37,8 @@ mod scenarios;
 mod selftest;
 /// `[spmd]`: the Cremonesi-Gennaro networks against their exact methods.
 mod spmd;
+/// `[spmd]` with `network = ...`: the program it builds and its idle-network times.
+mod spmd_network;
 /// Simulation against closed-form results, with fixed seeds and stated tolerances.
 mod statistics;
 /// `parsim sweep` and `run --set`: keys, values, grids, the seed rule.

@@ -285,3 +285,31 @@ fn show_network_prints_the_built_tables() {
     assert!(text.contains("name = \"groups_fork\""), "{text}");
     assert!(text.contains("spmd.speedup"), "{text}");
 }
+
+/// `cpu = { dist = "empirical", file = ... }`: the trace's shape with the model's mean (the
+/// samples 1, 2, 6 scaled to `S_par/p + S_ser`), read relative to the scenario file.
+#[test]
+fn empirical_bursts_take_the_model_mean_and_the_trace_shape() {
+    let dir = std::env::temp_dir().join(format!("parsim-spmd-emp-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("bursts.txt"), "1\n2\n6\n").unwrap();
+    let path = dir.join("emp.toml");
+    let text = spmd(
+        "bus-aio",
+        "p = 4\ncpu = { dist = \"empirical\", file = \"bursts.txt\" }",
+    );
+    std::fs::write(&path, text).unwrap();
+    let sc = parsim::scenario::load(&path).unwrap_or_else(|e| panic!("{e}"));
+    let want = 4.0 / 4.0 + 0.1;
+    assert!(close(mean_of(&sc, "cpu"), want), "{}", mean_of(&sc, "cpu"));
+    let net = sc.network().unwrap();
+    let st = net.stations.iter().find(|s| s.name == "cpu").unwrap();
+    let d = st.kind.service().unwrap().iter().flatten().next().unwrap();
+    // scv of 1, 2, 6: mean 3, population variance 14/3, scv 14/27
+    assert!((d.scv() - 14.0 / 27.0).abs() < 1e-12, "{}", d.scv());
+    // a trace that is missing is an error naming the field, exit 2
+    std::fs::remove_file(dir.join("bursts.txt")).unwrap();
+    let out = parsim(&["run", path.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("file"));
+}

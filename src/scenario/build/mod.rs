@@ -79,7 +79,7 @@ pub(super) fn build(mut raw: RawScenario, base: &Path) -> Result<Built, Found> {
         None
     };
     if raw.has("program") || raw.has("pipeline") {
-        return build_program(ck, raw, base, run, validate);
+        return build_program(ck, raw, base, run, validate, spmd);
     }
     for (field, given) in [
         ("topology", raw.topology.is_some()),
@@ -171,9 +171,13 @@ pub(super) fn build(mut raw: RawScenario, base: &Path) -> Result<Built, Found> {
 
 /// An `[spmd]` scenario: checks the section and puts the network it builds
 /// ([`crate::spmd::build`]) in place of the `[[class]]`, `[[station]]` and `[[route]]` tables,
-/// which the file must leave out. `None` when there were problems (added to `ck`).
+/// or with `network = ...` the program it builds ([`crate::spmd::program`]) in place of
+/// `[program]`, `[topology]` and `[[disk]]`; the file must leave those out. `None` when there
+/// were problems (added to `ck`).
 fn spmd_network(ck: &mut Checker, raw: &mut RawScenario) -> Option<crate::spmd::Spmd> {
-    for field in ["class", "station", "route", "program", "pipeline"] {
+    for field in [
+        "class", "station", "route", "program", "pipeline", "topology", "machine", "disk",
+    ] {
         if raw.has(field) {
             ck.add(
                 Some(0),
@@ -192,12 +196,15 @@ fn spmd_network(ck: &mut Checker, raw: &mut RawScenario) -> Option<crate::spmd::
             return None;
         }
     };
-    let (built, found) = super::document::read(&crate::spmd::build::network_toml(&spmd), &[]);
+    let (built, found) = super::document::read(&spmd.tables(), &[]);
     match built {
         Some(built) if found.is_empty() => {
             raw.classes = built.classes;
             raw.stations = built.stations;
             raw.routes = built.routes;
+            raw.program = built.program;
+            raw.topology = built.topology;
+            raw.disks = built.disks;
             raw.written.extend(built.written);
             Some(spmd)
         }
@@ -220,6 +227,7 @@ fn build_program(
     base: &Path,
     run: RunConfig,
     validate: ValidateConfig,
+    spmd: Option<crate::spmd::Spmd>,
 ) -> Result<Built, Found> {
     let at = raw.program.as_ref().map_or_else(
         || raw.pipeline.as_ref().map_or(0, |p| p.span().start),
@@ -290,12 +298,21 @@ fn build_program(
                 validate,
                 name: raw.name,
                 description: raw.description,
-                spmd: None,
+                spmd,
             })
         }
         Ok(_) => Err(ck.found),
         Err(found) => {
-            ck.found.extend(found);
+            // a program built from [spmd] has offsets in a text the user never wrote: point
+            // at the [spmd] section instead
+            let spmd_at = spmd
+                .is_some()
+                .then(|| raw.spmd.as_ref().map(|s| s.span().start));
+            ck.found
+                .extend(found.into_iter().map(|(at, path, message)| match spmd_at {
+                    Some(spmd_at) => (spmd_at, format!("spmd (built program) {path}"), message),
+                    None => (at, path, message),
+                }));
             ck.found.sort_by_key(|p| p.0);
             Err(ck.found)
         }

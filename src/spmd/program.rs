@@ -1,0 +1,295 @@
+//! The network form of `[spmd]` (`network = "<topology>"`): the SPMD program written as a rank
+//! program ([`crate::program`]) on an explicit interconnect, in place of the paper's `w`
+//! submodel. Like [`super::build`], the builder writes scenario tables (`[program]`,
+//! `[topology]`, `[[disk]]`) that the loader reads as if they had been written by hand, so the
+//! program gets every check of the program compiler and `parsim run --show-network` prints
+//! exactly what runs.
+//!
+//! **The program.** `p` ranks, one per node, laid on the process grid of an `r`-dimensional
+//! block decomposition ([`grid`]: `p` split into `r` factors as evenly as its prime factors
+//! allow, largest first, x fastest; the same grid is the `dims` of a mesh or torus, so grid
+//! neighbours are one link apart). Each of `cycles` cycles runs `n_io` computation bursts and
+//! one I/O burst:
+//!
+//! - the CPU burst: a `compute` of mean `S_par/p + S_ser` (the `cpu` family);
+//! - with `c > 1`, an ideal (zero-cost) barrier of the rank's group `rank / c`, the paper's
+//!   fork-join of `c` processors;
+//! - the communication burst: a nearest-neighbour exchange, for each grid dimension of more
+//!   than one rank a shift up (send to the `+1` neighbour, receive from the `-1`) then a shift
+//!   down; periodic (every rank exchanges both faces) on a `torus` or `ring`, open on every
+//!   other kind (the ranks at a grid edge send or receive only);
+//! - the I/O burst, per organisation: SIO, an ideal barrier of all ranks, rank 0 at the disk,
+//!   a barrier again; BUS-AIO, each group's first rank at the one disk (between barriers of its
+//!   group when `c > 1`); CLU-AIO likewise with `d` disk units, each serving `p/(c d)`
+//!   consecutive groups. The disk time has mean `T_io` of eq. 14 (the `io_dist` family).
+//!
+//! **Costs from the paper's parameters.** `g(p)` is the volume, in MB (2^20 bytes), that an
+//! interior rank exchanges per communication burst, as the BTIO scenarios read it: each of its
+//! `2r` face messages carries `g(p) 2^20 / (2r)` bytes (the `com` family draws each size with
+//! that mean), a link moves `2^20 / SR_com` bytes per time unit, and each message pays the
+//! startup `S0_com / (2r)` (cut-through switching, FCFS links, `latency` per hop, default 0).
+//! On an idle network an interior rank's burst then costs `S0_com + g(p) SR_com` plus the hops'
+//! latency: the paper's communication time at `w = 0`. Contention, and the waiting for
+//! neighbours that the paper's independent groups never do, come from the simulation. The
+//! number of computation bursts per I/O burst is exactly `n_io` (a whole number), where the
+//! paper's network draws it geometrically.
+
+use std::fmt::Write as _;
+
+use super::formulas::{cpu_mean, t_io};
+use super::{Io, Net, Spmd};
+use crate::program::raw::TopologyKind;
+
+/// Bytes in one unit of `g(p)` (a MB).
+pub const MB: f64 = 1_048_576.0;
+
+/// The disk's bytes per I/O burst: the disk's bandwidth is set so that they take `T_io`.
+const IO_BYTES: f64 = 16_777_216.0;
+
+/// The process grid of `p` ranks in `r` dimensions: the prime factors of `p`, largest first,
+/// each given to the dimension with the smallest product so far; sorted largest first.
+pub fn grid(p: u32, r: u32) -> Vec<u32> {
+    let mut dims = vec![1u32; r.max(1) as usize];
+    let mut factors = Vec::new();
+    let mut n = p;
+    let mut f = 2;
+    while f * f <= n {
+        while n.is_multiple_of(f) {
+            factors.push(f);
+            n /= f;
+        }
+        f += 1;
+    }
+    if n > 1 {
+        factors.push(n);
+    }
+    for f in factors.into_iter().rev() {
+        let smallest = (0..dims.len()).min_by_key(|&i| dims[i]).unwrap_or(0);
+        dims[smallest] *= f;
+    }
+    dims.sort_unstable_by(|a, b| b.cmp(a));
+    dims
+}
+
+/// The name of a topology kind in a scenario file.
+pub fn kind_name(kind: TopologyKind) -> &'static str {
+    match kind {
+        TopologyKind::Bus => "bus",
+        TopologyKind::Full => "full",
+        TopologyKind::Ring => "ring",
+        TopologyKind::Mesh => "mesh",
+        TopologyKind::Torus => "torus",
+        TopologyKind::Tree => "tree",
+        TopologyKind::FatTree => "fat_tree",
+    }
+}
+
+/// Whether the decomposition wraps around (every rank has both neighbours in each dimension).
+fn periodic(kind: TopologyKind) -> bool {
+    matches!(kind, TopologyKind::Torus | TopologyKind::Ring)
+}
+
+/// The rank's neighbour one step along dimension `k` (stride `stride`, size `n`) in direction
+/// `up` (true: `+1`), as a program expression; on an open grid it exists only where
+/// [`edge`] is false.
+pub fn neighbour(stride: u32, n: u32, up: bool, wrap: bool) -> String {
+    let c = format!("rank / {stride} % {n}");
+    match (up, wrap) {
+        (true, true) => format!("rank + (({c} + 1) % {n} - {c}) * {stride}"),
+        (false, true) => format!("rank + (({c} + {} - 1) % {n} - {c}) * {stride}", n),
+        (true, false) => format!("rank + {stride}"),
+        (false, false) => format!("rank - {stride}"),
+    }
+}
+
+/// The condition (a program expression) that the rank has no neighbour in direction `up` of
+/// dimension `k` on an open grid.
+pub fn edge(stride: u32, n: u32, up: bool) -> String {
+    if up {
+        format!("rank / {stride} % {n} == {}", n - 1)
+    } else {
+        format!("rank / {stride} % {n} == 0")
+    }
+}
+
+/// The bytes of one face message: `g(p) 2^20 / (2r)`.
+pub fn face_bytes(m: &Spmd, net: &Net) -> f64 {
+    m.g * MB / (2.0 * net.dims.len() as f64)
+}
+
+/// The program, topology and disk tables of the network form of `m` (TOML).
+pub fn program_toml(m: &Spmd, net: &Net) -> String {
+    let mut t = String::new();
+    let r = net.dims.len() as f64;
+    let _ = writeln!(t, "\n[program]\nranks = {}\nreport_each = false", m.p);
+    // the communication burst
+    let bytes = m.com.spec(face_bytes(m, net));
+    let wrap = periodic(net.kind);
+    let mut exchange = Vec::new();
+    let mut stride = 1;
+    for (k, &n) in net.dims.iter().enumerate() {
+        if n > 1 {
+            for (j, up) in [true, false].into_iter().enumerate() {
+                let tag = 2 * k + j;
+                let to = neighbour(stride, n, up, wrap);
+                let from = neighbour(stride, n, !up, wrap);
+                if wrap {
+                    exchange.push(format!(
+                        "{{ kind = \"sendrecv\", to = \"{to}\", from = \"{from}\", bytes = {bytes}, tag = {tag} }}"
+                    ));
+                } else {
+                    let (last, first) = (edge(stride, n, up), edge(stride, n, !up));
+                    exchange.push(format!(
+                        "{{ kind = \"sendrecv\", when = \"!({last}) && !({first})\", to = \"{to}\", from = \"{from}\", bytes = {bytes}, tag = {tag} }}"
+                    ));
+                    exchange.push(format!(
+                        "{{ kind = \"send\", when = \"{first}\", to = \"{to}\", bytes = {bytes}, tag = {tag} }}"
+                    ));
+                    exchange.push(format!(
+                        "{{ kind = \"recv\", when = \"{last}\", from = \"{from}\", tag = {tag} }}"
+                    ));
+                }
+            }
+        }
+        stride *= n;
+    }
+    let group = format!("rank / {}", m.c);
+    let group_barrier =
+        format!("{{ kind = \"barrier\", algorithm = \"ideal\", group = \"{group}\" }}");
+    let mut burst = vec![format!(
+        "{{ kind = \"compute\", time = {} }}",
+        m.cpu.spec(cpu_mean(m))
+    )];
+    if m.c > 1 {
+        burst.push(group_barrier.clone());
+    }
+    burst.extend(exchange);
+    // the I/O burst
+    let io_bytes = m.io_dist.spec(IO_BYTES);
+    let mut cycle = vec![format!(
+        "{{ kind = \"repeat\", times = {}, body = [\n    {},\n  ] }}",
+        m.n_io,
+        burst.join(",\n    ")
+    )];
+    let io = |when: &str, unit: &str| {
+        format!(
+            "{{ kind = \"io\", disk = \"io\", when = \"{when}\", unit = \"{unit}\", bytes = {io_bytes} }}"
+        )
+    };
+    let disks = match m.io {
+        Io::Sio => {
+            let all = "{ kind = \"barrier\", algorithm = \"ideal\" }".to_owned();
+            cycle.extend([all.clone(), io("rank == 0", "0"), all]);
+            1
+        }
+        Io::BusAio | Io::CluAio => {
+            let (disks, unit) = if m.io == Io::BusAio {
+                (1, "0".to_owned())
+            } else {
+                (m.d, format!("{group} / {}", m.groups() / m.d))
+            };
+            if m.c > 1 {
+                cycle.push(group_barrier.clone());
+            }
+            cycle.push(io(&format!("rank % {} == 0", m.c), &unit));
+            if m.c > 1 {
+                cycle.push(group_barrier);
+            }
+            disks
+        }
+    };
+    let _ = writeln!(
+        t,
+        "\n[[program.op]]\nkind = \"repeat\"\ntimes = {}\nbody = [\n  {},\n]",
+        net.cycles,
+        cycle.join(",\n  ")
+    );
+    let _ = writeln!(t, "\n[topology]\nkind = \"{}\"", kind_name(net.kind));
+    if matches!(net.kind, TopologyKind::Mesh | TopologyKind::Torus) {
+        let dims: Vec<String> = net.dims.iter().map(u32::to_string).collect();
+        let _ = writeln!(t, "dims = [{}]", dims.join(", "));
+    }
+    let _ = writeln!(
+        t,
+        "bandwidth = {:?}\nlatency = {:?}\nstartup = {:?}",
+        MB / m.sr_com,
+        net.latency,
+        m.s0_com / (2.0 * r)
+    );
+    let _ = writeln!(
+        t,
+        "\n[[disk]]\nname = \"io\"\ncount = {disks}\nbandwidth = {:?}",
+        IO_BYTES / t_io(m)
+    );
+    t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::program::expr::{Env, Expr};
+    use crate::topology::{Shape, Topology};
+
+    #[test]
+    fn grids_are_balanced() {
+        assert_eq!(grid(64, 3), [4, 4, 4]);
+        assert_eq!(grid(64, 2), [8, 8]);
+        assert_eq!(grid(9, 3), [3, 3, 1]);
+        assert_eq!(grid(12, 2), [4, 3]);
+        assert_eq!(grid(7, 2), [7, 1]);
+        assert_eq!(grid(1, 3), [1, 1, 1]);
+        assert_eq!(grid(16, 1), [16]);
+    }
+
+    fn eval(text: &str, rank: u32, p: u32) -> i64 {
+        let e = Expr::parse(text, &[]).unwrap();
+        e.eval(&Env {
+            rank: i64::from(rank),
+            ranks: i64::from(p),
+            node: i64::from(rank),
+            loops: &[],
+        })
+        .unwrap()
+    }
+
+    /// For r = 1, 2, 3 on a torus and a mesh, every rank's neighbours are the ranks whose grid
+    /// coordinates differ by one in one dimension (wrapping on the torus), and one link away on
+    /// the topology of the same dims; on the mesh the edge conditions hold exactly at the grid's
+    /// faces.
+    #[test]
+    fn neighbours_are_one_link_apart() {
+        for (p, r) in [(8u32, 1u32), (12, 2), (16, 2), (27, 3), (64, 3)] {
+            let dims = grid(p, r);
+            for wrap in [true, false] {
+                let topo = Topology::new(
+                    Shape::Grid {
+                        dims: dims.clone(),
+                        wrap,
+                    },
+                    p,
+                )
+                .unwrap();
+                let mut stride = 1;
+                for &n in &dims {
+                    for rank in 0..p {
+                        let c = rank / stride % n;
+                        for up in [true, false] {
+                            let at_edge = eval(&edge(stride, n, up), rank, p) != 0;
+                            assert_eq!(at_edge, if up { c == n - 1 } else { c == 0 });
+                            if !wrap && at_edge {
+                                continue;
+                            }
+                            let to = eval(&neighbour(stride, n, up, wrap), rank, p) as u32;
+                            let want_c = if up { (c + 1) % n } else { (c + n - 1) % n };
+                            assert_eq!(to, rank - c * stride + want_c * stride);
+                            if n > 1 {
+                                assert_eq!(topo.distance(rank, to), 1, "p {p} r {r} rank {rank}");
+                            }
+                        }
+                    }
+                    stride *= n;
+                }
+            }
+        }
+    }
+}
