@@ -270,7 +270,7 @@ fn station_predictions(
 
 /// The SCV of the merged external arrival stream, `sum_i (lambda_i / lambda) c_i^2` over the
 /// sources (exact for one source; the superposition rule of Whitt's QNA otherwise).
-fn arrival_scv(net: &Network) -> f64 {
+pub(super) fn arrival_scv(net: &Network) -> f64 {
     let sources: Vec<(f64, f64)> = net
         .stations
         .iter()
