@@ -253,3 +253,46 @@ fn deterministic_branches_move_in_lockstep_and_their_maximum_is_one_md1_queue() 
                 .ends_with("FCFS station \"b0\" has SCV 0, not exponential")
     );
 }
+
+#[test]
+fn a_demand_given_directly_is_visits_times_an_exponential_mean_from_the_routing() {
+    // Poisson 0.5 into q, which sends 2/3 of its departures back: 3 visits per job, so
+    // demand 0.6 means exponential service of mean 0.2 per visit.
+    let sc = super::util::scenario(
+        r#"
+[[class]]
+name = "jobs"
+
+[[station]]
+name = "arrivals"
+kind = "source"
+class = "jobs"
+interarrival = { dist = "exp", rate = 0.5 }
+
+[[station]]
+name = "q"
+kind = "fcfs"
+demand = 0.6
+
+[[route]]
+class = "jobs"
+from = "arrivals"
+to = "q"
+
+[[route]]
+class = "jobs"
+from = "q"
+branches = [{ to = "q", p = 0.6666666666666666 }, { to = "exit", p = 0.3333333333333334 }]
+"#,
+    );
+    let net = sc.network().unwrap();
+    let service = net.stations[1].kind.service().unwrap()[0].as_ref().unwrap();
+    assert!(service.is_exponential());
+    assert!((service.mean() - 0.2).abs() < 1e-12, "{}", service.mean());
+    let a = analyze(net);
+    let d = a.demands.iter().find(|d| d.station == "q").unwrap();
+    assert!((d.visits - 3.0).abs() < 1e-12 && (d.demand - 0.6).abs() < 1e-12);
+    // M/M/1 per visit at rho = 0.5 * 0.6: the job's response is D / (1 - rho).
+    let r = prediction(&a, "class.jobs.response", "M/M/1");
+    assert!((r.value - 0.6 / 0.7).abs() < 1e-9, "{r:?}");
+}
