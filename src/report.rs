@@ -315,11 +315,11 @@ pub fn pct(v: f64) -> String {
     }
 }
 
-/// Quotes a CSV field when it needs it.
-pub fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_owned()
+/// A CSV error as the I/O error it wraps (the `From` the `csv` crate provides hides its kind),
+/// so that a closed pipe is recognised as one; any other CSV error as an I/O error of its own.
+pub fn csv_io_error(e: csv::Error) -> std::io::Error {
+    match e.into_kind() {
+        csv::ErrorKind::Io(io) => io,
+        other => std::io::Error::other(format!("writing CSV: {other:?}")),
     }
 }

@@ -8,14 +8,18 @@
 //! tolerance the case declares (`tolerance`, or `tolerances` per method), judged with the
 //! interval: *within tolerance* when the whole interval of the error lies within it, *outside
 //! tolerance* when the whole interval lies beyond it, *undecided* when the interval straddles
-//! it. A case where no method predicts any compared metric is a finding, *no prediction*,
+//! it. A bound's error is measured from the simulated mean to the side it lies beyond (zero
+//! between the bounds). A case where no method predicts any compared metric is a finding, *no prediction*,
 //! unless it declares `expect_prediction = false`.
 //!
 //! A failed test of an exact statement is confirmed on a second, independent experiment before
 //! it stands (see [`validate`]): with a hundred comparisons at 99%, about one fails by chance in
 //! every suite run, and a validation that cries wolf that often is not read.
 
+pub mod markdown;
 pub mod plot;
+pub mod record;
+pub mod table;
 
 use serde::{Deserialize, Serialize};
 
@@ -81,26 +85,40 @@ impl Verdict {
         }
     }
 
-    /// The word printed in tables.
+    /// Every verdict.
+    pub const ALL: [Verdict; 10] = [
+        Verdict::Agree,
+        Verdict::Disagree,
+        Verdict::Imprecise,
+        Verdict::WithinBounds,
+        Verdict::WithinTolerance,
+        Verdict::OutsideTolerance,
+        Verdict::Undecided,
+        Verdict::Reported,
+        Verdict::NoPrediction,
+        Verdict::NoPredictionExpected,
+    ];
+
+    /// The verdict's word, the same in every output (table, Markdown, CSV, JSON).
     pub fn label(self) -> &'static str {
         match self {
             Verdict::Agree => "agree",
-            Verdict::Disagree => "DISAGREE",
+            Verdict::Disagree => "disagree",
             Verdict::Imprecise => "imprecise",
-            Verdict::WithinTolerance => "within tolerance",
-            Verdict::OutsideTolerance => "OUTSIDE TOLERANCE",
+            Verdict::WithinTolerance => "within_tolerance",
+            Verdict::OutsideTolerance => "outside_tolerance",
             Verdict::Undecided => "undecided",
-            Verdict::NoPrediction => "NO PREDICTION",
-            Verdict::NoPredictionExpected => "no prediction (expected)",
+            Verdict::NoPrediction => "no_prediction",
+            Verdict::NoPredictionExpected => "no_prediction_expected",
             Verdict::Reported => "reported",
-            Verdict::WithinBounds => "within bounds",
+            Verdict::WithinBounds => "within_bounds",
         }
     }
 }
 
-/// One row of a validation report. Read back (from a shard file), a `null` number is NaN:
-/// JSON writes every non-finite number as `null`.
+/// One row of a validation report. JSON and CSV write it as a flat [`record::ComparisonRecord`].
 #[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(into = "record::ComparisonRecord", from = "record::ComparisonRecord")]
 pub struct Comparison {
     /// Case (scenario) name.
     pub case: String,
@@ -111,22 +129,19 @@ pub struct Comparison {
     /// Exact or approximation.
     pub exact: bool,
     /// Analytic value.
-    #[serde(deserialize_with = "nan_if_null")]
     pub analytic: f64,
     /// Simulated mean.
-    #[serde(deserialize_with = "nan_if_null")]
     pub simulated: f64,
     /// Half-width of its 99% interval.
-    #[serde(deserialize_with = "nan_if_null")]
-    pub half_width: f64,
-    /// For a bound: `[lower, upper]` (then `analytic` is their midpoint).
+    pub half_width_99: f64,
+    /// For a bound: `[lower, upper]` (then `analytic` is their midpoint, which JSON and CSV do
+    /// not write).
     pub bounds: Option<[f64; 2]>,
-    /// `(analytic - simulated) / simulated`.
-    #[serde(deserialize_with = "nan_if_null")]
+    /// `(analytic - simulated) / simulated`; for a bound, from the side the simulated mean lies
+    /// beyond (zero when it lies between the bounds).
     pub relative_error: f64,
-    /// Half-width of the relative error's interval (first order).
-    #[serde(deserialize_with = "nan_if_null")]
-    pub relative_error_half_width: f64,
+    /// Half-width of the relative error's 99% interval (first order).
+    pub relative_error_half_width_99: f64,
     /// The verdict.
     pub verdict: Verdict,
     /// Replications used.
@@ -134,11 +149,6 @@ pub struct Comparison {
     /// When the first experiment disagreed and the case was run again on independent streams
     /// (see [`validate`]): the first experiment. The fields above then describe the second.
     pub first_run: Option<FirstRun>,
-}
-
-/// Reads a number that JSON may have written as `null` (NaN, infinities) as NaN.
-fn nan_if_null<'de, D: serde::Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
-    Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))
 }
 
 /// How hard to try.
@@ -153,14 +163,12 @@ pub enum Effort {
 }
 
 /// The first experiment of a comparison that was run again (see [`validate`]).
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct FirstRun {
     /// Simulated mean of the first experiment.
-    #[serde(deserialize_with = "nan_if_null")]
     pub simulated: f64,
     /// Half-width of its 99% interval.
-    #[serde(deserialize_with = "nan_if_null")]
-    pub half_width: f64,
+    pub half_width_99: f64,
     /// Replications it used.
     pub replications: u64,
 }
@@ -301,7 +309,7 @@ impl Plan {
                     Comparison {
                         first_run: Some(FirstRun {
                             simulated: f.simulated,
-                            half_width: f.half_width,
+                            half_width_99: f.half_width_99,
                             replications: f.replications,
                         }),
                         ..s
@@ -333,10 +341,10 @@ impl Plan {
             exact: false,
             analytic: f64::NAN,
             simulated: f64::NAN,
-            half_width: f64::NAN,
+            half_width_99: f64::NAN,
             bounds: None,
             relative_error: f64::NAN,
-            relative_error_half_width: f64::NAN,
+            relative_error_half_width_99: f64::NAN,
             verdict: if sc.validate.expects_no_prediction {
                 Verdict::NoPredictionExpected
             } else {
@@ -385,6 +393,14 @@ fn compare_bound(sc: &Scenario, ex: &Experiment, b: &Bound) -> Result<Comparison
     let ci = ex.interval(i, LEVEL);
     let outside = ci.mean + ci.half_width < b.lower || ci.mean - ci.half_width > b.upper;
     let mid = 0.5 * (b.lower + b.upper);
+    // the error is measured to the side the mean lies beyond: zero between the bounds
+    let side = if ci.mean < b.lower {
+        b.lower
+    } else if ci.mean > b.upper {
+        b.upper
+    } else {
+        ci.mean
+    };
     Ok(Comparison {
         case: sc.name.clone(),
         metric: b.metric.clone(),
@@ -393,9 +409,9 @@ fn compare_bound(sc: &Scenario, ex: &Experiment, b: &Bound) -> Result<Comparison
         analytic: mid,
         bounds: Some([b.lower, b.upper]),
         simulated: ci.mean,
-        half_width: ci.half_width,
-        relative_error: (mid - ci.mean) / ci.mean,
-        relative_error_half_width: (mid / ci.mean).abs() * ci.relative_half_width(),
+        half_width_99: ci.half_width,
+        relative_error: (side - ci.mean) / ci.mean,
+        relative_error_half_width_99: (side / ci.mean).abs() * ci.relative_half_width(),
         verdict: if outside {
             Verdict::Disagree
         } else {
@@ -439,9 +455,9 @@ fn compare(
         analytic: p.value,
         bounds: None,
         simulated: ci.mean,
-        half_width: ci.half_width,
+        half_width_99: ci.half_width,
         relative_error: rel,
-        relative_error_half_width: rel_hw,
+        relative_error_half_width_99: rel_hw,
         verdict,
         replications: ci.replications,
         first_run: None,
@@ -547,6 +563,43 @@ mod tests {
         .expect("valid scenario");
         let rows = plan.judge(&declared).expect("nothing runs");
         assert_eq!(rows[0].verdict, Verdict::NoPredictionExpected);
+    }
+
+    #[test]
+    fn a_bounds_error_is_the_distance_to_the_side_the_mean_lies_beyond() {
+        let sc = parse(MM1, Path::new("mm1.toml")).expect("valid scenario");
+        let ex = Experiment {
+            metrics: vec!["class.jobs.response".into()],
+            replications: vec![vec![2.0], vec![2.2], vec![1.8], vec![2.0]],
+            warmup: replicate::WarmupReport {
+                observations: 0,
+                method: "fixed",
+                at_limit: false,
+            },
+            events: 0,
+            precision_met: None,
+        };
+        let bound = |lower, upper| Bound {
+            metric: "class.jobs.response".into(),
+            method: "claimed bounds".into(),
+            lower,
+            upper,
+        };
+        let within = compare_bound(&sc, &ex, &bound(1.0, 3.0)).expect("compared");
+        assert_eq!(within.verdict, Verdict::WithinBounds);
+        assert_eq!(within.relative_error, 0.0);
+        let below = compare_bound(&sc, &ex, &bound(0.5, 1.0)).expect("compared");
+        assert_eq!(below.verdict, Verdict::Disagree);
+        assert!((below.relative_error - (1.0 - 2.0) / 2.0).abs() < 1e-12);
+        let above = compare_bound(&sc, &ex, &bound(2.5, 9.0)).expect("compared");
+        assert!((above.relative_error - 0.25).abs() < 1e-12);
+    }
+
+    #[test]
+    fn verdict_words_are_the_json_words() {
+        for v in Verdict::ALL {
+            assert_eq!(serde_json::to_value(v).expect("serialises"), v.label());
+        }
     }
 
     #[test]

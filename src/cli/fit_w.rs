@@ -70,7 +70,7 @@ pub fn run(args: &FitWArgs) -> anyhow::Result<ExitCode> {
     let w = &fitted.estimates[0];
     println!(
         "{:>6} {:>12} {:>12} {:>12} {:>12}",
-        "p", "simulated", "95% CI +-", "closed form", "at w given"
+        "p", "simulated", "half_width_95", "closed form", "at w given"
     );
     for ((o, s), hw) in fitted.residuals.iter().zip(&half_widths) {
         let given = parsim::spmd::fit::model_speedup(&base, SioReading::Draining, o.p, o.d);

@@ -156,7 +156,9 @@ impl Format {
             Format::Csv => {
                 // as io errors, so that a closed pipe is recognised and ends quietly
                 let mut w = csv::Writer::from_writer(out);
-                report.write_csv(&mut w)?;
+                report
+                    .write_csv(&mut w)
+                    .map_err(parsim::report::csv_io_error)?;
                 w.flush()
             }
             Format::Json => Ok(()),

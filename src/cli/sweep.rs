@@ -29,8 +29,9 @@ VALUES:
   0..1:lin5         5 points evenly spaced
 
 Output: CSV on stdout, one row per point, metric and analytic method, with columns: the varied
-keys, metric, method, exact, analytic, simulated, half_width_95, replications, relative_error,
-verdict (verdicts by `parsim validate`'s rules, on the 99% interval). Each point's streams are
+keys, metric, method, exact, analytic (or lower_bound and upper_bound for bounds), simulated,
+half_width_95, replications, relative_error, verdict (verdicts by `parsim validate`'s rules, on
+the 99% interval, in its words: agree, within_bounds, ...). Each point's streams are
 keyed by the seed and its assignments: `parsim run --set` of the same values gives the same
 numbers.";
 
@@ -82,13 +83,17 @@ pub struct OutputArgs {
     pub json: bool,
     /// Also draw SVG pictures into DIR: for one key, each predicted metric's simulated mean
     /// with its 95% band and every method's curve; for two keys on a grid, heat maps of the
-    /// simulated mean and of each method's relative error.
+    /// simulated mean and of each method's relative error (or, with --plot-lines, curves).
     #[arg(long, value_name = "DIR")]
     pub plot: Option<PathBuf>,
     /// A metric to draw with --plot (repeatable; default: every metric some analytic method
     /// predicts).
     #[arg(long, value_name = "METRIC", requires = "plot")]
     pub plot_metric: Vec<String>,
+    /// Draw a grid of two keys as line charts instead of heat maps: the first key along x,
+    /// one curve per value of the second (e.g. a distribution family or a server count).
+    #[arg(long, requires = "plot")]
+    pub plot_lines: bool,
 }
 
 impl OutputArgs {
@@ -102,7 +107,12 @@ impl OutputArgs {
         }
         out.flush()?;
         if let Some(dir) = &self.plot {
-            let files = plot::write(report, dir, &self.plot_metric)?;
+            let style = if self.plot_lines {
+                plot::Style::Lines
+            } else {
+                plot::Style::HeatMaps
+            };
+            let files = plot::write(report, dir, &self.plot_metric, style)?;
             eprintln!("parsim: {} pictures in {}", files.len(), dir.display());
             if files.is_empty() {
                 eprintln!(

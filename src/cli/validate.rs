@@ -1,19 +1,19 @@
 //! `parsim validate`.
 
 use std::io::Write as _;
-
-use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::Args;
 
-use parsim::report::{csv_field, num, pct};
 use parsim::scenario::Scenario;
 use parsim::shard::Shard;
 use parsim::shard::validate::{CaseResult, Settings, ValidateShard, fingerprint};
-use parsim::validate::{Comparison, Effort, LEVEL, Verdict, validate};
+use parsim::validate::markdown::markdown;
+use parsim::validate::record;
+use parsim::validate::table::table;
+use parsim::validate::{Comparison, Effort, Verdict, validate};
 
 /// Options of `parsim validate`.
 #[derive(Debug, Args)]
@@ -27,13 +27,15 @@ pub struct ValidateArgs {
     /// until every exact prediction's metric meets the target or max_replications is spent.
     #[arg(long)]
     full: bool,
-    /// Print JSON.
+    /// Print JSON: one object per comparison, with the fields the CSV columns name.
     #[arg(long, conflicts_with = "csv")]
     json: bool,
-    /// Print CSV.
+    /// Print CSV: one row per comparison (case, metric, method, exact, analytic, lower_bound,
+    /// upper_bound, simulated, half_width_99, relative_error, relative_error_half_width_99,
+    /// verdict, replications, first_simulated, first_half_width_99, first_replications).
     #[arg(long)]
     csv: bool,
-    /// Also write a Markdown report to this file.
+    /// Also write a Markdown report to this file (the table's columns and verdict words).
     #[arg(long)]
     report: Option<PathBuf>,
     /// Also draw one SVG per case into DIR: each metric's simulated mean with its 99% interval
@@ -201,44 +203,17 @@ impl Output {
     /// `--allow-outside-tolerance`, a case with no prediction it did not declare).
     pub fn emit(&self, cases: &[CaseResult]) -> anyhow::Result<ExitCode> {
         let rows: Vec<Comparison> = cases.iter().flat_map(|c| c.rows.clone()).collect();
+        let mut out = std::io::stdout().lock();
         if self.json {
-            writeln!(
-                std::io::stdout(),
-                "{}",
-                serde_json::to_string_pretty(&rows)?
-            )?;
+            record::write_json(&rows, out)?;
         } else if self.csv {
-            writeln!(
-                std::io::stdout(),
-                "case,metric,method,exact,analytic,simulated,half_width_99,relative_error,verdict,replications,first_simulated,first_half_width_99"
-            )?;
-            for r in &rows {
-                let (first_mean, first_hw) =
-                    r.first_run.map_or((String::new(), String::new()), |f| {
-                        (f.simulated.to_string(), f.half_width.to_string())
-                    });
-                writeln!(
-                    std::io::stdout(),
-                    "{},{},{},{},{},{},{},{},{},{},{},{}",
-                    csv_field(&r.case),
-                    r.metric,
-                    csv_field(&r.method),
-                    r.exact,
-                    r.analytic,
-                    r.simulated,
-                    r.half_width,
-                    r.relative_error,
-                    r.verdict.label(),
-                    r.replications,
-                    first_mean,
-                    first_hw
-                )?;
-            }
+            record::write_csv(&rows, out)?;
         } else {
-            write!(std::io::stdout(), "{}", table(&rows))?;
+            write!(out, "{}", table(&rows))?;
         }
         if let Some(path) = &self.report {
-            write_markdown(path, &rows)?;
+            std::fs::write(path, markdown(&rows))
+                .with_context(|| format!("writing {}", path.display()))?;
         }
         if let Some(dir) = &self.plot {
             let files = parsim::validate::plot::write(&rows, dir)?;
@@ -254,129 +229,4 @@ impl Output {
             ExitCode::SUCCESS
         })
     }
-}
-
-fn summary(rows: &[Comparison]) -> String {
-    let count = |v: Verdict| rows.iter().filter(|r| r.verdict == v).count();
-    let worst = rows
-        .iter()
-        .filter(|r| r.exact)
-        .map(|r| r.relative_error.abs())
-        .fold(0.0, f64::max);
-    let tests = rows
-        .iter()
-        .filter(|r| r.exact || r.bounds.is_some())
-        .count();
-    let rerun: Vec<&Comparison> = rows.iter().filter(|r| r.first_run.is_some()).collect();
-    let confirmed = rerun
-        .iter()
-        .filter(|r| r.verdict == Verdict::Disagree)
-        .count();
-    let comparisons = rows.iter().filter(|r| r.replications > 0).count();
-    format!(
-        "{} comparisons: {} agree, {} disagree, {} imprecise, {} within bounds; approximations: {} within tolerance, {} outside tolerance, {} undecided, {} reported; {} cases with no prediction ({} expected); worst |relative error| of an exact prediction {}\n\
-         first experiments: {} of {} tests at 99% disagreed (about {:.1} expected by chance if every formula is right); rerun on independent streams, {} confirmed",
-        comparisons,
-        count(Verdict::Agree),
-        count(Verdict::Disagree),
-        count(Verdict::Imprecise),
-        count(Verdict::WithinBounds),
-        count(Verdict::WithinTolerance),
-        count(Verdict::OutsideTolerance),
-        count(Verdict::Undecided),
-        count(Verdict::Reported),
-        count(Verdict::NoPrediction) + count(Verdict::NoPredictionExpected),
-        count(Verdict::NoPredictionExpected),
-        pct(worst),
-        rerun.len(),
-        tests,
-        tests as f64 * (1.0 - LEVEL),
-        confirmed
-    )
-}
-
-/// The verdict, marked when it comes from a second experiment after the first disagreed.
-fn verdict(r: &Comparison) -> String {
-    match r.first_run {
-        Some(f) => format!(
-            "{} on rerun (first experiment {} +- {} disagreed)",
-            r.verdict.label(),
-            num(f.simulated),
-            num(f.half_width)
-        ),
-        None => r.verdict.label().to_string(),
-    }
-}
-
-/// The analytic column: the value, or `[lower, upper]` for a bound.
-fn analytic(r: &Comparison) -> String {
-    match r.bounds {
-        Some([lo, hi]) => format!("[{}, {}]", num(lo), num(hi)),
-        None => num(r.analytic),
-    }
-}
-
-fn table(rows: &[Comparison]) -> String {
-    let mut s = String::new();
-    let cw = rows.iter().map(|r| r.case.len()).max().unwrap_or(4).max(4);
-    let mw = rows
-        .iter()
-        .map(|r| r.metric.len())
-        .max()
-        .unwrap_or(6)
-        .max(6);
-    let _ = writeln!(
-        s,
-        "{:<cw$}  {:<mw$}  {:>22}  {:>24}  {:>18}  {:<16}  method",
-        "case", "metric", "analytic", "simulated +- 99% CI", "rel. error", "verdict"
-    );
-    // A rerun's verdict is long; it goes last so the columns stay aligned.
-    for r in rows {
-        let sim = format!("{} +- {}", num(r.simulated), num(r.half_width));
-        let err = format!(
-            "{} +- {}",
-            pct(r.relative_error),
-            pct(r.relative_error_half_width)
-        );
-        let _ = writeln!(
-            s,
-            "{:<cw$}  {:<mw$}  {:>22}  {:>24}  {:>18}  {:<16}  {}{}",
-            r.case,
-            r.metric,
-            analytic(r),
-            sim,
-            err,
-            r.verdict.label(),
-            r.method,
-            if r.first_run.is_some() {
-                format!("  [{}]", verdict(r))
-            } else {
-                String::new()
-            }
-        );
-    }
-    let _ = writeln!(s, "{}", summary(rows));
-    s
-}
-
-fn write_markdown(path: &Path, rows: &[Comparison]) -> anyhow::Result<()> {
-    let mut s = String::from("# parsim validation report\n\n");
-    let _ = writeln!(s, "{}\n", summary(rows));
-    s += "| case | metric | method | analytic | simulated ± 99% CI | relative error | verdict |\n|---|---|---|---|---|---|---|\n";
-    for r in rows {
-        let _ = writeln!(
-            s,
-            "| {} | `{}` | {} | {} | {} ± {} | {} ± {} | {} |",
-            r.case,
-            r.metric,
-            r.method,
-            analytic(r),
-            num(r.simulated),
-            num(r.half_width),
-            pct(r.relative_error),
-            pct(r.relative_error_half_width),
-            verdict(r)
-        );
-    }
-    std::fs::write(path, s).with_context(|| format!("writing {}", path.display()))
 }

@@ -181,6 +181,32 @@ fn both(pair: (Option<f64>, Option<f64>), names: (&str, &str)) -> Result<(f64, f
 pub const TIME_BOUNDS: (f64, f64) = (1e-100, 1e100);
 
 impl DistSpec {
+    /// Exponential with this mean.
+    pub fn exp(mean: f64) -> DistSpec {
+        DistSpec::Exp {
+            mean: Some(mean),
+            rate: None,
+        }
+    }
+
+    /// A constant time.
+    pub fn det(value: f64) -> DistSpec {
+        DistSpec::Det {
+            value: Some(value),
+            mean: None,
+        }
+    }
+
+    /// Erlang with `k` phases and this total mean.
+    pub fn erlang(k: i64, mean: f64) -> DistSpec {
+        DistSpec::Erlang { k, mean }
+    }
+
+    /// Balanced-means hyperexponential with this mean and squared coefficient of variation.
+    pub fn h2(mean: f64, scv: f64) -> DistSpec {
+        DistSpec::H2 { mean, scv }
+    }
+
     /// Checks the parameters and builds the distribution. `base` is the directory that
     /// relative trace paths are resolved against.
     ///

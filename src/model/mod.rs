@@ -2,13 +2,15 @@
 //!
 //! A [`Network`] is stations, job classes and per-class routing, all referring to each other by
 //! index ([`StationId`], [`ClassId`]). It is plain data, checked once when it is built from a
-//! scenario ([`crate::scenario`]); the simulator ([`crate::engine`]) and the analytic solvers
+//! scenario ([`crate::scenario`]) or by a [`NetworkBuilder`] (with the same checks); the simulator ([`crate::engine`]) and the analytic solvers
 //! ([`crate::analytic`]) both read it.
 
+pub mod builder;
 pub mod estimates;
 mod routing;
 mod traffic;
 
+pub use builder::{NetworkBuilder, NetworkError};
 pub(crate) use routing::pick;
 pub use routing::{Routing, Rule, Target};
 pub use traffic::{TrafficError, visits};

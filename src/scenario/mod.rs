@@ -284,6 +284,33 @@ pub fn parse_with(
     }
 }
 
+/// Checks a scenario given as its parts rather than as text (what
+/// [`crate::model::NetworkBuilder`] assembles) with exactly the checks a file gets, and names
+/// it `name`. The problems carry no line; the field paths count elements in the order given.
+pub fn from_raw(raw: raw::RawScenario, name: &str) -> Result<Scenario, Vec<Problem>> {
+    let text_hash = crate::provenance::text_hash(&format!("{raw:?}"));
+    let built = build::build(raw, Path::new(".")).map_err(|found| {
+        found
+            .into_iter()
+            .map(|(_, path, message)| Problem {
+                line: None,
+                path,
+                message,
+            })
+            .collect::<Vec<_>>()
+    })?;
+    Ok(Scenario {
+        path: PathBuf::from(name),
+        name: built.name.unwrap_or_else(|| name.to_owned()),
+        description: built.description.unwrap_or_default(),
+        workload: built.workload,
+        run: built.run,
+        validate: built.validate,
+        spmd: built.spmd,
+        text_hash,
+    })
+}
+
 /// The start of every line of a text, to turn byte offsets into line numbers in `O(log n)`.
 struct LineIndex {
     starts: Vec<usize>,

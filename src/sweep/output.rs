@@ -7,13 +7,18 @@ use std::io::Write;
 use serde::{Deserialize, Serialize};
 
 use super::{Layout, PointResult};
+use crate::report::csv_io_error;
 
-/// The columns after the varied keys.
-pub const COLUMNS: [&str; 9] = [
+/// The columns after the varied keys, named as `parsim validate`'s
+/// ([`crate::validate::record::ComparisonRecord`]) except for the interval's level: a sweep
+/// reports the 95% interval `parsim run` reports.
+pub const COLUMNS: [&str; 11] = [
     "metric",
     "method",
     "exact",
     "analytic",
+    "lower_bound",
+    "upper_bound",
     "simulated",
     "half_width_95",
     "replications",
@@ -40,8 +45,9 @@ pub struct SweepReport {
 
 impl SweepReport {
     /// Writes the tidy CSV: a header, then one record per point and row; empty fields where a
-    /// metric has no prediction.
-    pub fn write_csv<W: Write>(&self, out: W) -> csv::Result<()> {
+    /// metric has no prediction, and a bound's row has its sides instead of an analytic value.
+    /// Errors are I/O errors, so that a closed pipe is recognised as one.
+    pub fn write_csv<W: Write>(&self, out: W) -> std::io::Result<()> {
         let mut w = csv::Writer::from_writer(out);
         let header: Vec<&str> = self
             .keys
@@ -49,7 +55,7 @@ impl SweepReport {
             .map(String::as_str)
             .chain(COLUMNS)
             .collect();
-        w.write_record(&header)?;
+        w.write_record(&header).map_err(csv_io_error)?;
         let opt = |v: Option<f64>| v.map(|v| v.to_string()).unwrap_or_default();
         for p in &self.points {
             for r in &p.rows {
@@ -58,23 +64,103 @@ impl SweepReport {
                     r.metric.clone(),
                     r.method.clone().unwrap_or_default(),
                     r.exact.map(|e| e.to_string()).unwrap_or_default(),
-                    opt(r.analytic),
+                    opt(r.analytic.filter(|_| r.bounds.is_none())),
+                    opt(r.bounds.map(|[lo, _]| lo)),
+                    opt(r.bounds.map(|[_, hi]| hi)),
                     r.simulated.to_string(),
                     r.half_width_95.to_string(),
                     r.replications.to_string(),
                     opt(r.relative_error),
                     r.verdict.map(|v| v.label().to_owned()).unwrap_or_default(),
                 ]);
-                w.write_record(&record)?;
+                w.write_record(&record).map_err(csv_io_error)?;
             }
         }
-        w.flush()?;
-        Ok(())
+        w.flush()
     }
 
     /// Writes the report as pretty JSON, ending with a newline.
     pub fn write_json<W: Write>(&self, mut out: W) -> std::io::Result<()> {
         serde_json::to_writer_pretty(&mut out, self)?;
         writeln!(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sweep::Row;
+    use crate::validate::Verdict;
+
+    #[test]
+    fn the_csv_speaks_validates_vocabulary_and_round_trips_awkward_names() {
+        let bound = Row {
+            metric: "class.jobs.cycle".into(),
+            method: Some("asymptotic bounds, \"ABA\"".into()),
+            exact: Some(false),
+            analytic: Some(1.5),
+            bounds: Some([1.0, 2.0]),
+            simulated: 1.4,
+            half_width_95: 0.1,
+            replications: 5,
+            relative_error: Some(0.0),
+            verdict: Some(Verdict::WithinBounds),
+        };
+        let report = SweepReport {
+            scenario: "s".into(),
+            file: "s.toml".into(),
+            keys: vec!["class.jobs.population".into()],
+            fixed: Vec::new(),
+            layout: Layout::Grid,
+            points: vec![PointResult {
+                index: 0,
+                values: vec!["4".into()],
+                seed: 1,
+                events: 10,
+                rows: vec![bound],
+            }],
+        };
+        let mut out = Vec::new();
+        report.write_csv(&mut out).expect("written");
+        let mut reader = csv::Reader::from_reader(out.as_slice());
+        let header = reader.headers().expect("a header").clone();
+        let record = reader.records().next().expect("one row").expect("readable");
+        let field = |name: &str| &record[header.iter().position(|h| h == name).expect(name)];
+        assert_eq!(field("method"), "asymptotic bounds, \"ABA\"");
+        assert_eq!(field("analytic"), "", "a bound has no analytic value");
+        assert_eq!((field("lower_bound"), field("upper_bound")), ("1", "2"));
+        assert_eq!(field("verdict"), "within_bounds");
+        // every column but the interval's (95% here, 99% in validate) is one of validate's
+        let validate_fields = csv_header_of_validate();
+        for column in COLUMNS.iter().filter(|c| **c != "half_width_95") {
+            assert!(validate_fields.contains(&(*column).to_owned()), "{column}");
+        }
+    }
+
+    /// The header `parsim validate --csv` writes.
+    fn csv_header_of_validate() -> Vec<String> {
+        let row = crate::validate::Comparison {
+            case: "c".into(),
+            metric: "m".into(),
+            method: "x".into(),
+            exact: true,
+            analytic: 1.0,
+            simulated: 1.0,
+            half_width_99: 0.0,
+            bounds: None,
+            relative_error: 0.0,
+            relative_error_half_width_99: 0.0,
+            verdict: Verdict::Agree,
+            replications: 2,
+            first_run: None,
+        };
+        let mut out = Vec::new();
+        crate::validate::record::write_csv(&[row], &mut out).expect("written");
+        csv::Reader::from_reader(out.as_slice())
+            .headers()
+            .expect("a header")
+            .iter()
+            .map(str::to_owned)
+            .collect()
     }
 }

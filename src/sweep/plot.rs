@@ -9,7 +9,10 @@
 //! - Two keys on a grid: for each such metric, a heat map of the simulated mean
 //!   (`<metric>.simulated.svg`) and one of each method's signed relative error
 //!   (`<metric>.<method>.error.svg`, red where the formula is above the simulation, blue below):
-//!   the picture that says where a formula can be trusted.
+//!   the picture that says where a formula can be trusted. Each map has a colour scale.
+//! - Two keys on a grid drawn as [`Style::Lines`]: for each metric, the first key along x and
+//!   one curve per value of the second (its simulated mean and band, and each method's curve in
+//!   the same colour, dashed; drawn once in black where it does not depend on the second key).
 //!
 //! Axis labels carry the metric's name; x values that are not numbers are drawn at their
 //! positions.
@@ -69,6 +72,16 @@ pub enum PlotError {
     },
 }
 
+/// How a sweep of two keys on a grid is drawn.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Style {
+    /// Heat maps of the simulated mean and of each method's relative error.
+    #[default]
+    HeatMaps,
+    /// Line charts: the first key along x, one curve per value of the second.
+    Lines,
+}
+
 /// Checks, before a sweep runs, that its pictures can be drawn: one key, a zip, or two keys
 /// on a grid.
 pub fn check_shape(layout: Layout, keys: usize) -> Result<(), PlotError> {
@@ -79,11 +92,12 @@ pub fn check_shape(layout: Layout, keys: usize) -> Result<(), PlotError> {
 }
 
 /// Writes the pictures of `metrics` (none: every metric some method predicts) into `dir`
-/// (created if needed); returns their files.
+/// (created if needed), a grid of two keys drawn in `style`; returns their files.
 pub fn write(
     report: &SweepReport,
     dir: &Path,
     metrics: &[String],
+    style: Style,
 ) -> Result<Vec<PathBuf>, PlotError> {
     check_shape(report.layout, report.keys.len())?;
     let measured = |m: &String| {
@@ -101,13 +115,21 @@ pub fn write(
         metrics.to_vec()
     };
     let two_d = report.layout == Layout::Grid && report.keys.len() == 2;
+    let series = if two_d && style == Style::Lines {
+        series_of(report)
+    } else {
+        vec![Series {
+            label: None,
+            points: (0..report.points.len()).collect(),
+        }]
+    };
     std::fs::create_dir_all(dir).map_err(|source| PlotError::Directory {
         dir: dir.to_owned(),
         source,
     })?;
     let mut files = Vec::new();
     for metric in metrics {
-        if two_d {
+        if two_d && style == Style::HeatMaps {
             let file = dir.join(format!("{}.simulated.svg", file_part(&metric)));
             let title = format!("{metric}: simulated mean");
             let simulated = cell_values(report, &metric, |_| true, |r| Some(r.simulated));
@@ -126,7 +148,7 @@ pub fn write(
                     file_part(&metric),
                     file_part(&method)
                 ));
-                let title = format!("{metric}: relative error of {method}");
+                let title = format!("{metric}: relative error of {}", short(&method));
                 let of_method = |r: &Row| r.method.as_deref() == Some(method.as_str());
                 let errors = cell_values(report, &metric, of_method, |r| r.relative_error);
                 let percent = |v: f64| format!("{:+.1}%", 100.0 * v);
@@ -135,8 +157,19 @@ pub fn write(
             }
         } else {
             let file = dir.join(format!("{}.svg", file_part(&metric)));
-            curves(report, &file, &metric)?;
+            curves(report, &file, &metric, &series)?;
             files.push(file);
+            if two_d {
+                for method in methods(report, &metric, false) {
+                    let file = dir.join(format!(
+                        "{}.{}.error.svg",
+                        file_part(&metric),
+                        file_part(&method)
+                    ));
+                    error_lines(report, &file, &metric, &method, &series)?;
+                    files.push(file);
+                }
+            }
         }
     }
     Ok(files)
@@ -185,17 +218,6 @@ pub(crate) fn file_part(s: &str) -> String {
         .collect()
 }
 
-/// The x coordinate of every point along the first key: its value when every value is a
-/// number, else its position.
-fn positions(report: &SweepReport, axis: usize) -> Vec<f64> {
-    let numbers: Option<Vec<f64>> = report
-        .points
-        .iter()
-        .map(|p| p.values[axis].parse::<f64>().ok())
-        .collect();
-    numbers.unwrap_or_else(|| (0..report.points.len()).map(|i| i as f64).collect())
-}
-
 /// A range around `values`, padded by 5% (or by 1 when they are all equal).
 pub(crate) fn padded(values: impl Iterator<Item = f64>) -> std::ops::Range<f64> {
     let (lo, hi) = values
@@ -218,63 +240,281 @@ pub(crate) fn draw_error(file: &Path) -> impl Fn(String) -> PlotError + '_ {
     }
 }
 
-/// One metric along one key: the simulated band and mean, and each method's curve.
-fn curves(report: &SweepReport, file: &Path, metric: &str) -> Result<(), PlotError> {
-    let fail = draw_error(file);
-    let xs = positions(report, 0);
-    let simulated: Vec<(f64, f64, f64)> = report
+/// Some of a sweep's points drawn as one curve: all of them, or those sharing a value of the
+/// second key (`label`, `KEY=VALUE`).
+struct Series {
+    /// The legend's suffix, if the picture has several series.
+    label: Option<String>,
+    /// Indices into the report's points, in sweep order.
+    points: Vec<usize>,
+}
+
+/// One series per value of the second key, in order of first appearance.
+fn series_of(report: &SweepReport) -> Vec<Series> {
+    let mut series: Vec<(String, Vec<usize>)> = Vec::new();
+    for (i, p) in report.points.iter().enumerate() {
+        match series.iter_mut().find(|(v, _)| v == &p.values[1]) {
+            Some((_, points)) => points.push(i),
+            None => series.push((p.values[1].clone(), vec![i])),
+        }
+    }
+    series
+        .into_iter()
+        .map(|(value, points)| Series {
+            label: Some(format!("{}={value}", report.keys[1])),
+            points,
+        })
+        .collect()
+}
+
+/// A method's name up to its first comma or semicolon: what a legend or title has room for
+/// (file names keep the whole name).
+fn short(method: &str) -> &str {
+    method
+        .split([',', ';'])
+        .next()
+        .map_or(method, str::trim_end)
+}
+
+/// The x coordinate of every point: its first value when every first value is a number, else
+/// the position of that value among the distinct first values.
+fn positions(report: &SweepReport) -> Vec<f64> {
+    let numbers: Option<Vec<f64>> = report
         .points
         .iter()
-        .zip(&xs)
-        .filter_map(|(p, &x)| {
-            let r = p.rows.iter().find(|r| r.metric == metric)?;
-            Some((x, r.simulated, r.half_width_95))
-        })
+        .map(|p| p.values[0].parse::<f64>().ok())
         .collect();
-    // each method's points: (x, value) or, for bounds, (x, lower) and (x, upper)
-    let curve = |method: &str, at: fn(&Row) -> Option<f64>| -> Curve {
+    numbers.unwrap_or_else(|| {
+        let mut seen: Vec<&str> = Vec::new();
         report
             .points
             .iter()
-            .zip(&xs)
-            .filter_map(|(p, &x)| {
-                let r = p
+            .map(|p| {
+                let v = p.values[0].as_str();
+                let at = seen.iter().position(|s| *s == v).unwrap_or_else(|| {
+                    seen.push(v);
+                    seen.len() - 1
+                });
+                at as f64
+            })
+            .collect()
+    })
+}
+
+/// One series' simulated points `(x, mean, 95% half-width)` of `metric`.
+fn simulated_points(
+    report: &SweepReport,
+    xs: &[f64],
+    series: &Series,
+    metric: &str,
+) -> Vec<(f64, f64, f64)> {
+    series
+        .points
+        .iter()
+        .filter_map(|&i| {
+            let r = report.points[i].rows.iter().find(|r| r.metric == metric)?;
+            Some((xs[i], r.simulated, r.half_width_95))
+        })
+        .collect()
+}
+
+/// One series' curve of `method` for `metric`: `at` of its row at every point that has one.
+fn method_curve(
+    report: &SweepReport,
+    xs: &[f64],
+    series: &Series,
+    metric: &str,
+    method: &str,
+    at: fn(&Row) -> Option<f64>,
+) -> Curve {
+    series
+        .points
+        .iter()
+        .filter_map(|&i| {
+            let r = report.points[i]
+                .rows
+                .iter()
+                .find(|r| r.metric == metric && r.method.as_deref() == Some(method))?;
+            Some((xs[i], at(r)?))
+        })
+        .collect()
+}
+
+/// How a line of a chart is drawn.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Stroke {
+    /// A solid line with a dot at each point (a simulated mean).
+    Measured,
+    /// A solid line (a method's curve).
+    Solid,
+    /// A dashed line (a method's curve beside several series).
+    Dashed,
+    /// A thin dashed line (a bound).
+    Bound,
+}
+
+/// One line of a chart, with its 95% band if it has one.
+struct Line {
+    /// Its legend entry; none for the second line of a pair of bounds.
+    label: Option<String>,
+    /// Its colour.
+    colour: RGBColor,
+    /// How it is drawn.
+    stroke: Stroke,
+    /// Its points `(x, y)`.
+    points: Curve,
+    /// Its band: `(x, half-width)` at each point, drawn around `points`.
+    band: Option<Vec<f64>>,
+}
+
+/// One metric along the first key: for each series its simulated band and mean and each
+/// method's curve; bounds, dashed, when there is one series.
+fn curves(
+    report: &SweepReport,
+    file: &Path,
+    metric: &str,
+    series: &[Series],
+) -> Result<(), PlotError> {
+    let xs = positions(report);
+    let several = series.len() > 1;
+    let colour_of = |i: usize| {
+        if several {
+            PALETTE[i % PALETTE.len()]
+        } else {
+            SIMULATED
+        }
+    };
+    let mut lines = Vec::new();
+    for (i, s) in series.iter().enumerate() {
+        let simulated = simulated_points(report, &xs, s, metric);
+        let suffix = s
+            .label
+            .as_ref()
+            .map(|l| format!(", {l}"))
+            .unwrap_or_default();
+        lines.push(Line {
+            label: Some(format!("simulated mean{suffix}")),
+            colour: colour_of(i),
+            stroke: Stroke::Measured,
+            points: simulated.iter().map(|&(x, m, _)| (x, m)).collect(),
+            band: Some(simulated.iter().map(|&(_, _, h)| h).collect()),
+        });
+    }
+    // each method once where every series gives the same curve (in black beside several
+    // series), else once per series in its colour
+    for (k, method) in methods(report, metric, false).into_iter().enumerate() {
+        let per_series: Vec<Curve> = series
+            .iter()
+            .map(|s| method_curve(report, &xs, s, metric, &method, |r| r.analytic))
+            .collect();
+        let name = short(&method);
+        if !several || per_series.windows(2).all(|w| w[0] == w[1]) {
+            let (colour, stroke) = if several {
+                (BLACK, Stroke::Dashed)
+            } else {
+                (PALETTE[k % PALETTE.len()], Stroke::Solid)
+            };
+            lines.push(Line {
+                label: Some(name.to_owned()),
+                colour,
+                stroke,
+                points: per_series.into_iter().next().unwrap_or_default(),
+                band: None,
+            });
+        } else {
+            for (i, (s, points)) in series.iter().zip(per_series).enumerate() {
+                let label = s.label.as_deref().unwrap_or_default();
+                lines.push(Line {
+                    label: Some(format!("{name}, {label}")),
+                    colour: colour_of(i),
+                    stroke: Stroke::Dashed,
+                    points,
+                    band: None,
+                });
+            }
+        }
+    }
+    if !several {
+        for (i, method) in methods(report, metric, true).into_iter().enumerate() {
+            let colour = PALETTE[(PALETTE.len() - 1 - i) % PALETTE.len()];
+            let lower: fn(&Row) -> Option<f64> = |r| r.bounds.map(|b| b[0]);
+            let upper: fn(&Row) -> Option<f64> = |r| r.bounds.map(|b| b[1]);
+            let label = format!("{} (lower, upper)", short(&method));
+            for (at, label) in [(lower, Some(label)), (upper, None)] {
+                lines.push(Line {
+                    label,
+                    colour,
+                    stroke: Stroke::Bound,
+                    points: method_curve(report, &xs, &series[0], metric, &method, at),
+                    band: None,
+                });
+            }
+        }
+    }
+    let title = format!("{metric} against {}", report.keys[0]);
+    draw_lines(report, file, &title, metric, &xs, &lines)
+}
+
+/// Each method's signed relative error `(analytic - simulated) / simulated` for `metric`
+/// along the first key, one line per series with its 95% band (from the simulated
+/// interval): how far the formula is from each series' simulation.
+fn error_lines(
+    report: &SweepReport,
+    file: &Path,
+    metric: &str,
+    method: &str,
+    series: &[Series],
+) -> Result<(), PlotError> {
+    let xs = positions(report);
+    let mut lines = Vec::new();
+    for (i, s) in series.iter().enumerate() {
+        let (points, band): (Curve, Vec<f64>) = s
+            .points
+            .iter()
+            .filter_map(|&p| {
+                let r = report.points[p]
                     .rows
                     .iter()
                     .find(|r| r.metric == metric && r.method.as_deref() == Some(method))?;
-                Some((x, at(r)?))
+                let (a, m) = (r.analytic?, r.simulated);
+                let error = r.relative_error?;
+                Some(((xs[p], error), (a / m).abs() * r.half_width_95 / m.abs()))
             })
-            .collect()
-    };
-    let analytic: Vec<(String, Curve)> = methods(report, metric, false)
-        .into_iter()
-        .map(|m| {
-            let c = curve(&m, |r| r.analytic);
-            (m, c)
+            .unzip();
+        lines.push(Line {
+            label: s.label.clone(),
+            colour: PALETTE[i % PALETTE.len()],
+            stroke: Stroke::Measured,
+            points,
+            band: Some(band),
+        });
+    }
+    let title = format!("{metric}: relative error of {}", short(method));
+    draw_lines(report, file, &title, "relative error", &xs, &lines)
+}
+
+/// Draws `lines` against the first key into `file`.
+fn draw_lines(
+    report: &SweepReport,
+    file: &Path,
+    title: &str,
+    y_desc: &str,
+    xs: &[f64],
+    lines: &[Line],
+) -> Result<(), PlotError> {
+    let fail = draw_error(file);
+    let ys = lines.iter().flat_map(|l| {
+        l.points.iter().enumerate().flat_map(move |(i, &(_, y))| {
+            let h = l.band.as_ref().map_or(0.0, |b| b[i]);
+            [y - h, y + h]
         })
-        .collect();
-    let bounds: Vec<(String, [Curve; 2])> = methods(report, metric, true)
-        .into_iter()
-        .map(|m| {
-            let lower = curve(&m, |r| r.bounds.map(|b| b[0]));
-            let upper = curve(&m, |r| r.bounds.map(|b| b[1]));
-            (m, [lower, upper])
-        })
-        .collect();
-    let ys = simulated
-        .iter()
-        .flat_map(|&(_, m, h)| [m - h, m + h])
-        .chain(analytic.iter().flat_map(|(_, c)| c.iter().map(|p| p.1)));
+    });
     let y_range = padded(ys);
     let x_range = padded(xs.iter().copied());
-
     let root = SVGBackend::new(file, SIZE).into_drawing_area();
     root.fill(&WHITE).map_err(|e| fail(e.to_string()))?;
     let mut chart = ChartBuilder::on(&root)
-        .caption(
-            format!("{metric} against {}", report.keys[0]),
-            ("sans-serif", 20),
-        )
+        .caption(title, ("sans-serif", 20))
         .margin(12)
         .x_label_area_size(45)
         .y_label_area_size(80)
@@ -291,61 +531,67 @@ fn curves(report: &SweepReport, file: &Path, metric: &str) -> Result<(), PlotErr
     chart
         .configure_mesh()
         .x_desc(report.keys[0].as_str())
-        .y_desc(metric)
+        .y_desc(y_desc)
         .x_label_formatter(&x_tick)
         .draw()
         .map_err(|e| fail(e.to_string()))?;
-    let band: Vec<(f64, f64)> = simulated
-        .iter()
-        .map(|&(x, m, h)| (x, m + h))
-        .chain(simulated.iter().rev().map(|&(x, m, h)| (x, m - h)))
-        .collect();
-    chart
-        .draw_series(std::iter::once(Polygon::new(band, SIMULATED.mix(0.2))))
-        .map_err(|e| fail(e.to_string()))?
-        .label("simulated, 95% interval")
-        .legend(|(x, y)| {
-            Rectangle::new([(x, y - 5), (x + 20, y + 5)], SIMULATED.mix(0.2).filled())
-        });
-    chart
-        .draw_series(LineSeries::new(
-            simulated.iter().map(|&(x, m, _)| (x, m)),
-            SIMULATED.stroke_width(2),
-        ))
-        .map_err(|e| fail(e.to_string()))?
-        .label("simulated mean")
-        .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], SIMULATED.stroke_width(2)));
-    chart
-        .draw_series(
-            simulated
+    let one_band = lines.iter().filter(|l| l.band.is_some()).count() == 1;
+    for line in lines {
+        let colour = line.colour;
+        if let Some(band) = &line.band {
+            let outline: Vec<(f64, f64)> = line
+                .points
                 .iter()
-                .map(|&(x, m, _)| Circle::new((x, m), 3, SIMULATED.filled())),
-        )
-        .map_err(|e| fail(e.to_string()))?;
-    for (i, (method, points)) in analytic.into_iter().enumerate() {
-        let colour = PALETTE[i % PALETTE.len()];
-        chart
-            .draw_series(LineSeries::new(points, colour.stroke_width(2)))
-            .map_err(|e| fail(e.to_string()))?
-            .label(method)
-            .legend(move |(x, y)| {
-                PathElement::new(vec![(x, y), (x + 20, y)], colour.stroke_width(2))
-            });
-    }
-    for (i, (method, [lower, upper])) in bounds.into_iter().enumerate() {
-        let colour = PALETTE[(PALETTE.len() - 1 - i) % PALETTE.len()];
-        chart
-            .draw_series(DashedLineSeries::new(lower, 6, 4, colour.stroke_width(1)))
-            .map_err(|e| fail(e.to_string()))?
-            .label(format!("{method} (lower, upper)"))
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], colour));
-        chart
-            .draw_series(DashedLineSeries::new(upper, 6, 4, colour.stroke_width(1)))
-            .map_err(|e| fail(e.to_string()))?;
+                .zip(band)
+                .map(|(&(x, y), h)| (x, y + h))
+                .chain(
+                    line.points
+                        .iter()
+                        .zip(band)
+                        .rev()
+                        .map(|(&(x, y), h)| (x, y - h)),
+                )
+                .collect();
+            let fill = colour.mix(0.2);
+            let drawn = chart
+                .draw_series(std::iter::once(Polygon::new(outline, fill)))
+                .map_err(|e| fail(e.to_string()))?;
+            if one_band {
+                drawn
+                    .label("simulated, 95% interval")
+                    .legend(move |(x, y)| {
+                        Rectangle::new([(x, y - 5), (x + 20, y + 5)], fill.filled())
+                    });
+            }
+        }
+        let width = if line.stroke == Stroke::Bound { 1 } else { 2 };
+        let style = colour.stroke_width(width);
+        let drawn = match line.stroke {
+            Stroke::Dashed | Stroke::Bound => chart
+                .draw_series(DashedLineSeries::new(line.points.clone(), 8, 4, style))
+                .map_err(|e| fail(e.to_string()))?,
+            Stroke::Solid | Stroke::Measured => chart
+                .draw_series(LineSeries::new(line.points.clone(), style))
+                .map_err(|e| fail(e.to_string()))?,
+        };
+        if let Some(label) = &line.label {
+            drawn
+                .label(label)
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], style));
+        }
+        if line.stroke == Stroke::Measured {
+            chart
+                .draw_series(
+                    line.points
+                        .iter()
+                        .map(|&p| Circle::new(p, 3, colour.filled())),
+                )
+                .map_err(|e| fail(e.to_string()))?;
+        }
     }
     chart
         .configure_series_labels()
-        .position(legend_place(&simulated))
+        .position(legend_place(lines.first().map_or(&[][..], |l| &l.points)))
         .background_style(WHITE.mix(0.85))
         .border_style(BLACK)
         .draw()
@@ -354,9 +600,9 @@ fn curves(report: &SweepReport, file: &Path, metric: &str) -> Result<(), PlotErr
 }
 
 /// Where the legend hides the least: below a rising curve, above a falling one.
-fn legend_place(simulated: &[(f64, f64, f64)]) -> SeriesLabelPosition {
-    match (simulated.first(), simulated.last()) {
-        (Some(first), Some(last)) if last.1 >= first.1 => SeriesLabelPosition::LowerRight,
+fn legend_place(first: &[(f64, f64)]) -> SeriesLabelPosition {
+    match (first.first(), first.last()) {
+        (Some(a), Some(b)) if b.1 >= a.1 => SeriesLabelPosition::LowerRight,
         _ => SeriesLabelPosition::UpperRight,
     }
 }
@@ -447,9 +693,17 @@ fn heat_map(
     };
     let root = SVGBackend::new(file, SIZE).into_drawing_area();
     root.fill(&WHITE).map_err(|e| fail(e.to_string()))?;
+    let root = root
+        .titled(title, ("sans-serif", 18))
+        .map_err(|e| fail(e.to_string()))?;
+    let (map_area, scale_area) = root.split_horizontally(SIZE.0 - 110);
+    let scale = match shade {
+        Shade::Signed => -hi..hi,
+        Shade::Range => lo..hi,
+    };
+    colour_scale(&scale_area, scale, &colour, show).map_err(|e| fail(e.to_string()))?;
     let (nx, ny) = (xl.len() as f64, yl.len() as f64);
-    let mut chart = ChartBuilder::on(&root)
-        .caption(title, ("sans-serif", 20))
+    let mut chart = ChartBuilder::on(&map_area)
         .margin(12)
         .x_label_area_size(45)
         .y_label_area_size(80)
@@ -499,4 +753,41 @@ fn heat_map(
             .map_err(|e| fail(e.to_string()))?;
     }
     root.present().map_err(|e| fail(e.to_string()))
+}
+
+/// A vertical colour scale over `range` (values coloured by `colour`, ticks written by `show`)
+/// in `area`; nothing when the range is empty or not finite (no known value).
+fn colour_scale<DB: DrawingBackend>(
+    area: &DrawingArea<DB, plotters::coord::Shift>,
+    range: std::ops::Range<f64>,
+    colour: &dyn Fn(f64) -> RGBColor,
+    show: fn(f64) -> String,
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+    if !(range.start.is_finite() && range.end.is_finite()) || range.end <= range.start {
+        return Ok(());
+    }
+    let mut chart = ChartBuilder::on(area)
+        .margin_top(40)
+        .margin_bottom(57)
+        .margin_right(8)
+        .y_label_area_size(70)
+        .build_cartesian_2d(0.0..1.0, range.clone())?;
+    chart
+        .configure_mesh()
+        .disable_mesh()
+        .disable_x_axis()
+        .y_labels(7)
+        .y_label_style(("sans-serif", 12))
+        .y_label_formatter(&|v| show(*v))
+        .draw()?;
+    const STEPS: usize = 100;
+    let step = (range.end - range.start) / STEPS as f64;
+    chart.draw_series((0..STEPS).map(|k| {
+        let from = range.start + k as f64 * step;
+        Rectangle::new(
+            [(0.0, from), (1.0, from + step)],
+            colour(from + step / 2.0).filled(),
+        )
+    }))?;
+    Ok(())
 }

@@ -162,8 +162,10 @@ impl Topology {
         w
     }
 
-    /// The next hop from `at` towards node `dst`, or `None` at `dst`.
-    #[inline]
+    /// The next hop from `at` towards node `dst`, or `None` at `dst`. Inlined: it is the
+    /// rank-program engine's per-hop routing, and a call returning the `Option<Hop>` through
+    /// memory cost about a third of it.
+    #[inline(always)]
     pub fn next(&self, at: u32, dst: u32) -> Option<Hop> {
         if at == dst {
             return None;
@@ -255,6 +257,7 @@ impl Topology {
 
     /// Tree routing: vertex ids are levels stacked (nodes first); the link from vertex `v` to
     /// its parent is `2v` (up), from the parent to `v` is `2v + 1` (down).
+    #[inline(never)]
     fn tree_next(&self, arity: u32, at: u32, dst: u32) -> Hop {
         let a = u64::from(arity);
         let (at, dst) = (u64::from(at), u64::from(dst));
@@ -300,7 +303,7 @@ fn coords(dims: &[u32], node: u32) -> Vec<u32> {
 
 impl Topology {
     /// Dimension-order routing on a mesh or torus: fix x, then y, then z.
-    #[inline]
+    #[inline(always)]
     fn grid_next(&self, dims: &[u32], wrap: bool, at: u32, dst: u32) -> Hop {
         let (ca, cb) = (&self.coords[at as usize], &self.coords[dst as usize]);
         let mut stride = 1;

@@ -37,7 +37,7 @@ fn columns<'a>(rows: &[&'a Comparison]) -> Vec<Column<'a>> {
             None => {
                 cols.push(Column {
                     metric: &r.metric,
-                    half_width: r.half_width / r.simulated.abs(),
+                    half_width: r.half_width_99 / r.simulated.abs(),
                     methods: Vec::new(),
                 });
                 cols.last_mut().expect("just pushed")

@@ -285,8 +285,39 @@ fn plots_draw_curves_for_one_key_and_heat_maps_for_two() {
         ],
     );
     let heat = std::fs::read_to_string(two.join("class.jobs.response.M_M_1.error.svg")).unwrap();
-    assert_eq!(heat.matches("<rect").count() - 1, 4, "one cell per point");
+    // the background, one cell per point, and the colour scale's 100 steps
+    assert_eq!(
+        heat.matches("<rect").count(),
+        1 + 4 + 100,
+        "one cell per point"
+    );
     assert!(two.join("class.jobs.response.simulated.svg").exists());
+    let lines = dir.join("lines");
+    sweep(
+        T,
+        &[
+            "--vary",
+            &format!("{RATE}=0.3,0.6"),
+            "--vary",
+            "station.q.service.mean=0.5,1",
+            "--plot",
+            lines.to_str().unwrap(),
+            "--plot-lines",
+        ],
+    );
+    let chart = std::fs::read_to_string(lines.join("class.jobs.response.svg")).unwrap();
+    for label in [
+        "simulated mean, station.q.service.mean=0.5",
+        "simulated mean, station.q.service.mean=1",
+        // M/M/1 depends on the service mean: one curve per series
+        "M/M/1, station.q.service.mean=0.5",
+    ] {
+        assert!(chart.contains(label), "{label} not drawn");
+    }
+    let errors =
+        std::fs::read_to_string(lines.join("class.jobs.response.M_M_1.error.svg")).unwrap();
+    assert!(errors.contains("relative error of M/M/1"));
+    assert_eq!(errors.matches("<polygon").count(), 2, "one band per series");
     let file = mm1(T);
     let (code, _, err) = call(&[
         "sweep",

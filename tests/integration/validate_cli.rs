@@ -22,7 +22,7 @@ fn the_quick_suite_on_two_cases_agrees_and_reports_json() {
     assert!(rows.len() >= 4);
     for r in rows {
         assert!(
-            r.get("first_run").is_some(),
+            r.get("first_simulated").is_some(),
             "every row says whether it was rerun"
         );
         assert_ne!(r["verdict"], "disagree");
@@ -58,9 +58,9 @@ fn an_approximation_outside_its_declared_tolerance_exits_1() {
     ]);
     assert_eq!(out.status.code(), Some(1));
     let table = String::from_utf8_lossy(&out.stdout);
-    assert!(table.contains("OUTSIDE TOLERANCE"), "{table}");
+    assert!(table.contains("  outside_tolerance\n"), "{table}");
     assert!(
-        table.contains("1 within tolerance, 1 outside tolerance, 0 undecided"),
+        table.contains("1 within_tolerance, 1 outside_tolerance, 0 undecided"),
         "{table}"
     );
     assert!(table.contains("0 disagree"), "{table}");
@@ -76,7 +76,7 @@ fn an_approximation_outside_its_declared_tolerance_exits_1() {
         path.to_str().unwrap(),
     ]);
     assert_eq!(allowed.status.code(), Some(0), "counted, not failed");
-    assert!(String::from_utf8_lossy(&allowed.stdout).contains("1 outside tolerance"));
+    assert!(String::from_utf8_lossy(&allowed.stdout).contains("1 outside_tolerance"));
     let typo = temp_scenario(
         "e2d1_tolerance_typo",
         &text.replace("\"Kingman\" = 0.3", "\"Kingmann\" = 0.3"),
@@ -91,7 +91,7 @@ fn an_approximation_outside_its_declared_tolerance_exits_1() {
     );
     let md = std::fs::read_to_string(&report).expect("the report was written");
     assert!(md.starts_with("# parsim validation report"));
-    assert!(md.contains("| OUTSIDE TOLERANCE |"), "{md}");
+    assert!(md.contains("| outside_tolerance |"), "{md}");
 }
 
 #[test]
@@ -122,9 +122,9 @@ fn a_case_with_no_prediction_exits_1_unless_it_declares_none() {
     let out = parsim(&["validate", "--quick", none.to_str().unwrap()]);
     let table = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(1), "{table}");
-    assert!(table.contains("NO PREDICTION"), "{table}");
+    assert!(table.contains("  no_prediction\n"), "{table}");
     assert!(
-        table.contains("1 cases with no prediction (0 expected)"),
+        table.contains("1 no_prediction, 0 no_prediction_expected"),
         "{table}"
     );
 
@@ -180,6 +180,51 @@ fn deterministic_programs_agree_with_their_exact_closed_forms_up_to_the_clocks_r
     assert_eq!(rows.len(), 3);
     for r in rows {
         assert_eq!(r["verdict"], "agree", "{r}");
-        assert_eq!(r["half_width"], 0.0, "{r}");
+        assert_eq!(r["half_width_99"], 0.0, "{r}");
+    }
+}
+
+#[test]
+fn csv_and_json_carry_the_same_fields_and_an_awkward_case_name_round_trips() {
+    let text = std::fs::read_to_string(root().join("validation/mm1_rho50.toml"))
+        .expect("the case exists")
+        .replace(
+            "name = \"M/M/1 rho 0.5\"",
+            "name = 'M/M/1, \"quoted\", rho 0.5'",
+        );
+    let path = temp_scenario("awkward_case_name", &text);
+    let csv_out = parsim(&["validate", "--quick", "--csv", path.to_str().unwrap()]);
+    assert_eq!(csv_out.status.code(), Some(0));
+    let mut reader = csv::Reader::from_reader(csv_out.stdout.as_slice());
+    let header: Vec<String> = reader
+        .headers()
+        .expect("a header")
+        .iter()
+        .map(str::to_owned)
+        .collect();
+    let records: Vec<csv::StringRecord> = reader
+        .records()
+        .collect::<Result<_, _>>()
+        .expect("the csv crate reads it back");
+    assert!(records.len() >= 2);
+    for r in &records {
+        assert_eq!(&r[0], "M/M/1, \"quoted\", rho 0.5");
+        assert_eq!(r.len(), header.len());
+    }
+    let json_out = parsim(&["validate", "--quick", "--json", path.to_str().unwrap()]);
+    let rows: serde_json::Value = serde_json::from_slice(&json_out.stdout).expect("JSON");
+    for (row, record) in rows.as_array().expect("an array").iter().zip(&records) {
+        let mut keys: Vec<&String> = row.as_object().expect("an object").keys().collect();
+        keys.sort();
+        let mut columns: Vec<&String> = header.iter().collect();
+        columns.sort();
+        assert_eq!(keys, columns);
+        let column = |name: &str| &record[header.iter().position(|h| h == name).unwrap()];
+        assert_eq!(row["verdict"], column("verdict"), "the same verdict word");
+        assert_eq!(row["metric"], column("metric"));
+        assert_eq!(
+            row["half_width_99"].as_f64().unwrap(),
+            column("half_width_99").parse::<f64>().unwrap()
+        );
     }
 }

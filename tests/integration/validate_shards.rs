@@ -64,7 +64,7 @@ fn merged_validate_shards_print_the_single_report_and_exit_code() {
         assert_eq!(merged, single, "{format:?}");
     }
     let (_, table) = validate(&cases, &["--report", single_md.to_str().unwrap()]);
-    assert!(table.contains("NO PREDICTION"), "{table}");
+    assert!(table.contains("  no_prediction\n"), "{table}");
     merge(&out, &["--report", merged_md.to_str().unwrap()]);
     assert_eq!(
         std::fs::read_to_string(merged_md).unwrap(),
