@@ -9,12 +9,14 @@
 //!   release), `.throughput` (departures per unit time), `.number` (time-averaged jobs present),
 //!   `.utilisation` (busy fraction per server, queues only), `.p50|p90|p95|p99`;
 //! - with several classes at a station, `station.<s>.<c>.response|throughput|number`;
-//! - `station.<s>.wait` (FCFS queues: mean time from arrival to the start of service, `Wq`);
+//! - `station.<s>.wait` (FCFS queues: mean time from arrival to the start of service, `Wq`),
+//!   and `station.<s>.<c>.wait` per class where several classes visit;
 //! - `station.<s>.visits` and `station.<s>.residence` (visits per job or cycle of the class
 //!   that visits the station, and `V R`, the time a job or cycle spends there), or
 //!   `station.<s>.<c>.visits|residence` where several classes visit;
 //! - `class.<c>.response` for a closed class too: `N / X - Z`, the cycle without the time `Z`
-//!   at its reference (think) station.
+//!   at its reference (think) station;
+//! - `path.<p>.response` for each `[[path]]`: the sum of its stations' `station.<s>.response`.
 //!
 //! Every value is computed per replication, so intervals come from replication values.
 
@@ -243,8 +245,26 @@ pub fn measure(net: &Network, rec: &Recorder, run: &RunSummary) -> Vec<(String, 
                     format!("station.{name}.{cname}.number"),
                     sc.present.mean(run.end),
                 ));
+                if let StationKind::Queue {
+                    discipline: Discipline::Fcfs,
+                    ..
+                } = &st.kind
+                {
+                    out.push((
+                        format!("station.{name}.{cname}.wait"),
+                        sc.wait.mean(&net.clock),
+                    ));
+                }
             }
         }
+    }
+    for path in &net.paths {
+        let total = path
+            .stations
+            .iter()
+            .map(|s| rec.stations[s.index()].response.mean())
+            .sum();
+        out.push((format!("path.{}.response", path.name), total));
     }
     out
 }

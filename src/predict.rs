@@ -155,7 +155,7 @@ pub fn analyze(net: &Network) -> Analysis {
             "mixed open and closed classes: no mixed-network solver is wired yet",
         );
     }
-    derived::add(net, &mut a);
+    derived::add(net, &v, &mut a);
     a
 }
 

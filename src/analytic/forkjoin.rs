@@ -53,6 +53,17 @@ pub fn expected_max_numeric(
     lower: f64,
     upper: f64,
 ) -> Result<f64> {
+    expected_max_fallible(c, &|t| Ok(cdf(t)), lower, upper)
+}
+
+/// [`expected_max_numeric`] for a CDF that may itself fail (one computed by an integral): its
+/// first error ends the integration and is returned.
+pub(crate) fn expected_max_fallible(
+    c: u32,
+    cdf: &dyn Fn(f64) -> Result<f64>,
+    lower: f64,
+    upper: f64,
+) -> Result<f64> {
     let c = check::at_least("c", c, 1)?;
     let lower = check::finite("lower", lower)?;
     if upper.is_nan() || upper < lower {
@@ -62,7 +73,7 @@ pub fn expected_max_numeric(
         });
     }
     let tail = |t: f64| -> Result<f64> {
-        let f = cdf(t);
+        let f = cdf(t)?;
         if !(0.0..=1.0).contains(&f) {
             return Err(super::AnalyticError::InvalidParameter {
                 what: format!("cdf({t})"),

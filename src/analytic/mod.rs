@@ -28,6 +28,8 @@
 //! | [`fork_join_2_server`] | open 2-server fork-join, exponential | `(12 - rho)/8 / (mu - lambda)` (Flatto-Hahn) | exact |
 //! | [`nelson_tantawi`] | open `K`-server fork-join, exponential | Nelson-Tantawi scaling of the 2-server result | approximation (exact at `K = 2`) |
 //! | [`MessageCost`] | a message of `m` bytes over `l` links | store-and-forward `t_s + (m t_w + t_h) l`, cut-through `t_s + l t_h + m t_w` (lecture notes) | exact on an idle network |
+//! | [`fork_join_independent_max`] | open `K`-way fork-join of GI/G/1 FCFS branches, any service law | `E[max]` of `K` independent branch responses, each `S` plus a wait 0 w.p. `1 - rho` else exponential of mean `Wq/rho` | approximation (upper bound for exponential branches: Nelson-Tantawi) |
+//! | [`nelson_tantawi_correlation_factor`] | the same, corrected for the branches' correlation | times `R_NT / (H_K / (mu - lambda))` at the same `rho` | approximation (exact for exponential `K = 2`) |
 //! | [`varki_closed_fork_join`] | closed network with `K`-way fork-join subsystems | Varki: `R_FJ(n) = s [H_K + Q_FJ(n-1)]` | approximation (exact at `n = 1`, `K = 1`, and `K = 2` alone) |
 //!
 //! # Conventions
@@ -70,6 +72,7 @@ mod closed;
 mod convolution;
 mod error;
 mod forkjoin;
+mod forkjoin_branches;
 mod gigc;
 mod harmonic;
 mod jackson;
@@ -91,6 +94,9 @@ pub use error::{AnalyticError, Result};
 pub use forkjoin::{
     EXPECTED_MAX_REL_TOL, expected_max_exponential, expected_max_numeric, expected_max_uniform,
     fork_join_2_server, nelson_tantawi,
+};
+pub use forkjoin_branches::{
+    QueueBranch, branch_response_cdf, fork_join_independent_max, nelson_tantawi_correlation_factor,
 };
 pub use gigc::{allen_cunneen, kingman};
 pub use harmonic::harmonic;

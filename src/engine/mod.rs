@@ -499,6 +499,13 @@ impl<'n> Simulation<'n> {
                             let Job { class, arrived, .. } = self.jobs[next];
                             let waited = self.now.since(arrived);
                             self.recorder.stations[station as usize].wait.add(waited);
+                            if self.classes > 1 {
+                                let ns = self.recorder.stations.len();
+                                self.recorder.station_classes
+                                    [class as usize * ns + station as usize]
+                                    .wait
+                                    .add(waited);
+                            }
                             let work =
                                 draw(&mut self.service, self.classes, station, class, &mut st.rng);
                             self.schedule_departure(station, next, work);
@@ -630,6 +637,12 @@ impl<'n> Simulation<'n> {
                     let rec = &mut self.recorder.stations[station as usize];
                     rec.busy.change(now, 1);
                     rec.wait.add(0);
+                    if self.classes > 1 {
+                        let ns = self.stations.len();
+                        self.recorder.station_classes[class as usize * ns + station as usize]
+                            .wait
+                            .add(0);
+                    }
                     self.count(station, class, 1);
                     self.schedule_departure(station, job, work);
                 } else {

@@ -48,6 +48,8 @@ pub struct StationClassRecord {
     pub present: Occupancy,
     /// Their visit times.
     pub response: Tally,
+    /// Their waits from arrival to the start of service (FCFS queues only).
+    pub wait: WaitTotal,
 }
 
 /// Per-class end-to-end measurements: response time (open) or cycle time (closed).
@@ -130,6 +132,7 @@ impl Recorder {
         for sc in &mut self.station_classes {
             sc.present.restart(now);
             sc.response = Tally::new();
+            sc.wait = WaitTotal::default();
         }
         for c in &mut self.classes {
             c.response = Tally::new();

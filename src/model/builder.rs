@@ -205,6 +205,7 @@ fn station(name: &str, kind: RawKind) -> RawStation {
         kind,
         service: None,
         service_by_class: None,
+        demand: None,
         servers: None,
         branches: None,
         copies: None,

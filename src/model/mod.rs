@@ -56,6 +56,19 @@ pub struct Network {
     /// The clock's resolution, from the smallest mean time of the network
     /// ([`Network::smallest_mean_time`]).
     pub clock: Clock,
+    /// Named sums of station responses (`[[path]]`), reported as `path.<name>.response`.
+    pub paths: Vec<Path>,
+}
+
+/// A named list of stations whose mean responses per visit are summed into one metric,
+/// `path.<name>.response`, in each replication (so its interval comes from the replication
+/// values, not from adding half-widths).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Path {
+    /// Its name in the scenario.
+    pub name: String,
+    /// The stations summed, in the order given.
+    pub stations: Vec<StationId>,
 }
 
 /// A named station.

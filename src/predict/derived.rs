@@ -1,7 +1,8 @@
 //! Predictions that follow from the others by definition: waiting time in queue
 //! (`Wq = R - S` at an FCFS queue whose classes share one mean service time `S`), visits and
 //! residence per job or cycle (`V`, `V R`), and a closed class's response time without its
-//! reference station (`N / X - Z`, the cycle less the time at the reference).
+//! reference station (`N / X - Z`, the cycle less the time at the reference), and the sum of
+//! station responses along a `[[path]]`.
 //!
 //! Each takes the method and exactness of the prediction it is computed from, so whatever
 //! solved the network (MVA, Jackson, an approximation) predicts these too.
@@ -10,8 +11,13 @@ use super::{Analysis, mean_service};
 use crate::metrics::{class_metric, completes, station_class_prefix, visiting};
 use crate::model::{ClassKind, Discipline, Network, StationKind};
 
-/// Adds the derived predictions to `a`, after every method has run.
-pub(super) fn add(net: &Network, a: &mut Analysis) {
+/// Adds the derived predictions to `a`, after every method has run; `v` are the traffic
+/// equations' solution (flows of open classes, visits per cycle of closed ones).
+pub(super) fn add(net: &Network, v: &[Vec<f64>], a: &mut Analysis) {
+    flows(net, v, a);
+    for s in 0..net.stations.len() {
+        little_all(net, s, a);
+    }
     for (s, st) in net.stations.iter().enumerate() {
         let classes = visiting(net, s);
         for &c in classes.iter().filter(|&&c| completes(net, c)) {
@@ -59,6 +65,183 @@ pub(super) fn add(net: &Network, a: &mut Analysis) {
             }
         }
     }
+    for path in &net.paths {
+        paths(net, path, a);
+    }
+}
+
+/// `path.<p>.response`: the sum of its stations' response predictions, by each method that
+/// predicts every one of them; when none does, the sum of each station's first prediction,
+/// labelled with the methods summed.
+fn paths(net: &Network, path: &crate::model::Path, a: &mut Analysis) {
+    let per_station: Vec<Vec<(f64, String, bool)>> = path
+        .stations
+        .iter()
+        .map(|s| all(a, &format!("station.{}.response", net.station(*s).name)))
+        .collect();
+    if per_station.iter().any(Vec::is_empty) {
+        return;
+    }
+    let metric = format!("path.{}.response", path.name);
+    let mut common = 0;
+    for (_, method, _) in &per_station[0] {
+        let parts: Option<Vec<&(f64, String, bool)>> = per_station
+            .iter()
+            .map(|preds| preds.iter().find(|p| &p.1 == method))
+            .collect();
+        if let Some(parts) = parts {
+            let total = parts.iter().map(|p| p.0).sum();
+            a.add(metric.clone(), total, method, parts.iter().all(|p| p.2));
+            common += 1;
+        }
+    }
+    if common == 0 {
+        let firsts: Vec<&(f64, String, bool)> = per_station.iter().map(|p| &p[0]).collect();
+        let mut labels: Vec<&str> = Vec::new();
+        for p in &firsts {
+            if !labels.contains(&p.1.as_str()) {
+                labels.push(&p.1);
+            }
+        }
+        let total = firsts.iter().map(|p| p.0).sum();
+        let exact = firsts.iter().all(|p| p.2);
+        a.add(
+            metric,
+            total,
+            &format!("sum of {}", labels.join(" + ")),
+            exact,
+        );
+    }
+}
+
+/// Throughputs by flow balance and the forced-flow law: an open class's throughput is its
+/// arrival rate (exact for any distribution); for each method that predicts a class's
+/// throughput `X`, each station it visits passes `V X` of it (per class where several classes
+/// visit, summed over them for the station, forks included).
+fn flows(net: &Network, v: &[Vec<f64>], a: &mut Analysis) {
+    const BALANCE: &str = "flow balance X = lambda (any distribution)";
+    for (c, class) in net.classes.iter().enumerate() {
+        if class.kind == ClassKind::Open && completes(net, c) {
+            let rate = crate::model::estimates::arrival_rate(net, c);
+            a.add(
+                format!("class.{}.throughput", class.name),
+                rate,
+                BALANCE,
+                true,
+            );
+        }
+    }
+    for (s, st) in net.stations.iter().enumerate() {
+        if matches!(
+            st.kind,
+            StationKind::Source { .. } | StationKind::Sink | StationKind::Join { .. }
+        ) {
+            continue;
+        }
+        if let StationKind::Delay { .. } = st.kind {
+            delay_response(net, s, a);
+        }
+        let classes: Vec<usize> = (0..net.classes.len()).filter(|&c| v[c][s] > 0.0).collect();
+        let Some(&first) = classes.first() else {
+            continue;
+        };
+        // visits per job (open: flow over arrival rate) or per cycle (closed)
+        let per_job = |c: usize| match net.classes[c].kind {
+            ClassKind::Open => v[c][s] / crate::model::estimates::arrival_rate(net, c),
+            ClassKind::Closed { .. } => v[c][s],
+        };
+        let throughput =
+            |c: usize, a: &Analysis| all(a, &format!("class.{}.throughput", net.classes[c].name));
+        for x in throughput(first, a) {
+            let mut total = 0.0;
+            let mut exact = true;
+            let mut per_class = Vec::new();
+            for &c in &classes {
+                let Some(xc) = throughput(c, a).into_iter().find(|y| y.1 == x.1) else {
+                    total = f64::NAN;
+                    break;
+                };
+                total += per_job(c) * xc.0;
+                exact &= xc.2;
+                per_class.push((c, per_job(c) * xc.0));
+            }
+            let station = format!("station.{}.throughput", st.name);
+            if !all(a, &station).iter().any(|y| y.1 == x.1) {
+                a.add(station, total, &x.1, exact);
+            }
+            if classes.len() > 1 && total.is_finite() {
+                for (c, flow) in per_class {
+                    let name = format!("station.{}.{}.throughput", st.name, net.classes[c].name);
+                    a.add(name, flow, &x.1, exact);
+                }
+            }
+        }
+    }
+}
+
+/// At a delay (infinite servers) a visit lasts its service time, whatever the distribution and
+/// the load: `R = S` per class, and for the station when its classes share one mean. Added
+/// where no method gave an exact value.
+fn delay_response(net: &Network, s: usize, a: &mut Analysis) {
+    const METHOD: &str = "delay: R = S (any distribution)";
+    let st = &net.stations[s];
+    let classes = visiting(net, s);
+    let means: Vec<f64> = classes.iter().map(|&c| mean_service(st, c)).collect();
+    let mut put = |metric: String, value: f64| {
+        if !all(a, &metric).iter().any(|p| p.2) {
+            a.add(metric, value, METHOD, true);
+        }
+    };
+    if let Some(&m) = means.first()
+        && means.iter().all(|x| (x / m - 1.0).abs() < 1e-9)
+    {
+        put(format!("station.{}.response", st.name), m);
+    }
+    if classes.len() > 1 {
+        for (&c, &m) in classes.iter().zip(&means) {
+            put(format!("{}.response", station_class_prefix(net, s, c)), m);
+        }
+    }
+}
+
+/// Little's law `N = X R` at station `s` (and at each class there where several visit): for
+/// each method that predicts the response but not the number, the number, and the other way
+/// round, with a throughput by the same method or one exact for any distribution.
+fn little_all(net: &Network, s: usize, a: &mut Analysis) {
+    let st = &net.stations[s];
+    if matches!(
+        st.kind,
+        StationKind::Source { .. } | StationKind::Sink | StationKind::Join { .. }
+    ) {
+        return;
+    }
+    let mut prefixes = vec![format!("station.{}", st.name)];
+    let classes = visiting(net, s);
+    if classes.len() > 1 {
+        prefixes.extend(classes.iter().map(|&c| station_class_prefix(net, s, c)));
+    }
+    for prefix in prefixes {
+        let xs = all(a, &format!("{prefix}.throughput"));
+        let matching = |m: &str| {
+            xs.iter()
+                .find(|x| x.1 == m)
+                .or_else(|| xs.iter().find(|x| x.2))
+                .cloned()
+        };
+        let (number, response) = (format!("{prefix}.number"), format!("{prefix}.response"));
+        let (ns, rs) = (all(a, &number), all(a, &response));
+        for r in &rs {
+            if let Some(x) = matching(&r.1).filter(|_| !ns.iter().any(|q| q.1 == r.1)) {
+                a.add(number.clone(), x.0 * r.0, &r.1, x.2 && r.2);
+            }
+        }
+        for q in &ns {
+            if let Some(x) = matching(&q.1).filter(|x| x.0 > 0.0 && !rs.iter().any(|r| r.1 == q.1))
+            {
+                a.add(response.clone(), q.0 / x.0, &q.1, x.2 && q.2);
+            }
+        }
+    }
 }
 
 /// `<prefix>.response` by Little's law, `R = Q / (V X)`, for each method that predicts the
@@ -79,7 +262,8 @@ fn little(a: &mut Analysis, prefix: &str, v: f64, class: &str) {
 }
 
 /// `station.<s>.wait` at an FCFS queue: its response less the mean service time, when every
-/// visiting class has the same mean (otherwise `S` depends on the mix of classes).
+/// visiting class has the same mean (otherwise `S` depends on the mix of classes); and with
+/// several classes `station.<s>.<c>.wait`, each class's response less its own mean.
 fn wait(net: &Network, s: usize, classes: &[usize], a: &mut Analysis) {
     let st = &net.stations[s];
     let StationKind::Queue {
@@ -89,6 +273,19 @@ fn wait(net: &Network, s: usize, classes: &[usize], a: &mut Analysis) {
     else {
         return;
     };
+    if classes.len() > 1 {
+        for &c in classes {
+            let prefix = format!("station.{}.{}", st.name, net.classes[c].name);
+            for r in all(a, &format!("{prefix}.response")) {
+                a.add(
+                    format!("{prefix}.wait"),
+                    r.0 - mean_service(st, c),
+                    &r.1,
+                    r.2,
+                );
+            }
+        }
+    }
     let means: Vec<f64> = classes.iter().map(|&c| mean_service(st, c)).collect();
     let Some(&service) = means.first() else {
         return;

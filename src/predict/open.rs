@@ -8,7 +8,7 @@ use super::{
 use crate::analytic::{
     self, CenterKind, QnaStation, allen_cunneen, kingman, mg1, mm1, mmc, mminf, qna,
 };
-use crate::metrics::class_metric;
+use crate::metrics::{class_metric, station_class_prefix, visiting};
 use crate::model::{ClassId, Discipline, Network, Routing, StationId, StationKind, Target};
 
 /// The first source whose arrivals are not Poisson, as the reason it breaks the open-network
@@ -30,7 +30,21 @@ pub(super) fn open_network(net: &Network, v: &[Vec<f64>], a: &mut Analysis) {
     let arrivals = arrival_problem(net);
     let served: Vec<usize> = service_stations(net).map(|(s, _)| s).collect();
     if served.len() == 1 && net.classes.len() == 1 {
-        single_station(net, served[0], v[0][served[0]], arrivals.as_deref(), a);
+        let s = served[0];
+        let visits = v[0][s] / crate::model::estimates::arrival_rate(net, 0);
+        // Jobs fed back merge with the source's: Jackson keeps M/M/c and PS exact, but a
+        // non-exponential FCFS server sees a merged stream that is not Poisson.
+        let feedback = (visits > 1.0 + 1e-9)
+            .then(|| non_exponential_fcfs(net, s))
+            .flatten()
+            .map(|_| {
+                format!(
+                    "station {:?} feeds jobs back to itself ({} visits per job): its arrivals are not Poisson",
+                    net.stations[s].name,
+                    short(visits)
+                )
+            });
+        single_station(net, s, v[0][s], arrivals.or(feedback).as_deref(), a);
         return;
     }
     let problem = arrivals.or_else(|| served.iter().find_map(|&s| product_form_problem(net, s)));
@@ -62,6 +76,30 @@ pub(super) fn open_network(net: &Network, v: &[Vec<f64>], a: &mut Analysis) {
                     &m,
                     exact,
                 );
+                if sol.arrival_rate[s] > 0.0 {
+                    // Little's law over all classes: R = L / lambda.
+                    a.add(
+                        format!("station.{name}.response"),
+                        sol.mean_number[s] / sol.arrival_rate[s],
+                        &m,
+                        exact,
+                    );
+                }
+                let visiting = visiting(net, s);
+                for &c in visiting.iter().filter(|_| visiting.len() > 1) {
+                    let per_job = classes[c].visits[s];
+                    if per_job > 0.0 {
+                        let prefix = station_class_prefix(net, s, c);
+                        let residence = sol.residence[c][s];
+                        a.add(format!("{prefix}.response"), residence / per_job, &m, exact);
+                        a.add(
+                            format!("{prefix}.number"),
+                            sol.throughput[c] * residence,
+                            &m,
+                            exact,
+                        );
+                    }
+                }
             }
         }
         Err(e) => a.refuse("Jackson network", e.to_string()),
@@ -242,8 +280,8 @@ fn single_station(net: &Network, s: usize, lambda: f64, arrivals: Option<&str>, 
     }
 }
 
-/// The class response, station response and number of the only station `s` of a one-class
-/// open network.
+/// The class response (visits per job times the response per visit), station response and
+/// number of the only station `s` of a one-class open network.
 fn station_predictions(
     net: &Network,
     s: usize,
@@ -253,7 +291,13 @@ fn station_predictions(
     a: &mut Analysis,
 ) {
     let name = &net.stations[s].name;
-    a.add(class_metric(net, 0), m.mean_response, method, exact);
+    let visits = m.throughput / crate::model::estimates::arrival_rate(net, 0);
+    a.add(
+        class_metric(net, 0),
+        visits * m.mean_response,
+        method,
+        exact,
+    );
     a.add(
         format!("station.{name}.response"),
         m.mean_response,
@@ -270,7 +314,7 @@ fn station_predictions(
 
 /// The SCV of the merged external arrival stream, `sum_i (lambda_i / lambda) c_i^2` over the
 /// sources (exact for one source; the superposition rule of Whitt's QNA otherwise).
-fn arrival_scv(net: &Network) -> f64 {
+pub(super) fn arrival_scv(net: &Network) -> f64 {
     let sources: Vec<(f64, f64)> = net
         .stations
         .iter()

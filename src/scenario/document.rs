@@ -16,7 +16,7 @@ use toml::de::{DeTable, DeValue};
 
 use super::assign::{self, Assignment};
 use super::build::Found;
-use super::raw::{RawClass, RawRoute, RawRun, RawScenario, RawStation, RawValidate};
+use super::raw::{RawClass, RawPath, RawRoute, RawRun, RawScenario, RawStation, RawValidate};
 use crate::program::pipeline::RawPipeline;
 use crate::program::raw::{RawDisk, RawMachine, RawProgram, RawTopology};
 
@@ -67,6 +67,7 @@ const SECTIONS: &[&str] = &[
     "class",
     "station",
     "route",
+    "path",
     "program",
     "pipeline",
     "topology",
@@ -136,6 +137,7 @@ pub(super) fn read(text: &str, assignments: &[Assignment]) -> (Option<RawScenari
             "class" => raw.classes = many::<RawClass>(value, "class", &mut found),
             "station" => raw.stations = many::<RawStation>(value, "station", &mut found),
             "route" => raw.routes = many::<RawRoute>(value, "route", &mut found),
+            "path" => raw.paths = many::<RawPath>(value, "path", &mut found),
             "program" => raw.program = one::<RawProgram>(value, "program", &mut found),
             "pipeline" => raw.pipeline = one::<RawPipeline>(value, "pipeline", &mut found),
             "topology" => raw.topology = one::<RawTopology>(value, "topology", &mut found),

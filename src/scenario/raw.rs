@@ -30,6 +30,8 @@ pub struct RawScenario {
     pub stations: Vec<Element<RawStation>>,
     /// Routing rules (`[[route]]`).
     pub routes: Vec<Element<RawRoute>>,
+    /// Named sums of station responses (`[[path]]`).
+    pub paths: Vec<Element<RawPath>>,
     /// How `parsim validate` compares this scenario with its analytic predictions.
     pub validate: Option<Spanned<RawValidate>>,
     /// A rank program (`[program]`), instead of classes, stations and routes.
@@ -140,6 +142,9 @@ pub struct RawStation {
     pub service: Option<Spanned<DistSpec>>,
     /// Delay, fcfs, ps: service time per class name (overrides `service`).
     pub service_by_class: Option<BTreeMap<String, Spanned<DistSpec>>>,
+    /// Delay, fcfs, ps: service demand per job or cycle (visits times mean service time),
+    /// instead of `service`: exponential service of mean `demand / visits`.
+    pub demand: Option<Spanned<f64>>,
     /// Fcfs: number of servers (default 1).
     pub servers: Option<i64>,
     /// Fork: the stations the tasks go to.
@@ -184,6 +189,16 @@ pub struct RawRoute {
     pub policy: Option<RawPolicy>,
     /// Stations for `policy`.
     pub among: Option<Vec<String>>,
+}
+
+/// `[[path]]`: stations whose mean responses per visit are summed as `path.<name>.response`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawPath {
+    /// The name in `path.<name>.response`.
+    pub name: String,
+    /// The stations, by name.
+    pub stations: Vec<String>,
 }
 
 /// One probabilistic destination.

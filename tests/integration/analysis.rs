@@ -185,3 +185,114 @@ fn qna_carries_the_smoothed_departures_of_a_deterministic_server_downstream() {
             .contains("FCFS station \"a\" has SCV 0, not exponential")
     );
 }
+
+/// The class-response prediction whose method starts with `start`.
+fn prediction<'a>(
+    a: &'a parsim::predict::Analysis,
+    metric: &str,
+    start: &str,
+) -> &'a parsim::predict::Prediction {
+    a.predictions
+        .iter()
+        .find(|p| p.metric == metric && p.method.starts_with(start))
+        .unwrap_or_else(|| panic!("no {start:?} for {metric}: {:?}", a.predictions))
+}
+
+#[test]
+fn fork_joins_in_series_add_their_stages_and_label_the_stages_fed_by_a_join() {
+    let a = analyze(
+        load("validation/np_fj_series_exp_3x4_rho50.toml")
+            .network()
+            .unwrap(),
+    );
+    // Nelson-Tantawi at K = 4, lambda 0.5, mu 1: [H4/H2 + (4/11)(1 - H4/H2) 0.5] R_2 with
+    // R_2 = (12 - 0.5)/8 / 0.5 = 2.875 and H4/H2 = 25/18; three stages.
+    let stage = (25.0 / 18.0 - 4.0 / 11.0 * 7.0 / 18.0 * 0.5) * 2.875;
+    let nt = prediction(
+        &a,
+        "class.jobs.response",
+        "sum of 3 fork-join stages in series by Nelson-Tantawi",
+    );
+    assert!((nt.value - 3.0 * stage).abs() < 1e-9, "{nt:?}");
+    assert!(!nt.exact);
+    assert!(
+        nt.method
+            .contains("fork \"fork2\" is fed by the join of fork \"fork1\", not a Poisson stream"),
+        "{}",
+        nt.method
+    );
+    // The independent-branch maximum of M/M/1 branches is H_4 / (mu - lambda) per stage.
+    let independent = prediction(
+        &a,
+        "class.jobs.response",
+        "sum of 3 fork-join stages in series by independent-branch",
+    );
+    assert!((independent.value - 3.0 * (25.0 / 12.0) / 0.5).abs() < 1e-7);
+    // The first stage is fed by the Poisson source: its own value carries no label.
+    let first = prediction(&a, "station.fork1.response", "Nelson-Tantawi approximation");
+    assert_eq!(first.method, "Nelson-Tantawi approximation");
+    assert!((first.value - stage).abs() < 1e-9);
+}
+
+#[test]
+fn deterministic_branches_move_in_lockstep_and_their_maximum_is_one_md1_queue() {
+    let a = analyze(load("validation/np_fj8_det_rho70.toml").network().unwrap());
+    // M/D/1 at rho 0.7, S = 1: R = 1 + 0.7 / (2 * 0.3).
+    let lockstep = prediction(&a, "class.jobs.response", "lockstep deterministic branches");
+    assert!(lockstep.exact);
+    assert!((lockstep.value - (1.0 + 0.7 / 0.6)).abs() < 1e-12);
+    // Every branch is an M/D/1 queue whatever the others do: exact.
+    let branch = prediction(&a, "station.b3.response", "M/G/1 (Pollaczek-Khinchine");
+    assert!(branch.exact && (branch.value - lockstep.value).abs() < 1e-12);
+    // The exponential-branch formula is still given, labelled with what breaks.
+    let nt = prediction(&a, "class.jobs.response", "Nelson-Tantawi approximation");
+    assert!(
+        !nt.exact
+            && nt
+                .method
+                .ends_with("FCFS station \"b0\" has SCV 0, not exponential")
+    );
+}
+
+#[test]
+fn a_demand_given_directly_is_visits_times_an_exponential_mean_from_the_routing() {
+    // Poisson 0.5 into q, which sends 2/3 of its departures back: 3 visits per job, so
+    // demand 0.6 means exponential service of mean 0.2 per visit.
+    let sc = super::util::scenario(
+        r#"
+[[class]]
+name = "jobs"
+
+[[station]]
+name = "arrivals"
+kind = "source"
+class = "jobs"
+interarrival = { dist = "exp", rate = 0.5 }
+
+[[station]]
+name = "q"
+kind = "fcfs"
+demand = 0.6
+
+[[route]]
+class = "jobs"
+from = "arrivals"
+to = "q"
+
+[[route]]
+class = "jobs"
+from = "q"
+branches = [{ to = "q", p = 0.6666666666666666 }, { to = "exit", p = 0.3333333333333334 }]
+"#,
+    );
+    let net = sc.network().unwrap();
+    let service = net.stations[1].kind.service().unwrap()[0].as_ref().unwrap();
+    assert!(service.is_exponential());
+    assert!((service.mean() - 0.2).abs() < 1e-12, "{}", service.mean());
+    let a = analyze(net);
+    let d = a.demands.iter().find(|d| d.station == "q").unwrap();
+    assert!((d.visits - 3.0).abs() < 1e-12 && (d.demand - 0.6).abs() < 1e-12);
+    // M/M/1 per visit at rho = 0.5 * 0.6: the job's response is D / (1 - rho).
+    let r = prediction(&a, "class.jobs.response", "M/M/1");
+    assert!((r.value - 0.6 / 0.7).abs() < 1e-9, "{r:?}");
+}

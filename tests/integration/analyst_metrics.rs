@@ -82,3 +82,29 @@ fn closed_network_response_wait_and_residence_match_mva() {
         assert!((row[i] - (4.0 / row[x] - row[z])).abs() < 1e-9 * row[i]);
     }
 }
+
+#[test]
+fn a_path_sums_its_stations_per_replication_and_is_predicted_by_the_sum_of_their_predictions() {
+    let sc = parsim::scenario::load(&root().join("scenarios/closed_delay_two_queues.toml"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let ex = simulate(&sc, 10, 5_000, 33);
+    let p = ex
+        .index_of("path.io.response")
+        .expect("the [[path]] is reported");
+    let cpu = ex.index_of("station.cpu.response").unwrap();
+    let disk = ex.index_of("station.disk.response").unwrap();
+    for row in &ex.replications {
+        assert!((row[p] - (row[cpu] + row[disk])).abs() <= 1e-12 * row[p]);
+    }
+    // its interval comes from the replication values (cpu and disk responses are correlated,
+    // so adding their half-widths would not give it)
+    let values: Vec<f64> = ex.replications.iter().map(|row| row[p]).collect();
+    assert_eq!(
+        ex.interval(p, 0.95),
+        ConfidenceInterval::from_values(&values, 0.95)
+    );
+    let a = analyze(sc.network().unwrap());
+    let sum = predicted(&a, "station.cpu.response") + predicted(&a, "station.disk.response");
+    assert!((predicted(&a, "path.io.response") - sum).abs() < 1e-12);
+    assert!(parsim::metrics::names(sc.network().unwrap()).contains(&"path.io.response".to_owned()));
+}

@@ -8,6 +8,7 @@
 
 mod config;
 mod graph;
+mod paths;
 mod routes;
 mod stations;
 
@@ -79,6 +80,13 @@ pub(super) fn build(mut raw: RawScenario, base: &Path) -> Result<Built, Found> {
         None
     };
     if raw.has("program") || raw.has("pipeline") {
+        if raw.has("path") {
+            ck.add(
+                Some(0),
+                "path",
+                "[[path]] sums stations of a queueing network; a [program] has none",
+            );
+        }
         return build_program(ck, raw, base, run, validate, spmd);
     }
     for (field, given) in [
@@ -114,6 +122,7 @@ pub(super) fn build(mut raw: RawScenario, base: &Path) -> Result<Built, Found> {
         classes,
         groups: Vec::new(),
         clock: Default::default(),
+        paths: Vec::new(),
     };
     if raw.classes.is_empty() {
         ck.add(Some(0), "class", "the scenario has no [[class]]");
@@ -130,6 +139,7 @@ pub(super) fn build(mut raw: RawScenario, base: &Path) -> Result<Built, Found> {
         &station_names,
         &class_names,
     );
+    net.paths = paths::paths(&mut ck, &raw.paths, &station_names, &net);
     // The graph checks need every element as meant: with shape problems, duplicate names or
     // unresolved references they would only add noise.
     if raw.shape_problems == 0
@@ -142,6 +152,9 @@ pub(super) fn build(mut raw: RawScenario, base: &Path) -> Result<Built, Found> {
             let reached = graph::check_routing(&mut ck, &raw, &net, &declared);
             graph::prune_service(&mut net, &reached);
         }
+    }
+    if ck.found.is_empty() {
+        stations::demand_service(&mut ck, &raw, &mut net);
     }
     net.set_clock();
     if ck.found.is_empty() {

@@ -94,8 +94,8 @@ pub(super) fn station(
     };
     let path = |field: &str| format!("station[{i}].{field}");
     let allowed: &[&str] = match s.kind {
-        RawKind::Delay | RawKind::Ps => &["service", "service_by_class"],
-        RawKind::Fcfs => &["service", "service_by_class", "servers"],
+        RawKind::Delay | RawKind::Ps => &["service", "service_by_class", "demand"],
+        RawKind::Fcfs => &["service", "service_by_class", "servers", "demand"],
         RawKind::Fork => &["branches", "copies", "to"],
         RawKind::Join => &["fork"],
         RawKind::Source => &["class", "interarrival"],
@@ -104,6 +104,7 @@ pub(super) fn station(
     let present = [
         ("service", s.service.is_some()),
         ("service_by_class", s.service_by_class.is_some()),
+        ("demand", s.demand.is_some()),
         ("servers", s.servers.is_some()),
         ("branches", s.branches.is_some()),
         ("copies", s.copies.is_some()),
@@ -302,6 +303,30 @@ fn service_table(
     classes: &[Class],
 ) -> Vec<Option<Dist>> {
     let mut table = vec![None; classes.len()];
+    if let Some(demand) = &s.demand {
+        let at = demand.span().start;
+        let path = format!("station[{i}].demand");
+        let d = *demand.get_ref();
+        if s.service.is_some() || s.service_by_class.is_some() {
+            ck.add(
+                Some(at),
+                path,
+                "give either `demand` (exponential service of mean demand / visits) or `service`/`service_by_class`, not both",
+            );
+        } else if !(d.is_finite() && d > 0.0) {
+            ck.add(
+                Some(at),
+                path,
+                format!("must be a finite number > 0, got {d}"),
+            );
+            // a stand-in, so that no "no service time here" follows from the same mistake
+            table.fill(Some(Dist::Exponential { mean: 1.0 }));
+        } else {
+            // the mean per visit is set once the routing gives the visits (demand_service)
+            table.fill(Some(Dist::Exponential { mean: d }));
+        }
+        return table;
+    }
     if let Some(spec) = &s.service {
         let d = dist(ck, spec, base, &format!("station[{i}].service"));
         table.iter_mut().for_each(|t| *t = d.clone());
@@ -340,6 +365,48 @@ pub(super) fn check_sources(ck: &mut Checker, raw: &RawScenario, net: &Network) 
                     c.name
                 ),
             );
+        }
+    }
+}
+
+/// Stations given a `demand` instead of a service time: each visiting class's exponential
+/// service gets the mean `demand / V`, with `V` its visits per job (open) or per cycle (closed)
+/// from the traffic equations, so that visits times mean service is the demand written.
+pub(super) fn demand_service(ck: &mut Checker, raw: &RawScenario, net: &mut Network) {
+    let given: Vec<(usize, f64)> = raw
+        .stations
+        .iter()
+        .enumerate()
+        .filter_map(|(s, e)| Some((s, *e.value.as_ref()?.demand.as_ref()?.get_ref())))
+        .collect();
+    if given.is_empty() {
+        return;
+    }
+    let v = match crate::model::visits(net) {
+        Ok(v) => v,
+        Err(e) => {
+            ck.add(Some(0), "route", e.to_string());
+            return;
+        }
+    };
+    let rates: Vec<f64> = (0..net.classes.len())
+        .map(|c| match net.classes[c].kind {
+            ClassKind::Open => crate::model::estimates::arrival_rate(net, c),
+            ClassKind::Closed { .. } => 1.0,
+        })
+        .collect();
+    for (s, demand) in given {
+        if let StationKind::Delay { service } | StationKind::Queue { service, .. } =
+            &mut net.stations[s].kind
+        {
+            for (c, entry) in service.iter_mut().enumerate() {
+                let visits = v[c][s] / rates[c];
+                if entry.is_some() && visits > 0.0 {
+                    *entry = Some(Dist::Exponential {
+                        mean: demand / visits,
+                    });
+                }
+            }
         }
     }
 }
