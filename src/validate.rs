@@ -422,6 +422,14 @@ fn compare_bound(sc: &Scenario, ex: &Experiment, b: &Bound) -> Result<Comparison
     })
 }
 
+/// True for a busy fraction that sat exactly at 0 or 1 in every replication: no window saw an
+/// idle (or a busy) period, so its zero-width interval measures no sampling error, and a
+/// prediction a hair inside the bound (exact MVA's `1 - 4e-5` at a saturated bus) can be
+/// neither confirmed nor refuted by it. Such a comparison is imprecise, not a disagreement.
+fn pinned_at_bound(metric: &str, ci: &crate::stats::ConfidenceInterval) -> bool {
+    metric.ends_with(".utilisation") && ci.half_width == 0.0 && (ci.mean == 0.0 || ci.mean == 1.0)
+}
+
 fn compare(
     sc: &Scenario,
     ex: &Experiment,
@@ -437,7 +445,9 @@ fn compare(
     let inside =
         (p.value - ci.mean).abs() <= ci.half_width.max(CLOCK_RELATIVE_ERROR * ci.mean.abs());
     let verdict = if p.exact {
-        if !inside {
+        if !inside && pinned_at_bound(&p.metric, &ci) {
+            Verdict::Imprecise
+        } else if !inside {
             Verdict::Disagree
         } else if ci.relative_half_width() <= target {
             Verdict::Agree

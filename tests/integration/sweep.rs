@@ -483,3 +483,43 @@ fn the_slurm_scripts_run_the_shards_and_merge_what_the_single_run_prints() {
     assert_eq!(code, Some(2), "stale shards are refused");
     assert!(err.contains("already holds shard files"), "{err}");
 }
+
+/// At a saturated bus (QCRD at p = 142: 39 groups queue on average) the simulated utilisation is
+/// exactly 1 in every replication while exact MVA gives 1 - 4e-5: the zero-width interval cannot
+/// test that, so the verdict is imprecise, never a disagreement; the cycle time, which does
+/// vary, is still judged.
+#[test]
+fn a_utilisation_pinned_at_one_is_imprecise_not_a_disagreement() {
+    let (code, out, err) = call(&[
+        "sweep",
+        "scenarios/qcrd_stage2.toml",
+        "--vary",
+        "spmd.p=142",
+        "--set",
+        "spmd.d=5",
+    ]);
+    assert_eq!(code, Some(0), "{err}");
+    let mut reader = csv::Reader::from_reader(out.as_bytes());
+    let headers = reader.headers().unwrap().clone();
+    let column = |name: &str| headers.iter().position(|h| h == name).unwrap();
+    let (metric, method, simulated, half_width, verdict) = (
+        column("metric"),
+        column("method"),
+        column("simulated"),
+        column("half_width_95"),
+        column("verdict"),
+    );
+    let rows: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
+    let bus = rows
+        .iter()
+        .find(|r| &r[metric] == "station.bus.utilisation" && &r[method] == "exact MVA")
+        .expect("exact MVA predicts the bus utilisation");
+    assert_eq!(&bus[simulated], "1");
+    assert_eq!(&bus[half_width], "0");
+    assert_eq!(&bus[verdict], "imprecise");
+    let cycle = rows
+        .iter()
+        .find(|r| &r[metric] == "class.groups.cycle" && &r[method] == "exact MVA")
+        .unwrap();
+    assert_eq!(&cycle[verdict], "agree");
+}
