@@ -174,22 +174,95 @@ impl CalendarEvent for Event {
     }
 }
 
+/// The entry of `event` at `time`, taking the next sequence number from `next_seq`.
+#[inline(always)]
+fn entry<E: CalendarEvent, T: CalendarTime>(
+    next_seq: &mut u64,
+    time: T,
+    event: E,
+) -> Entry<T::Key> {
+    let seq = *next_seq;
+    *next_seq += 1;
+    let (tag, payload) = event.encode();
+    Entry {
+        key: time.key((seq << E::TAG_BITS) | tag),
+        payload,
+    }
+}
+
+/// The time and event an entry holds.
+#[inline(always)]
+fn open<E: CalendarEvent, T: CalendarTime>(e: Entry<T::Key>) -> (T, E) {
+    let tag = T::seq(e.key) & ((1 << E::TAG_BITS) - 1);
+    (T::from_key(e.key), E::decode(tag, e.payload))
+}
+
+/// A binary heap of entries whose top, once returned, stays in place until the next push
+/// overwrites it (one sift instead of a pop and a push: most events schedule a successor) or
+/// the next pop removes it.
+#[derive(Debug)]
+struct Heap<K> {
+    entries: BinaryHeap<Entry<K>>,
+    /// The top entry was returned and is only waiting to be replaced or removed.
+    taken: bool,
+}
+
+impl<K: Ord + Copy> Heap<K> {
+    fn new() -> Self {
+        Heap {
+            entries: BinaryHeap::new(),
+            taken: false,
+        }
+    }
+
+    /// Adds `entry`, in place of the returned top if there is one.
+    #[inline(always)]
+    fn push(&mut self, entry: Entry<K>) {
+        if self.taken {
+            self.taken = false;
+            if let Some(mut top) = self.entries.peek_mut() {
+                *top = entry;
+                return;
+            }
+        }
+        self.entries.push(entry);
+    }
+
+    /// The earliest pending entry, after removing the returned top if there is one.
+    #[inline(always)]
+    fn top(&mut self) -> Option<Entry<K>> {
+        if self.taken {
+            self.entries.pop();
+            self.taken = false;
+        }
+        self.entries.peek().copied()
+    }
+
+    /// Marks the top (as [`Heap::top`] just gave it) returned.
+    #[inline(always)]
+    fn take_top(&mut self) {
+        self.taken = true;
+    }
+
+    /// Pending entries.
+    fn len(&self) -> usize {
+        self.entries.len() - usize::from(self.taken)
+    }
+}
+
 /// Pending events ordered by `(time, scheduling order)`.
 #[derive(Debug)]
 pub struct Calendar<E: CalendarEvent = Event, T: CalendarTime = SimTime> {
-    heap: BinaryHeap<Entry<T::Key>>,
+    heap: Heap<T::Key>,
     next_seq: u64,
-    /// The top entry was returned by `pop` and is only waiting to be replaced or removed.
-    taken: bool,
     event: PhantomData<E>,
 }
 
 impl<E: CalendarEvent, T: CalendarTime> Default for Calendar<E, T> {
     fn default() -> Self {
         Calendar {
-            heap: BinaryHeap::new(),
+            heap: Heap::new(),
             next_seq: 0,
-            taken: false,
             event: PhantomData,
         }
     }
@@ -204,36 +277,16 @@ impl<E: CalendarEvent, T: CalendarTime> Calendar<E, T> {
     /// Adds `event` at `time`. `O(log n)`.
     #[inline(always)]
     pub fn schedule(&mut self, time: T, event: E) {
-        let seq = self.next_seq;
-        self.next_seq += 1;
-        let (tag, payload) = event.encode();
-        let entry = Entry {
-            key: time.key((seq << E::TAG_BITS) | tag),
-            payload,
-        };
-        if self.taken {
-            self.taken = false;
-            if let Some(mut top) = self.heap.peek_mut() {
-                *top = entry;
-                return;
-            }
-        }
-        self.heap.push(entry);
+        let e = entry(&mut self.next_seq, time, event);
+        self.heap.push(e);
     }
 
     /// Removes and returns the earliest event (the first scheduled among equal times). `O(log n)`.
     #[inline(always)]
     pub fn pop(&mut self) -> Option<(T, E)> {
-        if self.taken {
-            self.heap.pop();
-            self.taken = false;
-        }
-        let e = *self.heap.peek()?;
-        self.taken = true;
-        let time = T::from_key(e.key);
-        let seq_tag = T::seq(e.key);
-        let tag = seq_tag & ((1 << E::TAG_BITS) - 1);
-        Some((time, E::decode(tag, e.payload)))
+        let e = self.heap.top()?;
+        self.heap.take_top();
+        Some(open(e))
     }
 
     /// Events scheduled since the calendar was made (the next sequence number).
@@ -243,7 +296,7 @@ impl<E: CalendarEvent, T: CalendarTime> Calendar<E, T> {
 
     /// Number of pending events.
     pub fn len(&self) -> usize {
-        self.heap.len() - usize::from(self.taken)
+        self.heap.len()
     }
 
     /// True when nothing is pending.
@@ -265,21 +318,18 @@ impl<E: CalendarEvent, T: CalendarTime> Calendar<E, T> {
 /// scheduled among equal times. An event that would break a lane's order goes to the heap.
 #[derive(Debug)]
 pub struct LaneCalendar<E: CalendarEvent, const LANES: usize> {
-    heap: BinaryHeap<Entry<u128>>,
+    heap: Heap<u128>,
     lanes: [VecDeque<Entry<u128>>; LANES],
     next_seq: u64,
-    /// The heap's top entry was returned by `pop` and is only waiting to be replaced or removed.
-    taken: bool,
     event: PhantomData<E>,
 }
 
 impl<E: CalendarEvent, const LANES: usize> Default for LaneCalendar<E, LANES> {
     fn default() -> Self {
         LaneCalendar {
-            heap: BinaryHeap::new(),
+            heap: Heap::new(),
             lanes: std::array::from_fn(|_| VecDeque::new()),
             next_seq: 0,
-            taken: false,
             event: PhantomData,
         }
     }
@@ -291,57 +341,31 @@ impl<E: CalendarEvent, const LANES: usize> LaneCalendar<E, LANES> {
         Self::default()
     }
 
-    #[inline(always)]
-    fn entry(&mut self, time: u128, event: E) -> Entry<u128> {
-        let seq = self.next_seq;
-        self.next_seq += 1;
-        let (tag, payload) = event.encode();
-        Entry {
-            key: time.key((seq << E::TAG_BITS) | tag),
-            payload,
-        }
-    }
-
     /// Adds `event` at `time` to the heap. `O(log n)`.
     #[inline(always)]
     pub fn schedule(&mut self, time: u128, event: E) {
-        let entry = self.entry(time, event);
-        self.push_heap(entry);
-    }
-
-    #[inline(always)]
-    fn push_heap(&mut self, entry: Entry<u128>) {
-        if self.taken {
-            self.taken = false;
-            if let Some(mut top) = self.heap.peek_mut() {
-                *top = entry;
-                return;
-            }
-        }
-        self.heap.push(entry);
+        let e = entry(&mut self.next_seq, time, event);
+        self.heap.push(e);
     }
 
     /// Adds `event` at `time` to lane `lane`, or to the heap if `time` is earlier than the
     /// lane's last event. `O(1)` in the lane.
     #[inline(always)]
     pub fn schedule_lane(&mut self, lane: usize, time: u128, event: E) {
-        let entry = self.entry(time, event);
+        let e = entry(&mut self.next_seq, time, event);
         let l = &mut self.lanes[lane];
         match l.back() {
-            Some(last) if last.key > entry.key => self.push_heap(entry),
-            _ => l.push_back(entry),
+            Some(last) if last.key > e.key => self.heap.push(e),
+            _ => l.push_back(e),
         }
     }
 
     /// Removes and returns the earliest event (the first scheduled among equal times).
     #[inline(always)]
     pub fn pop(&mut self) -> Option<(u128, E)> {
-        if self.taken {
-            self.heap.pop();
-            self.taken = false;
-        }
         // the smallest key among the heap's top and the lanes' fronts (`None`: the heap)
-        let mut best = self.heap.peek().map(|e| e.key);
+        let top = self.heap.top();
+        let mut best = top.map(|e| e.key);
         let mut from = None;
         for (i, l) in self.lanes.iter().enumerate() {
             if let Some(f) = l.front()
@@ -354,14 +378,12 @@ impl<E: CalendarEvent, const LANES: usize> LaneCalendar<E, LANES> {
         let e = match from {
             Some(i) => self.lanes[i].pop_front()?,
             None => {
-                let e = *self.heap.peek()?;
-                self.taken = true;
+                let e = top?;
+                self.heap.take_top();
                 e
             }
         };
-        let time = <u128 as CalendarTime>::from_key(e.key);
-        let tag = <u128 as CalendarTime>::seq(e.key) & ((1 << E::TAG_BITS) - 1);
-        Some((time, E::decode(tag, e.payload)))
+        Some(open(e))
     }
 
     /// Events scheduled since the calendar was made (the next sequence number).
@@ -371,8 +393,7 @@ impl<E: CalendarEvent, const LANES: usize> LaneCalendar<E, LANES> {
 
     /// Number of pending events.
     pub fn len(&self) -> usize {
-        self.heap.len() - usize::from(self.taken)
-            + self.lanes.iter().map(VecDeque::len).sum::<usize>()
+        self.heap.len() + self.lanes.iter().map(VecDeque::len).sum::<usize>()
     }
 
     /// True when nothing is pending.
