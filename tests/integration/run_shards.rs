@@ -1,6 +1,6 @@
 use std::path::Path;
 
-use super::util::{call, shard_dir};
+use super::util::{call, duplicate_shard, lose_shard, merge_refusal, shard_dir};
 
 /// Short settings of the bundled M/M/1 file: MSER-5 settles the warm-up.
 const MM1: [&str; 8] = [
@@ -111,24 +111,15 @@ fn every_run_shard_settles_the_same_mser_warm_up_cut() {
 #[test]
 fn merge_refuses_mixed_missing_and_duplicated_run_shards_naming_them() {
     const T: &str = "merge_refuses_mixed_missing_and_duplicated_run_shards_naming_them";
-    let refusal = |dir: &Path| {
-        let (code, _, err) = call(&["merge", dir.to_str().unwrap()]);
-        assert_eq!(code, Some(2), "{err}");
-        err
-    };
     let missing = shard_dir(T, "missing");
     run_shards(&MM1, 3, &missing, &[]);
-    std::fs::remove_file(missing.join("shard-00002-of-00003.json")).unwrap();
-    assert!(refusal(&missing).contains("missing shard 2 of 3"));
+    lose_shard(&missing, 2, 3);
+    assert!(merge_refusal(&missing).contains("missing shard 2 of 3"));
 
     let twice = shard_dir(T, "twice");
     run_shards(&MM1, 2, &twice, &[]);
-    std::fs::copy(
-        twice.join("shard-00000-of-00002.json"),
-        twice.join("shard-00000-of-00002-copy.json"),
-    )
-    .unwrap();
-    let err = refusal(&twice);
+    duplicate_shard(&twice, 0, 2);
+    let err = merge_refusal(&twice);
     assert!(
         err.contains("shard 0 appears twice") && err.contains("-copy.json"),
         "{err}"
@@ -140,7 +131,7 @@ fn merge_refuses_mixed_missing_and_duplicated_run_shards_naming_them() {
     reseeded[3] = "12";
     reseeded.extend(["--shard", "1/2", "--out", seeds.to_str().unwrap()]);
     ok(&reseeded);
-    let err = refusal(&seeds);
+    let err = merge_refusal(&seeds);
     assert!(err.contains("different seeds: 5 and 12"), "{err}");
 
     let scenario = shard_dir(T, "scenario");
@@ -160,7 +151,7 @@ fn merge_refuses_mixed_missing_and_duplicated_run_shards_naming_them() {
         &["--shard", "1/2", "--out", scenario.to_str().unwrap()],
     ]
     .concat());
-    let err = refusal(&scenario);
+    let err = merge_refusal(&scenario);
     assert!(
         err.contains("different runs") && err.contains("shard-00001-of-00002.json"),
         "{err}"
@@ -173,7 +164,7 @@ fn merge_refuses_mixed_missing_and_duplicated_run_shards_naming_them() {
     let ours = format!("\"version\": \"{}\"", env!("CARGO_PKG_VERSION"));
     assert!(text.contains(&ours));
     std::fs::write(&file, text.replace(&ours, "\"version\": \"0.0.1\"")).unwrap();
-    assert!(refusal(&version).contains("different versions of parsim: "));
+    assert!(merge_refusal(&version).contains("different versions of parsim: "));
 
     let kinds = shard_dir(T, "kinds");
     run_shards(&MM1, 2, &kinds, &[]);
@@ -189,7 +180,7 @@ fn merge_refuses_mixed_missing_and_duplicated_run_shards_naming_them() {
         "--out",
         kinds.to_str().unwrap(),
     ]);
-    let err = refusal(&kinds);
+    let err = merge_refusal(&kinds);
     assert!(
         err.contains("shard-00001-of-00002.json") && err.contains("parsim-sweep-shard"),
         "{err}"

@@ -1,6 +1,8 @@
 use std::collections::BTreeMap;
 
-use super::util::{call, open_single, shard_dir, temp_scenario};
+use super::util::{
+    call, duplicate_shard, lose_shard, merge_refusal, open_single, shard_dir, temp_scenario,
+};
 
 /// Short runs: every point is a small M/M/1 experiment.
 const SHORT: [&str; 4] = ["--set", "run.length=3000", "--set", "run.replications=4"];
@@ -383,26 +385,17 @@ fn merged_shards_print_the_single_run_byte_for_byte() {
 #[test]
 fn merge_refuses_missing_duplicate_and_mixed_shards_naming_them() {
     const T: &str = "merge_refuses_missing_duplicate_and_mixed_shards_naming_them";
-    let refusal = |dir: &std::path::Path| {
-        let (code, _, err) = call(&["merge", dir.to_str().unwrap()]);
-        assert_eq!(code, Some(2), "{err}");
-        err
-    };
     let missing = shard_dir(T, "missing");
     run_shards(T, &GRID, 3, &missing, &[]);
-    std::fs::remove_file(missing.join("shard-00001-of-00003.json")).unwrap();
-    assert!(refusal(&missing).contains("missing shard 1 of 3"));
+    lose_shard(&missing, 1, 3);
+    assert!(merge_refusal(&missing).contains("missing shard 1 of 3"));
 
     let twice = shard_dir(T, "twice");
     run_shards(T, &GRID, 2, &twice, &[]);
-    std::fs::copy(
-        twice.join("shard-00001-of-00002.json"),
-        twice.join("shard-00001-of-00002-again.json"),
-    )
-    .unwrap();
-    let err = refusal(&twice);
+    duplicate_shard(&twice, 1, 2);
+    let err = merge_refusal(&twice);
     assert!(
-        err.contains("shard 1 appears twice") && err.contains("-again.json"),
+        err.contains("shard 1 appears twice") && err.contains("-copy.json"),
         "{err}"
     );
 
@@ -418,7 +411,7 @@ fn merge_refuses_missing_duplicate_and_mixed_shards_naming_them() {
         "9",
     ]);
     sweep(T, &reseeded);
-    let err = refusal(&seeds);
+    let err = merge_refusal(&seeds);
     assert!(
         err.contains("different seeds: the scenario's and 9"),
         "{err}"
@@ -437,7 +430,7 @@ fn merge_refuses_missing_duplicate_and_mixed_shards_naming_them() {
         scenario.to_str().unwrap(),
     ]);
     sweep(T, &changed);
-    let err = refusal(&scenario);
+    let err = merge_refusal(&scenario);
     assert!(
         err.contains("different sweeps") && err.contains("shard-00000-of-00002.json"),
         "{err}"
@@ -450,7 +443,7 @@ fn merge_refuses_missing_duplicate_and_mixed_shards_naming_them() {
     let ours = format!("\"version\": \"{}\"", env!("CARGO_PKG_VERSION"));
     assert!(text.contains(&ours));
     std::fs::write(&file, text.replace(&ours, "\"version\": \"0.0.1\"")).unwrap();
-    assert!(refusal(&version).contains("different versions of parsim: "));
+    assert!(merge_refusal(&version).contains("different versions of parsim: "));
 }
 
 #[test]

@@ -114,3 +114,26 @@ pub fn run_slurm_scripts(dir: &Path, tasks: usize) -> Option<i32> {
     }
     bash("merge.sbatch", None).status.code()
 }
+
+/// `parsim merge DIR`, which must refuse the directory (exit 2); returns its message.
+pub fn merge_refusal(dir: &Path) -> String {
+    let (code, _, err) = call(&["merge", dir.to_str().unwrap()]);
+    assert_eq!(code, Some(2), "{err}");
+    err
+}
+
+/// Removes shard `k` of `n` from `dir`, as a lost shard would be.
+pub fn lose_shard(dir: &Path, k: usize, n: usize) {
+    std::fs::remove_file(dir.join(format!("shard-{k:05}-of-{n:05}.json"))).unwrap();
+}
+
+/// Copies shard `k` of `n` in `dir` under a second name, `shard-...-copy.json`, so that it
+/// appears twice.
+pub fn duplicate_shard(dir: &Path, k: usize, n: usize) {
+    let name = format!("shard-{k:05}-of-{n:05}");
+    std::fs::copy(
+        dir.join(format!("{name}.json")),
+        dir.join(format!("{name}-copy.json")),
+    )
+    .unwrap();
+}

@@ -1,6 +1,6 @@
 use std::path::{Path, PathBuf};
 
-use super::util::{call, root, shard_dir};
+use super::util::{call, duplicate_shard, lose_shard, root, shard_dir};
 
 /// A suite directory for a test: four bundled cases and one no method predicts (exit 1, and
 /// rows whose numbers are NaN).
@@ -90,16 +90,12 @@ fn merge_refuses_mixed_missing_and_duplicated_validate_shards() {
     };
     let missing = shard_dir(T, "missing");
     shards(&cases, 3, &missing, &[]);
-    std::fs::remove_file(missing.join("shard-00000-of-00003.json")).unwrap();
+    lose_shard(&missing, 0, 3);
     assert!(refusal(&missing).contains("missing shard 0 of 3"));
 
     let twice = shard_dir(T, "twice");
     shards(&cases, 2, &twice, &[]);
-    std::fs::copy(
-        twice.join("shard-00001-of-00002.json"),
-        twice.join("shard-00001-of-00002-b.json"),
-    )
-    .unwrap();
+    duplicate_shard(&twice, 1, 2);
     assert!(refusal(&twice).contains("shard 1 appears twice"));
 
     let seeds = shard_dir(T, "seeds");
