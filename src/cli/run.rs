@@ -69,13 +69,14 @@ pub struct RunArgs {
     show_network: bool,
     /// Run only shard K of N (K from 0 to N-1: the replications whose index is K modulo N, on
     /// the streams the single run gives them) of one scenario and write them to --out, for
-    /// `parsim merge`. Every shard settles the same warm-up; --precision cannot be used.
+    /// `parsim merge`. Every shard settles the same warm-up; --precision and --per-replication
+    /// cannot be used.
     #[arg(
         long,
         value_name = "K/N",
         value_parser = Shard::parse,
         requires = "out",
-        conflicts_with_all = ["json", "csv", "precision", "show_network"]
+        conflicts_with_all = ["json", "csv", "precision", "show_network", "per_replication"]
     )]
     shard: Option<Shard>,
     /// The directory a shard writes its file to.

@@ -188,8 +188,8 @@ fn merge_refuses_mixed_missing_and_duplicated_run_shards_naming_them() {
 }
 
 #[test]
-fn run_shards_refuse_a_precision_target_and_more_shards_than_replications() {
-    const T: &str = "run_shards_refuse_a_precision_target_and_more_shards_than_replications";
+fn run_shards_refuse_a_precision_target_per_replication_files_and_more_shards_than_replications() {
+    const T: &str = "run_shards_refuse_a_precision_target_per_replication_files_and_more_shards_than_replications";
     let dir = shard_dir(T, "refused");
     let out = dir.to_str().unwrap();
     let (code, _, err) = call(
@@ -200,6 +200,18 @@ fn run_shards_refuse_a_precision_target_and_more_shards_than_replications() {
         .concat(),
     );
     assert_eq!(code, Some(2), "{err}");
+    // a shard has no replication values of its own to export: refused, not ignored
+    let values = dir.join("values.csv");
+    let (code, _, err) = call(
+        &[
+            &MM1[..],
+            &["--per-replication", values.to_str().unwrap()],
+            &["--shard", "0/2", "--out", out],
+        ]
+        .concat(),
+    );
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("--per-replication"), "{err}");
     let (code, _, err) = call(&[&MM1[..], &["--shard", "0/8", "--out", out]].concat());
     assert_eq!(code, Some(2));
     assert!(err.contains("more shards than the 7 replications"), "{err}");
