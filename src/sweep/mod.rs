@@ -215,10 +215,12 @@ pub struct Row {
     pub method: Option<String>,
     /// Whether the method is exact.
     pub exact: Option<bool>,
-    /// Its value (for bounds, their midpoint).
+    /// Its value (none for bounds).
     pub analytic: Option<f64>,
-    /// For bounds: `[lower, upper]`.
-    pub bounds: Option<[f64; 2]>,
+    /// For bounds: the lower one.
+    pub lower_bound: Option<f64>,
+    /// For bounds: the upper one.
+    pub upper_bound: Option<f64>,
     /// Simulated mean over the replications.
     pub simulated: f64,
     /// Half-width of its 95% interval.
@@ -271,7 +273,8 @@ pub fn evaluate(
             method: None,
             exact: None,
             analytic: None,
-            bounds: None,
+            lower_bound: None,
+            upper_bound: None,
             simulated: ci.mean,
             half_width_95: ci.half_width,
             replications: ci.replications,
@@ -287,8 +290,9 @@ pub fn evaluate(
             rows.push(Row {
                 method: Some(c.method.clone()),
                 exact: Some(c.exact),
-                analytic: Some(c.analytic),
-                bounds: c.bounds,
+                analytic: c.bounds.is_none().then_some(c.analytic),
+                lower_bound: c.bounds.map(|[lower, _]| lower),
+                upper_bound: c.bounds.map(|[_, upper]| upper),
                 relative_error: Some(c.relative_error),
                 verdict: Some(c.verdict),
                 ..plain.clone()

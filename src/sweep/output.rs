@@ -64,9 +64,9 @@ impl SweepReport {
                     r.metric.clone(),
                     r.method.clone().unwrap_or_default(),
                     r.exact.map(|e| e.to_string()).unwrap_or_default(),
-                    opt(r.analytic.filter(|_| r.bounds.is_none())),
-                    opt(r.bounds.map(|[lo, _]| lo)),
-                    opt(r.bounds.map(|[_, hi]| hi)),
+                    opt(r.analytic),
+                    opt(r.lower_bound),
+                    opt(r.upper_bound),
                     r.simulated.to_string(),
                     r.half_width_95.to_string(),
                     r.replications.to_string(),
@@ -98,8 +98,9 @@ mod tests {
             metric: "class.jobs.cycle".into(),
             method: Some("asymptotic bounds, \"ABA\"".into()),
             exact: Some(false),
-            analytic: Some(1.5),
-            bounds: Some([1.0, 2.0]),
+            analytic: None,
+            lower_bound: Some(1.0),
+            upper_bound: Some(2.0),
             simulated: 1.4,
             half_width_95: 0.1,
             replications: 5,
@@ -130,6 +131,20 @@ mod tests {
         assert_eq!(field("analytic"), "", "a bound has no analytic value");
         assert_eq!((field("lower_bound"), field("upper_bound")), ("1", "2"));
         assert_eq!(field("verdict"), "within_bounds");
+        // the JSON names the same fields
+        let json = serde_json::to_value(&report.points[0].rows[0]).expect("serialised");
+        let keys: Vec<&str> = json
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        for column in COLUMNS {
+            assert!(
+                keys.contains(&column),
+                "{column} not in the JSON's {keys:?}"
+            );
+        }
         // every column but the interval's (95% here, 99% in validate) is one of validate's
         let validate_fields = csv_header_of_validate();
         for column in COLUMNS.iter().filter(|c| **c != "half_width_95") {

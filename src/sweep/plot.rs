@@ -195,7 +195,7 @@ fn methods(report: &SweepReport, metric: &str, bounds: bool) -> Vec<String> {
     for p in &report.points {
         for r in p.rows.iter().filter(|r| r.metric == metric) {
             if let Some(m) = &r.method
-                && r.bounds.is_some() == bounds
+                && r.lower_bound.is_some() == bounds
                 && !found.contains(m)
             {
                 found.push(m.clone());
@@ -437,8 +437,8 @@ fn curves(
     if !several {
         for (i, method) in methods(report, metric, true).into_iter().enumerate() {
             let colour = PALETTE[(PALETTE.len() - 1 - i) % PALETTE.len()];
-            let lower: fn(&Row) -> Option<f64> = |r| r.bounds.map(|b| b[0]);
-            let upper: fn(&Row) -> Option<f64> = |r| r.bounds.map(|b| b[1]);
+            let lower: fn(&Row) -> Option<f64> = |r| r.lower_bound;
+            let upper: fn(&Row) -> Option<f64> = |r| r.upper_bound;
             let label = format!("{} (lower, upper)", short(&method));
             for (at, label) in [(lower, Some(label)), (upper, None)] {
                 lines.push(Line {

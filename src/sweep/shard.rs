@@ -18,7 +18,7 @@ use crate::shard::{Header, read_all};
 pub use crate::shard::{MergeError, Shard};
 
 /// The format tag of a sweep shard file.
-pub const FORMAT: &str = "parsim-sweep-shard/1";
+pub const FORMAT: &str = "parsim-sweep-shard/2";
 
 /// What one shard of a sweep wrote.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
