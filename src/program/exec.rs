@@ -849,6 +849,8 @@ impl<'p> Execution<'p> {
         let ri = r as usize;
         match self.ranks[ri].wait {
             Wait::Combine => {
+                // the collective's further steps count as communication again
+                self.set_category(r, Category::Communication);
                 self.ranks[ri].step += 1;
                 self.resume(r);
             }
