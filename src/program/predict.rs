@@ -63,6 +63,7 @@ pub fn analyze(prog: &Program) -> Analysis {
             }
         }
     }
+    super::mean_value::predictions(prog, &mut a);
     if let Some(p) = &prog.pipeline {
         let (predictions, refusals) = super::pipeline::predictions(prog, p);
         a.predictions.extend(predictions);

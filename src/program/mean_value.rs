@@ -1,0 +1,278 @@
+//! Predictions of every metric of a program from its contention-free mean-value evaluation
+//! ([`super::replay`]), each labelled exact or with the assumptions that break.
+//!
+//! - **Counts** (`messages.count`, `link.<name>.messages`) are exact always: which messages a
+//!   program sends does not depend on chance or on timing.
+//! - **Times** (`program.makespan`, `phase.*`, `ranks.*`, `rank.<r>.*`) and utilisations (busy
+//!   time over the makespan) are exact when every duration and size executed is deterministic
+//!   and nothing met at a link, a disk unit or a processor on the evaluation's own timeline.
+//!   With random durations the evaluation is a mean-value critical path, below the mean for a
+//!   maximum (`E[max] >= max E`, Jensen); when, moreover, no resource can ever be shared (each
+//!   link carries the blocking messages of one sender, each disk unit serves one rank, no node
+//!   has more ranks than cores) and sizes are deterministic, each finish time is a max-plus,
+//!   monotone and convex function of the durations, so the evaluation's makespan and finish
+//!   times are lower bounds on their means, reported as such. A time a rank settled before its
+//!   times depended on chance (its own draws, or a message or barrier that did) and before
+//!   anything met is exact all the same (a first phase before a random loop, say).
+//! - **Delays** (`messages.delay`, `links.delay.mean`, `link.<name>.delay`) are transmission
+//!   times, exact in expectation when no message can meet another on a link (random sizes enter
+//!   linearly); their p99 is exact when, in addition, every size is deterministic, and not
+//!   predicted when sizes are random.
+
+use super::Program;
+use super::measure::{CATEGORIES, crosses_links, has_messages};
+use super::replay::{Evaluation, evaluate};
+use crate::predict::{Analysis, Bound, Prediction, Refusal};
+
+/// The method's name, before any label.
+const METHOD: &str = "contention-free mean-value critical path";
+
+/// Adds the evaluation's predictions to `a` (or its refusal, when it cannot be computed).
+pub fn predictions(prog: &Program, a: &mut Analysis) {
+    match evaluate(prog) {
+        Ok(ev) => add(prog, &ev, a),
+        Err(why) => a.refusals.push(Refusal {
+            method: METHOD.to_owned(),
+            reason: why,
+        }),
+    }
+}
+
+/// The labels of one kind of metric: the assumptions that break (empty: exact).
+struct Labels {
+    times: Vec<String>,
+    /// Before this time nothing has met at a resource: a time a rank settled by then, before
+    /// its times depended on chance, is exact whatever `times` says.
+    unshared_until: f64,
+    delays: Vec<String>,
+    percentiles: Result<Vec<String>, String>,
+    lower_bound: bool,
+}
+
+fn labels(prog: &Program, ev: &Evaluation) -> Labels {
+    let shared = ev.sharing.describe(prog);
+    let random_sizes = ev.random.iter().any(|w| w.starts_with("message sizes"));
+    let mut times = shared.clone();
+    if !ev.random.is_empty() {
+        times.push(format!(
+            "{}: the evaluation uses means, and E[max] >= max E (Jensen)",
+            ev.random.join(", ")
+        ));
+    }
+    let mut delays = shared;
+    if !ev.random.is_empty() && !ev.unshareable {
+        delays.push(
+            "random durations may make messages meet on a link where the mean timeline has none"
+                .to_owned(),
+        );
+    }
+    let percentiles = if random_sizes {
+        Err("message sizes are random: the delays' distribution is not the evaluation's".to_owned())
+    } else {
+        Ok(delays.clone())
+    };
+    Labels {
+        unshared_until: ev.sharing.from,
+        lower_bound: !ev.random.is_empty() && !random_sizes && ev.unshareable && ev.sharing.none(),
+        times,
+        delays,
+        percentiles,
+    }
+}
+
+fn add(prog: &Program, ev: &Evaluation, a: &mut Analysis) {
+    let l = labels(prog, ev);
+    let bound_note = if l.lower_bound {
+        "; a lower bound on the mean (no resource can be shared: a max-plus program, Jensen)"
+    } else {
+        ""
+    };
+    let put = |a: &mut Analysis, metric: String, value: f64, breaks: &[String], note: &str| {
+        put_settled(a, metric, value, breaks, note, false);
+    };
+    // a time is settled (exact whatever breaks later) when every rank it depends on reached
+    // it before anything shared or random: `ends[r]` is when rank r did
+    let settled = |ends: &[f64]| {
+        ends.iter()
+            .zip(&ev.tainted)
+            .all(|(&t, &chance)| t <= chance && t <= l.unshared_until)
+    };
+    let time = |a: &mut Analysis, metric: String, value: f64, settled: bool, note: &str| {
+        put_settled(a, metric, value, &l.times, note, settled);
+    };
+    let all = settled(&ev.finish);
+    if l.lower_bound {
+        a.bounds.push(Bound {
+            metric: "program.makespan".to_owned(),
+            lower: ev.makespan,
+            upper: f64::INFINITY,
+            method: format!(
+                "{METHOD}: lower bound on the mean (no resource can be shared: a max-plus program, Jensen)"
+            ),
+        });
+    }
+    let p = f64::from(prog.ranks);
+    time(
+        a,
+        "program.makespan".to_owned(),
+        ev.makespan,
+        all,
+        bound_note,
+    );
+    for (ph, name) in prog.phases.iter().enumerate() {
+        let times = &ev.phases[ph];
+        let mean = times.iter().sum::<f64>() / p;
+        let most = times.iter().copied().fold(0.0, f64::max);
+        let at = settled(&ev.phase_ends[ph]);
+        time(a, format!("phase.{name}.mean"), mean, at, "");
+        time(a, format!("phase.{name}.max"), most, at, "");
+    }
+    for (k, c) in CATEGORIES.iter().enumerate() {
+        let spent = ev.spent.iter().map(|s| s[k]);
+        let mean = spent.clone().sum::<f64>() / p;
+        time(a, format!("ranks.{c}.mean"), mean, all, "");
+        let most = spent.fold(0.0, f64::max);
+        time(a, format!("ranks.{c}.max"), most, all, "");
+    }
+    if has_messages(prog) {
+        put(
+            a,
+            "messages.count".to_owned(),
+            ev.messages as f64,
+            &[],
+            " (a count)",
+        );
+        if ev.messages > 0 {
+            put(
+                a,
+                "messages.delay".to_owned(),
+                ev.message_delay,
+                &l.delays,
+                "",
+            );
+            percentile(a, "messages.p99".to_owned(), ev.message_p99, &l.percentiles);
+        }
+    }
+    let crossings: u64 = ev.links.iter().map(|k| k.messages).sum();
+    if crosses_links(prog) && crossings > 0 {
+        let used = ev.links.len() as f64;
+        let utilisation = |busy: f64| busy / ev.makespan;
+        let mean = ev.links.iter().map(|k| utilisation(k.busy)).sum::<f64>() / used;
+        let most = ev
+            .links
+            .iter()
+            .map(|k| utilisation(k.busy))
+            .fold(0.0, f64::max);
+        time(a, "links.utilisation.mean".to_owned(), mean, all, "");
+        time(a, "links.utilisation.max".to_owned(), most, all, "");
+        let busy: f64 = ev.links.iter().map(|k| k.busy).sum();
+        put(
+            a,
+            "links.delay.mean".to_owned(),
+            busy / crossings as f64,
+            &l.delays,
+            "",
+        );
+    }
+    if prog.report_each {
+        for (r, spent) in ev.spent.iter().enumerate() {
+            let mine = ev.finish[r] <= ev.tainted[r] && ev.finish[r] <= l.unshared_until;
+            for (k, c) in CATEGORIES.iter().enumerate() {
+                time(a, format!("rank.{r}.{c}"), spent[k], mine, "");
+            }
+            time(
+                a,
+                format!("rank.{r}.finish"),
+                ev.finish[r],
+                mine,
+                bound_note,
+            );
+        }
+        for k in &ev.links {
+            let name = &k.name;
+            let utilisation = k.busy / ev.makespan;
+            time(a, format!("link.{name}.utilisation"), utilisation, all, "");
+            put(
+                a,
+                format!("link.{name}.messages"),
+                k.messages as f64,
+                &[],
+                " (a count)",
+            );
+            put(
+                a,
+                format!("link.{name}.delay"),
+                k.busy / k.messages as f64,
+                &l.delays,
+                "",
+            );
+            if let Some(p99) = k.p99 {
+                percentile(a, format!("link.{name}.p99"), p99, &l.percentiles);
+            }
+        }
+    }
+}
+
+/// Adds a prediction that is exact when nothing `breaks`, or when it was `settled` before
+/// anything did.
+fn put_settled(
+    a: &mut Analysis,
+    metric: String,
+    value: f64,
+    breaks: &[String],
+    note: &str,
+    settled: bool,
+) {
+    if !value.is_finite() {
+        return;
+    }
+    let (method, exact) = if breaks.is_empty() {
+        (format!("{METHOD}{note}"), true)
+    } else if settled {
+        (
+            format!("{METHOD}{note} (settled before anything random or shared)"),
+            true,
+        )
+    } else {
+        (
+            format!("{METHOD}{note}; approximation: {}", breaks.join("; ")),
+            false,
+        )
+    };
+    a.predictions.push(Prediction {
+        metric,
+        value,
+        method,
+        exact,
+    });
+}
+
+/// A p99 from the evaluation's delays (recorded in the simulator's histogram), or its refusal.
+fn percentile(a: &mut Analysis, metric: String, value: f64, labels: &Result<Vec<String>, String>) {
+    match labels {
+        Ok(breaks) if value.is_finite() => {
+            let exact = breaks.is_empty();
+            let method = if exact {
+                format!(
+                    "{METHOD} (every delay as the evaluation has it, in the simulator's histogram)"
+                )
+            } else {
+                format!(
+                    "{METHOD} (the evaluation's delays in the simulator's histogram); approximation: {}",
+                    breaks.join("; ")
+                )
+            };
+            a.predictions.push(Prediction {
+                metric,
+                value,
+                method,
+                exact,
+            });
+        }
+        Ok(_) => {}
+        Err(why) => a.refusals.push(Refusal {
+            method: format!("{METHOD}: {metric}"),
+            reason: why.clone(),
+        }),
+    }
+}
