@@ -904,11 +904,12 @@ impl<'p> Walker<'p> {
         self.links.sort_by_key(|l| l.id);
         let topology = &prog.network.topology;
         for l in &mut self.links {
-            let (most, met) = most_at_once(&mut l.uses, 1);
+            let met = first_overlap(&mut l.uses);
             sharing.from = sharing.from.min(met);
-            if most > 1 {
+            if met.is_finite() {
                 sharing.links += 1;
                 if sharing.first_link.is_none() {
+                    let (most, _) = most_at_once(&l.uses, 1);
                     sharing.first_link = Some((topology.link_name(l.id), most));
                 }
             }
@@ -916,15 +917,15 @@ impl<'p> Walker<'p> {
         for (d, disk) in prog.disks.iter().enumerate() {
             for u in 0..disk.count {
                 let unit = self.disk_base[d] as usize + u as usize;
-                let (most, met) = most_at_once(&mut self.disk_uses[unit].0, 1);
+                let met = first_overlap(&mut self.disk_uses[unit].0);
                 sharing.from = sharing.from.min(met);
-                if most > 1 && sharing.disk.is_none() {
+                if met.is_finite() && sharing.disk.is_none() {
                     sharing.disk = Some((disk.name.clone(), u));
                 }
             }
         }
         if let Some(cpus) = &mut self.cpu_uses {
-            for (n, uses) in cpus.iter_mut().enumerate() {
+            for (n, uses) in cpus.iter().enumerate() {
                 let (most, met) = most_at_once(uses, prog.cores as usize);
                 sharing.from = sharing.from.min(met);
                 if most > prog.cores as usize && sharing.node.is_none() {
@@ -979,10 +980,24 @@ impl<'p> Walker<'p> {
     }
 }
 
-/// The most uses of a timeline at once, and the first time they exceed `servers` (infinite:
-/// never). Intervals touching end to start do not overlap; a relative `1e-12` absorbs the
+/// The first time two uses of a one-server timeline overlap (infinite: never), sorting it by
+/// start. Intervals touching end to start do not overlap; a relative `1e-12` absorbs the
 /// rounding of sums of times.
-fn most_at_once(uses: &mut [(f64, f64)], servers: usize) -> (usize, f64) {
+fn first_overlap(uses: &mut [(f64, f64)]) -> f64 {
+    uses.sort_unstable_by(|a, b| a.0.total_cmp(&b.0));
+    let mut busy_until = f64::NEG_INFINITY;
+    for &(s, e) in uses.iter().filter(|(s, e)| e > s) {
+        if s < busy_until - 1e-12 * busy_until.abs() {
+            return s;
+        }
+        busy_until = busy_until.max(e);
+    }
+    f64::INFINITY
+}
+
+/// The most uses of a timeline at once, and the first time they exceed `servers` (infinite:
+/// never), with the tolerance of [`first_overlap`].
+fn most_at_once(uses: &[(f64, f64)], servers: usize) -> (usize, f64) {
     if uses.len() <= servers {
         return (uses.len(), f64::INFINITY);
     }
