@@ -21,19 +21,19 @@
 
 use super::Program;
 use super::measure::{CATEGORIES, crosses_links, has_messages};
-use super::replay::{Evaluation, evaluate};
+use super::replay::Evaluation;
 use crate::predict::{Analysis, Bound, Prediction, Refusal};
 
 /// The method's name, before any label.
 const METHOD: &str = "contention-free mean-value critical path";
 
-/// Adds the evaluation's predictions to `a` (or its refusal, when it cannot be computed).
-pub fn predictions(prog: &Program, a: &mut Analysis) {
-    match evaluate(prog) {
-        Ok(ev) => add(prog, &ev, a),
+/// Adds the evaluation's predictions to `a` (or its refusal, when it could not be computed).
+pub fn predictions(prog: &Program, ev: &Result<Evaluation, String>, a: &mut Analysis) {
+    match ev {
+        Ok(ev) => add(prog, ev, a),
         Err(why) => a.refusals.push(Refusal {
             method: METHOD.to_owned(),
-            reason: why,
+            reason: why.clone(),
         }),
     }
 }

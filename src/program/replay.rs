@@ -74,6 +74,8 @@ pub struct Evaluation {
     /// drew a random quantity or received a message or left a barrier whose time did; what it
     /// settled before is deterministic.
     pub tainted: Vec<f64>,
+    /// Per phase, per rank: when the rank first entered the phase (infinite: never).
+    pub phase_starts: Vec<Vec<f64>>,
     /// Per phase, per rank: when the rank last left the phase.
     pub phase_ends: Vec<Vec<f64>>,
     /// True when no resource can ever serve two uses at once whatever the durations: each link
@@ -246,6 +248,7 @@ struct Walker<'p> {
     delay_pct: Percentiles,
     nonblocking_on_links: bool,
     random: Vec<String>,
+    phase_start: Vec<f64>,
     phase_end: Vec<f64>,
     ops: u64,
 }
@@ -316,6 +319,7 @@ impl<'p> Walker<'p> {
             delay_pct: Percentiles::wide(&prog.clock, if scale > 0.0 { scale } else { 1.0 }),
             nonblocking_on_links: false,
             random: Vec::new(),
+            phase_start: vec![f64::INFINITY; p * prog.phases.len()],
             phase_end: vec![0.0; p * prog.phases.len()],
             ops: 0,
         }
@@ -745,6 +749,7 @@ impl<'p> Walker<'p> {
                     let k = ri * prog.phases.len() + usize::from(*ph);
                     if self.phase_depth[k] == 0 {
                         self.phase_enter[k] = now;
+                        self.phase_start[k] = self.phase_start[k].min(now);
                     }
                     self.phase_depth[k] += 1;
                     self.ranks[ri].pc += 1;
@@ -940,18 +945,17 @@ impl<'p> Walker<'p> {
             && !self.nonblocking_on_links
             && self.links.iter().all(|l| l.one_sender)
             && self.disk_uses.iter().all(|(_, user)| *user != u32::MAX);
+        let per_phase = |v: &[f64]| -> Vec<Vec<f64>> {
+            (0..np)
+                .map(|ph| (0..prog.ranks as usize).map(|r| v[r * np + ph]).collect())
+                .collect()
+        };
         let [message_p99] = self.delay_pct.quantiles([0.99]);
         Evaluation {
             makespan,
             spent: self.ranks.iter().map(|r| r.spent).collect(),
             finish,
-            phases: (0..np)
-                .map(|ph| {
-                    (0..prog.ranks as usize)
-                        .map(|r| self.phase_spent[r * np + ph])
-                        .collect()
-                })
-                .collect(),
+            phases: per_phase(&self.phase_spent),
             messages: self.messages,
             message_delay: self.delay_sum / self.messages as f64,
             message_p99,
@@ -968,13 +972,8 @@ impl<'p> Walker<'p> {
             sharing,
             random: self.random,
             tainted: self.ranks.iter().map(|r| r.tainted).collect(),
-            phase_ends: (0..np)
-                .map(|ph| {
-                    (0..prog.ranks as usize)
-                        .map(|r| self.phase_end[r * np + ph])
-                        .collect()
-                })
-                .collect(),
+            phase_starts: per_phase(&self.phase_start),
+            phase_ends: per_phase(&self.phase_end),
             unshareable,
         }
     }
