@@ -130,9 +130,22 @@ fn add(prog: &Program, ev: &Evaluation, a: &mut Analysis) {
     for (k, c) in CATEGORIES.iter().enumerate() {
         let spent = ev.spent.iter().map(|s| s[k]);
         let mean = spent.clone().sum::<f64>() / p;
-        time(a, format!("ranks.{c}.mean"), mean, all, "");
+        let never = ev.entered.iter().all(|e| !e[k]);
+        time(
+            a,
+            format!("ranks.{c}.mean"),
+            mean,
+            all || never,
+            untouched(never),
+        );
         let most = spent.fold(0.0, f64::max);
-        time(a, format!("ranks.{c}.max"), most, all, "");
+        time(
+            a,
+            format!("ranks.{c}.max"),
+            most,
+            all || never,
+            untouched(never),
+        );
     }
     if has_messages(prog) {
         put(
@@ -178,7 +191,9 @@ fn add(prog: &Program, ev: &Evaluation, a: &mut Analysis) {
         for (r, spent) in ev.spent.iter().enumerate() {
             let mine = ev.finish[r] <= ev.tainted[r] && ev.finish[r] <= l.unshared_until;
             for (k, c) in CATEGORIES.iter().enumerate() {
-                time(a, format!("rank.{r}.{c}"), spent[k], mine, "");
+                let never = !ev.entered[r][k];
+                let metric = format!("rank.{r}.{c}");
+                time(a, metric, spent[k], mine || never, untouched(never));
             }
             time(
                 a,
@@ -213,6 +228,15 @@ fn add(prog: &Program, ev: &Evaluation, a: &mut Analysis) {
     }
 }
 
+/// The note of a rank category no operation entered: zero whatever happens.
+fn untouched(never: bool) -> &'static str {
+    if never {
+        " (no operation of this category: zero)"
+    } else {
+        ""
+    }
+}
+
 /// Adds a prediction that is exact when nothing `breaks`, or when it was `settled` before
 /// anything did.
 fn put_settled(
@@ -229,10 +253,12 @@ fn put_settled(
     let (method, exact) = if breaks.is_empty() {
         (format!("{METHOD}{note}"), true)
     } else if settled {
-        (
-            format!("{METHOD}{note} (settled before anything random or shared)"),
-            true,
-        )
+        let why = if note.is_empty() {
+            " (settled before anything random or shared)"
+        } else {
+            ""
+        };
+        (format!("{METHOD}{note}{why}"), true)
     } else {
         (
             format!("{METHOD}{note}; approximation: {}", breaks.join("; ")),

@@ -52,6 +52,9 @@ pub struct Evaluation {
     pub makespan: f64,
     /// Per rank: time in each category (compute, communication, waiting, io).
     pub spent: Vec<[f64; 4]>,
+    /// Per rank: whether it executed any operation of each category (a category it never
+    /// entered is zero whatever chance does).
+    pub entered: Vec<[bool; 4]>,
     /// Per rank: when it finished.
     pub finish: Vec<f64>,
     /// Per phase, per rank: time inside the phase.
@@ -195,6 +198,7 @@ struct RankState {
     pc: u32,
     clock: f64,
     spent: [f64; 4],
+    entered: [bool; 4],
     parts: Option<Parts>,
     /// Waiting at an ideal barrier since this time.
     barrier: Option<f64>,
@@ -273,6 +277,7 @@ impl<'p> Walker<'p> {
                     pc: 0,
                     clock: 0.0,
                     spent: [0.0; 4],
+                    entered: [false; 4],
                     parts: None,
                     barrier: None,
                     tainted: f64::INFINITY,
@@ -459,6 +464,7 @@ impl<'p> Walker<'p> {
         let start = rk.clock;
         rk.clock += t;
         rk.spent[COMPUTE] += t;
+        rk.entered[COMPUTE] = true;
         if t > 0.0 {
             let node = self.prog.node_of(r) as usize;
             if let Some(cpus) = &mut self.cpu_uses {
@@ -586,6 +592,7 @@ impl<'p> Walker<'p> {
         rk.parts = None;
         let end = parts.done.max(parts.since);
         rk.spent[parts.category] += end - parts.since;
+        rk.entered[parts.category] = true;
         rk.clock = end;
         if !rk.in_collective {
             rk.pc += 1;
@@ -719,6 +726,7 @@ impl<'p> Walker<'p> {
                     let rk = &mut self.ranks[ri];
                     rk.clock += t;
                     rk.spent[IO] += t;
+                    rk.entered[IO] = true;
                     rk.pc += 1;
                 }
                 Instr::Loop { times, depth, end } => {
@@ -883,6 +891,7 @@ impl<'p> Walker<'p> {
             let rk = &mut self.ranks[w as usize];
             if let Some(since) = rk.barrier.take() {
                 rk.spent[WAITING] += release - since;
+                rk.entered[WAITING] = true;
                 if chance {
                     rk.tainted = rk.tainted.min(since);
                 }
@@ -954,6 +963,7 @@ impl<'p> Walker<'p> {
         Evaluation {
             makespan,
             spent: self.ranks.iter().map(|r| r.spent).collect(),
+            entered: self.ranks.iter().map(|r| r.entered).collect(),
             finish,
             phases: per_phase(&self.phase_spent),
             messages: self.messages,

@@ -313,6 +313,12 @@ fn random_compute_times_give_a_lower_bound_where_nothing_can_be_shared() {
         .find(|b| b.metric == "program.makespan" && b.method.starts_with(METHOD))
         .expect("a lower bound");
     assert_eq!(b.lower, p.value);
+    // no rank receives or does io: those times are zero whatever chance does
+    for metric in ["ranks.waiting.max", "ranks.io.mean", "rank.3.io"] {
+        let z = predicted(&a, metric);
+        assert!(z.exact && z.value == 0.0, "{metric}: {z:?}");
+    }
+    assert!(!predicted(&a, "rank.3.compute").exact);
     let ex = run(&sc, 10, 11);
     let i = ex.index_of("program.makespan").unwrap();
     let ci = ex.interval(i, 0.99);
