@@ -95,6 +95,8 @@ struct Shape<'a> {
     net: &'a Network,
     v: &'a [f64],
     regions: Vec<Option<BTreeSet<usize>>>,
+    /// Each fork's join.
+    join_of: Vec<Option<usize>>,
 }
 
 /// Solves a closed single-class network with fork-joins by composite centres (see the module
@@ -115,12 +117,24 @@ fn solve(net: &Network, v: &[f64], a: &mut Analysis) -> Result<(), String> {
         return Err("the class is not closed".into());
     };
     let mut regions = vec![None; net.stations.len()];
+    let mut join_of = vec![None; net.stations.len()];
     for (f, st) in net.stations.iter().enumerate() {
         if matches!(st.kind, StationKind::Fork { .. }) {
-            regions[f] = Some(region(net, f)?);
+            let join = net
+                .stations
+                .iter()
+                .position(|st| matches!(st.kind, StationKind::Join { fork } if fork.index() == f))
+                .ok_or_else(|| format!("fork {:?} has no join", st.name))?;
+            regions[f] = Some(region(net, f, join)?);
+            join_of[f] = Some(join);
         }
     }
-    let shape = Shape { net, v, regions };
+    let shape = Shape {
+        net,
+        v,
+        regions,
+        join_of,
+    };
     if shape.inside_any(reference.index()) {
         return Err(format!(
             "the reference station {:?} is inside a fork-join",
@@ -128,7 +142,7 @@ fn solve(net: &Network, v: &[f64], a: &mut Analysis) -> Result<(), String> {
         ));
     }
     let all: BTreeSet<usize> = (0..net.stations.len()).collect();
-    let outer = shape.parts(&all)?;
+    let outer = shape.parts(vec![reference.index()], None, &all)?;
     for part in &outer {
         if let Part::ForkJoin(ForkJoin {
             fork,
@@ -208,13 +222,8 @@ fn has_queues_composite(p: &Part) -> bool {
 
 /// The stations the tasks of fork `f` can reach before its join (inner forks, their joins and
 /// regions included; `f`'s join excluded).
-fn region(net: &Network, f: usize) -> Result<BTreeSet<usize>, String> {
+fn region(net: &Network, f: usize, join: usize) -> Result<BTreeSet<usize>, String> {
     let name = &net.stations[f].name;
-    let join = net
-        .stations
-        .iter()
-        .position(|st| matches!(st.kind, StationKind::Join { fork } if fork.index() == f))
-        .ok_or_else(|| format!("fork {name:?} has no join"))?;
     let mut seen = BTreeSet::new();
     let mut todo: Vec<usize> = successors(net, f)?;
     while let Some(s) = todo.pop() {
@@ -264,31 +273,62 @@ impl Shape<'_> {
         self.regions.iter().flatten().any(|r| r.contains(&s))
     }
 
-    /// The centres of the level `scope`: its service stations and forks that lie in no region
-    /// of a fork of `scope`.
-    fn parts(&self, scope: &BTreeSet<usize>) -> Result<Vec<Part>, String> {
-        let inner = |s: usize| {
-            scope.iter().any(|&g| {
-                self.regions[g]
-                    .as_ref()
-                    .is_some_and(|r| g != s && r.contains(&s))
-            })
-        };
-        let mut parts = Vec::new();
-        for &s in scope {
-            if inner(s) {
+    /// The centres of one level: the service stations and forks that jobs (or a fork's tasks)
+    /// reach from `starts` before `stop` (the fork's join), passing over every fork-join they
+    /// meet (from a fork straight to its join). `scope` is the level's region (every station
+    /// for the network around all fork-joins): an inner fork-join must lie in it, and no
+    /// station may be visited both inside an inner fork-join and outside it.
+    fn parts(
+        &self,
+        starts: Vec<usize>,
+        stop: Option<usize>,
+        scope: &BTreeSet<usize>,
+    ) -> Result<Vec<Part>, String> {
+        let net = self.net;
+        let name = |s: usize| &net.stations[s].name;
+        let mut seen = BTreeSet::new();
+        let mut todo = starts;
+        while let Some(s) = todo.pop() {
+            if Some(s) == stop || !seen.insert(s) {
                 continue;
             }
-            let st = &self.net.stations[s];
-            if st.kind.service().is_some() {
+            match self.join_of[s] {
+                Some(join) => todo.push(join),
+                None => todo.extend(successors(net, s)?),
+            }
+        }
+        for &s in &seen {
+            if let StationKind::Join { fork } = net.stations[s].kind
+                && !seen.contains(&fork.index())
+            {
+                return Err(format!(
+                    "jobs reach join {:?} without passing its fork {:?}",
+                    name(s),
+                    name(fork.index())
+                ));
+            }
+            let Some(region) = &self.regions[s] else {
+                continue;
+            };
+            if !region.is_subset(scope) {
+                return Err(format!(
+                    "fork {:?} is not nested in the fork-join around it",
+                    name(s)
+                ));
+            }
+            if let Some(&both) = seen.iter().find(|t| region.contains(t)) {
+                return Err(format!(
+                    "station {:?} is visited both inside the fork-join of fork {:?} and outside it",
+                    name(both),
+                    name(s)
+                ));
+            }
+        }
+        let mut parts = Vec::new();
+        for &s in &seen {
+            if net.stations[s].kind.service().is_some() {
                 parts.push(Part::Station(s));
             } else if let Some(region) = &self.regions[s] {
-                if !region.is_subset(scope) {
-                    return Err(format!(
-                        "fork {:?} is not nested in the fork-join around it",
-                        st.name
-                    ));
-                }
                 parts.push(Part::ForkJoin(self.fork_join(s, region)?));
             }
         }
@@ -304,10 +344,7 @@ impl Shape<'_> {
         };
         let branches: Vec<usize> = branches.iter().map(|b| b.index()).collect();
         let copies = branches.len() as u32;
-        let join = net
-            .stations
-            .iter()
-            .position(|st| matches!(st.kind, StationKind::Join { fork } if fork.index() == f));
+        let join = self.join_of[f];
         let straight = branches
             .iter()
             .all(|&b| net.stations[b].kind.service().is_some() && sole_target(net, b) == join);
@@ -361,7 +398,7 @@ impl Shape<'_> {
                 "the branches of fork {name:?} are neither identical delays nor single-server FCFS queues of one mean routed straight to its join, nor copies of one station"
             ));
         }
-        let inside = self.parts(region)?;
+        let inside = self.parts(branches.clone(), self.join_of[f], region)?;
         let per_task = self.v[f] * f64::from(copies);
         let mut centers = Vec::new();
         for part in &inside {

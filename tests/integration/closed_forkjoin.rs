@@ -314,3 +314,102 @@ fn sio_tasks_by_the_generic_composite_give_both_readings_of_eq_16() {
     // the full-population reading sees more contention at the bus than the draining one
     assert!(value(&a, "station.bus.response", FULL) > value(&a, "station.bus.response", DRAINING));
 }
+
+/// A think delay and a fork of 3 copies into one FCFS queue `a` (mean 0.5), joined again;
+/// `extra` goes at the end (routes of a station outside the fork-join, say).
+fn copies_into_one_queue(population: u32, extra: &str) -> String {
+    format!(
+        r#"
+[[class]]
+name = "jobs"
+population = {population}
+reference = "think"
+
+[[station]]
+name = "think"
+kind = "delay"
+service = {{ dist = "exp", mean = 2.0 }}
+
+[[station]]
+name = "split"
+kind = "fork"
+copies = 3
+to = "a"
+
+[[station]]
+name = "a"
+kind = "fcfs"
+service = {{ dist = "exp", mean = 0.5 }}
+
+[[station]]
+name = "merge"
+kind = "join"
+fork = "split"
+
+[[route]]
+class = "jobs"
+from = "think"
+to = "split"
+
+[[route]]
+class = "jobs"
+from = "merge"
+to = "think"
+{extra}"#
+    )
+}
+
+#[test]
+fn tasks_sharing_one_queue_leave_after_all_their_services_and_other_jobs_are_refused() {
+    let route = "\n[[route]]\nclass = \"jobs\"\nfrom = \"a\"\nto = \"merge\"\n";
+    let a = analyze(
+        scenario(&copies_into_one_queue(1, route))
+            .network()
+            .unwrap(),
+    );
+    // one job: its 3 tasks queue at `a`, and the last leaves after 3 exponential services,
+    // which both readings give (T(i) = 0.5 i)
+    for reading in [
+        "composite MVA, fork-join tasks by MVA of the tasks, draining",
+        "composite MVA, fork-join tasks by MVA of the tasks at full",
+    ] {
+        assert!(close(
+            value(&a, "station.split.response", reading),
+            1.5,
+            1e-12
+        ));
+        assert!(close(value(&a, "class.jobs.cycle", reading), 3.5, 1e-12));
+        assert!(close(
+            value(&a, "station.a.utilisation", reading),
+            1.5 / 3.5,
+            1e-12
+        ));
+    }
+    // a visit's mean over the draining phases: (1.5 + 1.0 + 0.5) / 3
+    assert!(close(
+        value(
+            &a,
+            "station.a.response",
+            "composite MVA, fork-join tasks by MVA of the tasks, draining"
+        ),
+        1.0,
+        1e-12
+    ));
+    // two jobs: the second job's tasks would compete for `a`, which the composite ignores
+    let two = analyze(
+        scenario(&copies_into_one_queue(2, route))
+            .network()
+            .unwrap(),
+    );
+    let refusal = two
+        .refusals
+        .iter()
+        .find(|r| r.method == "closed fork-join composite MVA")
+        .expect("refused");
+    assert!(refusal.reason.contains("2 jobs circulate"), "{refusal:?}");
+    assert!(
+        !two.predictions
+            .iter()
+            .any(|p| p.metric == "class.jobs.cycle")
+    );
+}
