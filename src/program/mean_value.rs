@@ -16,8 +16,9 @@
 //!   anything met is exact all the same (a first phase before a random loop, say).
 //! - **Delays** (`messages.delay`, `links.delay.mean`, `link.<name>.delay`) are transmission
 //!   times, exact in expectation when no message can meet another on a link (random sizes enter
-//!   linearly); their p99 is exact when, in addition, every size is deterministic, and not
-//!   predicted when sizes are random.
+//!   linearly); their p99 is exact when, in addition, every size is deterministic, and the
+//!   quantile of the mixture of `a + b X` over the messages' routes when sizes are random (an
+//!   approximation: no queueing, no rounding to bytes).
 
 use super::Program;
 use super::measure::{CATEGORIES, crosses_links, has_messages};
@@ -26,6 +27,10 @@ use crate::predict::{Analysis, Bound, Prediction, Refusal};
 
 /// The method's name, before any label.
 const METHOD: &str = "contention-free mean-value critical path";
+
+/// How a p99 is computed.
+const P99_NOTE: &str =
+    " (the evaluation's delays, counted as the simulator's histogram counts them)";
 
 /// Adds the evaluation's predictions to `a` (or its refusal, when it could not be computed).
 pub fn predictions(prog: &Program, ev: &Result<Evaluation, String>, a: &mut Analysis) {
@@ -45,7 +50,7 @@ struct Labels {
     /// its times depended on chance, is exact whatever `times` says.
     unshared_until: f64,
     delays: Vec<String>,
-    percentiles: Result<Vec<String>, String>,
+    percentiles: Vec<String>,
     lower_bound: bool,
 }
 
@@ -66,11 +71,13 @@ fn labels(prog: &Program, ev: &Evaluation) -> Labels {
                 .to_owned(),
         );
     }
-    let percentiles = if random_sizes {
-        Err("message sizes are random: the delays' distribution is not the evaluation's".to_owned())
-    } else {
-        Ok(delays.clone())
-    };
+    let mut percentiles = delays.clone();
+    if random_sizes {
+        percentiles.push(
+            "message sizes are random: the quantile of the contention-free delays a + b X over the messages' routes, X from the size's law (not rounded to bytes, no histogram)"
+                .to_owned(),
+        );
+    }
     Labels {
         unshared_until: ev.sharing.from,
         lower_bound: !ev.random.is_empty() && !random_sizes && ev.unshareable && ev.sharing.none(),
@@ -163,7 +170,13 @@ fn add(prog: &Program, ev: &Evaluation, a: &mut Analysis) {
                 &l.delays,
                 "",
             );
-            percentile(a, "messages.p99".to_owned(), ev.message_p99, &l.percentiles);
+            put(
+                a,
+                "messages.p99".to_owned(),
+                ev.message_p99,
+                &l.percentiles,
+                P99_NOTE,
+            );
         }
     }
     let crossings: u64 = ev.links.iter().map(|k| k.messages).sum();
@@ -222,7 +235,7 @@ fn add(prog: &Program, ev: &Evaluation, a: &mut Analysis) {
                 "",
             );
             if let Some(p99) = k.p99 {
-                percentile(a, format!("link.{name}.p99"), p99, &l.percentiles);
+                put(a, format!("link.{name}.p99"), p99, &l.percentiles, P99_NOTE);
             }
         }
     }
@@ -271,34 +284,4 @@ fn put_settled(
         method,
         exact,
     });
-}
-
-/// A p99 from the evaluation's delays (recorded in the simulator's histogram), or its refusal.
-fn percentile(a: &mut Analysis, metric: String, value: f64, labels: &Result<Vec<String>, String>) {
-    match labels {
-        Ok(breaks) if value.is_finite() => {
-            let exact = breaks.is_empty();
-            let method = if exact {
-                format!(
-                    "{METHOD} (every delay as the evaluation has it, in the simulator's histogram)"
-                )
-            } else {
-                format!(
-                    "{METHOD} (the evaluation's delays in the simulator's histogram); approximation: {}",
-                    breaks.join("; ")
-                )
-            };
-            a.predictions.push(Prediction {
-                metric,
-                value,
-                method,
-                exact,
-            });
-        }
-        Ok(_) => {}
-        Err(why) => a.refusals.push(Refusal {
-            method: format!("{METHOD}: {metric}"),
-            reason: why.clone(),
-        }),
-    }
 }

@@ -26,6 +26,7 @@
 
 pub mod collective;
 pub mod compile;
+mod delays;
 pub mod exec;
 pub mod expr;
 mod mean_value;

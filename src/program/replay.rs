@@ -25,10 +25,10 @@ use std::collections::VecDeque;
 use rustc_hash::FxHashMap;
 
 use super::collective::{Algorithm, Collective, Shape};
+use super::delays::Delays;
 use super::expr::{Env, Expr};
 use super::{CollectiveOp, Instr, Program, Size, Switching, Work};
 use crate::dist::Dist;
-use crate::stats::Percentiles;
 
 /// Tags at or above this are the collectives' own (as in [`super::exec`]).
 const COLLECTIVE_TAG: u64 = 1 << 63;
@@ -178,6 +178,20 @@ pub fn evaluate(prog: &Program) -> Result<Evaluation, String> {
     Ok(w.finish())
 }
 
+/// A message as sent.
+#[derive(Clone, Copy, Debug)]
+struct Message {
+    to: u32,
+    bytes: f64,
+    tag: u64,
+    /// When it enters the network (after the startup).
+    inject: f64,
+    /// The sender waits for its delivery.
+    blocking: bool,
+    /// The operation that drew its size, when the size is random.
+    random_size: Option<u32>,
+}
+
 /// What a rank waits for to end its current operation (or collective step).
 #[derive(Clone, Copy, Debug)]
 struct Parts {
@@ -221,7 +235,10 @@ struct LinkAcc {
     uses: Vec<(f64, f64)>,
     sender: u32,
     one_sender: bool,
-    pct: Option<Percentiles>,
+    /// Its crossings' transmission times (only when the program reports each link).
+    delays: Option<Delays>,
+    /// The histogram scale the simulator uses for it.
+    scale: f64,
 }
 
 struct Walker<'p> {
@@ -249,7 +266,7 @@ struct Walker<'p> {
     uses: usize,
     messages: u64,
     delay_sum: f64,
-    delay_pct: Percentiles,
+    delays: Delays,
     nonblocking_on_links: bool,
     random: Vec<String>,
     phase_start: Vec<f64>,
@@ -261,7 +278,6 @@ impl<'p> Walker<'p> {
     fn new(prog: &'p Program) -> Walker<'p> {
         let p = prog.ranks as usize;
         let depth = usize::from(prog.loop_depth);
-        let net = &prog.network;
         let mut disk_base = Vec::new();
         let mut units = 0;
         for d in &prog.disks {
@@ -269,7 +285,6 @@ impl<'p> Walker<'p> {
             units += d.count;
         }
         let comms = 1 + prog.groups.len();
-        let scale = net.startup + net.latency;
         Walker {
             prog,
             ranks: vec![
@@ -321,7 +336,7 @@ impl<'p> Walker<'p> {
             uses: 0,
             messages: 0,
             delay_sum: 0.0,
-            delay_pct: Percentiles::wide(&prog.clock, if scale > 0.0 { scale } else { 1.0 }),
+            delays: Delays::default(),
             nonblocking_on_links: false,
             random: Vec::new(),
             phase_start: vec![f64::INFINITY; p * prog.phases.len()],
@@ -416,18 +431,19 @@ impl<'p> Walker<'p> {
         d.mean()
     }
 
-    fn size(&mut self, r: u32, s: &Size) -> Result<f64, String> {
+    /// The bytes of `s` (a random size at its mean), and whether they are random.
+    fn size(&mut self, r: u32, s: &Size) -> Result<(f64, bool), String> {
         match s {
             Size::Bytes(e) => {
                 let v = self.eval(r, e)?;
                 if v < 0 {
                     return Err(self.fault(r, &format!("`{e}` gives {v} bytes")));
                 }
-                Ok(v as f64)
+                Ok((v as f64, false))
             }
             // the simulator rounds each draw to whole bytes
-            Size::Random(d) if d.scv() == 0.0 => Ok(d.mean().round()),
-            Size::Random(d) => Ok(self.mean_of(r, "message sizes are random", d)),
+            Size::Random(d) if d.scv() == 0.0 => Ok((d.mean().round(), false)),
+            Size::Random(d) => Ok((self.mean_of(r, "message sizes are random", d), true)),
         }
     }
 
@@ -476,10 +492,17 @@ impl<'p> Walker<'p> {
         }
     }
 
-    /// Sends a message from `r` injected at `inject`: its route crossed contention-free, its
-    /// delivery into the mailbox (waking the receiver if it waits for it). Returns the delivery
-    /// time.
-    fn post(&mut self, r: u32, to: u32, bytes: f64, tag: u64, inject: f64, blocking: bool) -> f64 {
+    /// Sends message `m` from `r`: its route crossed contention-free, its delivery into the
+    /// mailbox (waking the receiver if it waits for it). Returns the delivery time.
+    fn post(&mut self, r: u32, m: Message) -> f64 {
+        let Message {
+            to,
+            bytes,
+            tag,
+            inject,
+            blocking,
+            random_size,
+        } = m;
         let prog = self.prog;
         let net = &prog.network;
         let dst = prog.node_of(to);
@@ -487,8 +510,16 @@ impl<'p> Walker<'p> {
         let mut clock = inject;
         let mut latest = inject;
         let mut hops = 0_u32;
+        // the delay's growth per byte of a random size: the sum of the hops' (store and
+        // forward), the slowest hop's (cut-through)
+        let mut per_byte = 0.0_f64;
         while let Some(hop) = net.topology.next(at, dst) {
-            let w = bytes / (net.bandwidth * net.topology.capacity(hop.link));
+            let link_per_byte = 1.0 / (net.bandwidth * net.topology.capacity(hop.link));
+            let w = bytes * link_per_byte;
+            per_byte = match net.switching {
+                Switching::StoreAndForward => per_byte + link_per_byte,
+                Switching::CutThrough => per_byte.max(link_per_byte),
+            };
             let enter = clock;
             let slot = self.slot(hop.link);
             let l = &mut self.links[slot as usize];
@@ -498,8 +529,11 @@ impl<'p> Walker<'p> {
                 l.one_sender = l.sender == u32::MAX;
                 l.sender = r;
             }
-            if let Some(p) = &mut l.pct {
-                p.record_wide(prog.clock.wide_ticks(w));
+            if let Some(d) = &mut l.delays {
+                match random_size {
+                    Some(op) => d.linear(op, 0.0, link_per_byte),
+                    None => d.fixed(prog, w),
+                }
             }
             if self.uses < MAX_USES {
                 l.uses.push((enter, enter + w));
@@ -523,8 +557,13 @@ impl<'p> Walker<'p> {
         }
         self.messages += 1;
         self.delay_sum += delivered - inject;
-        self.delay_pct
-            .record_wide(prog.clock.wide_ticks(delivered - inject));
+        match random_size {
+            Some(op) if hops > 0 => {
+                let a = delivered - inject - per_byte * bytes;
+                self.delays.linear(op, a, per_byte);
+            }
+            _ => self.delays.fixed(prog, delivered - inject),
+        }
         self.mailbox
             .entry((to, r, tag))
             .or_default()
@@ -552,9 +591,8 @@ impl<'p> Walker<'p> {
             uses: Vec::new(),
             sender: u32::MAX,
             one_sender: true,
-            pct: prog
-                .report_each
-                .then(|| Percentiles::wide(&prog.clock, scale.max(prog.clock.tick()))),
+            delays: prog.report_each.then(Delays::default),
+            scale: scale.max(prog.clock.tick()),
         });
         self.slots.insert(link, slot);
         slot
@@ -650,10 +688,18 @@ impl<'p> Walker<'p> {
                     blocking,
                 } => {
                     let to = self.peer(r, to)?;
-                    let bytes = self.size(r, bytes)?;
+                    let (bytes, random) = self.size(r, bytes)?;
                     let tag = self.tag(r, tag)?;
                     let inject = now + prog.network.startup;
-                    let delivered = self.post(r, to, bytes, tag, inject, *blocking);
+                    let m = Message {
+                        to,
+                        bytes,
+                        tag,
+                        inject,
+                        blocking: *blocking,
+                        random_size: random.then_some(pc as u32),
+                    };
+                    let delivered = self.post(r, m);
                     self.ranks[ri].parts = Some(Parts {
                         since: now,
                         done: if *blocking { delivered } else { inject },
@@ -681,10 +727,18 @@ impl<'p> Walker<'p> {
                 } => {
                     let to = self.peer(r, to)?;
                     let from = self.peer(r, from)?;
-                    let bytes = self.size(r, bytes)?;
+                    let (bytes, random) = self.size(r, bytes)?;
                     let tag = self.tag(r, tag)?;
                     let inject = now + prog.network.startup;
-                    let delivered = self.post(r, to, bytes, tag, inject, true);
+                    let m = Message {
+                        to,
+                        bytes,
+                        tag,
+                        inject,
+                        blocking: true,
+                        random_size: random.then_some(pc as u32),
+                    };
+                    let delivered = self.post(r, m);
                     self.ranks[ri].parts = Some(Parts {
                         since: now,
                         done: delivered,
@@ -708,7 +762,7 @@ impl<'p> Walker<'p> {
                 }
                 Instr::Io { disk, unit, bytes } => {
                     let u = self.eval(r, unit)?;
-                    let bytes = self.size(r, bytes)?;
+                    let (bytes, _) = self.size(r, bytes)?;
                     let d = &prog.disks[*disk as usize];
                     let unit = self.disk_base[*disk as usize] as usize
                         + u.rem_euclid(i64::from(d.count)) as usize;
@@ -849,7 +903,15 @@ impl<'p> Walker<'p> {
         let done = match step.send {
             Some((to, bytes)) => {
                 let inject = now + self.prog.network.startup;
-                self.post(r, global(to), bytes, tag, inject, true)
+                let m = Message {
+                    to: global(to),
+                    bytes,
+                    tag,
+                    inject,
+                    blocking: true,
+                    random_size: None,
+                };
+                self.post(r, m)
             }
             None => now,
         };
@@ -959,7 +1021,12 @@ impl<'p> Walker<'p> {
                 .map(|ph| (0..prog.ranks as usize).map(|r| v[r * np + ph]).collect())
                 .collect()
         };
-        let [message_p99] = self.delay_pct.quantiles([0.99]);
+        let net = &prog.network;
+        let scale = match net.startup + net.latency {
+            s if s > 0.0 => s,
+            _ => 1.0,
+        };
+        let message_p99 = self.delays.quantile(prog, scale, 0.99);
         Evaluation {
             makespan,
             spent: self.ranks.iter().map(|r| r.spent).collect(),
@@ -976,7 +1043,7 @@ impl<'p> Walker<'p> {
                     name: topology.link_name(l.id),
                     messages: l.messages,
                     busy: l.busy,
-                    p99: l.pct.as_ref().map(|p| p.quantiles([0.99])[0]),
+                    p99: l.delays.as_ref().map(|d| d.quantile(prog, l.scale, 0.99)),
                 })
                 .collect(),
             sharing,
