@@ -20,9 +20,9 @@ pub struct Delays {
 }
 
 impl Delays {
-    /// Counts a fixed delay of `span` time units.
-    pub fn fixed(&mut self, prog: &Program, span: f64) {
-        *self.fixed.entry(prog.clock.wide_ticks(span)).or_default() += 1;
+    /// Counts a fixed delay of `ticks` clock ticks.
+    pub fn fixed(&mut self, ticks: u128) {
+        *self.fixed.entry(ticks).or_default() += 1;
         self.total += 1;
     }
 

@@ -26,6 +26,7 @@ use rustc_hash::FxHashMap;
 
 use super::collective::{Algorithm, Collective, Shape};
 use super::delays::Delays;
+use super::exec::ceil_ticks;
 use super::expr::{Env, Expr};
 use super::{CollectiveOp, Instr, Program, Size, Switching, Work};
 use crate::dist::Dist;
@@ -513,9 +514,24 @@ impl<'p> Walker<'p> {
         // the delay's growth per byte of a random size: the sum of the hops' (store and
         // forward), the slowest hop's (cut-through)
         let mut per_byte = 0.0_f64;
+        // the delay in the simulator's clock ticks, rounded as it rounds them (for the p99s,
+        // whose histogram buckets a tick can change)
+        let (tick, uniform) = (prog.clock.tick(), net.topology.uniform());
+        let latency_ticks = prog.clock.wide_ticks(net.latency);
+        let (mut clock_ticks, mut latest_ticks) = (0_u128, 0_u128);
         while let Some(hop) = net.topology.next(at, dst) {
-            let link_per_byte = 1.0 / (net.bandwidth * net.topology.capacity(hop.link));
+            let capacity = net.topology.capacity(hop.link);
+            let link_per_byte = 1.0 / (net.bandwidth * capacity);
             let w = bytes * link_per_byte;
+            let work = ceil_ticks(match uniform {
+                true => bytes / (net.bandwidth * tick),
+                false => bytes / (net.bandwidth * capacity * tick),
+            });
+            latest_ticks = latest_ticks.max(clock_ticks + work);
+            clock_ticks += match net.switching {
+                Switching::StoreAndForward => work + latency_ticks,
+                Switching::CutThrough => latency_ticks,
+            };
             per_byte = match net.switching {
                 Switching::StoreAndForward => per_byte + link_per_byte,
                 Switching::CutThrough => per_byte.max(link_per_byte),
@@ -532,7 +548,7 @@ impl<'p> Walker<'p> {
             if let Some(d) = &mut l.delays {
                 match random_size {
                     Some(op) => d.linear(op, 0.0, link_per_byte),
-                    None => d.fixed(prog, w),
+                    None => d.fixed(work),
                 }
             }
             if self.uses < MAX_USES {
@@ -562,7 +578,11 @@ impl<'p> Walker<'p> {
                 let a = delivered - inject - per_byte * bytes;
                 self.delays.linear(op, a, per_byte);
             }
-            _ => self.delays.fixed(prog, delivered - inject),
+            _ => self.delays.fixed(match (hops, net.switching) {
+                (0, _) => 0,
+                (_, Switching::StoreAndForward) => clock_ticks,
+                (_, Switching::CutThrough) => latest_ticks + latency_ticks,
+            }),
         }
         self.mailbox
             .entry((to, r, tag))
@@ -1058,11 +1078,13 @@ impl<'p> Walker<'p> {
 
 /// The first time two uses of a one-server timeline overlap (infinite: never), sorting it by
 /// start. Intervals touching end to start do not overlap; a relative `1e-12` absorbs the
-/// rounding of sums of times.
+/// rounding of sums of times. An empty use (a message of no bytes) inside another, or at the
+/// start of another, overlaps it: a FCFS link makes it wait.
 fn first_overlap(uses: &mut [(f64, f64)]) -> f64 {
-    uses.sort_unstable_by(|a, b| a.0.total_cmp(&b.0));
+    // by start, the longer first at one instant
+    uses.sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(b.1.total_cmp(&a.1)));
     let mut busy_until = f64::NEG_INFINITY;
-    for &(s, e) in uses.iter().filter(|(s, e)| e > s) {
+    for &(s, e) in uses.iter() {
         if s < busy_until - 1e-12 * busy_until.abs() {
             return s;
         }
