@@ -17,6 +17,7 @@ mod derived;
 mod forkjoin;
 mod laws;
 mod open;
+mod percentiles;
 
 pub use laws::{Bottleneck, StationDemand};
 
@@ -156,6 +157,7 @@ pub fn analyze(net: &Network) -> Analysis {
         );
     }
     derived::add(net, &v, &mut a);
+    percentiles::add(net, &v, &mut a);
     a
 }
 

@@ -29,7 +29,7 @@
 //! | [`nelson_tantawi`] | open `K`-server fork-join, exponential | Nelson-Tantawi scaling of the 2-server result | approximation (exact at `K = 2`) |
 //! | [`mmc_sojourn`] | M/M/c FCFS sojourn law (percentiles) | wait 0 w.p. `1 - C(c,a)`, else exponential `c mu - lambda`; plus service; phase-type | exact |
 //! | [`closed_queue_length`], [`fcfs_exponential_sojourn`] | sojourn at a FCFS exponential server of a closed product-form network | arrival theorem: Erlang(`j+1`) mixture over the queue-length law at `N - 1` | exact |
-//! | [`mg1_response_moments`], [`gamma_fit_quantile`] | M/G/1 FCFS response percentiles | Takacs' `E[T]`, `E[T^2]`; gamma law with those two moments | approximation (the response is not gamma) |
+//! | [`mg1_response_moments`] | M/G/1 FCFS response moments (for percentiles) | Takacs' `E[T]`, `E[T^2]`; `predict` fits a gamma law to them | exact moments; the gamma law is an approximation |
 //! | [`PhaseType`], [`invert_cdf`] | sums and Markov routes of phase-type laws; quantile of any CDF | uniformization; bracketing and bisection | exact / numerical |
 //! | [`MessageCost`] | a message of `m` bytes over `l` links | store-and-forward `t_s + (m t_w + t_h) l`, cut-through `t_s + l t_h + m t_w` (lecture notes) | exact on an idle network |
 //! | [`fork_join_independent_max`] | open `K`-way fork-join of GI/G/1 FCFS branches, any service law | `E[max]` of `K` independent branch responses, each `S` plus a wait 0 w.p. `1 - rho` else exponential of mean `Wq/rho` | approximation (upper bound for exponential branches: Nelson-Tantawi) |
@@ -120,7 +120,6 @@ pub use qna::{QnaSolution, QnaStation, qna};
 pub use schweitzer::{SchweitzerOptions, schweitzer};
 pub use single::{StationMetrics, erlang_b, erlang_c, mg1, mm1, mmc, mminf};
 pub use sojourn::{
-    closed_queue_length, fcfs_exponential_sojourn, gamma_fit_quantile, mg1_response_moments,
-    mmc_sojourn,
+    closed_queue_length, fcfs_exponential_sojourn, mg1_response_moments, mmc_sojourn,
 };
 pub use varki::{ForkJoinCenter, varki_closed_fork_join};

@@ -134,6 +134,11 @@ impl PhaseType {
         Self::new(initial, vec![rate; n], next)
     }
 
+    /// The rate, when the law is a single exponential phase.
+    pub fn exponential_rate(&self) -> Option<f64> {
+        (self.rates.len() == 1).then_some(self.rates[0])
+    }
+
     /// Number of phases.
     pub fn phases(&self) -> usize {
         self.rates.len()

@@ -1,12 +1,10 @@
 //! Sojourn-time (response-time) laws of single stations, for percentiles: M/M/1 and M/M/c
 //! FCFS (exact, phase-type), a FCFS exponential server of a closed product-form network seen by
 //! an arriving job (exact by the arrival theorem), and the M/G/1 FCFS response moments
-//! (Takacs) with a gamma law fitted to them (an approximation).
-
-use statrs::distribution::{ContinuousCDF, Gamma};
+//! (Takacs), to which a caller may fit a law (an approximation).
 
 use super::check;
-use super::error::{AnalyticError, Result};
+use super::error::Result;
 use super::phase_type::PhaseType;
 use super::single::erlang_c;
 
@@ -93,47 +91,6 @@ pub fn mg1_response_moments(lambda: f64, service_moments: [f64; 3]) -> Result<(f
     Ok((w1 + s1, w2 + 2.0 * w1 * s1 + s2))
 }
 
-/// The quantile at level `q` of the gamma law with mean `mean` and second moment `second`
-/// (shape `m^2 / var`, scale `var / m`); `mean` itself when the variance is 0.
-///
-/// Errors: `InvalidParameter` for a non-positive mean, a second moment below `mean^2` (beyond
-/// rounding) or a level outside `(0, 1)`; `NotConverged` if `statrs` returns no finite value.
-pub fn gamma_fit_quantile(mean: f64, second: f64, q: f64) -> Result<f64> {
-    let mean = check::positive("mean", mean)?;
-    let second = check::positive("second moment", second)?;
-    if !(q > 0.0 && q < 1.0) {
-        return Err(AnalyticError::InvalidParameter {
-            what: "quantile level (must be in (0, 1))".to_owned(),
-            value: q,
-        });
-    }
-    let var = second - mean * mean;
-    if var < -1e-12 * mean * mean {
-        return Err(AnalyticError::InvalidParameter {
-            what: "variance".to_owned(),
-            value: var,
-        });
-    }
-    if var <= 1e-12 * mean * mean {
-        return Ok(mean);
-    }
-    let law =
-        Gamma::new(mean * mean / var, mean / var).map_err(|_| AnalyticError::InvalidParameter {
-            what: "gamma fit (shape, rate)".to_owned(),
-            value: var,
-        })?;
-    let x = law.inverse_cdf(q);
-    if x.is_finite() && x >= 0.0 {
-        Ok(x)
-    } else {
-        Err(AnalyticError::NotConverged {
-            method: "gamma quantile".to_owned(),
-            iterations: 0,
-            residual: x,
-        })
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -179,11 +136,7 @@ mod tests {
             (m - 5.0).abs() < 1e-12 && (s - 50.0).abs() < 1e-10,
             "{m} {s}"
         );
-        // the gamma fit of an exponential is the exponential
-        let q = gamma_fit_quantile(m, s, 0.99).unwrap();
-        assert!((q / (5.0 * 100f64.ln()) - 1.0).abs() < 1e-8, "{q}");
         assert!(mg1_response_moments(0.8, [1.0, 2.0, f64::INFINITY]).is_err());
         assert!(mg1_response_moments(1.0, [1.0, 2.0, 6.0]).is_err());
-        assert_eq!(gamma_fit_quantile(2.0, 4.0, 0.5), Ok(2.0));
     }
 }
