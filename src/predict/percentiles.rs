@@ -68,6 +68,16 @@ impl Law {
                 service,
                 waits,
                 mean_wait,
+            } if t <= service.lower_bound() => {
+                // no time below the service's lower end but the jobs that do not wait: `branch_
+                // response_cdf` gives the service's CDF there, which counts an atom at the lower
+                // end (a deterministic service) for the jobs that wait too
+                Ok((1.0 - waits) * service.cdf(t))
+            }
+            Law::Waited {
+                service,
+                waits,
+                mean_wait,
             } => {
                 let cdf = |x: f64| service.cdf(x);
                 branch_response_cdf(
@@ -96,12 +106,21 @@ impl Law {
         }
     }
 
+    /// The smallest value the law takes.
+    fn lower(&self) -> f64 {
+        match self {
+            Law::Phase(_) => 0.0,
+            Law::Dist(d) | Law::Waited { service: d, .. } => d.lower_bound(),
+            Law::Max(parts) => parts.iter().map(Law::lower).fold(0.0, f64::max),
+        }
+    }
+
     /// The quantile at level `q` in `(0, 1)`.
     fn quantile(&self, q: f64) -> Result<f64, AnalyticError> {
         match self {
             Law::Phase(p) => p.quantile(q),
             Law::Dist(d) => d.quantile(q),
-            _ => invert_cdf(&|t| self.cdf(t), q, 0.0, self.scale()),
+            _ => invert_cdf(&|t| self.cdf(t), q, self.lower(), self.scale()),
         }
     }
 }

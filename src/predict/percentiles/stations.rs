@@ -9,11 +9,14 @@
 //!   (QNA, Kingman), plus the service.
 //! - Closed single-class product-form networks: an FCFS exponential server's sojourn is an
 //!   Erlang mixture over the queue length an arriving job sees, the time-average law with one
-//!   job fewer (arrival theorem), from exact MVA.
+//!   job fewer (arrival theorem), from exact MVA. Beyond product form, an exponential server
+//!   keeps that law from the exact MVA of the network with the same means (labelled), and a
+//!   non-exponential single FCFS server gets the waited law around the mean of MVA with the
+//!   residual-service correction.
 
 use super::{Estimate, Law};
 use crate::analytic::{
-    Center, PhaseType, allen_cunneen, closed_queue_length, erlang_c, fcfs_exponential_sojourn,
+    Center, PhaseType, allen_cunneen, closed_queue_length, erlang_c, fcfs_exponential_sojourn, mg1,
     mg1_response_moments, mmc_sojourn, mva,
 };
 use crate::dist::Dist;
@@ -22,13 +25,14 @@ use crate::model::{
 };
 use crate::predict::open::arrival_problem;
 use crate::predict::{
-    Analysis, center_kind, mean_service, product_form_problem, service_stations, short,
+    Analysis, center_kind, labelled, mean_service, product_form_problem, service_stations, short,
 };
 
 const DELAY: &str = "delay: the sojourn is the service time (any distribution, any arrivals)";
 const M_M_1: &str = "M/M/1 FCFS sojourn: exponential of rate mu - lambda";
 const M_M_C: &str = "M/M/c FCFS sojourn: wait 0 w.p. 1 - C(c, a), else exponential of rate c mu - lambda; plus the service";
 const M_G_1: &str = "gamma fit to the first two moments (Takacs); approximation: the response of M/G/1 is not gamma";
+const M_G_1_WAITED: &str = "Pollaczek-Khinchine mean wait, 0 w.p. 1 - rho, else exponential, plus the service; approximation: the M/G/1 wait given that it is positive is not exponential";
 const ARRIVAL_THEOREM: &str =
     "arrival theorem: Erlang(j + 1) mixture over the queue length at population N - 1 (exact MVA)";
 
@@ -123,6 +127,21 @@ fn open_queue(
             })
         }
         (Discipline::Fcfs, None) if *servers == 1 => {
+            // the same mean wait with the wait's atom at 0 (probability 1 - rho, exact) and an
+            // exponential conditional wait, beside the gamma fit
+            let pk = mg1(lambda, d.mean(), d.scv()).and_then(|m| waited(d, lambda, 1, m.mean_wait));
+            match pk {
+                Ok(law) => super::emit(
+                    a,
+                    &format!("station.{}", st.name),
+                    &Estimate {
+                        law,
+                        method: M_G_1_WAITED.to_owned(),
+                        exact: false,
+                    },
+                ),
+                Err(e) => a.refuse(M_G_1_WAITED, format!("{:?}: {e}", st.name)),
+            }
             let moments = [d.raw_moment(1), d.raw_moment(2), d.raw_moment(3)];
             mg1_response_moments(lambda, moments)
                 .and_then(|(m, second)| Law::gamma_fit(m, second))
@@ -189,9 +208,50 @@ fn waited(
     })
 }
 
-/// Methods whose mean response of a station with non-Poisson arrivals the waited law builds on,
-/// in order of preference.
-const MEAN_METHODS: [&str; 3] = ["QNA", "Kingman", "Allen-Cunneen"];
+/// Methods whose mean response of a station with non-Poisson arrivals (or in a closed network
+/// that is not product form) the waited law builds on, in order of preference.
+const MEAN_METHODS: [&str; 4] = [
+    "QNA",
+    "Kingman",
+    "Allen-Cunneen",
+    "MVA with residual-service correction",
+];
+
+/// A single FCFS server of a closed network that is not product form (`problem`): its
+/// service plus a wait 0 with probability `1 - U`, else exponential, with the mean response and
+/// the utilisation of the network's mean-value method.
+fn closed_waited(net: &Network, s: usize, problem: &str, a: &mut Analysis) -> Option<Estimate> {
+    let st = &net.stations[s];
+    let StationKind::Queue {
+        discipline: Discipline::Fcfs,
+        servers: 1,
+        ..
+    } = st.kind
+    else {
+        return None;
+    };
+    let d = common_service(net, s)?;
+    let (mean, source) = predicted_mean(net, s, a)?;
+    let utilisation = format!("station.{}.utilisation", st.name);
+    let u = a
+        .predictions
+        .iter()
+        .find(|p| p.metric == utilisation && p.method == source)?
+        .value;
+    match waited(d, u / d.mean(), 1, (mean - d.mean()).max(0.0)) {
+        Ok(law) => Some(Estimate {
+            law,
+            method: format!(
+                "mean wait of {source}, 0 w.p. 1 - U, else exponential, plus the service; approximation: {problem}"
+            ),
+            exact: false,
+        }),
+        Err(e) => {
+            a.refuse("sojourn percentiles", format!("{:?}: {e}", st.name));
+            None
+        }
+    }
+}
 
 /// The mean response predicted for station `s` by a method for renewal arrivals (QNA, Kingman,
 /// Allen-Cunneen) or else by any method, with that method.
@@ -237,13 +297,7 @@ fn closed_queues(
         return;
     }
     let served: Vec<usize> = service_stations(net).map(|(s, _)| s).collect();
-    if let Some(problem) = served.iter().find_map(|&s| product_form_problem(net, s)) {
-        a.refuse(
-            "sojourn percentiles (arrival theorem)",
-            format!("not product form: {problem}"),
-        );
-        return;
-    }
+    let problem = served.iter().find_map(|&s| product_form_problem(net, s));
     let centers: Vec<Center> = served
         .iter()
         .map(|&s| Center {
@@ -264,29 +318,44 @@ fn closed_queues(
         .take(population as usize - 1)
         .map(|l| l.throughput)
         .collect();
+    // beyond product form, the exact MVA of the network with the same means
+    let (theorem, exact) = labelled(ARRIVAL_THEOREM, true, problem.as_deref());
     for (k, &s) in served.iter().enumerate() {
         let st = &net.stations[s];
         let s_mean = mean_service(st, 0);
+        let exponential = common_service(net, s).is_some_and(Dist::is_exponential);
         let est = match &st.kind {
             StationKind::Queue {
                 discipline: Discipline::Fcfs,
                 servers: 1,
                 ..
-            } => closed_queue_length(&before, centers[k].demand)
+            } if exponential => closed_queue_length(&before, centers[k].demand)
                 .and_then(|ahead| fcfs_exponential_sojourn(&ahead, s_mean))
                 .map(|p| Estimate {
                     law: Law::Phase(p),
-                    method: ARRIVAL_THEOREM.to_owned(),
-                    exact: true,
+                    method: theorem.clone(),
+                    exact,
                 }),
+            StationKind::Queue {
+                discipline: Discipline::Fcfs,
+                servers: 1,
+                ..
+            } => {
+                let problem = problem.as_deref().unwrap_or("not exponential");
+                out[s] = closed_waited(net, s, problem, a);
+                continue;
+            }
             StationKind::Queue {
                 discipline: Discipline::Ps,
                 ..
             } if v[0][s] > 0.0 => {
                 let mean = sol.full().residence[k] / v[0][s];
+                let why = problem
+                    .as_deref()
+                    .map_or(String::new(), |p| format!("; {p}"));
                 PhaseType::exponential(1.0 / mean).map(|p| Estimate {
                     law: Law::Phase(p),
-                    method: "exponential with the exact MVA mean; approximation: the sojourn at a PS server is not exponential".to_owned(),
+                    method: format!("exponential with the MVA mean; approximation: the sojourn at a PS server is not exponential{why}"),
                     exact: false,
                 })
             }
