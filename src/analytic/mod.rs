@@ -77,6 +77,7 @@ mod convolution;
 mod error;
 mod forkjoin;
 mod forkjoin_branches;
+mod forkjoin_tasks;
 mod gigc;
 mod harmonic;
 mod inverse;
@@ -105,6 +106,7 @@ pub use forkjoin::{
 pub use forkjoin_branches::{
     QueueBranch, branch_response_cdf, fork_join_independent_max, nelson_tantawi_correlation_factor,
 };
+pub use forkjoin_tasks::{TaskFork, task_fork};
 pub use gigc::{allen_cunneen, kingman};
 pub use harmonic::harmonic;
 pub use inverse::invert_cdf;
@@ -122,4 +124,4 @@ pub use single::{StationMetrics, erlang_b, erlang_c, mg1, mm1, mmc, mminf};
 pub use sojourn::{
     closed_queue_length, fcfs_exponential_sojourn, mg1_response_moments, mmc_sojourn,
 };
-pub use varki::{ForkJoinCenter, varki_closed_fork_join};
+pub use varki::{ForkJoinCenter, varki_closed_fork_join, varki_task_residence};
