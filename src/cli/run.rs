@@ -216,7 +216,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
             && let Some(spmd) = &sc.spmd
         {
             let tables = spmd.tables();
-            let what = if spmd.network.is_some() {
+            let what = if sc.program().is_some() {
                 "program"
             } else {
                 "network"

@@ -231,6 +231,7 @@ mod tests {
             com: Family::Exp,
             io_dist: Family::Exp,
             network: None,
+            phases: Vec::new(),
         };
         let close = |a: f64, b: f64| (a - b).abs() < 1e-9 * b;
         assert!(close(z(&m, 1.0), 0.881_417_916_666_666_7));
