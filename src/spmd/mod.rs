@@ -7,6 +7,11 @@
 //! the speedup `s(p,d) = T1 / cycle` (eq. 3) and its efficiency, cost and overhead are computed
 //! per replication from that cycle time ([`derived`]), so their intervals come from the
 //! per-replication values like every other metric.
+//!
+//! A section with `network = "<topology>"` ([`program`]) or with phases (`[[spmd.phase]]`,
+//! [`phase`]) is built as a rank program instead, which runs a fixed number of cycles: its
+//! speedup is over the makespan, per cycle for the network form, of the whole program (and per
+//! phase) with phases.
 
 pub mod analysis;
 pub mod build;

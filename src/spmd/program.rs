@@ -1,6 +1,8 @@
-//! The network form of `[spmd]` (`network = "<topology>"`): the SPMD program written as a rank
-//! program ([`crate::program`]) on an explicit interconnect, in place of the paper's `w`
-//! submodel. Like [`super::build`], the builder writes scenario tables (`[program]`,
+//! The program forms of `[spmd]`: the network form (`network = "<topology>"`), the SPMD program
+//! written as a rank program ([`crate::program`]) on an explicit interconnect in place of the
+//! paper's `w` submodel; and multi-phase programs (`[[spmd.phase]]`, [`super::phase`]), each
+//! phase a named `phase` of its cycles followed by an ideal barrier of all ranks, with either
+//! communication burst. Like [`super::build`], the builder writes scenario tables (`[program]`,
 //! `[topology]`, `[[disk]]`) that the loader reads as if they had been written by hand, so the
 //! program gets every check of the program compiler and `parsim run --show-network` prints
 //! exactly what runs.
@@ -22,6 +24,14 @@
 //!   a barrier again; BUS-AIO, each group's first rank at the one disk (between barriers of its
 //!   group when `c > 1`); CLU-AIO likewise with `d` disk units, each serving `p/(c d)`
 //!   consecutive groups. The disk time has mean `T_io` of eq. 14 (the `io_dist` family).
+//!
+//! **The `w` submodel as operations** (phases without `network = ...`): after the CPU burst
+//! (and the group's barrier), the group's first rank holds a `compute` of the delay
+//! `S0_com + (1-w) g(p) SR_com` on its own processor (a pure delay) and then the one unit of
+//! the `bus` disk, FCFS, for `w g(p) SR_com` (both of the `com` family), while the rest of its
+//! group waits at an ideal barrier: the paper's group passing through eqs. 9-10 as one job.
+//! Disk bandwidths are fixed by the section's (and the largest phase's) times, and each burst's
+//! bytes scale its time, so one table of disks serves every phase.
 //!
 //! **Costs from the paper's parameters.** `g(p)` is the volume, in MB (2^20 bytes), that an
 //! interior rank exchanges per communication burst, as the BTIO scenarios read it: each of its
