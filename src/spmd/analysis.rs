@@ -161,7 +161,8 @@ pub fn closed_form_terms(m: &Spmd, a: &mut Analysis) {
 /// duration, with the wait for the last group at its end), `spmd.<name>.cycle`,
 /// `spmd.<name>.speedup`, and its terms under `spmd.<name>.<term>`. On an explicit
 /// interconnect the closed form is taken at `w = 0`, the links' idle-network time the builder
-/// is calibrated to, and also shown at the scenario's `w` as terms ([`closed_form_terms`]).
+/// is calibrated to (and, for one phase, also shown at the scenario's `w` as terms,
+/// [`closed_form_terms`]).
 /// Never exact: the program runs exactly `n_io` bursts a cycle (the paper's count is
 /// geometric), starts each phase with every rank in step, and ends it at a barrier.
 pub fn analyze_program(m: &Spmd, a: &mut Analysis) {
