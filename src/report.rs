@@ -270,6 +270,25 @@ impl RunReport {
     }
 }
 
+/// The columns of `--per-replication` (`run` and `validate`): the experiment's run id, the
+/// replication's index, the metric and its value in that replication.
+pub const PER_REPLICATION_HEADER: [&str; 4] = ["run_id", "replication", "metric", "value"];
+
+/// Writes one record per replication and metric of `ex` (fields [`PER_REPLICATION_HEADER`]), in
+/// replication order. The reported mean of a metric is the mean of its values.
+pub fn write_replications<W: std::io::Write>(
+    w: &mut csv::Writer<W>,
+    run_id: &str,
+    ex: &Experiment,
+) -> csv::Result<()> {
+    for (r, row) in ex.replications.iter().enumerate() {
+        for (name, value) in ex.metrics.iter().zip(row) {
+            w.write_record([run_id, &r.to_string(), name, &value.to_string()])?;
+        }
+    }
+    Ok(())
+}
+
 /// The link of a per-link metric name (`link.<name>.<figure>`).
 fn link_of(metric: &str) -> Option<&str> {
     let rest = metric.strip_prefix("link.")?;

@@ -24,6 +24,7 @@ pub mod table;
 use serde::{Deserialize, Serialize};
 
 use crate::predict::{Bound, Prediction, analyze_scenario};
+use crate::provenance::Provenance;
 use crate::replicate::{self, Experiment, Options, RunError};
 use crate::rng::derive_seed;
 use crate::scenario::Scenario;
@@ -149,6 +150,51 @@ pub struct Comparison {
     /// When the first experiment disagreed and the case was run again on independent streams
     /// (see [`validate`]): the first experiment. The fields above then describe the second.
     pub first_run: Option<FirstRun>,
+    /// The experiment the verdict was judged on (none for a case with nothing to compare, and
+    /// for a sweep's rows, which carry their own).
+    pub run: Option<RunIdentity>,
+}
+
+/// What identifies the experiment behind a comparison, as `parsim run` writes it: the scenario
+/// file, parsim's version, the scenario's hash, the run id, the date, and the settings that
+/// change its numbers.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RunIdentity {
+    /// The scenario file.
+    pub file: String,
+    /// The parsim version that ran it.
+    pub parsim_version: String,
+    /// The hash of the scenario's text ([`crate::provenance::text_hash`]).
+    pub scenario_hash: String,
+    /// The thread-independent run id ([`Provenance::run_id`]).
+    pub run_id: String,
+    /// The UTC date of the run.
+    pub date: String,
+    /// The experiment's master seed (the case's seed, or its confirmation seed).
+    pub seed: u64,
+    /// Observations measured per replication.
+    pub length: u64,
+    /// Observations discarded as warm-up in every replication.
+    pub warmup: u64,
+}
+
+/// One experiment of a validation, with the identity its comparisons carry.
+#[derive(Clone, Debug)]
+pub struct ValidationRun {
+    /// Its identity.
+    pub identity: RunIdentity,
+    /// Every replication's value of every metric.
+    pub experiment: Experiment,
+}
+
+/// A validated case: its comparisons and the experiments they were judged on (one, or two when
+/// a disagreement was confirmed on a second).
+#[derive(Clone, Debug)]
+pub struct CaseValidation {
+    /// The rows of the report.
+    pub rows: Vec<Comparison>,
+    /// The experiments, in the order they ran.
+    pub runs: Vec<ValidationRun>,
 }
 
 /// How hard to try.
@@ -163,7 +209,7 @@ pub enum Effort {
 }
 
 /// The first experiment of a comparison that was run again (see [`validate`]).
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct FirstRun {
     /// Simulated mean of the first experiment.
     pub simulated: f64,
@@ -171,6 +217,8 @@ pub struct FirstRun {
     pub half_width_99: f64,
     /// Replications it used.
     pub replications: u64,
+    /// Its run id (see [`RunIdentity`]).
+    pub run_id: Option<String>,
 }
 
 impl Comparison {
@@ -207,7 +255,7 @@ pub fn validate(
     effort: Effort,
     threads: usize,
     seed: Option<u64>,
-) -> Result<Vec<Comparison>, RunError> {
+) -> Result<CaseValidation, RunError> {
     Plan::new(sc, effort, threads, seed).judge(sc)
 }
 
@@ -292,16 +340,22 @@ impl Plan {
 
     /// Every comparison of the case, with disagreements confirmed as [`validate`] describes;
     /// with nothing to compare, one row that says so.
-    fn judge(&self, sc: &Scenario) -> Result<Vec<Comparison>, RunError> {
+    fn judge(&self, sc: &Scenario) -> Result<CaseValidation, RunError> {
         if self.predictions.is_empty() && self.bounds.is_empty() {
-            return Ok(vec![self.no_prediction(sc)]);
+            return Ok(CaseValidation {
+                rows: vec![self.no_prediction(sc)],
+                runs: Vec::new(),
+            });
         }
-        let first = self.compare(sc, self.opt.seed)?;
+        let (first, first_run) = self.compare(sc, self.opt.seed)?;
         if !first.iter().any(Comparison::needs_confirmation) {
-            return Ok(first);
+            return Ok(CaseValidation {
+                rows: first,
+                runs: vec![first_run],
+            });
         }
-        let second = self.compare(sc, confirmation_seed(self.opt.seed))?;
-        Ok(first
+        let (second, second_run) = self.compare(sc, confirmation_seed(self.opt.seed))?;
+        let rows = first
             .into_iter()
             .zip(second)
             .map(|(f, s)| {
@@ -311,6 +365,7 @@ impl Plan {
                             simulated: f.simulated,
                             half_width_99: f.half_width_99,
                             replications: f.replications,
+                            run_id: f.run.map(|r| r.run_id),
                         }),
                         ..s
                     }
@@ -318,7 +373,11 @@ impl Plan {
                     f
                 }
             })
-            .collect())
+            .collect();
+        Ok(CaseValidation {
+            rows,
+            runs: vec![first_run, second_run],
+        })
     }
 
     /// The row of a case with nothing to compare: which metrics it asked for and why no method
@@ -352,17 +411,50 @@ impl Plan {
             },
             replications: 0,
             first_run: None,
+            run: None,
         }
     }
 
-    /// Simulates the case under `seed` and compares every prediction and bound, in order.
-    fn compare(&self, sc: &Scenario, seed: u64) -> Result<Vec<Comparison>, RunError> {
+    /// Simulates the case under `seed` and compares every prediction and bound, in order; each
+    /// row carries the experiment's identity.
+    fn compare(
+        &self,
+        sc: &Scenario,
+        seed: u64,
+    ) -> Result<(Vec<Comparison>, ValidationRun), RunError> {
         let opt = Options {
             seed,
             ..self.opt.clone()
         };
-        let ex = replicate::run(sc, &opt, &|_| {})?;
-        compare_all(sc, &ex, &self.predictions, &self.bounds, self.target)
+        let experiment = replicate::run(sc, &opt, &|_| {})?;
+        let provenance = Provenance::new(&sc.text_hash, &opt);
+        let identity = RunIdentity {
+            file: sc.path.display().to_string(),
+            parsim_version: provenance.parsim_version.to_owned(),
+            scenario_hash: provenance.scenario_hash,
+            run_id: provenance.run_id,
+            date: provenance.date,
+            seed,
+            length: opt.length,
+            warmup: experiment.warmup.observations,
+        };
+        let mut rows = compare_all(
+            sc,
+            &experiment,
+            &self.predictions,
+            &self.bounds,
+            self.target,
+        )?;
+        for r in &mut rows {
+            r.run = Some(identity.clone());
+        }
+        Ok((
+            rows,
+            ValidationRun {
+                identity,
+                experiment,
+            },
+        ))
     }
 }
 
@@ -419,6 +511,7 @@ fn compare_bound(sc: &Scenario, ex: &Experiment, b: &Bound) -> Result<Comparison
         },
         replications: ci.replications,
         first_run: None,
+        run: None,
     })
 }
 
@@ -471,6 +564,7 @@ fn compare(
         verdict,
         replications: ci.replications,
         first_run: None,
+        run: None,
     })
 }
 
@@ -495,9 +589,9 @@ mod tests {
             exact: true,
         }];
         plan.bounds.clear();
-        let rows = plan.judge(&sc).expect("runs");
-        assert_eq!(rows.len(), 1);
-        rows.into_iter().next().expect("one row")
+        let case = plan.judge(&sc).expect("runs");
+        assert_eq!(case.rows.len(), 1);
+        case.rows.into_iter().next().expect("one row")
     }
 
     #[test]
@@ -562,7 +656,9 @@ mod tests {
         let mut plan = Plan::new(&sc, Effort::Quick, 1, None);
         plan.predictions.clear();
         plan.bounds.clear();
-        let rows = plan.judge(&sc).expect("nothing runs");
+        let case = plan.judge(&sc).expect("nothing runs");
+        assert!(case.runs.is_empty(), "nothing was simulated");
+        let rows = case.rows;
         assert_eq!(rows.len(), 1);
         assert_eq!(rows[0].verdict, Verdict::NoPrediction);
         assert_eq!(rows[0].replications, 0);
@@ -571,7 +667,7 @@ mod tests {
             Path::new("mm1.toml"),
         )
         .expect("valid scenario");
-        let rows = plan.judge(&declared).expect("nothing runs");
+        let rows = plan.judge(&declared).expect("nothing runs").rows;
         assert_eq!(rows[0].verdict, Verdict::NoPredictionExpected);
     }
 

@@ -206,7 +206,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
         Some(path) => {
             let mut w = csv::Writer::from_path(path)
                 .with_context(|| format!("creating {}", path.display()))?;
-            w.write_record(PER_REPLICATION_HEADER)?;
+            w.write_record(parsim::report::PER_REPLICATION_HEADER)?;
             Some(w)
         }
         None => None,
@@ -235,7 +235,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
         bar.finish();
         let report = RunReport::new(sc, &opt, &ex);
         if let Some(w) = &mut per_rep {
-            write_replications(w, &report.provenance.run_id, &ex)?;
+            parsim::report::write_replications(w, &report.provenance.run_id, &ex)?;
         }
         format.report(&mut out, &report)?;
         reports.push(report);
@@ -273,23 +273,6 @@ fn run_shard(args: &RunArgs, sc: &Scenario, shard: Shard, dir: &Path) -> anyhow:
         .with_context(|| format!("writing shard {} to {}", shard.index, dir.display()))?;
     eprintln!("parsim: wrote {}", path.display());
     Ok(ExitCode::SUCCESS)
-}
-
-/// The columns of `--per-replication`.
-const PER_REPLICATION_HEADER: [&str; 4] = ["run_id", "replication", "metric", "value"];
-
-/// One record per replication and metric of `ex`, in replication order.
-fn write_replications<W: Write>(
-    w: &mut csv::Writer<W>,
-    run_id: &str,
-    ex: &replicate::Experiment,
-) -> anyhow::Result<()> {
-    for (r, row) in ex.replications.iter().enumerate() {
-        for (name, value) in ex.metrics.iter().zip(row) {
-            w.write_record([run_id, &r.to_string(), name, &value.to_string()])?;
-        }
-    }
-    Ok(())
 }
 
 /// Loads every scenario with `assignments` applied, collecting the problems of all files before

@@ -13,7 +13,7 @@ use parsim::shard::validate::{CaseResult, Settings, ValidateShard, fingerprint};
 use parsim::validate::markdown::markdown;
 use parsim::validate::record;
 use parsim::validate::table::table;
-use parsim::validate::{Comparison, Effort, Verdict, validate};
+use parsim::validate::{CaseValidation, Comparison, Effort, ValidationRun, Verdict, validate};
 
 /// Options of `parsim validate`.
 #[derive(Debug, Args)]
@@ -30,9 +30,11 @@ pub struct ValidateArgs {
     /// Print JSON: one object per comparison, with the fields the CSV columns name.
     #[arg(long, conflicts_with = "csv")]
     json: bool,
-    /// Print CSV: one row per comparison (case, metric, method, exact, analytic, lower_bound,
-    /// upper_bound, simulated, half_width_99, relative_error, relative_error_half_width_99,
-    /// verdict, replications, first_simulated, first_half_width_99, first_replications).
+    /// Print CSV: one row per comparison (case, file, metric, method, exact, analytic,
+    /// lower_bound, upper_bound, simulated, half_width_99, relative_error,
+    /// relative_error_half_width_99, verdict, replications, first_simulated,
+    /// first_half_width_99, first_replications, first_run_id, then the experiment's identity:
+    /// parsim_version, scenario_hash, run_id, date, seed, length, warmup).
     #[arg(long)]
     csv: bool,
     /// Also write a Markdown report to this file (the table's columns and verdict words).
@@ -42,6 +44,12 @@ pub struct ValidateArgs {
     /// and every analytic method's value or bounds, relative to the simulated mean.
     #[arg(long, value_name = "DIR")]
     plot: Option<PathBuf>,
+    /// Also write every replication's value of every metric of every experiment to FILE, as CSV
+    /// with the columns run_id, replication, metric, value; `run_id` is the column of the same
+    /// name in the report's rows (a confirmed disagreement has two experiments, the first one's
+    /// id in `first_run_id`).
+    #[arg(long, value_name = "FILE", conflicts_with = "shard")]
+    per_replication: Option<PathBuf>,
     /// Master seed (overrides each case's).
     #[arg(long)]
     seed: Option<u64>,
@@ -113,15 +121,32 @@ pub fn run(args: &ValidateArgs) -> anyhow::Result<ExitCode> {
     } else {
         Effort::Full
     };
+    let mut per_rep = match &args.per_replication {
+        Some(path) => {
+            let mut w = csv::Writer::from_path(path)
+                .with_context(|| format!("creating {}", path.display()))?;
+            w.write_record(parsim::report::PER_REPLICATION_HEADER)?;
+            Some(w)
+        }
+        None => None,
+    };
     let mut cases = Vec::new();
     for (index, sc) in scenarios.iter().enumerate() {
         if args.shard.is_none_or(|s| s.owns(index)) {
-            let case = validate_case(sc, index, effort, args)?;
+            let (case, runs) = validate_case(sc, index, effort, args)?;
             for w in &case.warnings {
                 eprintln!("parsim: {w}");
             }
+            if let Some(w) = &mut per_rep {
+                for run in &runs {
+                    parsim::report::write_replications(w, &run.identity.run_id, &run.experiment)?;
+                }
+            }
             cases.push(case);
         }
+    }
+    if let Some(w) = &mut per_rep {
+        w.flush()?;
     }
     let settings = Settings {
         quick: args.quick,
@@ -155,14 +180,15 @@ pub fn run(args: &ValidateArgs) -> anyhow::Result<ExitCode> {
     output.emit(&cases)
 }
 
-/// Validates one case, noting the `[validate]` names that match nothing.
+/// Validates one case, noting the `[validate]` names that match nothing; with the experiments
+/// its rows were judged on.
 fn validate_case(
     sc: &Scenario,
     index: usize,
     effort: Effort,
     args: &ValidateArgs,
-) -> anyhow::Result<CaseResult> {
-    let found = validate(sc, effort, args.threads, args.seed)
+) -> anyhow::Result<(CaseResult, Vec<ValidationRun>)> {
+    let CaseValidation { rows: found, runs } = validate(sc, effort, args.threads, args.seed)
         .with_context(|| format!("validating {}", sc.path.display()))?;
     let compared = found.iter().any(|r| r.replications > 0);
     let mut warnings = Vec::new();
@@ -182,11 +208,14 @@ fn validate_case(
             ));
         }
     }
-    Ok(CaseResult {
-        index,
-        rows: found,
-        warnings,
-    })
+    Ok((
+        CaseResult {
+            index,
+            rows: found,
+            warnings,
+        },
+        runs,
+    ))
 }
 
 /// How a validation report is printed (by `parsim validate` and `parsim merge` alike).

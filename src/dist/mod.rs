@@ -88,7 +88,7 @@ pub struct ShapeScale {
 
 impl Dist {
     /// Draws one value. The exponential, the common case, is inlined; the other families go
-    /// through [`Dist::sample_other`].
+    /// through `Dist::sample_other`.
     #[inline(always)]
     pub fn sample(&mut self, rng: &mut StreamRng) -> f64 {
         match self {

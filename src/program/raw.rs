@@ -1,5 +1,5 @@
 //! The scenario-file form of `[program]`, `[topology]` and `[[disk]]`: plain serde structs,
-//! checked for nothing but shape (see [`super::compile`] for the checks).
+//! checked for nothing but shape (see [`mod@super::compile`] for the checks).
 //!
 //! ```toml
 //! [program]

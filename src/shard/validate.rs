@@ -12,7 +12,7 @@ use super::{Header, MergeError, Shard, read_all};
 use crate::validate::Comparison;
 
 /// The format tag of a validate shard file.
-pub const FORMAT: &str = "parsim-validate-shard/2";
+pub const FORMAT: &str = "parsim-validate-shard/3";
 
 /// What one shard of `parsim validate` wrote.
 #[derive(Clone, Debug, Serialize, Deserialize)]

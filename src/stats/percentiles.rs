@@ -26,7 +26,7 @@ const SUB_BUCKET_BITS: u32 = 8;
 const HALF_BITS: u32 = SUB_BUCKET_BITS - 1;
 
 /// Relative half-width of a histogram sub-bucket, the resolution of a reported percentile: the
-/// reported midpoint is within this fraction of the recorded value (see [`SIGNIFICANT_DIGITS`]).
+/// reported midpoint is within this fraction of the recorded value (see `SIGNIFICANT_DIGITS`).
 pub const RESOLUTION: f64 = 1.0 / 256.0;
 
 /// Histogram units per typical value of the metric (`2^14`): values down to 1% of the metric's
@@ -39,7 +39,7 @@ const UNITS_PER_SCALE_BITS: i32 = 14;
 /// already (clock ticks, see [`crate::time`]), so a time is recorded as its ticks shifted right
 /// by a per-histogram amount: the histogram's unit is `2^shift` ticks, about `2^-14` of the
 /// metric's own typical value (its scale), so the truncation is far below the histogram's own
-/// resolution (see [`SIGNIFICANT_DIGITS`]) and the counts a metric touches stay few. Its range
+/// resolution (see `SIGNIFICANT_DIGITS`) and the counts a metric touches stay few. Its range
 /// is the clock's whole range: no time the clock can hold is beyond it. The histogram grows as
 /// needed.
 ///

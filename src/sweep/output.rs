@@ -168,6 +168,7 @@ mod tests {
             verdict: Verdict::Agree,
             replications: 2,
             first_run: None,
+            run: None,
         };
         let mut out = Vec::new();
         crate::validate::record::write_csv(&[row], &mut out).expect("written");

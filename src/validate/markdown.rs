@@ -65,7 +65,9 @@ mod tests {
                 simulated: 1.1,
                 half_width_99: 0.01,
                 replications: 10,
+                run_id: None,
             }),
+            run: None,
         };
         let text = markdown(&[row]);
         let last = text.lines().last().expect("a row");

@@ -7,7 +7,7 @@ use std::io::Write;
 
 use serde::{Deserialize, Serialize};
 
-use super::{Comparison, FirstRun, Verdict};
+use super::{Comparison, FirstRun, RunIdentity, Verdict};
 use crate::report::csv_io_error;
 
 /// One comparison, flat. Numbers a row does not have are empty in CSV and `null` in JSON: an
@@ -18,6 +18,8 @@ use crate::report::csv_io_error;
 pub struct ComparisonRecord {
     /// Case (scenario) name.
     pub case: String,
+    /// The case's file (empty for a row that ran nothing).
+    pub file: Option<String>,
     /// Metric compared.
     pub metric: String,
     /// Analytic method.
@@ -52,6 +54,22 @@ pub struct ComparisonRecord {
     pub first_half_width_99: Option<f64>,
     /// The first experiment's replications.
     pub first_replications: Option<u64>,
+    /// The first experiment's run id.
+    pub first_run_id: Option<String>,
+    /// The parsim version that ran the experiment.
+    pub parsim_version: Option<String>,
+    /// The hash of the scenario's text.
+    pub scenario_hash: Option<String>,
+    /// The experiment's run id (the key of `--per-replication`'s rows).
+    pub run_id: Option<String>,
+    /// The date it ran (UTC).
+    pub date: Option<String>,
+    /// Its master seed.
+    pub seed: Option<u64>,
+    /// Observations measured per replication.
+    pub length: Option<u64>,
+    /// Observations discarded as warm-up per replication.
+    pub warmup: Option<u64>,
 }
 
 /// Reads a number that JSON may have written as `null` (NaN, infinities) as NaN.
@@ -65,9 +83,18 @@ impl From<Comparison> for ComparisonRecord {
             analytic: c.bounds.is_none().then_some(c.analytic),
             lower_bound: c.bounds.map(|[lo, _]| lo),
             upper_bound: c.bounds.map(|[_, hi]| hi),
-            first_simulated: c.first_run.map(|f| f.simulated),
-            first_half_width_99: c.first_run.map(|f| f.half_width_99),
-            first_replications: c.first_run.map(|f| f.replications),
+            first_simulated: c.first_run.as_ref().map(|f| f.simulated),
+            first_half_width_99: c.first_run.as_ref().map(|f| f.half_width_99),
+            first_replications: c.first_run.as_ref().map(|f| f.replications),
+            first_run_id: c.first_run.and_then(|f| f.run_id),
+            file: c.run.as_ref().map(|r| r.file.clone()),
+            parsim_version: c.run.as_ref().map(|r| r.parsim_version.clone()),
+            scenario_hash: c.run.as_ref().map(|r| r.scenario_hash.clone()),
+            date: c.run.as_ref().map(|r| r.date.clone()),
+            seed: c.run.as_ref().map(|r| r.seed),
+            length: c.run.as_ref().map(|r| r.length),
+            warmup: c.run.as_ref().map(|r| r.warmup),
+            run_id: c.run.map(|r| r.run_id),
             case: c.case,
             metric: c.metric,
             method: c.method,
@@ -90,10 +117,43 @@ impl From<ComparisonRecord> for Comparison {
                 simulated,
                 half_width_99: r.first_half_width_99.unwrap_or(f64::NAN),
                 replications,
+                run_id: r.first_run_id,
+            }),
+            _ => None,
+        };
+        let run = match (
+            r.file,
+            r.parsim_version,
+            r.scenario_hash,
+            r.run_id,
+            r.date,
+            r.seed,
+            r.length,
+            r.warmup,
+        ) {
+            (
+                Some(file),
+                Some(parsim_version),
+                Some(scenario_hash),
+                Some(run_id),
+                Some(date),
+                Some(seed),
+                Some(length),
+                Some(warmup),
+            ) => Some(RunIdentity {
+                file,
+                parsim_version,
+                scenario_hash,
+                run_id,
+                date,
+                seed,
+                length,
+                warmup,
             }),
             _ => None,
         };
         Comparison {
+            run,
             analytic: match bounds {
                 Some([lo, hi]) => 0.5 * (lo + hi),
                 None => r.analytic.unwrap_or(f64::NAN),
@@ -154,6 +214,17 @@ mod tests {
                 simulated: 2.0,
                 half_width_99: 0.04,
                 replications: 10,
+                run_id: Some("00000000000000aa".into()),
+            }),
+            run: Some(RunIdentity {
+                file: "validation/a \"b\", c.toml".into(),
+                parsim_version: "0.1.0".into(),
+                scenario_hash: "0123456789abcdef".into(),
+                run_id: "fedcba9876543210".into(),
+                date: "2026-11-23".into(),
+                seed: 7,
+                length: 5000,
+                warmup: 120,
             }),
         };
         let bound = Comparison {

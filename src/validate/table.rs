@@ -136,7 +136,7 @@ pub(super) fn relative_error(r: &Comparison) -> String {
 
 /// For a comparison that was rerun: what the first experiment found.
 pub(super) fn rerun_note(r: &Comparison) -> Option<String> {
-    r.first_run.map(|f| {
+    r.first_run.as_ref().map(|f| {
         format!(
             "rerun: the first experiment ({} +- {}, {} replications) disagreed; the verdict is the second's",
             num(f.simulated),
@@ -302,6 +302,7 @@ mod tests {
             verdict: Verdict::OutsideTolerance,
             replications: 10,
             first_run: None,
+            run: None,
         };
         let mut rows: Vec<Comparison> = analysis
             .predictions
@@ -320,6 +321,7 @@ mod tests {
                 simulated: -1.234_567e-5,
                 half_width_99: 1.234_567e7,
                 replications: 1000,
+                run_id: None,
             });
         }
         let metrics: Vec<&str> = rows.iter().map(|r| r.metric.as_str()).collect();

@@ -30,16 +30,19 @@ fn sweep(test: &str, extra: &[&str]) -> String {
     out
 }
 
-/// A CSV text as records of named fields.
+/// A CSV text as records of named fields, read by the `csv` crate (so a quoted field with a
+/// comma, as a method name may have, stays one field).
 fn records(csv: &str) -> Vec<BTreeMap<String, String>> {
-    let mut lines = csv.lines();
-    let header: Vec<&str> = lines.next().expect("a header").split(',').collect();
-    lines
-        .map(|l| {
+    let mut reader = csv::Reader::from_reader(csv.as_bytes());
+    let header = reader.headers().expect("a header").clone();
+    reader
+        .records()
+        .map(|r| {
+            let r = r.expect("a CSV record");
             header
                 .iter()
-                .zip(l.split(','))
-                .map(|(h, v)| ((*h).to_owned(), v.to_owned()))
+                .zip(r.iter())
+                .map(|(h, v)| (h.to_owned(), v.to_owned()))
                 .collect()
         })
         .collect()
