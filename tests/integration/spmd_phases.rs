@@ -204,3 +204,33 @@ fn bad_phases_name_file_line_and_field() {
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("spmd.cycles"), "{err}");
 }
+
+/// `--show-network` prints the program a multi-phase section builds: a named phase per phase,
+/// each followed by a barrier of all ranks, and the `bus` of the `w` submodel; `--set` reaches
+/// a phase's field by its index.
+#[test]
+fn show_network_prints_the_phases_and_set_reaches_them() {
+    let file = temp_scenario(
+        "spmd_phase_show",
+        &format!(
+            "[run]\nreplications = 2\n{}",
+            bus_aio(&format!("{COMPUTE}{CHECKPOINT}"))
+        ),
+    );
+    let (code, out, err) = crate::util::call(&[
+        "run",
+        "--show-network",
+        "--set",
+        "spmd.phase.1.cycles=3",
+        file.to_str().unwrap(),
+    ]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.contains("# program built from [spmd]"), "{out}");
+    assert_eq!(out.matches("kind = \"phase\"").count(), 2, "{out}");
+    assert!(
+        out.contains("name = \"checkpoint\"\nbody = [\n  { kind = \"repeat\", times = 3,"),
+        "{out}"
+    );
+    assert!(out.contains("name = \"bus\""), "{out}");
+    assert!(out.contains("spmd.checkpoint.speedup"), "{out}");
+}
