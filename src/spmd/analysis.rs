@@ -11,6 +11,18 @@ use super::{Family, Io, Spmd, derived};
 use crate::analytic::{self, Center, CenterKind};
 use crate::predict::{Analysis, Prediction};
 
+/// The paper's `h(c)` for the scenario's CPU family, or `H_c` as the paper assumes where the
+/// family has no closed form; with its label.
+fn cpu_h(m: &Spmd) -> (f64, &'static str) {
+    match formulas::h(&m.cpu, m.c) {
+        Some(v) => (v, "h(c) of the CPU family"),
+        None => (
+            formulas::h(&Family::Exp, m.c).unwrap_or(f64::NAN),
+            "h(c) = H_c, the paper's exponential assumption",
+        ),
+    }
+}
+
 /// Adds the spmd methods for `m` to `a`; `cycle` is the name of the cycle-time metric.
 pub fn analyze(m: &Spmd, cycle: &str, a: &mut Analysis) {
     let term = |metric: &str, value: f64, method: &str| Prediction {
@@ -32,11 +44,7 @@ pub fn analyze(m: &Spmd, cycle: &str, a: &mut Analysis) {
         .push(term("spmd.h", hc_exp, "eq. 6: h(c) = H_c (exponential)"));
     a.terms
         .push(term("spmd.h", hc_uni, "h(c) = 2c/(c+1) (uniform)"));
-    // the paper's h(c) for the scenario's CPU family, or H_c as the paper assumes
-    let (hc, h_label) = match formulas::h(&m.cpu, m.c) {
-        Some(v) => (v, "h(c) of the CPU family"),
-        None => (hc_exp, "h(c) = H_c, the paper's exponential assumption"),
-    };
+    let (hc, h_label) = cpu_h(m);
     let z = z(m, hc);
     a.terms
         .push(term("spmd.z", z, &format!("eq. 15 with {h_label}")));
@@ -202,6 +210,26 @@ pub fn analyze_program(m: &Spmd, a: &mut Analysis) {
     for (k, (name, cycles, model)) in parts.iter().enumerate() {
         let mut one = Analysis::default();
         analyze(model, "spmd.cycle", &mut one);
+        if model.io == Io::Sio {
+            // the program's count of bursts is fixed, not geometric
+            let (hc, h_label) = cpu_h(model);
+            let method = format!(
+                "SIO, exactly n_io bursts a cycle: E[max over p/c groups of Erlang-n_io sums of \
+                 bursts of mean z + R1(p/c, z, x)] + T_io; {h_label}"
+            );
+            match formulas::sio_fixed_count(model, hc) {
+                Ok(t) => one.predictions.push(Prediction {
+                    metric: "spmd.cycle".into(),
+                    value: t,
+                    method,
+                    exact: false,
+                }),
+                Err(e) => one.refusals.push(crate::predict::Refusal {
+                    method,
+                    reason: e.to_string(),
+                }),
+            }
+        }
         if let Some(name) = name {
             a.terms.extend(one.terms.into_iter().map(|mut t| {
                 t.metric = t.metric.replacen("spmd.", &format!("spmd.{name}."), 1);

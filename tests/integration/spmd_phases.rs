@@ -234,3 +234,30 @@ fn show_network_prints_the_phases_and_set_reaches_them() {
     assert!(out.contains("name = \"bus\""), "{out}");
     assert!(out.contains("spmd.checkpoint.speedup"), "{out}");
 }
+
+/// Where the fixed-count SIO reading is exact (exponential CPU bursts, no communication, c = 1),
+/// it lies in the 99% interval of the simulated cycle: 6 groups of 3 bursts, the join waits for
+/// the largest Erlang-3 sum, then one exponential I/O burst; 10 replications of 2000 cycles.
+#[test]
+fn fixed_count_sio_matches_the_simulated_join() {
+    let text = "[spmd]\np = 6\nw = 0.0\ng = 0.0\nS_par = 3.0\nS_ser = 0.0\nS0_com = 0.0\n\
+                SR_com = 1.0\nS0_io = 0.0\nSR_io = 0.5\nn_io = 3\nio = \"sio\"\n\
+                [[spmd.phase]]\nname = \"only\"\ncycles = 2000\n";
+    let sc = scenario(text);
+    let a = analyze_scenario(&sc);
+    let fixed = a
+        .predictions
+        .iter()
+        .find(|p| p.metric == "spmd.only.cycle" && p.method.starts_with("SIO, exactly"))
+        .expect("the fixed-count reading")
+        .value;
+    let ex = simulate(&sc, 10, 1, 11);
+    let ci = ex.interval(ex.index_of("spmd.only.cycle").unwrap(), 0.99);
+    assert!(ci.relative_half_width() < 0.01, "{ci:?}");
+    assert!(
+        (fixed - ci.mean).abs() <= ci.half_width,
+        "{fixed} against {} +- {}",
+        ci.mean,
+        ci.half_width
+    );
+}
