@@ -3,7 +3,7 @@
 //!
 //! This is the bridge between the network IR and the formula library in [`crate::analytic`]:
 //! what holds for any distribution in `laws`, open networks in `open`, closed ones in `closed`,
-//! fork-join networks in `forkjoin`. Where an exact method's assumptions fail, it is still
+//! fork-join networks in `forkjoin` (open) and `closed_forkjoin`. Where an exact method's assumptions fail, it is still
 //! computed and labelled with the assumption that breaks.
 
 use serde::Serialize;
@@ -13,6 +13,7 @@ use crate::dist::Dist;
 use crate::model::{ClassKind, Discipline, Network, StationKind, visits};
 
 mod closed;
+mod closed_forkjoin;
 mod derived;
 mod forkjoin;
 mod laws;
@@ -142,7 +143,7 @@ pub fn analyze(net: &Network) -> Analysis {
         laws::open_utilisation(net, &v, &mut a);
     }
     if has_fork && closed && net.classes.len() == 1 {
-        forkjoin::closed_fork_join(net, &v, &mut a);
+        closed_forkjoin::closed_fork_join(net, &v, &mut a);
     } else if has_fork {
         forkjoin::fork_join(net, &mut a);
     } else if open {

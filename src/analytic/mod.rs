@@ -73,6 +73,7 @@ mod convolution;
 mod error;
 mod forkjoin;
 mod forkjoin_branches;
+mod forkjoin_tasks;
 mod gigc;
 mod harmonic;
 mod jackson;
@@ -98,6 +99,7 @@ pub use forkjoin::{
 pub use forkjoin_branches::{
     QueueBranch, branch_response_cdf, fork_join_independent_max, nelson_tantawi_correlation_factor,
 };
+pub use forkjoin_tasks::{TaskFork, task_fork};
 pub use gigc::{allen_cunneen, kingman};
 pub use harmonic::harmonic;
 pub use jackson::{JacksonSolution, OpenClass, jackson, solve_traffic};
@@ -110,4 +112,4 @@ pub use network::{CenterKind, check_class_independent_service};
 pub use qna::{QnaSolution, QnaStation, qna};
 pub use schweitzer::{SchweitzerOptions, schweitzer};
 pub use single::{StationMetrics, erlang_b, erlang_c, mg1, mm1, mmc, mminf};
-pub use varki::{ForkJoinCenter, varki_closed_fork_join};
+pub use varki::{ForkJoinCenter, varki_closed_fork_join, varki_task_residence};

@@ -81,6 +81,22 @@ pub fn varki_closed_fork_join(
     Ok(mva::recursion(&stations, population))
 }
 
+/// The residence per cycle of a task at one server of a fork-join subsystem whose per-task
+/// demand per cycle is `demand`, along the levels of a Varki solution `sol`: by the arrival
+/// theorem at that server, as MVA treats a queue, `R_t(n) = D (1 + Q_t(n - 1))` with
+/// `Q_t(n) = X(n) R_t(n)` the tasks there and `X(n)` Varki's throughput. At `n = 1` it is `D`
+/// (a task finds its server empty); like `X(n)` it is an approximation beyond that. Returns
+/// `R_t` at the full population.
+pub fn varki_task_residence(sol: &ClosedSolution, demand: f64) -> f64 {
+    let mut tasks = 0.0;
+    let mut residence = demand;
+    for level in sol.levels() {
+        residence = demand * (1.0 + tasks);
+        tasks = level.throughput * residence;
+    }
+    residence
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -190,6 +206,27 @@ mod tests {
             1.0 / (3.0 + 0.5 + harmonic(5) * 2.0),
             1e-15
         ));
+    }
+
+    #[test]
+    fn a_task_finds_its_server_empty_at_n1_and_queues_by_the_arrival_theorem_after() {
+        // think 2, 4 branches of mean 0.5: at N = 1 the job's residence is H_4 x 0.5 and a
+        // task's is 0.5; at N = 2, Q_t(1) = X(1) 0.5 with X(1) = 1 / (2 + H_4 0.5)
+        let net = [center(CenterKind::Delay, 2.0)];
+        let s = varki_closed_fork_join(&[fj(4, 0.5)], &net, 2).unwrap();
+        let l1 = s.at(1).unwrap();
+        assert!(close(l1.residence[1], harmonic(4) * 0.5, 1e-15));
+        assert!(close(l1.residence[1], 25.0 / 24.0, 1e-15));
+        let one = varki_closed_fork_join(&[fj(4, 0.5)], &net, 1).unwrap();
+        assert_eq!(varki_task_residence(&one, 0.5), 0.5);
+        let x1 = 1.0 / (2.0 + 25.0 / 24.0);
+        assert!(close(
+            varki_task_residence(&s, 0.5),
+            0.5 * (1.0 + x1 * 0.5),
+            1e-15
+        ));
+        // a task ends no later than its job, on average
+        assert!(varki_task_residence(&s, 0.5) < s.full().residence[1]);
     }
 
     #[test]

@@ -291,6 +291,7 @@ fn wait(net: &Network, s: usize, classes: &[usize], a: &mut Analysis) {
         return;
     };
     if means.iter().any(|m| (m / service - 1.0).abs() > 1e-9) {
+        mixed_wait(net, s, classes, a);
         return;
     }
     for r in all(a, &format!("station.{}.response", st.name)) {
@@ -300,6 +301,50 @@ fn wait(net: &Network, s: usize, classes: &[usize], a: &mut Analysis) {
             &r.1,
             r.2,
         );
+    }
+}
+
+/// `station.<s>.wait` at an FCFS queue whose classes have different mean service times: the
+/// simulator averages the wait over every visit, whatever its class, so the station's wait is
+/// the throughput-weighted mean of the classes' waits, `sum_c X_c Wq_c / sum_c X_c`, for each
+/// method that predicts every class's wait and throughput there (labelled as those are).
+fn mixed_wait(net: &Network, s: usize, classes: &[usize], a: &mut Analysis) {
+    let st = &net.stations[s];
+    let per_class = |c: usize, what: &str| {
+        all(
+            a,
+            &format!("station.{}.{}.{what}", st.name, net.classes[c].name),
+        )
+    };
+    let Some(&first) = classes.first() else {
+        return;
+    };
+    let found: Vec<(Vec<_>, Vec<_>)> = classes
+        .iter()
+        .map(|&c| (per_class(c, "wait"), per_class(c, "throughput")))
+        .collect();
+    for w in per_class(first, "wait") {
+        let mut weighted = 0.0;
+        let mut flow = 0.0;
+        let mut exact = true;
+        for (waits, flows) in &found {
+            let same = |p: &&(f64, String, bool)| p.1 == w.1;
+            let (Some(wc), Some(xc)) = (waits.iter().find(same), flows.iter().find(same)) else {
+                flow = f64::NAN;
+                break;
+            };
+            weighted += xc.0 * wc.0;
+            flow += xc.0;
+            exact &= wc.2 && xc.2;
+        }
+        if flow > 0.0 {
+            a.add(
+                format!("station.{}.wait", st.name),
+                weighted / flow,
+                &w.1,
+                exact,
+            );
+        }
     }
 }
 

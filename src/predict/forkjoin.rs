@@ -1,110 +1,30 @@
-//! Fork-join networks: Varki's approximation for closed ones; for open ones, one fork or several
-//! in series, the expected maximum, the fork-join queue formulas and the independent-branch
-//! maximum for any branch distribution.
+//! Open fork-join networks: one fork or several in series, the expected maximum, the fork-join
+//! queue formulas and the independent-branch maximum for any branch distribution (closed ones
+//! are in `closed_forkjoin`).
 
 use super::open::{arrival_problem, arrival_scv};
-use super::{
-    Analysis, Dist, center_kind, labelled, mean_service, non_exponential_fcfs,
-    product_form_problem, service_stations,
-};
+use super::{Analysis, Dist, labelled, non_exponential_fcfs, service_stations};
 use crate::analytic::{
-    self, Center, QueueBranch, expected_max_exponential, expected_max_numeric,
-    expected_max_uniform, fork_join_2_server, fork_join_independent_max, kingman, nelson_tantawi,
+    self, QueueBranch, expected_max_exponential, expected_max_numeric, expected_max_uniform,
+    fork_join_2_server, fork_join_independent_max, kingman, nelson_tantawi,
     nelson_tantawi_correlation_factor,
 };
 use crate::metrics::class_metric;
 use crate::model::{ClassKind, Discipline, Network, Routing, StationKind, Target};
 
-/// The fork stations with their branch lists.
-fn forks_of(net: &Network) -> Vec<(usize, &Vec<crate::model::StationId>)> {
-    net.stations
-        .iter()
-        .enumerate()
-        .filter_map(|(i, s)| match &s.kind {
-            StationKind::Fork { branches } => Some((i, branches)),
-            _ => None,
-        })
-        .collect()
-}
-
-/// Varki's mean-value approximation for a closed single-class network with one fork whose
-/// branches are distinct, identical single-server FCFS queues. Its assumptions (exponential
-/// branches, product-form stations elsewhere) are named in the label where they fail.
-pub(super) fn closed_fork_join(net: &Network, v: &[Vec<f64>], a: &mut Analysis) {
-    const METHOD: &str = "Varki mean-value approximation (closed fork-join)";
-    let forks = forks_of(net);
-    let [(f, branches)] = forks[..] else {
-        a.refuse(METHOD, "only one fork is supported");
-        return;
-    };
-    let distinct: std::collections::BTreeSet<_> = branches.iter().collect();
-    let fcfs_mean = |s: usize| match &net.stations[s].kind {
-        StationKind::Queue {
-            discipline: Discipline::Fcfs,
-            servers: 1,
-            service,
-        } => service[0].as_ref().map(Dist::mean),
-        _ => None,
-    };
-    let means: Vec<Option<f64>> = branches.iter().map(|b| fcfs_mean(b.index())).collect();
-    let Some(Some(s0)) = means.first().copied() else {
-        a.refuse(METHOD, "the branches must be single-server FCFS queues");
-        return;
-    };
-    if distinct.len() != branches.len()
-        || means
-            .iter()
-            .any(|m| m.is_none_or(|m| (m - s0).abs() > 1e-12 * s0))
-    {
-        a.refuse(
-            METHOD,
-            "the branches must be distinct single-server FCFS queues with one mean",
-        );
-        return;
-    }
-    let others: Vec<usize> = service_stations(net)
-        .map(|(s, _)| s)
-        .filter(|s| !branches.iter().any(|b| b.index() == *s))
-        .collect();
-    let problem = branches
-        .iter()
-        .find_map(|b| non_exponential_fcfs(net, b.index()).map(|(_, r)| r))
-        .or_else(|| others.iter().find_map(|&s| product_form_problem(net, s)));
-    let (method, _) = labelled(METHOD, false, problem.as_deref());
-    let centers: Vec<Center> = others
-        .iter()
-        .map(|&s| Center {
-            kind: center_kind(&net.stations[s]),
-            demand: v[0][s] * mean_service(&net.stations[s], 0),
-        })
-        .collect();
-    let fj = analytic::ForkJoinCenter {
-        branches: branches.len() as u32,
-        demand: v[0][f] * s0,
-    };
-    let ClassKind::Closed { population, .. } = net.classes[0].kind else {
-        return;
-    };
-    match analytic::varki_closed_fork_join(&[fj], &centers, population) {
-        Ok(sol) => {
-            if let Some(level) = sol.at(population) {
-                a.add(class_metric(net, 0), level.response_time, &method, false);
-                a.add(
-                    format!("class.{}.throughput", net.classes[0].name),
-                    level.throughput,
-                    &method,
-                    false,
-                );
-                let name = &net.stations[f].name;
-                a.add(
-                    format!("station.{name}.response"),
-                    level.residence[others.len()] / v[0][f],
-                    &method,
-                    false,
-                );
-            }
+/// The expected maximum of `c` i.i.d. delays of distribution `d`, with the method's name: the
+/// closed forms for exponential (`H_c` mean) and uniform delays, the numeric integral of
+/// `1 - F^c` otherwise.
+pub(super) fn delay_maximum(c: u32, d: &Dist) -> analytic::Result<(f64, &'static str)> {
+    match d {
+        Dist::Exponential { mean } => {
+            expected_max_exponential(c, *mean).map(|x| (x, "max of c exponentials (H_c mean)"))
         }
-        Err(e) => a.refuse(&method, e.to_string()),
+        Dist::Uniform { min, max } => {
+            expected_max_uniform(c, *min, *max).map(|x| (x, "max of c uniforms"))
+        }
+        other => expected_max_numeric(c, &|t| other.cdf(t), other.lower_bound(), f64::INFINITY)
+            .map(|x| (x, "max of c i.i.d. (numeric integral of 1 - F^c)")),
     }
 }
 
@@ -331,29 +251,16 @@ fn stage(
     }
     match &first.kind {
         // Delay branches do not interact: the maximum holds whatever the arrivals.
-        StationKind::Delay { .. } => {
-            let r = match &d {
-                Dist::Exponential { mean } => expected_max_exponential(c, *mean)
-                    .map(|x| (x, "max of c exponentials (H_c mean)")),
-                Dist::Uniform { min, max } => {
-                    expected_max_uniform(c, *min, *max).map(|x| (x, "max of c uniforms"))
-                }
-                other => {
-                    expected_max_numeric(c, &|t| other.cdf(t), other.lower_bound(), f64::INFINITY)
-                        .map(|x| (x, "max of c i.i.d. (numeric integral of 1 - F^c)"))
-                }
-            };
-            match r {
-                Ok((value, m)) => {
-                    let v = StageValue::new(value, m, true, None);
-                    Some(vec![Some(v); FAMILIES])
-                }
-                Err(e) => {
-                    a.refuse("expected maximum", e.to_string());
-                    None
-                }
+        StationKind::Delay { .. } => match delay_maximum(c, &d) {
+            Ok((value, m)) => {
+                let v = StageValue::new(value, m, true, None);
+                Some(vec![Some(v); FAMILIES])
             }
-        }
+            Err(e) => {
+                a.refuse("expected maximum", e.to_string());
+                None
+            }
+        },
         StationKind::Queue {
             discipline: Discipline::Fcfs,
             servers: 1,

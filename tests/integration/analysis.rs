@@ -296,3 +296,43 @@ branches = [{ to = "q", p = 0.6666666666666666 }, { to = "exit", p = 0.333333333
     let r = prediction(&a, "class.jobs.response", "M/M/1");
     assert!((r.value - 0.6 / 0.7).abs() < 1e-9, "{r:?}");
 }
+
+#[test]
+fn the_overall_wait_where_class_means_differ_is_the_throughput_weighted_mean_of_class_waits() {
+    let a = analyze(
+        load("validation/two_class_fcfs_labelled.toml")
+            .network()
+            .unwrap(),
+    );
+    let method = |p: &&parsim::predict::Prediction| p.method.starts_with("exact multiclass MVA");
+    let value = |metric: &str| {
+        a.predictions
+            .iter()
+            .filter(method)
+            .find(|p| p.metric == metric)
+            .unwrap_or_else(|| panic!("no {metric}"))
+            .value
+    };
+    // by hand: X_c = station.bus.<c>.throughput, Wq_c = R_c - S_c with S = 0.3 and 0.5
+    let (xc, xi) = (
+        value("station.bus.compute.throughput"),
+        value("station.bus.io.throughput"),
+    );
+    let (wc, wi) = (
+        value("station.bus.compute.response") - 0.3,
+        value("station.bus.io.response") - 0.5,
+    );
+    let overall = a
+        .predictions
+        .iter()
+        .filter(method)
+        .find(|p| p.metric == "station.bus.wait")
+        .expect("the overall wait is predicted");
+    assert!(!overall.exact, "labelled as its inputs are: {overall:?}");
+    assert!(
+        (overall.value - (xc * wc + xi * wi) / (xc + xi)).abs() < 1e-12,
+        "{overall:?}"
+    );
+    // the weighted mean lies between the two classes' waits
+    assert!(overall.value > wc.min(wi) && overall.value < wc.max(wi));
+}

@@ -8,6 +8,9 @@ mod analyst_metrics;
 mod bad_input;
 /// The command line: exit codes and error messages for bad input.
 mod cli;
+/// Closed fork-join networks by composite centres: Varki's per-queue values, forced flow, the
+/// SPMD networks, the degenerate one-branch fork.
+mod closed_forkjoin;
 /// Same seed, same bytes, on 1 thread or 4.
 mod determinism;
 /// `parsim fit-comm`: coefficients recovered from simulated measurements, profiles in place of a

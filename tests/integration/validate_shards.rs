@@ -14,8 +14,8 @@ fn suite(test: &str) -> PathBuf {
     let text = std::fs::read_to_string(root().join("validation/closed_fork_join_n1.toml"))
         .unwrap()
         .replace(
-            "metrics = [\"class.jobs.cycle\", \"class.jobs.throughput\"]",
-            "metrics = [\"class.jobs.p99\"]",
+            "\n[validate]\n",
+            "\n[validate]\nmetrics = [\"class.jobs.p99\"]\n",
         );
     assert!(text.contains("class.jobs.p99"));
     std::fs::write(dir.join("zz_no_prediction.toml"), text).unwrap();
