@@ -109,7 +109,7 @@ pub fn analyze_scenario(sc: &crate::scenario::Scenario) -> Analysis {
         crate::scenario::Workload::Program(prog) => {
             let mut a = crate::program::predict::analyze(prog);
             if let Some(spmd) = &sc.spmd {
-                crate::spmd::analysis::closed_form_terms(spmd, &mut a);
+                crate::spmd::analysis::analyze_program(spmd, &mut a);
             }
             a
         }

@@ -44,6 +44,8 @@ mod selftest;
 mod spmd;
 /// `[spmd]` with `network = ...`: the program it builds and its idle-network times.
 mod spmd_network;
+/// Multi-phase `[spmd]` programs: per-phase and total times, bad phase tables.
+mod spmd_phases;
 /// Simulation against closed-form results, with fixed seeds and stated tolerances.
 mod statistics;
 /// `parsim sweep` and `run --set`: keys, values, grids, the seed rule.
