@@ -11,8 +11,9 @@ use super::inverse::invert_cdf;
 const TAIL_SDS: f64 = 12.0;
 const TAIL_EXTRA: f64 = 40.0;
 
-/// Uniformization steps allowed for one CDF value (the chain's fastest rate times `t`).
-const MAX_STEPS: f64 = 5e6;
+/// Work allowed for one CDF value: uniformization steps (about the chain's fastest rate times
+/// `t`) times the moves of one step, about 0.02 s; a quantile takes about 40 values.
+const MAX_WORK: f64 = 2e7;
 
 /// A phase-type law: start in phase `i` with probability `initial[i]` (the initial
 /// probabilities sum to 1), stay an exponential time of rate `rates[i]`, then move to phase `j`
@@ -225,16 +226,17 @@ impl PhaseType {
     /// Poisson-weighted probability of not having absorbed after `k` steps. Every term is
     /// non-negative, so equal or close rates cause no cancellation.
     ///
-    /// Errors: `InvalidParameter` for a negative or non-finite `t`; `NotApplicable` when `L t`
-    /// exceeds `5e6` steps.
+    /// Errors: `InvalidParameter` for a negative or non-finite `t`; `NotApplicable` when the
+    /// steps times the moves per step exceed `2e7`.
     pub fn survival(&self, t: f64) -> Result<f64> {
         check::non_negative("t", t)?;
         let fastest = self.rates.iter().copied().fold(0.0, f64::max);
         let lt = fastest * t;
         let steps = lt + TAIL_SDS * lt.sqrt() + TAIL_EXTRA;
-        if steps > MAX_STEPS {
+        let moves: usize = self.next.iter().map(|m| m.len() + 1).sum();
+        if steps * moves as f64 > MAX_WORK {
             return Err(AnalyticError::NotApplicable(format!(
-                "uniformization would need {steps:.0} steps (rates too far apart for t = {t})"
+                "uniformization would need {steps:.0} steps of {moves} moves (rates too far apart for t = {t})"
             )));
         }
         let mut state = self.initial.clone();

@@ -206,3 +206,34 @@ fn a_closed_queue_follows_the_arrival_theorem() {
     let (_, method, exact) = only(&a, "class.jobs.p90");
     assert!(!exact && method.contains("fixed population"), "{method}");
 }
+
+#[test]
+fn a_cycle_with_rates_far_apart_is_refused_not_ground_through() {
+    // think time 1e5 times the fast server's mean: the cycle's phase-type law would need about
+    // 1e5 uniformization steps per CDF value; the stations keep their exact laws
+    let text = "[[class]]\nname = \"jobs\"\npopulation = 60\nreference = \"think\"\n".to_owned()
+        + &station(
+            "think",
+            "kind = \"delay\"\nservice = { dist = \"exp\", mean = 100.0 }",
+        )
+        + &station(
+            "fast",
+            "kind = \"fcfs\"\nservice = { dist = \"exp\", mean = 0.001 }",
+        )
+        + &route("think", "fast")
+        + &route("fast", "think");
+    let started = std::time::Instant::now();
+    let a = analysis(&text);
+    assert!(started.elapsed().as_secs_f64() < 2.0);
+    assert!(a.predictions.iter().all(|p| p.value.is_finite()));
+    let (_, _, exact) = only(&a, "station.fast.p99");
+    assert!(exact);
+    assert!(!a.predictions.iter().any(|p| p.metric == "class.jobs.p99"));
+    assert!(
+        a.refusals
+            .iter()
+            .any(|r| r.reason.contains("uniformization")),
+        "{:?}",
+        a.refusals
+    );
+}
