@@ -18,6 +18,7 @@ mod derived;
 mod forkjoin;
 mod laws;
 mod open;
+mod percentiles;
 
 pub use laws::{Bottleneck, StationDemand};
 
@@ -157,6 +158,7 @@ pub fn analyze(net: &Network) -> Analysis {
         );
     }
     derived::add(net, &v, &mut a);
+    percentiles::add(net, &v, &mut a);
     a
 }
 
