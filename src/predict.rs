@@ -18,6 +18,7 @@ mod derived;
 mod forkjoin;
 mod laws;
 mod open;
+mod percentiles;
 
 pub use laws::{Bottleneck, StationDemand};
 
@@ -108,7 +109,7 @@ pub fn analyze_scenario(sc: &crate::scenario::Scenario) -> Analysis {
         crate::scenario::Workload::Program(prog) => {
             let mut a = crate::program::predict::analyze(prog);
             if let Some(spmd) = &sc.spmd {
-                crate::spmd::analysis::closed_form_terms(spmd, &mut a);
+                crate::spmd::analysis::analyze_program(spmd, &mut a);
             }
             a
         }
@@ -157,6 +158,7 @@ pub fn analyze(net: &Network) -> Analysis {
         );
     }
     derived::add(net, &v, &mut a);
+    percentiles::add(net, &v, &mut a);
     a
 }
 

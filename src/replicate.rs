@@ -247,14 +247,11 @@ fn replicate(sc: &Scenario, opt: &Options, warmup: u64, r: u64) -> Result<Replic
             (crate::program::measure(prog, &run), run.events)
         }
     };
-    // an [spmd] model's speedup, efficiency, cost and overhead from this replication's cycle
+    // an [spmd] model's speedup, efficiency, cost and overhead (and its phases' cycle times and
+    // speedups) from this replication's times
     if let Some(spmd) = &sc.spmd {
-        let cycle = sc.default_metric();
-        let t = values.iter().find(|(n, _)| *n == cycle).map(|v| v.1);
-        values.extend(crate::spmd::derived(
-            spmd,
-            spmd.cycle_time(t.unwrap_or(f64::NAN)),
-        ));
+        let derived = spmd.derived_metrics(&values, &sc.default_metric());
+        values.extend(derived);
     }
     let missing: Vec<String> = values
         .iter()

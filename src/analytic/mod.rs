@@ -27,6 +27,10 @@
 //! | [`expected_max_numeric`] | max of `c` i.i.d. times, any CDF | `lower + int (1 - F^c)`, adaptive Gauss-Kronrod, rel. `1e-9` | numerical |
 //! | [`fork_join_2_server`] | open 2-server fork-join, exponential | `(12 - rho)/8 / (mu - lambda)` (Flatto-Hahn) | exact |
 //! | [`nelson_tantawi`] | open `K`-server fork-join, exponential | Nelson-Tantawi scaling of the 2-server result | approximation (exact at `K = 2`) |
+//! | [`mmc_sojourn`] | M/M/c FCFS sojourn law (percentiles) | wait 0 w.p. `1 - C(c,a)`, else exponential `c mu - lambda`; plus service; phase-type | exact |
+//! | [`closed_queue_length`], [`fcfs_exponential_sojourn`] | sojourn at a FCFS exponential server of a closed product-form network | arrival theorem: Erlang(`j+1`) mixture over the queue-length law at `N - 1` | exact |
+//! | [`mg1_response_moments`] | M/G/1 FCFS response moments (for percentiles) | Takacs' `E[T]`, `E[T^2]`; `predict` fits a gamma law to them | exact moments; the gamma law is an approximation |
+//! | [`PhaseType`], [`invert_cdf`] | sums and Markov routes of phase-type laws; quantile of any CDF | uniformization; bracketing and bisection | exact / numerical |
 //! | [`MessageCost`] | a message of `m` bytes over `l` links | store-and-forward `t_s + (m t_w + t_h) l`, cut-through `t_s + l t_h + m t_w` (lecture notes) | exact on an idle network |
 //! | [`fork_join_independent_max`] | open `K`-way fork-join of GI/G/1 FCFS branches, any service law | `E[max]` of `K` independent branch responses, each `S` plus a wait 0 w.p. `1 - rho` else exponential of mean `Wq/rho` | approximation (upper bound for exponential branches: Nelson-Tantawi) |
 //! | [`nelson_tantawi_correlation_factor`] | the same, corrected for the branches' correlation | times `R_NT / (H_K / (mu - lambda))` at the same `rho` | approximation (exact for exponential `K = 2`) |
@@ -76,6 +80,7 @@ mod forkjoin_branches;
 mod forkjoin_tasks;
 mod gigc;
 mod harmonic;
+mod inverse;
 mod jackson;
 mod messages;
 mod multiclass;
@@ -83,10 +88,12 @@ mod mva;
 mod mva_multiclass;
 mod mva_residual;
 mod network;
+mod phase_type;
 mod qna;
 mod quadrature;
 mod schweitzer;
 mod single;
+mod sojourn;
 mod varki;
 
 pub use bounds::{Interval, PerformanceBounds, asymptotic_bounds, balanced_job_bounds};
@@ -102,6 +109,7 @@ pub use forkjoin_branches::{
 pub use forkjoin_tasks::{TaskFork, task_fork};
 pub use gigc::{allen_cunneen, kingman};
 pub use harmonic::harmonic;
+pub use inverse::invert_cdf;
 pub use jackson::{JacksonSolution, OpenClass, jackson, solve_traffic};
 pub use messages::MessageCost;
 pub use multiclass::{MulticlassModel, MulticlassSolution};
@@ -109,7 +117,11 @@ pub use mva::mva;
 pub use mva_multiclass::{MAX_LATTICE_POINTS, mva_multiclass};
 pub use mva_residual::{GeneralCenter, mva_residual};
 pub use network::{CenterKind, check_class_independent_service};
+pub use phase_type::PhaseType;
 pub use qna::{QnaSolution, QnaStation, qna};
 pub use schweitzer::{SchweitzerOptions, schweitzer};
 pub use single::{StationMetrics, erlang_b, erlang_c, mg1, mm1, mmc, mminf};
+pub use sojourn::{
+    closed_queue_length, fcfs_exponential_sojourn, mg1_response_moments, mmc_sojourn,
+};
 pub use varki::{ForkJoinCenter, varki_closed_fork_join, varki_task_residence};

@@ -66,6 +66,13 @@ pub fn run(args: &FitArgs) -> anyhow::Result<ExitCode> {
         .pop()
         .and_then(|sc| sc.spmd)
         .with_context(|| format!("--scenario: {} has no [spmd]", args.scenario.display()))?;
+    if !base.phases.is_empty() {
+        anyhow::bail!(
+            "--scenario: {} has [[spmd.phase]]: fit estimates the parameters of one phase; give \
+             it a one-phase [spmd]",
+            args.scenario.display()
+        );
+    }
     let path = &args.measured;
     let text =
         std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;

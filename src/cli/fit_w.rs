@@ -49,6 +49,13 @@ pub fn run(args: &FitWArgs) -> anyhow::Result<ExitCode> {
             .spmd
             .clone()
             .with_context(|| format!("{} has no [spmd]", args.scenario.display()))?;
+        if !spmd.phases.is_empty() {
+            anyhow::bail!(
+                "{} has [[spmd.phase]]: fit-w fits the w of one phase; give it a one-phase \
+                 [spmd]",
+                args.scenario.display()
+            );
+        }
         if spmd.network.is_some() && args.length.is_some() {
             anyhow::bail!(
                 "--length: the reference has network = ..., a program that runs spmd.cycles \

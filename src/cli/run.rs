@@ -64,7 +64,8 @@ pub struct RunArgs {
     /// Worker threads (default: one per core). Results do not depend on it.
     #[arg(long, default_value_t = 0)]
     threads: usize,
-    /// Print the network an `[spmd]` section builds, as scenario tables, before its results.
+    /// Print the network (or, with `network = ...` or `[[spmd.phase]]`, the rank program) an
+    /// `[spmd]` section builds, as scenario tables, before its results.
     #[arg(long)]
     show_network: bool,
     /// Run only shard K of N (K from 0 to N-1: the replications whose index is K modulo N, on
@@ -216,7 +217,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
             && let Some(spmd) = &sc.spmd
         {
             let tables = spmd.tables();
-            let what = if spmd.network.is_some() {
+            let what = if sc.program().is_some() {
                 "program"
             } else {
                 "network"

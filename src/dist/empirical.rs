@@ -79,6 +79,18 @@ impl Empirical {
         self.sorted.partition_point(|&v| v <= x) as f64 / self.sorted.len() as f64
     }
 
+    /// The sample's `E[X^n]`.
+    pub fn raw_moment(&self, n: u32) -> f64 {
+        let n = i32::try_from(n).unwrap_or(i32::MAX);
+        self.samples.iter().map(|x| x.powi(n)).sum::<f64>() / self.samples.len() as f64
+    }
+
+    /// The `ceil(q n)`-th smallest sample (at least the first), for `q` in `(0, 1)`.
+    pub fn quantile(&self, q: f64) -> f64 {
+        let rank = (q * self.sorted.len() as f64).ceil() as usize;
+        self.sorted[rank.clamp(1, self.sorted.len()) - 1]
+    }
+
     /// The smallest sample.
     pub fn min(&self) -> f64 {
         self.sorted[0]

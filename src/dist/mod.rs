@@ -8,6 +8,8 @@
 //! Kolmogorov-Smirnov tests and the numeric fork-join maximum use.
 
 mod empirical;
+mod moments;
+mod quantile;
 mod spec;
 
 pub use empirical::{Empirical, EmpiricalMode};

@@ -154,3 +154,67 @@ fn empirical_replays_in_order_and_draws_from_the_trace() {
     let spec: DistSpec = toml::from_str("dist = \"empirical\"\nfile = \"bad.txt\"").unwrap();
     assert!(spec.build(&dir).unwrap_err().message.contains(":1:"));
 }
+
+#[test]
+fn quantiles_invert_the_cdf() {
+    let cases = [
+        "dist = \"exp\"\nmean = 2.0",
+        "dist = \"det\"\nvalue = 1.5",
+        "dist = \"uniform\"\nmin = 1.0\nmax = 3.0",
+        "dist = \"erlang\"\nk = 4\nmean = 1.0",
+        "dist = \"h2\"\nmean = 1.0\nscv = 10.0",
+        "dist = \"lognormal\"\nmean = 1.0\nscv = 2.0",
+        "dist = \"gamma\"\nshape = 0.5\nscale = 2.0",
+        "dist = \"weibull\"\nshape = 1.5\nscale = 2.0",
+        "dist = \"pareto\"\nshape = 2.5\nscale = 1.0",
+    ];
+    for case in cases {
+        let d = build(case).unwrap();
+        for q in [0.5, 0.9, 0.95, 0.99] {
+            let x = d.quantile(q).unwrap();
+            // the left-continuous inverse: F(x) >= q, and F just below x is below q
+            assert!(d.cdf(x) >= q - 1e-9, "{case}: F({x}) = {} < {q}", d.cdf(x));
+            assert!(d.cdf(x * (1.0 - 1e-6)) < q + 1e-9, "{case}: q {q} at {x}");
+        }
+        assert!(d.quantile(0.0).is_err() && d.quantile(1.0).is_err());
+    }
+}
+
+#[test]
+fn erlang_quantile_is_statrs_gamma_and_exponential_is_closed_form() {
+    use statrs::distribution::{ContinuousCDF, Gamma};
+    let d = build("dist = \"erlang\"\nk = 3\nmean = 1.5").unwrap();
+    let reference = Gamma::new(3.0, 2.0).unwrap().inverse_cdf(0.95);
+    assert!((d.quantile(0.95).unwrap() / reference - 1.0).abs() < 1e-12);
+    // the 0.95 quantile of an Erlang-3 of rate 2, by hand from its CDF: 3.1478...
+    assert!((reference - 3.1479).abs() < 2e-4, "{reference}");
+    let e = build("dist = \"exp\"\nmean = 2.0").unwrap();
+    assert!((e.quantile(0.9).unwrap() - 2.0 * 10f64.ln()).abs() < 1e-12);
+}
+
+#[test]
+fn raw_moments_match_mean_and_scv() {
+    let cases = [
+        "dist = \"exp\"\nmean = 2.0",
+        "dist = \"uniform\"\nmin = 1.0\nmax = 3.0",
+        "dist = \"erlang\"\nk = 4\nmean = 1.0",
+        "dist = \"h2\"\nmean = 1.0\nscv = 10.0",
+        "dist = \"lognormal\"\nmean = 1.0\nscv = 2.0",
+        "dist = \"gamma\"\nshape = 0.5\nscale = 2.0",
+        "dist = \"weibull\"\nshape = 1.5\nscale = 2.0",
+        "dist = \"pareto\"\nshape = 2.5\nscale = 1.0",
+    ];
+    for case in cases {
+        let d = build(case).unwrap();
+        let (m, scv) = (d.mean(), d.scv());
+        assert!((d.raw_moment(1) / m - 1.0).abs() < 1e-12, "{case}");
+        let second = m * m * (1.0 + scv);
+        assert!((d.raw_moment(2) / second - 1.0).abs() < 1e-10, "{case}");
+    }
+    // third moments by hand: exponential 6 m^3, uniform on [1, 3] (81 - 1)/8 = 10
+    assert!((build("dist = \"exp\"\nmean = 2.0").unwrap().raw_moment(3) - 48.0).abs() < 1e-9);
+    let u = build("dist = \"uniform\"\nmin = 1.0\nmax = 3.0").unwrap();
+    assert!((u.raw_moment(3) - 10.0).abs() < 1e-12);
+    let pareto = build("dist = \"pareto\"\nshape = 2.5\nscale = 1.0").unwrap();
+    assert!(pareto.raw_moment(3).is_infinite());
+}

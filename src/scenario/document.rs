@@ -240,6 +240,11 @@ fn repaired<T: DeserializeOwned>(
         let message = plain_types(inner.message().trim());
         // serde's path names toml's span wrapper as a field of its own
         let sub = e.path().to_string().replace(SPAN_WRAPPER, "");
+        // (at the end of the path, as for a field missing from a spanned table, it has no dot)
+        let sub = sub
+            .strip_suffix(SPAN_WRAPPER.trim_end_matches('.'))
+            .map_or(sub.as_str(), |s| s.trim_end_matches('.'))
+            .to_owned();
         let mut field = path.to_owned();
         if !sub.is_empty() && sub != "?" && sub != "." {
             field.push('.');

@@ -130,15 +130,15 @@ impl Scenario {
         match &self.workload {
             Workload::Network(n) => {
                 let mut names = crate::metrics::names(n);
-                if self.spmd.is_some() {
-                    names.extend(crate::spmd::DERIVED.map(str::to_owned));
+                if let Some(spmd) = &self.spmd {
+                    names.extend(spmd.derived_names());
                 }
                 names
             }
             Workload::Program(p) => {
                 let mut names = crate::program::names(p);
-                if self.spmd.is_some() {
-                    names.extend(crate::spmd::DERIVED.map(str::to_owned));
+                if let Some(spmd) = &self.spmd {
+                    names.extend(spmd.derived_names());
                 }
                 names
             }

@@ -580,6 +580,7 @@ mod tests {
             com: Family::Exp,
             io_dist: Family::Exp,
             network: None,
+            phases: Vec::new(),
         }
     }
 

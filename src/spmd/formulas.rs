@@ -120,6 +120,27 @@ pub fn sio_draining(m: &Spmd, h: f64) -> f64 {
     m.n_io * sum + t_io(m)
 }
 
+/// SIO when a cycle has exactly `n_io` computation bursts (a whole number), as the program
+/// forms run it, not the paper's geometric count: each group's computation is the sum of
+/// `n_io` bursts, taken as exponential of mean `z + R1(p/c, z, x)` (the bus at the full
+/// population, as reading (a)), so an Erlang-`n_io` variable; the join waits for the largest of
+/// the `p/c` groups (its mean by [`analytic::expected_max_numeric`]), then one I/O burst:
+/// `E[max of p/c Erlang(n_io, b)] + T_io`. With `n_io = 1` and no bus it is reading (b).
+pub fn sio_fixed_count(m: &Spmd, h: f64) -> analytic::Result<f64> {
+    use statrs::distribution::{ContinuousCDF, Gamma};
+    let b = burst(m, h, m.groups());
+    let n = m.n_io;
+    if m.groups() == 1 || b == 0.0 {
+        return Ok(n * b + t_io(m));
+    }
+    let erlang = Gamma::new(n, 1.0 / b).map_err(|_| analytic::AnalyticError::InvalidParameter {
+        what: "Erlang(n_io, z + R1)".into(),
+        value: b,
+    })?;
+    let max = analytic::expected_max_numeric(m.groups(), &|t| erlang.cdf(t), 0.0, f64::INFINITY)?;
+    Ok(max + t_io(m))
+}
+
 /// BUS-AIO by exact MVA with population `p/c` (eqs. 19-22, population `p/c` throughout; eq. 22
 /// as printed mixes `p` and `p/c`): a delay `z n_io`, the bus `x n_io` and the I/O queue `T_io`.
 /// Returns the cycle time.
@@ -208,6 +229,46 @@ mod tests {
         }
     }
 
+    /// The fixed-count SIO reading: with one burst a cycle and no bus it is reading (b),
+    /// `z H_(p/c) + T_io`; with one group, `n_io z + T_io`; with two groups of Erlang-2 sums of
+    /// unit bursts, `E[max] = 2 E - int S^2 = 4 - 5/4` by hand (`S(t) = e^-t (1 + t)`).
+    #[test]
+    fn fixed_count_sio() {
+        let mut m = Spmd {
+            p: 6,
+            d: 1,
+            c: 1,
+            w: 0.0,
+            g: 0.0,
+            r: None,
+            s_par: 6.0,
+            s_ser: 0.0,
+            s0_com: 0.0,
+            sr_com: 1.0,
+            s0_io: 0.0,
+            sr_io: 0.5,
+            n_io: 1.0,
+            io: Io::Sio,
+            cpu: Family::Exp,
+            com: Family::Exp,
+            io_dist: Family::Exp,
+            network: None,
+            phases: Vec::new(),
+        };
+        let close = |a: f64, b: f64| (a - b).abs() < 1e-8 * b;
+        let fixed = sio_fixed_count(&m, 1.0).unwrap();
+        assert!(close(fixed, sio_draining(&m, 1.0)), "{fixed}");
+        assert!(close(fixed, harmonic(6) + 0.5));
+        m.p = 2;
+        m.s_par = 2.0;
+        m.n_io = 2.0;
+        assert!(close(sio_fixed_count(&m, 1.0).unwrap(), 4.0 - 1.25 + 0.5));
+        m.p = 1;
+        m.s_par = 1.0;
+        m.n_io = 3.0;
+        assert!(close(sio_fixed_count(&m, 1.0).unwrap(), 3.0 + 0.5));
+    }
+
     /// The BTIO arithmetic of the README (p = 9, section 5.1.1 inputs), against values worked
     /// out by hand from eqs. 14-17 and MVA.
     #[test]
@@ -231,6 +292,7 @@ mod tests {
             com: Family::Exp,
             io_dist: Family::Exp,
             network: None,
+            phases: Vec::new(),
         };
         let close = |a: f64, b: f64| (a - b).abs() < 1e-9 * b;
         assert!(close(z(&m, 1.0), 0.881_417_916_666_666_7));

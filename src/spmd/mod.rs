@@ -7,14 +7,21 @@
 //! the speedup `s(p,d) = T1 / cycle` (eq. 3) and its efficiency, cost and overhead are computed
 //! per replication from that cycle time ([`derived`]), so their intervals come from the
 //! per-replication values like every other metric.
+//!
+//! A section with `network = "<topology>"` ([`program`]) or with phases (`[[spmd.phase]]`,
+//! [`phase`]) is built as a rank program instead, which runs a fixed number of cycles: its
+//! speedup is over the makespan, per cycle for the network form, of the whole program (and per
+//! phase) with phases.
 
 pub mod analysis;
 pub mod build;
 pub mod fit;
 pub mod formulas;
+pub mod phase;
 pub mod program;
 pub mod raw;
 
+pub use phase::Phase;
 pub use raw::{Family, Io, RawSpmd};
 
 use crate::program::raw::TopologyKind;
@@ -62,6 +69,8 @@ pub struct Spmd {
     pub io_dist: Family,
     /// The explicit interconnect that replaces the `w` submodel (`network = ...`), if any.
     pub network: Option<Net>,
+    /// The phases of a multi-phase program (`[[spmd.phase]]`), in order; empty for one phase.
+    pub phases: Vec<Phase>,
 }
 
 /// The network form of an `[spmd]` section: a rank program on an explicit interconnect
@@ -85,15 +94,26 @@ pub const MAX_CYCLES: i64 = 1_000_000;
 pub const MAX_P: i64 = 100_000;
 
 impl Spmd {
-    /// Checks a raw section at byte offset `at`, reporting every problem under `spmd.<field>`.
+    /// Checks a raw section at byte offset `at`, reporting every problem under `spmd.<field>`,
+    /// and its phases ([`phase::check`]) under `spmd.phase[<i>].<field>`.
     pub fn check(raw: &RawSpmd, at: usize) -> Result<Spmd, Found> {
+        let mut m = Spmd::check_one(raw, at, "spmd")?;
+        if !raw.phases.is_empty() {
+            m.phases = phase::check(raw, &m, at)?;
+        }
+        Ok(m)
+    }
+
+    /// Checks the parameters of one phase, `raw` without its `phases`, reporting every problem
+    /// at `at` under `<prefix>.<field>`.
+    fn check_one(raw: &RawSpmd, at: usize, prefix: &str) -> Result<Spmd, Found> {
         let mut found = Found::new();
         let mut whole = |field: &str, v: i64| {
             if (1..=MAX_P).contains(&v) {
                 v as u32
             } else {
                 let message = format!("must be a whole number in 1..={MAX_P}, got {v}");
-                found.push((Some(at), format!("spmd.{field}"), message));
+                found.push((Some(at), format!("{prefix}.{field}"), message));
                 1
             }
         };
@@ -101,7 +121,7 @@ impl Spmd {
         let d = whole("d", raw.d.unwrap_or(1));
         let c = whole("c", raw.c.unwrap_or(1));
         let mut bad = |field: &str, message: String| {
-            found.push((Some(at), format!("spmd.{field}"), message));
+            found.push((Some(at), format!("{prefix}.{field}"), message));
         };
         if p % c != 0 {
             bad(
@@ -186,7 +206,7 @@ impl Spmd {
                 bad(field, problem);
             }
         }
-        let network = check_network(raw, p, at, &mut found);
+        let network = check_network(raw, p, at, prefix, &mut found);
         if !found.is_empty() {
             return Err(found);
         }
@@ -210,6 +230,7 @@ impl Spmd {
             com: family(&raw.com),
             io_dist: family(&raw.io_dist),
             network,
+            phases: Vec::new(),
         })
     }
 
@@ -224,11 +245,25 @@ impl Spmd {
     }
 
     /// The scenario tables this section builds: the network of [`build`], or with
-    /// `network = ...` the program of [`program`] (TOML).
+    /// `network = ...` or phases the program of [`program`] (TOML).
     pub fn tables(&self) -> String {
-        match &self.network {
-            Some(net) => program::program_toml(self, net),
-            None => build::network_toml(self),
+        if self.network.is_some() || !self.phases.is_empty() {
+            program::program_toml(self)
+        } else {
+            build::network_toml(self)
+        }
+    }
+
+    /// The reference time of the whole program on one processor and one disk: `T1` of one
+    /// cycle, or with phases the sum over the phases of their cycles times their `T1`.
+    pub fn t1_total(&self) -> f64 {
+        if self.phases.is_empty() {
+            self.t1()
+        } else {
+            self.phases
+                .iter()
+                .map(|ph| f64::from(ph.cycles) * ph.model.t1())
+                .sum()
         }
     }
 
@@ -244,9 +279,9 @@ impl Spmd {
 
 /// Checks the fields of the network form (`network`, `cycles`, `latency`, and what the
 /// program needs of `r`, `n_io` and `SR_com`), adding problems to `found`.
-fn check_network(raw: &RawSpmd, p: u32, at: usize, found: &mut Found) -> Option<Net> {
+fn check_network(raw: &RawSpmd, p: u32, at: usize, prefix: &str, found: &mut Found) -> Option<Net> {
     let mut bad = |field: &str, message: String| {
-        found.push((Some(at), format!("spmd.{field}"), message));
+        found.push((Some(at), format!("{prefix}.{field}"), message));
     };
     let Some(kind) = raw.network else {
         for (field, given) in [
@@ -266,7 +301,7 @@ fn check_network(raw: &RawSpmd, p: u32, at: usize, found: &mut Found) -> Option<
     let mut ok = true;
     let mut bad = |field: &str, message: String| {
         ok = false;
-        found.push((Some(at), format!("spmd.{field}"), message));
+        found.push((Some(at), format!("{prefix}.{field}"), message));
     };
     let r = match raw.r {
         Some(r) if [1.0, 2.0, 3.0].contains(&r) => r as u32,
@@ -368,7 +403,7 @@ impl Family {
     }
 }
 
-/// The names of the metrics [`derived`] computes, in its order.
+/// The names of the laws [`laws`] computes, in its order.
 pub const DERIVED: [&str; 4] = [
     "spmd.speedup",
     "spmd.efficiency",
@@ -376,12 +411,64 @@ pub const DERIVED: [&str; 4] = [
     "spmd.overhead",
 ];
 
-/// The metrics computed from a simulated cycle time `cycle` of `spmd`: speedup `T1 / cycle`
-/// (eq. 3), efficiency `s / p`, cost `p cycle` and overhead `p cycle - T1` (DESIGN 2.3), named
+/// Speedup `t1 / time` (eq. 3), efficiency `s / p`, cost `p time` and overhead `p time - t1`
+/// (DESIGN 2.3) of a program of reference time `t1` that takes `time` on `p` processors, named
 /// as in [`DERIVED`].
-pub fn derived(spmd: &Spmd, cycle: f64) -> [(String, f64); 4] {
-    let t1 = spmd.t1();
-    let p = f64::from(spmd.p);
-    let values = [t1 / cycle, t1 / cycle / p, p * cycle, p * cycle - t1];
+pub fn laws(t1: f64, p: u32, time: f64) -> [(String, f64); 4] {
+    let p = f64::from(p);
+    let values = [t1 / time, t1 / time / p, p * time, p * time - t1];
     std::array::from_fn(|i| (DERIVED[i].to_owned(), values[i]))
+}
+
+/// The laws of one cycle of `spmd` that takes `cycle`: [`laws`] with `T1` of one cycle.
+pub fn derived(spmd: &Spmd, cycle: f64) -> [(String, f64); 4] {
+    laws(spmd.t1(), spmd.p, cycle)
+}
+
+/// The metric of a phase's cycle time, `spmd.<name>.cycle`.
+pub fn phase_cycle_metric(name: &str) -> String {
+    format!("spmd.{name}.cycle")
+}
+
+/// The metric of a phase's speedup, `spmd.<name>.speedup`.
+pub fn phase_speedup_metric(name: &str) -> String {
+    format!("spmd.{name}.speedup")
+}
+
+impl Spmd {
+    /// The names of the metrics [`Spmd::derived_metrics`] adds to a run's: the laws
+    /// ([`DERIVED`]), and with phases each phase's cycle time and speedup.
+    pub fn derived_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = DERIVED.map(str::to_owned).into();
+        for ph in &self.phases {
+            names.push(phase_cycle_metric(&ph.name));
+            names.push(phase_speedup_metric(&ph.name));
+        }
+        names
+    }
+
+    /// The metrics computed from one replication's `values`, `default` naming its default
+    /// metric: one phase, the laws of its cycle time ([`Spmd::cycle_time`] of `default`); with
+    /// phases, the laws of the whole program (`T1` of [`Spmd::t1_total`] over the makespan),
+    /// then per phase its cycle time `phase.<name>.max / cycles` (the phase's duration: every
+    /// rank starts it together and waits for the others at its end) and speedup `T1 / cycle`.
+    /// A missing value gives NaN (the run reports it missing).
+    pub fn derived_metrics(&self, values: &[(String, f64)], default: &str) -> Vec<(String, f64)> {
+        let value = |name: &str| {
+            values
+                .iter()
+                .find(|(n, _)| n == name)
+                .map_or(f64::NAN, |v| v.1)
+        };
+        if self.phases.is_empty() {
+            return derived(self, self.cycle_time(value(default))).into();
+        }
+        let mut out: Vec<(String, f64)> = laws(self.t1_total(), self.p, value(default)).into();
+        for ph in &self.phases {
+            let cycle = value(&format!("phase.{}.max", ph.name)) / f64::from(ph.cycles);
+            out.push((phase_cycle_metric(&ph.name), cycle));
+            out.push((phase_speedup_metric(&ph.name), ph.model.t1() / cycle));
+        }
+        out
+    }
 }

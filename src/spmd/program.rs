@@ -1,6 +1,8 @@
-//! The network form of `[spmd]` (`network = "<topology>"`): the SPMD program written as a rank
-//! program ([`crate::program`]) on an explicit interconnect, in place of the paper's `w`
-//! submodel. Like [`super::build`], the builder writes scenario tables (`[program]`,
+//! The program forms of `[spmd]`: the network form (`network = "<topology>"`), the SPMD program
+//! written as a rank program ([`crate::program`]) on an explicit interconnect in place of the
+//! paper's `w` submodel; and multi-phase programs (`[[spmd.phase]]`, [`super::phase`]), each
+//! phase a named `phase` of its cycles followed by an ideal barrier of all ranks, with either
+//! communication burst. Like [`super::build`], the builder writes scenario tables (`[program]`,
 //! `[topology]`, `[[disk]]`) that the loader reads as if they had been written by hand, so the
 //! program gets every check of the program compiler and `parsim run --show-network` prints
 //! exactly what runs.
@@ -23,6 +25,14 @@
 //!   group when `c > 1`); CLU-AIO likewise with `d` disk units, each serving `p/(c d)`
 //!   consecutive groups. The disk time has mean `T_io` of eq. 14 (the `io_dist` family).
 //!
+//! **The `w` submodel as operations** (phases without `network = ...`): after the CPU burst
+//! (and the group's barrier), the group's first rank holds a `compute` of the delay
+//! `S0_com + (1-w) g(p) SR_com` on its own processor (a pure delay) and then the one unit of
+//! the `bus` disk, FCFS, for `w g(p) SR_com` (both of the `com` family), while the rest of its
+//! group waits at an ideal barrier: the paper's group passing through eqs. 9-10 as one job.
+//! Disk bandwidths are fixed by the section's (and the largest phase's) times, and each burst's
+//! bytes scale its time, so one table of disks serves every phase.
+//!
 //! **Costs from the paper's parameters.** `g(p)` is the volume, in MB (2^20 bytes), that an
 //! interior rank exchanges per communication burst, as the BTIO scenarios read it: each of its
 //! `2r` face messages carries `g(p) 2^20 / (2r)` bytes (the `com` family draws each size with
@@ -36,7 +46,7 @@
 
 use std::fmt::Write as _;
 
-use super::formulas::{cpu_mean, t_io};
+use super::formulas::{com_delay, com_queue, cpu_mean, t_io};
 use super::{Io, Net, Spmd};
 use crate::program::raw::TopologyKind;
 
@@ -117,12 +127,144 @@ pub fn face_bytes(m: &Spmd, net: &Net) -> f64 {
     m.g * MB / (2.0 * net.dims.len() as f64)
 }
 
-/// The program, topology and disk tables of the network form of `m` (TOML).
-pub fn program_toml(m: &Spmd, net: &Net) -> String {
+/// The program, topology and disk tables of `m` (TOML): the network form of one phase
+/// (`cycles` cycles), or the phases of a multi-phase program ([`super::phase`]), each a named
+/// `phase` of its cycles followed by an ideal barrier of all ranks.
+pub fn program_toml(m: &Spmd) -> String {
     let mut t = String::new();
-    let r = net.dims.len() as f64;
     let _ = writeln!(t, "\n[program]\nranks = {}\nreport_each = false", m.p);
-    // the communication burst
+    let scale = Scale::of(m);
+    if m.phases.is_empty() {
+        let cycles = m.network.as_ref().map_or(1, |net| net.cycles);
+        let _ = writeln!(
+            t,
+            "\n[[program.op]]\nkind = \"repeat\"\ntimes = {cycles}\nbody = [\n  {},\n]",
+            cycle(m, &scale).join(",\n  ")
+        );
+    }
+    for phase in &m.phases {
+        let _ = writeln!(
+            t,
+            "\n[[program.op]]\nkind = \"phase\"\nname = \"{}\"\nbody = [\n  {{ kind = \"repeat\", times = {}, body = [\n  {},\n  ] }},\n]",
+            phase.name,
+            phase.cycles,
+            cycle(&phase.model, &scale).join(",\n  ")
+        );
+        let _ = writeln!(
+            t,
+            "\n[[program.op]]\nkind = \"barrier\"\nalgorithm = \"ideal\""
+        );
+    }
+    match &m.network {
+        Some(net) => {
+            let _ = writeln!(t, "\n[topology]\nkind = \"{}\"", kind_name(net.kind));
+            if matches!(net.kind, TopologyKind::Mesh | TopologyKind::Torus) {
+                let dims: Vec<String> = net.dims.iter().map(u32::to_string).collect();
+                let _ = writeln!(t, "dims = [{}]", dims.join(", "));
+            }
+            let _ = writeln!(
+                t,
+                "bandwidth = {:?}\nlatency = {:?}\nstartup = {:?}",
+                MB / m.sr_com,
+                net.latency,
+                m.s0_com / (2.0 * net.dims.len() as f64)
+            );
+        }
+        // the w submodel sends no message: the topology is only there to be a program's
+        None => {
+            let _ = writeln!(t, "\n[topology]\nkind = \"full\"\nbandwidth = 1.0");
+        }
+    }
+    let disks = if m.io == Io::CluAio { m.d } else { 1 };
+    let _ = writeln!(
+        t,
+        "\n[[disk]]\nname = \"io\"\ncount = {disks}\nbandwidth = {:?}",
+        IO_BYTES / scale.io
+    );
+    if let Some(bus) = scale.bus {
+        let _ = writeln!(
+            t,
+            "\n[[disk]]\nname = \"bus\"\ncount = 1\nbandwidth = {:?}",
+            IO_BYTES / bus
+        );
+    }
+    t
+}
+
+/// The reference times that set the disks' bandwidths: the section's `T_io` for the `io`
+/// disk, and the largest bus service `w g(p) SR_com` of the phases for the `bus` of the `w`
+/// submodel (`None` without one). A burst of time `x` moves `IO_BYTES x / reference` bytes,
+/// so the section's own burst moves exactly `IO_BYTES`.
+struct Scale {
+    io: f64,
+    bus: Option<f64>,
+}
+
+impl Scale {
+    fn of(m: &Spmd) -> Scale {
+        let bus = if m.network.is_some() {
+            None
+        } else {
+            let models = std::iter::once(m).chain(m.phases.iter().map(|ph| &ph.model));
+            Some(models.map(com_queue).fold(0.0, f64::max)).filter(|&x| x > 0.0)
+        };
+        Scale { io: t_io(m), bus }
+    }
+}
+
+/// The operations of one cycle of `m` (inline tables): `n_io` computation bursts in a
+/// `repeat`, then the I/O burst.
+fn cycle(m: &Spmd, scale: &Scale) -> Vec<String> {
+    let group = format!("rank / {}", m.c);
+    let group_barrier =
+        format!("{{ kind = \"barrier\", algorithm = \"ideal\", group = \"{group}\" }}");
+    let mut burst = vec![format!(
+        "{{ kind = \"compute\", time = {} }}",
+        m.cpu.spec(cpu_mean(m))
+    )];
+    if m.c > 1 {
+        burst.push(group_barrier.clone());
+    }
+    match &m.network {
+        Some(net) => burst.extend(exchange(m, net)),
+        None => burst.extend(w_submodel(m, scale, &group_barrier)),
+    }
+    let io_bytes = m.io_dist.spec(IO_BYTES * t_io(m) / scale.io);
+    let mut cycle = vec![format!(
+        "{{ kind = \"repeat\", times = {}, body = [\n    {},\n  ] }}",
+        m.n_io,
+        burst.join(",\n    ")
+    )];
+    let io = |when: &str, unit: &str| {
+        format!(
+            "{{ kind = \"io\", disk = \"io\", when = \"{when}\", unit = \"{unit}\", bytes = {io_bytes} }}"
+        )
+    };
+    match m.io {
+        Io::Sio => {
+            let all = "{ kind = \"barrier\", algorithm = \"ideal\" }".to_owned();
+            cycle.extend([all.clone(), io("rank == 0", "0"), all]);
+        }
+        Io::BusAio | Io::CluAio => {
+            let unit = if m.io == Io::BusAio {
+                "0".to_owned()
+            } else {
+                format!("{group} / {}", m.groups() / m.d)
+            };
+            if m.c > 1 {
+                cycle.push(group_barrier.clone());
+            }
+            cycle.push(io(&format!("rank % {} == 0", m.c), &unit));
+            if m.c > 1 {
+                cycle.push(group_barrier);
+            }
+        }
+    }
+    cycle
+}
+
+/// The communication burst on an explicit interconnect: the nearest-neighbour exchange.
+fn exchange(m: &Spmd, net: &Net) -> Vec<String> {
     let bytes = m.com.spec(face_bytes(m, net));
     let wrap = periodic(net.kind);
     let mut exchange = Vec::new();
@@ -153,75 +295,35 @@ pub fn program_toml(m: &Spmd, net: &Net) -> String {
         }
         stride *= n;
     }
-    let group = format!("rank / {}", m.c);
-    let group_barrier =
-        format!("{{ kind = \"barrier\", algorithm = \"ideal\", group = \"{group}\" }}");
-    let mut burst = vec![format!(
-        "{{ kind = \"compute\", time = {} }}",
-        m.cpu.spec(cpu_mean(m))
-    )];
-    if m.c > 1 {
-        burst.push(group_barrier.clone());
+    exchange
+}
+
+/// The communication burst of the paper's `w` submodel (eqs. 8-10), for a multi-phase program
+/// without `network = ...`: the group's first rank holds the delay `S0_com + (1-w) g SR_com`
+/// (a `compute` on its own processor, so a pure delay) and then the `bus` disk, one FCFS unit
+/// of service `w g SR_com`, both of the `com` family; with `c > 1` its group waits for it at an
+/// ideal barrier, as the paper's group passes through the submodel as one job.
+fn w_submodel(m: &Spmd, scale: &Scale, group_barrier: &str) -> Vec<String> {
+    let leader = format!("rank % {} == 0", m.c);
+    let mut ops = Vec::new();
+    if com_delay(m) > 0.0 {
+        ops.push(format!(
+            "{{ kind = \"compute\", when = \"{leader}\", time = {} }}",
+            m.com.spec(com_delay(m))
+        ));
     }
-    burst.extend(exchange);
-    // the I/O burst
-    let io_bytes = m.io_dist.spec(IO_BYTES);
-    let mut cycle = vec![format!(
-        "{{ kind = \"repeat\", times = {}, body = [\n    {},\n  ] }}",
-        m.n_io,
-        burst.join(",\n    ")
-    )];
-    let io = |when: &str, unit: &str| {
-        format!(
-            "{{ kind = \"io\", disk = \"io\", when = \"{when}\", unit = \"{unit}\", bytes = {io_bytes} }}"
-        )
-    };
-    let disks = match m.io {
-        Io::Sio => {
-            let all = "{ kind = \"barrier\", algorithm = \"ideal\" }".to_owned();
-            cycle.extend([all.clone(), io("rank == 0", "0"), all]);
-            1
-        }
-        Io::BusAio | Io::CluAio => {
-            let (disks, unit) = if m.io == Io::BusAio {
-                (1, "0".to_owned())
-            } else {
-                (m.d, format!("{group} / {}", m.groups() / m.d))
-            };
-            if m.c > 1 {
-                cycle.push(group_barrier.clone());
-            }
-            cycle.push(io(&format!("rank % {} == 0", m.c), &unit));
-            if m.c > 1 {
-                cycle.push(group_barrier);
-            }
-            disks
-        }
-    };
-    let _ = writeln!(
-        t,
-        "\n[[program.op]]\nkind = \"repeat\"\ntimes = {}\nbody = [\n  {},\n]",
-        net.cycles,
-        cycle.join(",\n  ")
-    );
-    let _ = writeln!(t, "\n[topology]\nkind = \"{}\"", kind_name(net.kind));
-    if matches!(net.kind, TopologyKind::Mesh | TopologyKind::Torus) {
-        let dims: Vec<String> = net.dims.iter().map(u32::to_string).collect();
-        let _ = writeln!(t, "dims = [{}]", dims.join(", "));
+    if let (Some(bus), x) = (scale.bus, com_queue(m))
+        && x > 0.0
+    {
+        ops.push(format!(
+            "{{ kind = \"io\", disk = \"bus\", when = \"{leader}\", unit = \"0\", bytes = {} }}",
+            m.com.spec(IO_BYTES * x / bus)
+        ));
     }
-    let _ = writeln!(
-        t,
-        "bandwidth = {:?}\nlatency = {:?}\nstartup = {:?}",
-        MB / m.sr_com,
-        net.latency,
-        m.s0_com / (2.0 * r)
-    );
-    let _ = writeln!(
-        t,
-        "\n[[disk]]\nname = \"io\"\ncount = {disks}\nbandwidth = {:?}",
-        IO_BYTES / t_io(m)
-    );
-    t
+    if m.c > 1 && !ops.is_empty() {
+        ops.push(group_barrier.to_owned());
+    }
+    ops
 }
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
 //! `[spmd]` as written: plain serde structs, checked for nothing but shape.
 
 use serde::Deserialize;
+use toml::Spanned;
 
 use crate::program::raw::TopologyKind;
 
@@ -55,6 +56,82 @@ pub struct RawSpmd {
     pub cycles: Option<i64>,
     /// Network form: per-hop latency of a link (default 0).
     pub latency: Option<f64>,
+    /// The phases of a multi-phase program (`[[spmd.phase]]`), in the order they run; none
+    /// for a one-phase section.
+    #[serde(default, rename = "phase")]
+    pub phases: Vec<Spanned<RawPhase>>,
+}
+
+/// `[[spmd.phase]]`: one phase of a multi-phase program, its name, its cycles and the
+/// parameters in which it differs from the section's.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawPhase {
+    /// The phase's name, in its metrics (`phase.<name>.max`, `spmd.<name>.speedup`).
+    pub name: String,
+    /// Cycles the phase runs.
+    pub cycles: i64,
+    /// Contention level, in place of the section's.
+    pub w: Option<f64>,
+    /// Dimensions of the data, in place of the section's `r` or `g`.
+    pub r: Option<f64>,
+    /// `g(p)` at this `p`, in place of the section's `r` or `g`.
+    pub g: Option<f64>,
+    /// Parallel CPU time of a burst, in place of the section's.
+    #[serde(rename = "S_par")]
+    pub s_par: Option<f64>,
+    /// Serial CPU time of a burst, in place of the section's.
+    #[serde(rename = "S_ser")]
+    pub s_ser: Option<f64>,
+    /// Communication start-up time, in place of the section's.
+    #[serde(rename = "S0_com")]
+    pub s0_com: Option<f64>,
+    /// Communication transfer time at `g = 1`, in place of the section's.
+    #[serde(rename = "SR_com")]
+    pub sr_com: Option<f64>,
+    /// I/O start-up time, in place of the section's.
+    #[serde(rename = "S0_io")]
+    pub s0_io: Option<f64>,
+    /// I/O transfer time on one disk, in place of the section's.
+    #[serde(rename = "SR_io")]
+    pub sr_io: Option<f64>,
+    /// Computation bursts per I/O burst, in place of the section's.
+    pub n_io: Option<f64>,
+    /// CPU burst family, in place of the section's.
+    pub cpu: Option<Family>,
+    /// Communication burst family, in place of the section's.
+    pub com: Option<Family>,
+    /// I/O burst family, in place of the section's.
+    pub io_dist: Option<Family>,
+    /// Machine-wide: refused in a phase (read only to say so).
+    pub p: Option<toml::Value>,
+    /// Machine-wide: refused in a phase.
+    pub d: Option<toml::Value>,
+    /// Machine-wide: refused in a phase.
+    pub c: Option<toml::Value>,
+    /// Machine-wide: refused in a phase.
+    pub io: Option<toml::Value>,
+    /// Machine-wide: refused in a phase.
+    pub network: Option<toml::Value>,
+    /// Machine-wide: refused in a phase.
+    pub latency: Option<toml::Value>,
+}
+
+impl RawPhase {
+    /// The machine-wide fields the phase gives (each a problem).
+    pub fn machine_wide(&self) -> Vec<&'static str> {
+        [
+            ("p", self.p.is_some()),
+            ("d", self.d.is_some()),
+            ("c", self.c.is_some()),
+            ("io", self.io.is_some()),
+            ("network", self.network.is_some()),
+            ("latency", self.latency.is_some()),
+        ]
+        .into_iter()
+        .filter_map(|(f, given)| given.then_some(f))
+        .collect()
+    }
 }
 
 /// The I/O organisations of section 3.7.

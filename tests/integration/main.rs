@@ -22,6 +22,8 @@ mod fit_spmd;
 mod fuzz;
 /// Laws of random valid networks: Little, conservation, capacity, thread identity.
 mod network_properties;
+/// Exact percentile predictions (M/M/1, M/M/c) against simulation.
+mod percentiles;
 /// Kuntraruk's parallel pipeline against eq. 6 and the report's arithmetic.
 mod pipeline;
 /// The contention-free mean-value evaluation of rank programs against hand values and runs.
@@ -44,6 +46,8 @@ mod selftest;
 mod spmd;
 /// `[spmd]` with `network = ...`: the program it builds and its idle-network times.
 mod spmd_network;
+/// Multi-phase `[spmd]` programs: per-phase and total times, bad phase tables.
+mod spmd_phases;
 /// Simulation against closed-form results, with fixed seeds and stated tolerances.
 mod statistics;
 /// `parsim sweep` and `run --set`: keys, values, grids, the seed rule.

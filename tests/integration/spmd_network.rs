@@ -197,28 +197,44 @@ fn show_network_prints_the_built_program() {
 }
 
 /// `analyze` on the network form shows the paper's closed form at the scenario's `w` as terms
-/// (never compared), with its BUS-AIO cycle time equal to the routed form's exact MVA.
+/// (never compared), with its BUS-AIO cycle time equal to the routed form's exact MVA; and
+/// predicts, as a labelled approximation, the closed form at `w = 0` (the idle-network time the
+/// builder is calibrated to): the routed form's MVA at `w = 0`, its makespan `cycles` cycles.
 #[test]
 fn analyze_shows_the_closed_form_as_terms() {
     let text = "[spmd]\np = 8\nd = 2\nw = 0.5\nr = 2\nS_par = 4.0\nS_ser = 0.1\nS0_com = 0.05\n\
                 SR_com = 0.4\nS0_io = 0.1\nSR_io = 1.0\nn_io = 1\nio = \"bus-aio\"\n";
-    let routed = parsim::predict::analyze_scenario(&scenario(text));
-    let net = parsim::predict::analyze_scenario(&scenario(&format!("{text}network = \"torus\"\n")));
-    let mva = routed
-        .predictions
-        .iter()
-        .find(|p| p.metric == "spmd.speedup" && p.method.starts_with("BUS-AIO"))
-        .expect("the routed form's MVA speedup");
-    assert!(
-        net.predictions
+    let mva_speedup = |text: &str| {
+        parsim::predict::analyze_scenario(&scenario(text))
+            .predictions
             .iter()
-            .all(|p| !p.metric.starts_with("spmd."))
-    );
+            .find(|p| p.metric == "spmd.speedup" && p.method.starts_with("BUS-AIO"))
+            .expect("the routed form's MVA speedup")
+            .value
+    };
+    let net = parsim::predict::analyze_scenario(&scenario(&format!(
+        "{text}network = \"torus\"\ncycles = 7\n"
+    )));
     let term = net
         .terms
         .iter()
         .find(|t| t.metric == "spmd.speedup" && t.method.starts_with("BUS-AIO"))
         .expect("the closed form as a term");
     assert!(term.method.contains("not compared") && !term.exact);
-    assert_eq!(term.value, mva.value);
+    assert_eq!(term.value, mva_speedup(text));
+    let free = net
+        .predictions
+        .iter()
+        .find(|p| p.metric == "spmd.speedup")
+        .expect("the contention-free closed form");
+    assert!(free.method.contains("closed form at w = 0") && !free.exact);
+    let at_zero = mva_speedup(&text.replace("w = 0.5", "w = 0.0"));
+    assert!((free.value - at_zero).abs() < 1e-12 * at_zero);
+    let makespan = net
+        .predictions
+        .iter()
+        .find(|p| p.metric == "program.makespan")
+        .expect("makespan");
+    // T1 = 4.1 + 1.1 = 5.2 a cycle
+    assert!((makespan.value - 7.0 * 5.2 / at_zero).abs() < 1e-9 * makespan.value);
 }

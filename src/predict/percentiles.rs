@@ -1,0 +1,172 @@
+//! Response-time percentiles (`station.<s>.p50|p90|p95|p99` per visit, `class.<c>.p..` end to
+//! end): a sojourn law per station (`stations`), the law of a fork's maximum (`forks`) and of a
+//! class's whole route (`routes`), each labelled exact or with the assumption that breaks.
+//!
+//! A law's quantiles are what the simulator's histogram percentiles estimate (the
+//! left-continuous inverse of the CDF, see [`crate::stats::Percentiles`]).
+
+use std::path::Path;
+
+use crate::analytic::{AnalyticError, PhaseType, QueueBranch, branch_response_cdf, invert_cdf};
+use crate::dist::{Dist, DistSpec};
+use crate::model::Network;
+use crate::stats::PERCENTILES;
+
+use super::Analysis;
+
+mod forks;
+mod routes;
+mod stations;
+
+/// A sojourn-time law whose quantiles can be computed.
+#[derive(Clone, Debug)]
+enum Law {
+    /// Phase-type (M/M/c, Erlang mixtures, sums along a route).
+    Phase(PhaseType),
+    /// A distribution of the model's own kinds (a delay's service time, a gamma fit).
+    Dist(Dist),
+    /// The service time plus a wait that is 0 with probability `1 - waits` and otherwise
+    /// exponential of mean `mean_wait / waits` (see [`branch_response_cdf`]).
+    Waited {
+        /// The service time.
+        service: Dist,
+        /// The probability of waiting.
+        waits: f64,
+        /// The mean wait, `Wq`.
+        mean_wait: f64,
+    },
+    /// The maximum of independent draws of each law.
+    Max(Vec<Law>),
+}
+
+impl Law {
+    /// The gamma law with mean `mean` and second moment `second` (a point mass when the
+    /// variance is 0).
+    fn gamma_fit(mean: f64, second: f64) -> Result<Law, AnalyticError> {
+        let scv = second / (mean * mean) - 1.0;
+        let spec = if scv.abs() < 1e-12 {
+            DistSpec::det(mean)
+        } else {
+            DistSpec::Gamma {
+                shape: None,
+                scale: None,
+                mean: Some(mean),
+                scv: Some(scv),
+            }
+        };
+        spec.build(Path::new("")).map(Law::Dist).map_err(|e| {
+            AnalyticError::NotApplicable(format!("no gamma law with mean {mean}, SCV {scv}: {e}"))
+        })
+    }
+
+    /// `P(T <= t)`.
+    fn cdf(&self, t: f64) -> Result<f64, AnalyticError> {
+        match self {
+            Law::Phase(p) => p.cdf(t),
+            Law::Dist(d) => Ok(d.cdf(t)),
+            Law::Waited {
+                service,
+                waits,
+                mean_wait,
+            } if t <= service.lower_bound() => {
+                // no time below the service's lower end but the jobs that do not wait: `branch_
+                // response_cdf` gives the service's CDF there, which counts an atom at the lower
+                // end (a deterministic service) for the jobs that wait too
+                Ok((1.0 - waits) * service.cdf(t))
+            }
+            Law::Waited {
+                service,
+                waits,
+                mean_wait,
+            } => {
+                let cdf = |x: f64| service.cdf(x);
+                branch_response_cdf(
+                    &QueueBranch {
+                        service_cdf: &cdf,
+                        service_lower: service.lower_bound(),
+                        utilisation: *waits,
+                        mean_wait: *mean_wait,
+                    },
+                    t,
+                )
+            }
+            Law::Max(parts) => parts.iter().map(|p| p.cdf(t)).product(),
+        }
+    }
+
+    /// A time scale to start the search for a quantile from.
+    fn scale(&self) -> f64 {
+        match self {
+            Law::Phase(_) => 1.0,
+            Law::Dist(d) => d.mean(),
+            Law::Waited {
+                service, mean_wait, ..
+            } => service.mean() + mean_wait,
+            Law::Max(parts) => parts.iter().map(Law::scale).fold(0.0, f64::max),
+        }
+    }
+
+    /// The smallest value the law takes.
+    fn lower(&self) -> f64 {
+        match self {
+            Law::Phase(_) => 0.0,
+            Law::Dist(d) | Law::Waited { service: d, .. } => d.lower_bound(),
+            Law::Max(parts) => parts.iter().map(Law::lower).fold(0.0, f64::max),
+        }
+    }
+
+    /// The quantile at level `q` in `(0, 1)`.
+    fn quantile(&self, q: f64) -> Result<f64, AnalyticError> {
+        match self {
+            Law::Phase(p) => p.quantile(q),
+            Law::Dist(d) => d.quantile(q),
+            _ => invert_cdf(&|t| self.cdf(t), q, self.lower(), self.scale()),
+        }
+    }
+}
+
+/// A law with the method that gives it and whether it is exact.
+#[derive(Clone, Debug)]
+struct Estimate {
+    law: Law,
+    method: String,
+    exact: bool,
+}
+
+/// Adds every percentile prediction (and bound) the network's structure allows; `v` is
+/// [`crate::model::visits`].
+pub(super) fn add(net: &Network, v: &[Vec<f64>], a: &mut Analysis) {
+    let laws = stations::laws(net, v, a);
+    for (s, est) in laws.iter().enumerate() {
+        if let Some(est) = est {
+            emit(a, &format!("station.{}", net.stations[s].name), est);
+        }
+    }
+    let forks = forks::laws(net, &laws, a);
+    routes::classes(net, v, &laws, &forks, a);
+}
+
+/// Predictions of the four reported percentiles of `prefix` from `est` (or one refusal).
+fn emit(a: &mut Analysis, prefix: &str, est: &Estimate) {
+    let mut values = Vec::with_capacity(PERCENTILES.len());
+    for (label, q) in PERCENTILES {
+        match est.law.quantile(q) {
+            Ok(x) => values.push((format!("{prefix}.{label}"), x)),
+            Err(e) => {
+                a.refuse(&est.method, format!("{prefix}.{label}: {e}"));
+                return;
+            }
+        }
+    }
+    for (metric, x) in values {
+        a.add(metric, x, &est.method, est.exact);
+    }
+}
+
+/// The quantiles of `law` at the reported levels, or why not.
+fn quantiles(law: &Law) -> Result<Vec<f64>, AnalyticError> {
+    PERCENTILES.iter().map(|(_, q)| law.quantile(*q)).collect()
+}
+
+#[cfg(test)]
+mod tests;

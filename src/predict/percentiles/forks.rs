@@ -1,0 +1,196 @@
+//! The sojourn from a fork to its join's release: the maximum of the branch sojourns.
+//!
+//! The branch sojourns of one job are associated random variables (each is a non-decreasing
+//! function of the same independent service times and a non-increasing one of the same
+//! inter-arrival times; Esary, Proschan and Walkup 1967), so
+//! `prod_i P(T_i <= t) <= P(max T_i <= t) <= min_i P(T_i <= t)`: each percentile of the
+//! maximum lies between the largest branch percentile and the percentile of the maximum of
+//! independent branches (Nelson and Tantawi 1988 for the mean). Delay branches are independent,
+//! so their maximum is exact.
+
+use super::{Estimate, Law, emit, quantiles};
+use crate::dist::Dist;
+use crate::model::{ClassId, Network, Routing, StationId, StationKind, Target};
+use crate::predict::{Analysis, Bound};
+use crate::stats::PERCENTILES;
+
+const METHOD: &str = "fork-join maximum";
+const ASSOCIATED: &str = "associated branch sojourns (Esary-Proschan-Walkup 1967, Nelson-Tantawi 1988): between the largest branch percentile and the independent-branch maximum's";
+
+/// How far a stage's law can be trusted.
+#[derive(Clone, Debug)]
+pub(super) enum Trust {
+    /// The law is exact.
+    Exact,
+    /// The law is an approximation.
+    Approximate,
+    /// The law (of independent branches) bounds the percentiles from above; the largest
+    /// percentile of `branches` bounds them from below.
+    UpperBound {
+        /// The branch laws.
+        branches: Vec<Law>,
+    },
+}
+
+/// The sojourn from a fork to its join's release.
+#[derive(Clone, Debug)]
+pub(super) struct Stage {
+    /// The law (for queue branches, of independent branches).
+    pub law: Law,
+    /// The method's label.
+    pub method: String,
+    /// How far it can be trusted.
+    pub trust: Trust,
+    /// True when every branch is a delay.
+    pub delays_only: bool,
+}
+
+/// The stage law of every fork whose branches are distinct stations with a sojourn law, each
+/// routed straight to the fork's join (one class), with its predictions or bounds added.
+pub(super) fn laws(
+    net: &Network,
+    laws: &[Option<Estimate>],
+    a: &mut Analysis,
+) -> Vec<Option<Stage>> {
+    let mut out = vec![None; net.stations.len()];
+    for (f, st) in net.stations.iter().enumerate() {
+        let StationKind::Fork { branches } = &st.kind else {
+            continue;
+        };
+        match stage(net, f, branches, laws) {
+            Ok(stage) => {
+                emit_stage(a, &format!("station.{}", st.name), &stage);
+                out[f] = Some(stage);
+            }
+            Err(reason) => a.refuse(METHOD, format!("fork {:?}: {reason}", st.name)),
+        }
+    }
+    out
+}
+
+/// The stage of fork `f`, or why there is none.
+fn stage(
+    net: &Network,
+    f: usize,
+    branches: &[StationId],
+    laws: &[Option<Estimate>],
+) -> Result<Stage, String> {
+    let join = net
+        .stations
+        .iter()
+        .position(|st| matches!(st.kind, StationKind::Join { fork } if fork.index() == f))
+        .ok_or("it has no join")?;
+    if net.classes.len() != 1 {
+        return Err("only one class is supported".to_owned());
+    }
+    let mut seen: Vec<usize> = branches.iter().map(|b| b.index()).collect();
+    seen.sort_unstable();
+    seen.dedup();
+    if seen.len() != branches.len() {
+        return Err("a station is a branch more than once".to_owned());
+    }
+    let mut parts: Vec<&Estimate> = Vec::with_capacity(branches.len());
+    for b in branches {
+        let rule = net.routing.rule(ClassId(0), *b);
+        let to_join = matches!(
+            Routing::branch_probabilities(rule, &net.groups)[..],
+            [(Target::Station(j, _), p)] if j.index() == join && p == 1.0
+        );
+        if !to_join {
+            return Err(format!(
+                "branch {:?} is not routed straight to the join",
+                net.station(*b).name
+            ));
+        }
+        let est = laws[b.index()]
+            .as_ref()
+            .ok_or_else(|| format!("no sojourn law for branch {:?}", net.station(*b).name))?;
+        parts.push(est);
+    }
+    let delays_only = branches
+        .iter()
+        .all(|b| matches!(net.station(*b).kind, StationKind::Delay { .. }));
+    let all_exact = parts.iter().all(|e| e.exact);
+    let law = Law::Max(parts.iter().map(|e| e.law.clone()).collect());
+    let lockstep = !delays_only
+        && branches.iter().all(|b| {
+            matches!(
+                net.station(*b).kind.service().and_then(|t| t[0].as_ref()),
+                Some(Dist::Deterministic { value }) if Some(*value) == net.station(branches[0]).kind.service().and_then(|t| t[0].as_ref()).map(Dist::mean)
+            )
+        });
+    Ok(if delays_only {
+        Stage {
+            law,
+            method: format!(
+                "maximum of independent delay branches ({})",
+                parts[0].method
+            ),
+            trust: if all_exact {
+                Trust::Exact
+            } else {
+                Trust::Approximate
+            },
+            delays_only,
+        }
+    } else if all_exact {
+        Stage {
+            law,
+            method: format!("{ASSOCIATED}; branches: {}", parts[0].method),
+            trust: Trust::UpperBound {
+                branches: parts.iter().map(|e| e.law.clone()).collect(),
+            },
+            delays_only,
+        }
+    } else if lockstep {
+        Stage {
+            law: parts[0].law.clone(),
+            method: format!(
+                "lockstep deterministic branches: the maximum is one branch's sojourn; {}",
+                parts[0].method
+            ),
+            trust: Trust::Approximate,
+            delays_only,
+        }
+    } else {
+        Stage {
+            law,
+            method: format!(
+                "independent-branch maximum (a bound only for exact branch laws: the branches are associated); branches: {}",
+                parts[0].method
+            ),
+            trust: Trust::Approximate,
+            delays_only,
+        }
+    })
+}
+
+/// The predictions, or the bounds, of `prefix`'s percentiles from `stage`.
+pub(super) fn emit_stage(a: &mut Analysis, prefix: &str, stage: &Stage) {
+    let Trust::UpperBound { branches } = &stage.trust else {
+        let exact = matches!(stage.trust, Trust::Exact);
+        let est = Estimate {
+            law: stage.law.clone(),
+            method: stage.method.clone(),
+            exact,
+        };
+        emit(a, prefix, &est);
+        return;
+    };
+    let upper = quantiles(&stage.law);
+    let lower: Result<Vec<Vec<f64>>, _> = branches.iter().map(quantiles).collect();
+    match (upper, lower) {
+        (Ok(upper), Ok(lower)) => {
+            for (i, (label, _)) in PERCENTILES.iter().enumerate() {
+                let low = lower.iter().map(|q| q[i]).fold(0.0, f64::max);
+                a.bounds.push(Bound {
+                    metric: format!("{prefix}.{label}"),
+                    lower: low,
+                    upper: upper[i].max(low),
+                    method: stage.method.clone(),
+                });
+            }
+        }
+        (Err(e), _) | (_, Err(e)) => a.refuse(&stage.method, format!("{prefix}: {e}")),
+    }
+}

@@ -1,0 +1,398 @@
+//! A class's end-to-end percentiles (`class.<c>.p..`: an open class's response, a closed
+//! class's cycle) from the sojourn laws along its route.
+//!
+//! The route is a Markov chain over the stations; with a phase-type law at every station the
+//! whole walk is phase-type ([`PhaseType::routed`]) if each visit's sojourn is taken as an
+//! independent draw. That is exact for a tandem of FCFS exponential single servers in an open
+//! network (Reich 1957, Burke 1968: the sojourns of one job are independent), for a closed
+//! class of one job (each sojourn is a service time), and for delays in series; with feedback,
+//! branching or a fixed population the sojourns of one job are dependent, which the labels say.
+
+use super::forks::{Stage, Trust, emit_stage};
+use super::{Estimate, Law, emit};
+use crate::analytic::PhaseType;
+use crate::dist::Dist;
+use crate::model::{
+    ClassId, ClassKind, Discipline, Network, Routing, StationId, StationKind, Target,
+};
+use crate::predict::Analysis;
+
+const ROUTE: &str = "independent per-visit sojourns along the class's route (phase-type)";
+
+/// Adds each class's percentiles where its route's laws allow.
+pub(super) fn classes(
+    net: &Network,
+    v: &[Vec<f64>],
+    laws: &[Option<Estimate>],
+    forks: &[Option<Stage>],
+    a: &mut Analysis,
+) {
+    let has_fork = forks.iter().any(Option::is_some)
+        || net
+            .stations
+            .iter()
+            .any(|st| matches!(st.kind, StationKind::Fork { .. }));
+    for (c, class) in net.classes.iter().enumerate() {
+        if !crate::metrics::completes(net, c) {
+            continue;
+        }
+        let prefix = format!("class.{}", class.name);
+        let result = if has_fork {
+            chain_of_stages(net, laws, forks).map(|stage| emit_stage(a, &prefix, &stage))
+        } else {
+            markov_route(net, v, c, laws).map(|est| emit(a, &prefix, &est))
+        };
+        if let Err(reason) = result {
+            a.refuse(ROUTE, format!("{prefix}: {reason}"));
+        }
+    }
+}
+
+/// Where a job of class `c` goes after station `s`, with probabilities; an error for a class
+/// switch.
+fn targets(net: &Network, c: usize, s: usize) -> Result<Vec<(Target, f64)>, String> {
+    let rule = net.routing.rule(ClassId(c as u32), StationId(s as u32));
+    let out = Routing::branch_probabilities(rule, &net.groups);
+    if out
+        .iter()
+        .any(|(t, _)| matches!(t, Target::Station(_, tc) if tc.index() != c))
+    {
+        return Err(format!("class switch after {:?}", net.stations[s].name));
+    }
+    Ok(out)
+}
+
+/// The class's law by its Markov route through service stations (no forks).
+fn markov_route(
+    net: &Network,
+    v: &[Vec<f64>],
+    c: usize,
+    laws: &[Option<Estimate>],
+) -> Result<Estimate, String> {
+    let visited: Vec<usize> = (0..net.stations.len())
+        .filter(|&s| v[c][s] > 0.0 && net.stations[s].kind.service().is_some())
+        .collect();
+    let block = |s: usize| visited.iter().position(|&x| x == s);
+    let mut entry = vec![0.0; visited.len()];
+    let mut route = vec![vec![0.0; visited.len()]; visited.len()];
+    // where jobs enter, and which arrival ends the observation
+    let (starts, ends_at): (Vec<(usize, f64)>, Option<usize>) = match net.classes[c].kind {
+        ClassKind::Open => {
+            let mut starts = Vec::new();
+            let sources: Vec<(usize, f64)> = net
+                .stations
+                .iter()
+                .enumerate()
+                .filter_map(|(s, st)| match &st.kind {
+                    StationKind::Source {
+                        class,
+                        interarrival,
+                    } if class.index() == c => Some((s, 1.0 / interarrival.mean())),
+                    _ => None,
+                })
+                .collect();
+            let total: f64 = sources.iter().map(|(_, r)| r).sum();
+            for (src, rate) in sources {
+                for (t, p) in targets(net, c, src)? {
+                    if let Target::Station(to, _) = t {
+                        starts.push((to.index(), p * rate / total));
+                    }
+                }
+            }
+            (starts, None)
+        }
+        ClassKind::Closed { reference, .. } => {
+            (vec![(reference.index(), 1.0)], Some(reference.index()))
+        }
+    };
+    for (s, p) in starts {
+        let b = block(s).ok_or_else(|| {
+            format!(
+                "jobs enter at {:?}, not a service station",
+                net.stations[s].name
+            )
+        })?;
+        entry[b] += p;
+    }
+    for (i, &s) in visited.iter().enumerate() {
+        for (t, p) in targets(net, c, s)? {
+            let Target::Station(to, _) = t else { continue };
+            if Some(to.index()) == ends_at {
+                continue;
+            }
+            match (block(to.index()), &net.station(to).kind) {
+                (Some(j), _) => route[i][j] += p,
+                (None, StationKind::Sink) => {}
+                (None, _) => {
+                    return Err(format!(
+                        "{:?} is not a service station",
+                        net.station(to).name
+                    ));
+                }
+            }
+        }
+    }
+    let ests: Vec<&Estimate> = visited
+        .iter()
+        .map(|&s| {
+            laws[s]
+                .as_ref()
+                .ok_or_else(|| format!("no sojourn law for {:?}", net.stations[s].name))
+        })
+        .collect::<Result<_, _>>()?;
+    let chain = is_chain(&entry, &route);
+    // one visit to one station: the class's law is the station's
+    if visited.len() == 1 && chain {
+        return Ok(Estimate {
+            law: ests[0].law.clone(),
+            method: ests[0].method.clone(),
+            exact: ests[0].exact,
+        });
+    }
+    let blocks: Vec<PhaseType> = ests
+        .iter()
+        .zip(&visited)
+        .map(|(e, &s)| {
+            as_phase(&e.law).ok_or_else(|| {
+                format!(
+                    "the sojourn law at {:?} is not phase-type",
+                    net.stations[s].name
+                )
+            })
+        })
+        .collect::<Result<_, _>>()?;
+    let law = PhaseType::routed(&blocks, &entry, &route).map_err(|e| e.to_string())?;
+    let problem = route_problem(net, c, &visited, &ests, chain);
+    Ok(Estimate {
+        law: Law::Phase(law),
+        method: match &problem {
+            None => format!("{ROUTE}; tandem of M/M/1 queues (Reich, Burke)"),
+            Some(p) => format!("{ROUTE}; approximation: {p}"),
+        },
+        exact: problem.is_none(),
+    })
+}
+
+/// True when the route is a chain: one entry station, each station followed by at most one
+/// other with probability 1, none revisited.
+fn is_chain(entry: &[f64], route: &[Vec<f64>]) -> bool {
+    let Some(mut at) = entry.iter().position(|&p| p == 1.0) else {
+        return false;
+    };
+    let mut seen = vec![false; entry.len()];
+    loop {
+        if seen[at] {
+            return false;
+        }
+        seen[at] = true;
+        let out: f64 = route[at].iter().sum();
+        if out == 0.0 {
+            return seen.iter().all(|&x| x);
+        }
+        match route[at].iter().position(|&p| p == 1.0) {
+            Some(next) => at = next,
+            None => return false,
+        }
+    }
+}
+
+/// Why summing independent sojourns along the route is not exact, if it is.
+fn route_problem(
+    net: &Network,
+    c: usize,
+    visited: &[usize],
+    ests: &[&Estimate],
+    chain: bool,
+) -> Option<String> {
+    if let ClassKind::Closed { population, .. } = net.classes[c].kind {
+        if population > 1 {
+            return Some(
+                "in a closed network the sojourns of one cycle are dependent (fixed population)"
+                    .to_owned(),
+            );
+        }
+        // one job: every sojourn is a service time
+        return ests
+            .iter()
+            .zip(visited)
+            .find(|(e, _)| !e.exact)
+            .map(|(_, &s)| format!("the law at {:?} is an approximation", net.stations[s].name));
+    }
+    if let Some((_, &s)) = ests.iter().zip(visited).find(|(e, _)| !e.exact) {
+        return Some(format!(
+            "the law at {:?} is an approximation",
+            net.stations[s].name
+        ));
+    }
+    if !chain {
+        return Some(
+            "the route branches or revisits stations: the sojourns of one job are dependent"
+                .to_owned(),
+        );
+    }
+    if net.classes.len() > 1 {
+        return Some("other classes share the stations".to_owned());
+    }
+    visited.iter().find_map(|&s| {
+        let single_fcfs = matches!(
+            net.stations[s].kind,
+            StationKind::Queue {
+                discipline: Discipline::Fcfs,
+                servers: 1,
+                ..
+            }
+        );
+        (!single_fcfs).then(|| {
+            format!(
+                "{:?} is not a single FCFS server: independence of successive sojourns is proved for those only",
+                net.stations[s].name
+            )
+        })
+    })
+}
+
+/// `law` as a phase-type law, where it is one: exponential, Erlang and hyperexponential
+/// distributions, and the maximum of independent identical exponentials (hypoexponential of
+/// rates `k r, (k - 1) r, ..., r`, Renyi).
+fn as_phase(law: &Law) -> Option<PhaseType> {
+    match law {
+        Law::Phase(p) => Some(p.clone()),
+        Law::Dist(Dist::Exponential { mean }) => PhaseType::exponential(1.0 / mean).ok(),
+        Law::Dist(Dist::Erlang { k, mean }) => {
+            let rate = f64::from(*k) / mean;
+            PhaseType::hypoexponential(&vec![rate; *k as usize]).ok()
+        }
+        Law::Dist(Dist::HyperExp { p1, mean1, mean2 }) => PhaseType::new(
+            vec![*p1, 1.0 - p1],
+            vec![1.0 / mean1, 1.0 / mean2],
+            vec![Vec::new(), Vec::new()],
+        )
+        .ok(),
+        Law::Max(parts) => {
+            let rate = match parts.first()? {
+                Law::Dist(Dist::Exponential { mean }) => 1.0 / mean,
+                Law::Phase(p) => p.exponential_rate()?,
+                _ => return None,
+            };
+            let same = parts.iter().all(|p| match p {
+                Law::Dist(Dist::Exponential { mean }) => (1.0 / mean / rate - 1.0).abs() < 1e-12,
+                Law::Phase(p) => p
+                    .exponential_rate()
+                    .is_some_and(|r| (r / rate - 1.0).abs() < 1e-12),
+                _ => false,
+            });
+            let k = parts.len();
+            let rates: Vec<f64> = (1..=k).rev().map(|i| i as f64 * rate).collect();
+            same.then(|| PhaseType::hypoexponential(&rates).ok())
+                .flatten()
+        }
+        _ => None,
+    }
+}
+
+/// An open single-class fork-join network as a chain from its source: forks (to their joins)
+/// and service stations, each met once with probability 1, to the exit. Its law is the sum of
+/// the parts taken as independent: exact when every part is a delay or a fork of delays (each
+/// time is then a service draw of its own), an approximation otherwise.
+fn chain_of_stages(
+    net: &Network,
+    laws: &[Option<Estimate>],
+    forks: &[Option<Stage>],
+) -> Result<Stage, String> {
+    if net.classes.len() != 1 || net.classes[0].kind != ClassKind::Open {
+        return Err("only an open single-class fork-join network is supported".to_owned());
+    }
+    let sole = |s: usize| -> Result<Target, String> {
+        match targets(net, 0, s)?[..] {
+            [(t, 1.0)] => Ok(t),
+            _ => Err(format!(
+                "{:?} does not route to one place",
+                net.stations[s].name
+            )),
+        }
+    };
+    let sources: Vec<usize> = (0..net.stations.len())
+        .filter(|&s| matches!(net.stations[s].kind, StationKind::Source { .. }))
+        .collect();
+    let [source] = sources[..] else {
+        return Err("one source is needed".to_owned());
+    };
+    let mut parts: Vec<Stage> = Vec::new();
+    let mut next = sole(source)?;
+    while let Target::Station(at, _) = next {
+        let s = at.index();
+        let st = &net.stations[s];
+        if parts.len() > net.stations.len() {
+            return Err("the route loops".to_owned());
+        }
+        match &st.kind {
+            StationKind::Fork { .. } => {
+                let stage = forks[s]
+                    .clone()
+                    .ok_or_else(|| format!("no law for fork {:?}", st.name))?;
+                parts.push(stage);
+                let join = net
+                    .stations
+                    .iter()
+                    .position(|j| matches!(j.kind, StationKind::Join { fork } if fork.index() == s))
+                    .ok_or_else(|| format!("fork {:?} has no join", st.name))?;
+                next = sole(join)?;
+            }
+            StationKind::Delay { .. } | StationKind::Queue { .. } => {
+                let est = laws[s]
+                    .as_ref()
+                    .ok_or_else(|| format!("no sojourn law for {:?}", st.name))?;
+                parts.push(Stage {
+                    law: est.law.clone(),
+                    method: est.method.clone(),
+                    trust: if est.exact {
+                        Trust::Exact
+                    } else {
+                        Trust::Approximate
+                    },
+                    delays_only: matches!(st.kind, StationKind::Delay { .. }),
+                });
+                next = sole(s)?;
+            }
+            StationKind::Sink => break,
+            _ => return Err(format!("{:?} is not on a fork-join chain", st.name)),
+        }
+    }
+    if let [one] = &parts[..] {
+        return Ok(one.clone());
+    }
+    let blocks: Vec<PhaseType> = parts
+        .iter()
+        .map(|p| as_phase(&p.law).ok_or("a stage's law is not phase-type".to_owned()))
+        .collect::<Result<_, _>>()?;
+    let law = PhaseType::sum(&blocks).map_err(|e| e.to_string())?;
+    let exact = parts
+        .iter()
+        .all(|p| p.delays_only && matches!(p.trust, Trust::Exact));
+    let mut methods: Vec<&str> = Vec::new();
+    for p in &parts {
+        if !methods.contains(&p.method.as_str()) {
+            methods.push(&p.method);
+        }
+    }
+    let method = format!(
+        "sum of {} independent stages in series ({}){}",
+        parts.len(),
+        methods.join(" + "),
+        if exact {
+            ""
+        } else {
+            "; approximation: after a queueing stage the stages of one job are dependent and fed by a join, not a Poisson stream"
+        }
+    );
+    Ok(Stage {
+        law: Law::Phase(law),
+        method,
+        trust: if exact {
+            Trust::Exact
+        } else {
+            Trust::Approximate
+        },
+        delays_only: false,
+    })
+}
