@@ -66,8 +66,12 @@ pub fn branch_response_cdf(branch: &QueueBranch<'_>, t: f64) -> Result<f64> {
     let wq = check::non_negative("mean_wait", branch.mean_wait)?;
     let lower = check::finite("service_lower", branch.service_lower)?;
     let service = (branch.service_cdf)(t);
-    if rho == 0.0 || wq == 0.0 || t <= lower {
+    if rho == 0.0 || wq == 0.0 {
         return Ok(service);
+    }
+    if t <= lower {
+        // no waited job is done yet: W + S > S >= lower when W > 0
+        return Ok((1.0 - rho) * service);
     }
     let w = wq / rho;
     let end = (t - lower).min(TAIL_MEANS * w);
@@ -137,6 +141,15 @@ mod tests {
             utilisation: lambda * mean,
             mean_wait: mg1(lambda, mean, scv).unwrap().mean_wait,
         }
+    }
+
+    #[test]
+    fn at_the_smallest_service_time_only_the_jobs_that_did_not_wait_are_done() {
+        // M/D/1 at rho 0.5, service 1: P(R <= 1) = P(W = 0) = 0.5, not P(S <= 1) = 1
+        let det = |t: f64| if t >= 1.0 { 1.0 } else { 0.0 };
+        let b = mg1_branch(&det, 1.0, 0.5, 1.0, 0.0);
+        assert!(close(branch_response_cdf(&b, 1.0).unwrap(), 0.5, 1e-12));
+        assert_eq!(branch_response_cdf(&b, 0.5).unwrap(), 0.0);
     }
 
     #[test]

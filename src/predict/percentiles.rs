@@ -68,16 +68,6 @@ impl Law {
                 service,
                 waits,
                 mean_wait,
-            } if t <= service.lower_bound() => {
-                // no time below the service's lower end but the jobs that do not wait: `branch_
-                // response_cdf` gives the service's CDF there, which counts an atom at the lower
-                // end (a deterministic service) for the jobs that wait too
-                Ok((1.0 - waits) * service.cdf(t))
-            }
-            Law::Waited {
-                service,
-                waits,
-                mean_wait,
             } => {
                 let cdf = |x: f64| service.cdf(x);
                 branch_response_cdf(
