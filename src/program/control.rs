@@ -14,6 +14,8 @@
 //! through a rank's program. Nothing here allocates per operation (an expression's slow path
 //! aside, which neither interpreter takes in a hot loop).
 
+use std::ops::{AddAssign, Sub};
+
 use super::collective::Shape;
 use super::exec::ProgramFault;
 use super::expr::{Env, Expr};
@@ -287,5 +289,78 @@ impl<'p> Control<'p> {
             return None;
         }
         Some(std::mem::take(waiting))
+    }
+}
+
+/// Per rank, per phase: the time spent inside the phase, phases nesting (a phase re-entered
+/// inside itself counts once, from its outermost start to its outermost end). `T` is the
+/// interpreter's time: the executor's ticks, the evaluation's seconds.
+#[derive(Debug)]
+pub struct Phases<T> {
+    /// Phases of the program: the per-rank stride.
+    phases: usize,
+    depth: Vec<u16>,
+    enter: Vec<T>,
+    spent: Vec<T>,
+}
+
+impl<T: Copy + Default + Sub<Output = T> + AddAssign> Phases<T> {
+    /// No rank in any of `phases` phases yet.
+    pub fn new(ranks: u32, phases: usize) -> Phases<T> {
+        let n = ranks as usize * phases;
+        Phases {
+            phases,
+            depth: vec![0; n],
+            enter: vec![T::default(); n],
+            spent: vec![T::default(); n],
+        }
+    }
+
+    /// [`Instr::PhaseStart`](super::Instr::PhaseStart): the rank enters `phase` at `now`; true
+    /// when it was not inside it (the outermost start).
+    pub fn start(&mut self, rank: u32, phase: u16, now: T) -> bool {
+        let k = rank as usize * self.phases + usize::from(phase);
+        let outermost = self.depth[k] == 0;
+        if outermost {
+            self.enter[k] = now;
+        }
+        self.depth[k] += 1;
+        outermost
+    }
+
+    /// [`Instr::PhaseEnd`](super::Instr::PhaseEnd): the rank leaves `phase` at `now`; true when
+    /// it is now outside it (the outermost end), its time in it then counted.
+    pub fn end(&mut self, rank: u32, phase: u16, now: T) -> bool {
+        let k = rank as usize * self.phases + usize::from(phase);
+        self.depth[k] -= 1;
+        let outermost = self.depth[k] == 0;
+        if outermost {
+            self.spent[k] += now - self.enter[k];
+        }
+        outermost
+    }
+
+    /// The rank's total time inside `phase`.
+    pub fn spent(&self, rank: u32, phase: usize) -> T {
+        self.spent[rank as usize * self.phases + phase]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Phases;
+
+    #[test]
+    fn a_nested_phase_counts_once_from_its_outermost_start_to_its_outermost_end() {
+        let mut p: Phases<u128> = Phases::new(2, 2);
+        assert!(p.start(1, 0, 10));
+        assert!(!p.start(1, 0, 15));
+        assert!(!p.end(1, 0, 20));
+        assert!(p.end(1, 0, 30));
+        assert!(p.start(1, 0, 40));
+        assert!(p.end(1, 0, 45));
+        assert_eq!(p.spent(1, 0), 25);
+        assert_eq!(p.spent(0, 0), 0);
+        assert_eq!(p.spent(1, 1), 0);
     }
 }

@@ -22,7 +22,7 @@ use std::collections::{HashMap, VecDeque};
 use rustc_hash::FxHashMap;
 
 use super::collective::{Algorithm, Collective, Shape, Step};
-use super::control::{COLLECTIVE_TAG, Control};
+use super::control::{COLLECTIVE_TAG, Control, Phases};
 use super::{CollectiveOp, Instr, Program, Sharing, Size, Switching, Work};
 use crate::dist::Dist;
 use crate::engine::calendar::{CalendarEvent, LaneCalendar, WIDE_SEQ_BITS};
@@ -369,9 +369,7 @@ pub struct Execution<'p> {
     /// the count matters, since messages of one (source, tag) are received in FIFO order and
     /// carry nothing else.
     mailbox: FxHashMap<(u32, u32, u64), u32>,
-    phase_enter: Vec<Ticks>,
-    phase_depth: Vec<u16>,
-    phase_spent: Vec<Ticks>,
+    phases: Phases<Ticks>,
     finished: u32,
     events: u64,
     message_count: u64,
@@ -447,9 +445,7 @@ impl<'p> Execution<'p> {
             msgs: Slab::new(),
             visits: Slab::new(),
             mailbox: FxHashMap::default(),
-            phase_enter: vec![0; p * prog.phases.len()],
-            phase_depth: vec![0; p * prog.phases.len()],
-            phase_spent: vec![0; p * prog.phases.len()],
+            phases: Phases::new(prog.ranks, prog.phases.len()),
             finished: 0,
             events: 0,
             message_count: 0,
@@ -688,19 +684,11 @@ impl<'p> Execution<'p> {
                     self.ranks[ri].pc = self.ctl.when(r, pc, cond, *skip)?;
                 }
                 Instr::PhaseStart(ph) => {
-                    let k = ri * prog.phases.len() + usize::from(*ph);
-                    if self.phase_depth[k] == 0 {
-                        self.phase_enter[k] = self.now;
-                    }
-                    self.phase_depth[k] += 1;
+                    self.phases.start(r, *ph, self.now);
                     self.ranks[ri].pc += 1;
                 }
                 Instr::PhaseEnd(ph) => {
-                    let k = ri * prog.phases.len() + usize::from(*ph);
-                    self.phase_depth[k] -= 1;
-                    if self.phase_depth[k] == 0 {
-                        self.phase_spent[k] += self.now - self.phase_enter[k];
-                    }
+                    self.phases.end(r, *ph, self.now);
                     self.ranks[ri].pc += 1;
                 }
             }
@@ -1189,8 +1177,8 @@ impl<'p> Execution<'p> {
                 .collect(),
             phases: (0..np)
                 .map(|ph| {
-                    (0..self.prog.ranks as usize)
-                        .map(|r| clock.wide_span(self.phase_spent[r * np + ph]))
+                    (0..self.prog.ranks)
+                        .map(|r| clock.wide_span(self.phases.spent(r, ph)))
                         .collect()
                 })
                 .collect(),

@@ -25,7 +25,7 @@ use std::collections::VecDeque;
 use rustc_hash::FxHashMap;
 
 use super::collective::{Algorithm, Collective, Shape};
-use super::control::Control;
+use super::control::{Control, Phases};
 use super::delays::Delays;
 use super::exec::{ProgramFault, ceil_ticks};
 use super::{CollectiveOp, Instr, Program, Size, Switching, Work};
@@ -256,9 +256,7 @@ struct Walker<'p> {
     /// Delivery times of messages not yet received (and whether they depend on chance), by
     /// (destination, source, tag), in send order.
     mailbox: FxHashMap<(u32, u32, u64), VecDeque<(f64, bool)>>,
-    phase_enter: Vec<f64>,
-    phase_depth: Vec<u16>,
-    phase_spent: Vec<f64>,
+    phases: Phases<f64>,
     slots: FxHashMap<u64, u32>,
     links: Vec<LinkAcc>,
     disk_base: Vec<u32>,
@@ -315,9 +313,7 @@ impl<'p> Walker<'p> {
             ctl: Control::new(prog),
             ready: (0..prog.ranks).collect(),
             mailbox: FxHashMap::default(),
-            phase_enter: vec![0.0; p * prog.phases.len()],
-            phase_depth: vec![0; p * prog.phases.len()],
-            phase_spent: vec![0.0; p * prog.phases.len()],
+            phases: Phases::new(prog.ranks, prog.phases.len()),
             slots: FxHashMap::default(),
             links: Vec::new(),
             disk_base,
@@ -424,6 +420,30 @@ impl<'p> Walker<'p> {
                 self.uses += 1;
             }
         }
+    }
+
+    /// Rank `r` sends at its clock: the message enters the network after the startup (its
+    /// `random_size` is the operation that drew its size, if random). Returns its injection and
+    /// delivery times.
+    fn send(
+        &mut self,
+        r: u32,
+        to: u32,
+        bytes: f64,
+        tag: u64,
+        blocking: bool,
+        random_size: Option<u32>,
+    ) -> (f64, f64) {
+        let inject = self.ranks[r as usize].clock + self.prog.network.startup;
+        let m = Message {
+            to,
+            bytes,
+            tag,
+            inject,
+            blocking,
+            random_size,
+        };
+        (inject, self.post(r, m))
     }
 
     /// Sends message `m` from `r`: its route crossed contention-free, its delivery into the
@@ -643,16 +663,8 @@ impl<'p> Walker<'p> {
                     let to = self.ctl.peer(r, pc, to)?;
                     let (bytes, random) = self.size(r, bytes)?;
                     let tag = self.ctl.user_tag(r, pc, tag)?;
-                    let inject = now + prog.network.startup;
-                    let m = Message {
-                        to,
-                        bytes,
-                        tag,
-                        inject,
-                        blocking: *blocking,
-                        random_size: random.then_some(pc),
-                    };
-                    let delivered = self.post(r, m);
+                    let random_size = random.then_some(pc);
+                    let (inject, delivered) = self.send(r, to, bytes, tag, *blocking, random_size);
                     self.ranks[ri].parts = Some(Parts {
                         since: now,
                         done: if *blocking { delivered } else { inject },
@@ -682,16 +694,7 @@ impl<'p> Walker<'p> {
                     let from = self.ctl.peer(r, pc, from)?;
                     let (bytes, random) = self.size(r, bytes)?;
                     let tag = self.ctl.user_tag(r, pc, tag)?;
-                    let inject = now + prog.network.startup;
-                    let m = Message {
-                        to,
-                        bytes,
-                        tag,
-                        inject,
-                        blocking: true,
-                        random_size: random.then_some(pc),
-                    };
-                    let delivered = self.post(r, m);
+                    let (_, delivered) = self.send(r, to, bytes, tag, true, random.then_some(pc));
                     self.ranks[ri].parts = Some(Parts {
                         since: now,
                         done: delivered,
@@ -745,19 +748,15 @@ impl<'p> Walker<'p> {
                     self.ranks[ri].pc = self.ctl.when(r, pc, cond, *skip)?;
                 }
                 Instr::PhaseStart(ph) => {
-                    let k = ri * prog.phases.len() + usize::from(*ph);
-                    if self.phase_depth[k] == 0 {
-                        self.phase_enter[k] = now;
+                    if self.phases.start(r, *ph, now) {
+                        let k = ri * prog.phases.len() + usize::from(*ph);
                         self.phase_start[k] = self.phase_start[k].min(now);
                     }
-                    self.phase_depth[k] += 1;
                     self.ranks[ri].pc += 1;
                 }
                 Instr::PhaseEnd(ph) => {
-                    let k = ri * prog.phases.len() + usize::from(*ph);
-                    self.phase_depth[k] -= 1;
-                    if self.phase_depth[k] == 0 {
-                        self.phase_spent[k] += now - self.phase_enter[k];
+                    if self.phases.end(r, *ph, now) {
+                        let k = ri * prog.phases.len() + usize::from(*ph);
                         self.phase_end[k] = now;
                     }
                     self.ranks[ri].pc += 1;
@@ -794,18 +793,7 @@ impl<'p> Walker<'p> {
         };
         let combines = op.combine.is_some() || op.combine_per_byte > 0.0;
         let done = match step.send {
-            Some((to, bytes)) => {
-                let inject = now + self.prog.network.startup;
-                let m = Message {
-                    to: global(to),
-                    bytes,
-                    tag,
-                    inject,
-                    blocking: true,
-                    random_size: None,
-                };
-                self.post(r, m)
-            }
+            Some((to, bytes)) => self.send(r, global(to), bytes, tag, true, None).1,
             None => now,
         };
         self.ranks[ri].parts = Some(Parts {
@@ -915,7 +903,9 @@ impl<'p> Walker<'p> {
             spent: self.ranks.iter().map(|r| r.spent).collect(),
             entered: self.ranks.iter().map(|r| r.entered).collect(),
             finish,
-            phases: per_phase(&self.phase_spent),
+            phases: (0..np)
+                .map(|ph| (0..prog.ranks).map(|r| self.phases.spent(r, ph)).collect())
+                .collect(),
             messages: self.messages,
             message_delay: self.delay_sum / self.messages as f64,
             message_p99,
