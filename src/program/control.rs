@@ -2,17 +2,20 @@
 //! and the contention-free evaluation ([`super::replay`]).
 //!
 //! [`Control`] owns what both interpret the same way: each rank's loop counters (index and
-//! trip count per nesting depth), the stepping of [`Instr::Loop`], [`Instr::Next`] and
-//! [`Instr::When`], the evaluation of expressions against a rank (with the checks that make a
-//! peer a rank, a tag a user tag, a size a byte count, a region's iterations a count), the
-//! collectives' groups, counters (their messages' tags), root and size checks, and the ideal
-//! barriers' arrivals.
+//! trip count per nesting depth), the stepping of [`Instr::Loop`](super::Instr::Loop),
+//! [`Instr::Next`](super::Instr::Next) and [`Instr::When`](super::Instr::When), the evaluation
+//! of expressions against a rank (with the checks that make a peer a rank, a tag a user tag, a
+//! size a byte count, a region's iterations a count, and the fault naming the operation's
+//! path), the collectives' groups, counters (their messages' tags), root and size checks, and
+//! the ideal barriers' arrivals. [`Phases`] owns the nesting of phases and the time spent in
+//! them, in either interpreter's time.
 //!
-//! What stays in each interpreter is time: the executor's events, queues and random draws, the
-//! evaluation's mean-value clocks. Neither module keeps a second copy of the logic here, so the
-//! evaluation checks the engine's *timing* independently while both follow the same path
-//! through a rank's program. Nothing here allocates per operation (an expression's slow path
-//! aside, which neither interpreter takes in a hot loop).
+//! What stays in each interpreter is time: the executor's events, queues, random draws and
+//! categories, the evaluation's mean-value clocks, means and sharing timelines, and what a rank
+//! does while it waits (at a barrier, for a message). Neither keeps a second copy of the logic
+//! here, so the evaluation checks the engine's *timing* independently while both follow the
+//! same path through a rank's program. Nothing here allocates per operation but an expression's
+//! slow path on a fault and a barrier's list of arrivals, handed over when the barrier releases.
 
 use std::ops::{AddAssign, Sub};
 
