@@ -184,20 +184,6 @@ impl From<ProgramFault> for String {
     }
 }
 
-/// A message as sent.
-#[derive(Clone, Copy, Debug)]
-struct Message {
-    to: u32,
-    bytes: f64,
-    tag: u64,
-    /// When it enters the network (after the startup).
-    inject: f64,
-    /// The sender waits for its delivery.
-    blocking: bool,
-    /// The operation that drew its size, when the size is random.
-    random_size: Option<u32>,
-}
-
 /// What a rank waits for to end its current operation (or collective step).
 #[derive(Clone, Copy, Debug)]
 struct Parts {
@@ -423,7 +409,9 @@ impl<'p> Walker<'p> {
     }
 
     /// Rank `r` sends at its clock: the message enters the network after the startup (its
-    /// `random_size` is the operation that drew its size, if random). Returns its injection and
+    /// `random_size` is the operation that drew its size, if random), crosses its route
+    /// contention-free and is delivered into the mailbox (waking the receiver if it waits for
+    /// it); `blocking` when the sender waits for its delivery. Returns its injection and
     /// delivery times.
     fn send(
         &mut self,
@@ -435,28 +423,6 @@ impl<'p> Walker<'p> {
         random_size: Option<u32>,
     ) -> (f64, f64) {
         let inject = self.ranks[r as usize].clock + self.prog.network.startup;
-        let m = Message {
-            to,
-            bytes,
-            tag,
-            inject,
-            blocking,
-            random_size,
-        };
-        (inject, self.post(r, m))
-    }
-
-    /// Sends message `m` from `r`: its route crossed contention-free, its delivery into the
-    /// mailbox (waking the receiver if it waits for it). Returns the delivery time.
-    fn post(&mut self, r: u32, m: Message) -> f64 {
-        let Message {
-            to,
-            bytes,
-            tag,
-            inject,
-            blocking,
-            random_size,
-        } = m;
         let prog = self.prog;
         let net = &prog.network;
         let dst = prog.node_of(to);
@@ -546,7 +512,7 @@ impl<'p> Walker<'p> {
             d.queued = true;
             self.ready.push_back(to);
         }
-        delivered
+        (inject, delivered)
     }
 
     fn slot(&mut self, link: u64) -> u32 {
