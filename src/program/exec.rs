@@ -22,7 +22,7 @@ use std::collections::{HashMap, VecDeque};
 use rustc_hash::FxHashMap;
 
 use super::collective::{Algorithm, Collective, Shape, Step};
-use super::expr::Env;
+use super::control::{COLLECTIVE_TAG, Control, Phases};
 use super::{CollectiveOp, Instr, Program, Sharing, Size, Switching, Work};
 use crate::dist::Dist;
 use crate::engine::calendar::{CalendarEvent, LaneCalendar, WIDE_SEQ_BITS};
@@ -36,9 +36,6 @@ pub type Ticks = u128;
 
 /// Operations a rank may execute without time passing before it is declared stuck.
 const MAX_INSTANT_OPS: u64 = 100_000_000;
-
-/// Tags at or above this are the collectives' own (user tags are below `2^40`).
-const COLLECTIVE_TAG: u64 = 1 << 63;
 
 /// The calendar lane of events one hop latency after the time they are scheduled at: they come
 /// in time order, so the lane needs no heap (see [`LaneCalendar`]).
@@ -358,12 +355,9 @@ pub struct Execution<'p> {
     calendar: LaneCalendar<PEvent, 1>,
     ranks: Vec<Rank>,
     rng: Vec<StreamRng>,
-    loop_index: Vec<i64>,
-    loop_times: Vec<i64>,
-    depth: usize,
+    /// Loop counters, expressions, collective counters and ideal barriers.
+    ctl: Control<'p>,
     ready: VecDeque<u32>,
-    /// Each rank's node.
-    node: Vec<u32>,
     nodes: Vec<Server>,
     disk_base: Vec<u32>,
     units: Vec<Server>,
@@ -375,14 +369,7 @@ pub struct Execution<'p> {
     /// the count matters, since messages of one (source, tag) are received in FIFO order and
     /// carry nothing else.
     mailbox: FxHashMap<(u32, u32, u64), u32>,
-    /// Per communicator (0: all ranks, g + 1: group table g): per group, ranks waiting at its
-    /// barrier.
-    barriers: Vec<Vec<Vec<u32>>>,
-    /// Per rank, per communicator: collectives started (the tag of the next one).
-    coll_seq: Vec<u32>,
-    phase_enter: Vec<Ticks>,
-    phase_depth: Vec<u16>,
-    phase_spent: Vec<Ticks>,
+    phases: Phases<Ticks>,
     finished: u32,
     events: u64,
     message_count: u64,
@@ -400,7 +387,6 @@ impl<'p> Execution<'p> {
     /// Sets up replication `replication` of `prog` under `seed`: every rank ready at time 0.
     pub fn new(prog: &'p Program, seed: u64, replication: u64) -> Execution<'p> {
         let p = prog.ranks as usize;
-        let depth = usize::from(prog.loop_depth);
         let clock = prog.clock;
         let net = &prog.network;
         let links = net.topology.link_count();
@@ -410,7 +396,6 @@ impl<'p> Execution<'p> {
             disk_base.push(units);
             units += d.count;
         }
-        let comms = 1 + prog.groups.len();
         let scale = |t: f64| if t > 0.0 { t } else { 1.0 };
         Execution {
             prog,
@@ -446,11 +431,8 @@ impl<'p> Execution<'p> {
             rng: (0..p as u64)
                 .map(|r| stream(seed, replication, r))
                 .collect(),
-            loop_index: vec![0; p * depth],
-            loop_times: vec![0; p * depth],
-            depth,
+            ctl: Control::new(prog),
             ready: (0..prog.ranks).collect(),
-            node: (0..prog.ranks).map(|r| prog.node_of(r)).collect(),
             nodes: (0..prog.nodes()).map(|_| Server::default()).collect(),
             disk_base,
             units: (0..units).map(|_| Server::default()).collect(),
@@ -463,17 +445,7 @@ impl<'p> Execution<'p> {
             msgs: Slab::new(),
             visits: Slab::new(),
             mailbox: FxHashMap::default(),
-            barriers: std::iter::once(vec![Vec::new()])
-                .chain(
-                    prog.groups
-                        .iter()
-                        .map(|g| vec![Vec::new(); g.members.len()]),
-                )
-                .collect(),
-            coll_seq: vec![0; p * comms],
-            phase_enter: vec![0; p * prog.phases.len()],
-            phase_depth: vec![0; p * prog.phases.len()],
-            phase_spent: vec![0; p * prog.phases.len()],
+            phases: Phases::new(prog.ranks, prog.phases.len()),
             finished: 0,
             events: 0,
             message_count: 0,
@@ -519,7 +491,7 @@ impl<'p> Execution<'p> {
         match event {
             PEvent::Wake { rank } => self.startup_done(rank),
             PEvent::Cpu { rank } => {
-                let node = self.node[rank as usize] as usize;
+                let node = self.ctl.node(rank) as usize;
                 let n = &mut self.nodes[node];
                 match n.queue.pop_front() {
                     Some((next, work)) => self
@@ -585,62 +557,9 @@ impl<'p> Execution<'p> {
         r.category = c;
     }
 
-    fn env(&self, rank: u32) -> Env<'_> {
-        let d = self.depth;
-        let base = rank as usize * d;
-        Env {
-            rank: i64::from(rank),
-            ranks: i64::from(self.prog.ranks),
-            node: i64::from(self.node[rank as usize]),
-            loops: &self.loop_index[base..base + d],
-        }
-    }
-
-    #[inline(always)]
-    fn eval(&self, rank: u32, e: &super::expr::Expr) -> Result<i64, ProgramFault> {
-        match e.quick(rank) {
-            Some(v) => Ok(v),
-            None => self.eval_slow(rank, e),
-        }
-    }
-
-    #[inline(never)]
-    fn eval_slow(&self, rank: u32, e: &super::expr::Expr) -> Result<i64, ProgramFault> {
-        e.eval(&self.env(rank))
-            .map_err(|err| self.fault(rank, err.0))
-    }
-
-    fn fault(&self, rank: u32, message: String) -> ProgramFault {
-        let pc = self.ranks[rank as usize].pc as usize;
-        ProgramFault::Eval {
-            rank,
-            path: self.prog.paths.get(pc).cloned().unwrap_or_default(),
-            message,
-        }
-    }
-
-    fn peer(&self, rank: u32, e: &super::expr::Expr) -> Result<u32, ProgramFault> {
-        let v = self.eval(rank, e)?;
-        u32::try_from(v)
-            .ok()
-            .filter(|&p| p < self.prog.ranks)
-            .ok_or_else(|| {
-                self.fault(
-                    rank,
-                    format!("`{e}` gives rank {v}, outside 0..{}", self.prog.ranks),
-                )
-            })
-    }
-
     fn size(&mut self, rank: u32, s: &Size) -> Result<f64, ProgramFault> {
         match s {
-            Size::Bytes(e) => {
-                let v = self.eval(rank, e)?;
-                if v < 0 {
-                    return Err(self.fault(rank, format!("`{e}` gives {v} bytes")));
-                }
-                Ok(v as f64)
-            }
+            Size::Bytes(e) => self.ctl.bytes(rank, self.ranks[rank as usize].pc, e),
             Size::Random(d) => Ok(d.draw(&mut self.rng[rank as usize]).round()),
         }
     }
@@ -658,8 +577,8 @@ impl<'p> Execution<'p> {
                     path: prog.paths[self.ranks[ri].pc as usize].clone(),
                 });
             }
-            let pc = self.ranks[ri].pc as usize;
-            let Some(instr) = prog.code.get(pc) else {
+            let pc = self.ranks[ri].pc;
+            let Some(instr) = prog.code.get(pc as usize) else {
                 self.set_category(r, Category::Compute);
                 let rk = &mut self.ranks[ri];
                 rk.wait = Wait::Done;
@@ -679,17 +598,17 @@ impl<'p> Execution<'p> {
                     tag,
                     blocking,
                 } => {
-                    let to = self.peer(r, to)?;
+                    let to = self.ctl.peer(r, pc, to)?;
                     let bytes = self.size(r, bytes)?;
-                    let tag = self.user_tag(r, tag)?;
+                    let tag = self.ctl.user_tag(r, pc, tag)?;
                     self.set_category(r, Category::Communication);
                     self.ranks[ri].parts = u8::from(*blocking);
                     self.send(r, to, bytes, tag, *blocking);
                     return Ok(());
                 }
                 Instr::Recv { from, tag } => {
-                    let from = self.peer(r, from)?;
-                    let tag = self.user_tag(r, tag)?;
+                    let from = self.ctl.peer(r, pc, from)?;
+                    let tag = self.ctl.user_tag(r, pc, tag)?;
                     if self.take(r, from, tag) {
                         self.ranks[ri].pc += 1;
                         continue;
@@ -707,10 +626,10 @@ impl<'p> Execution<'p> {
                     bytes,
                     tag,
                 } => {
-                    let to = self.peer(r, to)?;
-                    let from = self.peer(r, from)?;
+                    let to = self.ctl.peer(r, pc, to)?;
+                    let from = self.ctl.peer(r, pc, from)?;
                     let bytes = self.size(r, bytes)?;
-                    let tag = self.user_tag(r, tag)?;
+                    let tag = self.ctl.user_tag(r, pc, tag)?;
                     self.set_category(r, Category::Communication);
                     let got = self.take(r, from, tag);
                     let rk = &mut self.ranks[ri];
@@ -736,7 +655,7 @@ impl<'p> Execution<'p> {
                     self.ranks[ri].pc += 1;
                 }
                 Instr::Io { disk, unit, bytes } => {
-                    let u = self.eval(r, unit)?;
+                    let u = self.ctl.eval(r, pc, unit)?;
                     let bytes = self.size(r, bytes)?;
                     let d = &prog.disks[*disk as usize];
                     let unit =
@@ -756,55 +675,24 @@ impl<'p> Execution<'p> {
                     return Ok(());
                 }
                 Instr::Loop { times, depth, end } => {
-                    let n = self.eval(r, times)?;
-                    if n <= 0 {
-                        self.ranks[ri].pc = *end;
-                    } else {
-                        let k = ri * self.depth + usize::from(*depth);
-                        self.loop_index[k] = 0;
-                        self.loop_times[k] = n;
-                        self.ranks[ri].pc += 1;
-                    }
+                    self.ranks[ri].pc = self.ctl.enter_loop(r, pc, times, *depth, *end)?;
                 }
                 Instr::Next { start, depth } => {
-                    let k = ri * self.depth + usize::from(*depth);
-                    self.loop_index[k] += 1;
-                    self.ranks[ri].pc = if self.loop_index[k] < self.loop_times[k] {
-                        *start
-                    } else {
-                        self.ranks[ri].pc + 1
-                    };
+                    self.ranks[ri].pc = self.ctl.next_trip(r, pc, *start, *depth);
                 }
                 Instr::When { cond, skip } => {
-                    let go = self.eval(r, cond)? != 0;
-                    self.ranks[ri].pc = if go { self.ranks[ri].pc + 1 } else { *skip };
+                    self.ranks[ri].pc = self.ctl.when(r, pc, cond, *skip)?;
                 }
                 Instr::PhaseStart(ph) => {
-                    let k = ri * prog.phases.len() + usize::from(*ph);
-                    if self.phase_depth[k] == 0 {
-                        self.phase_enter[k] = self.now;
-                    }
-                    self.phase_depth[k] += 1;
+                    self.phases.start(r, *ph, self.now);
                     self.ranks[ri].pc += 1;
                 }
                 Instr::PhaseEnd(ph) => {
-                    let k = ri * prog.phases.len() + usize::from(*ph);
-                    self.phase_depth[k] -= 1;
-                    if self.phase_depth[k] == 0 {
-                        self.phase_spent[k] += self.now - self.phase_enter[k];
-                    }
+                    self.phases.end(r, *ph, self.now);
                     self.ranks[ri].pc += 1;
                 }
             }
         }
-    }
-
-    fn user_tag(&self, r: u32, tag: &super::expr::Expr) -> Result<u64, ProgramFault> {
-        let t = self.eval(r, tag)?;
-        u64::try_from(t)
-            .ok()
-            .filter(|&t| t < 1 << 40)
-            .ok_or_else(|| self.fault(r, format!("tag `{tag}` gives {t}, outside 0..2^40")))
     }
 
     fn work(&mut self, r: u32, work: &Work) -> Result<Ticks, ProgramFault> {
@@ -815,15 +703,8 @@ impl<'p> Execution<'p> {
                 cost,
                 split,
             } => {
-                let i = self.eval(r, iterations)?;
-                if i < 0 {
-                    return Err(self.fault(r, format!("`{iterations}` gives {i} iterations")));
-                }
-                let n = if *split {
-                    (i as u64).div_ceil(u64::from(self.prog.ranks))
-                } else {
-                    i as u64
-                };
+                let pc = self.ranks[r as usize].pc;
+                let n = self.ctl.iterations(r, pc, iterations, *split)?;
                 region_time(cost, n, &mut self.rng[r as usize])
             }
         };
@@ -834,7 +715,7 @@ impl<'p> Execution<'p> {
     fn compute(&mut self, r: u32, work: Ticks, then: Wait) {
         self.set_category(r, Category::Compute);
         self.ranks[r as usize].wait = then;
-        let node = self.node[r as usize] as usize;
+        let node = self.ctl.node(r) as usize;
         let n = &mut self.nodes[node];
         if n.busy < self.prog.cores {
             n.busy += 1;
@@ -870,13 +751,13 @@ impl<'p> Execution<'p> {
     /// Sends a message from `r`: after the startup, it enters the network. `blocks`: the sender
     /// waits for its delivery (one of its `parts`).
     fn send(&mut self, r: u32, to: u32, bytes: f64, tag: u64, blocks: bool) {
-        let dst_node = self.node[to as usize];
+        let dst_node = self.ctl.node(to);
         let msg = self.msgs.insert(Msg {
             src: r,
             dst: to,
             tag,
             bytes,
-            at: self.node[r as usize],
+            at: self.ctl.node(r),
             dst_node,
             notify: blocks,
             work: ceil_ticks(bytes / self.base_per_tick),
@@ -1130,66 +1011,26 @@ impl<'p> Execution<'p> {
     /// Starts a collective: counts it (its messages' tag), checks its root and size, and
     /// synchronises an ideal barrier. True when the rank now waits (at an ideal barrier).
     fn start_collective(&mut self, r: u32, op: &CollectiveOp) -> Result<bool, ProgramFault> {
-        let comm = op.group.map_or(0, |g| g as usize + 1);
-        let seq_slot = r as usize * (1 + self.prog.groups.len()) + comm;
-        self.coll_seq[seq_slot] += 1;
         if op.kind == Collective::Barrier && op.algorithm == Algorithm::Ideal {
             return Ok(self.ideal_barrier(r, op));
         }
-        let (n, _, _) = self.group_of(r, op);
-        let root = self.eval(r, &op.root)?;
-        if !(0..i64::from(n)).contains(&root) {
-            return Err(self.fault(
-                r,
-                format!(
-                    "root `{}` gives {root}, outside the group's 0..{n}",
-                    op.root
-                ),
-            ));
-        }
-        let bytes = self.eval(r, &op.bytes)?;
-        if bytes < 0 {
-            return Err(self.fault(r, format!("`{}` gives {bytes} bytes", op.bytes)));
-        }
+        let (shape, tag) = self
+            .ctl
+            .start_collective(r, self.ranks[r as usize].pc, op)?;
         self.set_category(r, Category::Communication);
-        let (_, me, _) = self.group_of(r, op);
-        let seq = self.coll_seq[seq_slot];
         let rk = &mut self.ranks[r as usize];
         rk.in_collective = true;
         rk.step = 0;
-        rk.shape = Shape {
-            n,
-            me,
-            root: root as u32,
-            bytes: bytes as f64,
-            segments: op.segments,
-        };
-        rk.tag = COLLECTIVE_TAG | ((comm as u64) << 32) | u64::from(seq);
+        rk.shape = shape;
+        rk.tag = tag;
         Ok(false)
-    }
-
-    /// The rank's group: its size, its index in it, and the communicator's member list.
-    fn group_of(&self, r: u32, op: &CollectiveOp) -> (u32, u32, Option<&'p [u32]>) {
-        match op.group {
-            None => (self.prog.ranks, r, None),
-            Some(g) => {
-                let t = &self.prog.groups[g as usize];
-                let grp = t.group_of[r as usize] as usize;
-                let members = &t.members[grp];
-                (
-                    members.len() as u32,
-                    t.index_in[r as usize],
-                    Some(members.as_slice()),
-                )
-            }
-        }
     }
 
     /// Issues the rank's collective steps from its current one: steps whose message was already
     /// buffered complete at once; true when the rank now waits, false when the collective is
     /// over. (Its root and size were checked when it started.)
     fn issue_step(&mut self, r: u32, op: &CollectiveOp) -> bool {
-        let (_, _, members) = self.group_of(r, op);
+        let (_, _, members) = self.ctl.group_of(r, op);
         let Rank { shape, tag, .. } = self.ranks[r as usize];
         let global = |i: u32| members.map_or(i, |m| m[i as usize]);
         let combines = op.combine.is_some() || op.combine_per_byte > 0.0;
@@ -1238,22 +1079,12 @@ impl<'p> Execution<'p> {
     /// An ideal barrier: the rank waits until every member of its group has arrived; true when
     /// it waits.
     fn ideal_barrier(&mut self, r: u32, op: &CollectiveOp) -> bool {
-        let (n, _, _) = self.group_of(r, op);
-        let (comm, grp) = match op.group {
-            None => (0, 0),
-            Some(g) => (
-                g as usize + 1,
-                self.prog.groups[g as usize].group_of[r as usize] as usize,
-            ),
-        };
         self.set_category(r, Category::Waiting);
-        self.barriers[comm][grp].push(r);
-        if self.barriers[comm][grp].len() < n as usize {
+        let Some(arrived) = self.ctl.arrive_at_barrier(r, op) else {
             self.ranks[r as usize].wait = Wait::Barrier;
             return true;
-        }
-        let waiting = std::mem::take(&mut self.barriers[comm][grp]);
-        for w in waiting {
+        };
+        for w in arrived {
             if w != r {
                 self.ranks[w as usize].pc += 1;
                 self.resume(w);
@@ -1346,8 +1177,8 @@ impl<'p> Execution<'p> {
                 .collect(),
             phases: (0..np)
                 .map(|ph| {
-                    (0..self.prog.ranks as usize)
-                        .map(|r| clock.wide_span(self.phase_spent[r * np + ph]))
+                    (0..self.prog.ranks)
+                        .map(|r| clock.wide_span(self.phases.spent(r, ph)))
                         .collect()
                 })
                 .collect(),

@@ -26,6 +26,7 @@
 
 pub mod collective;
 pub mod compile;
+mod control;
 mod delays;
 pub mod exec;
 pub mod expr;

@@ -25,14 +25,11 @@ use std::collections::VecDeque;
 use rustc_hash::FxHashMap;
 
 use super::collective::{Algorithm, Collective, Shape};
+use super::control::{Control, Phases};
 use super::delays::Delays;
-use super::exec::ceil_ticks;
-use super::expr::{Env, Expr};
+use super::exec::{ProgramFault, ceil_ticks};
 use super::{CollectiveOp, Instr, Program, Size, Switching, Work};
 use crate::dist::Dist;
-
-/// Tags at or above this are the collectives' own (as in [`super::exec`]).
-const COLLECTIVE_TAG: u64 = 1 << 63;
 
 /// Operations the evaluation executes before it gives up (the simulator would take far longer).
 const MAX_OPS: u64 = 2_000_000_000;
@@ -179,18 +176,12 @@ pub fn evaluate(prog: &Program) -> Result<Evaluation, String> {
     Ok(w.finish())
 }
 
-/// A message as sent.
-#[derive(Clone, Copy, Debug)]
-struct Message {
-    to: u32,
-    bytes: f64,
-    tag: u64,
-    /// When it enters the network (after the startup).
-    inject: f64,
-    /// The sender waits for its delivery.
-    blocking: bool,
-    /// The operation that drew its size, when the size is random.
-    random_size: Option<u32>,
+/// The evaluation reports a fault in a rank's operation (an expression, a peer, a tag, a size)
+/// as the executor's message for it.
+impl From<ProgramFault> for String {
+    fn from(fault: ProgramFault) -> String {
+        fault.to_string()
+    }
 }
 
 /// What a rank waits for to end its current operation (or collective step).
@@ -245,18 +236,13 @@ struct LinkAcc {
 struct Walker<'p> {
     prog: &'p Program,
     ranks: Vec<RankState>,
-    depth: usize,
-    loop_index: Vec<i64>,
-    loop_times: Vec<i64>,
+    /// Loop counters, expressions, collective counters and ideal barriers.
+    ctl: Control<'p>,
     ready: VecDeque<u32>,
     /// Delivery times of messages not yet received (and whether they depend on chance), by
     /// (destination, source, tag), in send order.
     mailbox: FxHashMap<(u32, u32, u64), VecDeque<(f64, bool)>>,
-    barriers: Vec<Vec<Vec<u32>>>,
-    coll_seq: Vec<u32>,
-    phase_enter: Vec<f64>,
-    phase_depth: Vec<u16>,
-    phase_spent: Vec<f64>,
+    phases: Phases<f64>,
     slots: FxHashMap<u64, u32>,
     links: Vec<LinkAcc>,
     disk_base: Vec<u32>,
@@ -278,14 +264,12 @@ struct Walker<'p> {
 impl<'p> Walker<'p> {
     fn new(prog: &'p Program) -> Walker<'p> {
         let p = prog.ranks as usize;
-        let depth = usize::from(prog.loop_depth);
         let mut disk_base = Vec::new();
         let mut units = 0;
         for d in &prog.disks {
             disk_base.push(units);
             units += d.count;
         }
-        let comms = 1 + prog.groups.len();
         Walker {
             prog,
             ranks: vec![
@@ -312,22 +296,10 @@ impl<'p> Walker<'p> {
                 };
                 p
             ],
-            depth,
-            loop_index: vec![0; p * depth],
-            loop_times: vec![0; p * depth],
+            ctl: Control::new(prog),
             ready: (0..prog.ranks).collect(),
             mailbox: FxHashMap::default(),
-            barriers: std::iter::once(vec![Vec::new()])
-                .chain(
-                    prog.groups
-                        .iter()
-                        .map(|g| vec![Vec::new(); g.members.len()]),
-                )
-                .collect(),
-            coll_seq: vec![0; p * comms],
-            phase_enter: vec![0.0; p * prog.phases.len()],
-            phase_depth: vec![0; p * prog.phases.len()],
-            phase_spent: vec![0.0; p * prog.phases.len()],
+            phases: Phases::new(prog.ranks, prog.phases.len()),
             slots: FxHashMap::default(),
             links: Vec::new(),
             disk_base,
@@ -376,50 +348,6 @@ impl<'p> Walker<'p> {
         }
     }
 
-    fn env(&self, r: u32) -> Env<'_> {
-        let base = r as usize * self.depth;
-        Env {
-            rank: i64::from(r),
-            ranks: i64::from(self.prog.ranks),
-            node: i64::from(self.prog.node_of(r)),
-            loops: &self.loop_index[base..base + self.depth],
-        }
-    }
-
-    fn eval(&self, r: u32, e: &Expr) -> Result<i64, String> {
-        match e.quick(r) {
-            Some(v) => Ok(v),
-            None => e.eval(&self.env(r)).map_err(|err| self.fault(r, &err.0)),
-        }
-    }
-
-    fn fault(&self, r: u32, message: &str) -> String {
-        let pc = self.ranks[r as usize].pc as usize;
-        let path = self.prog.paths.get(pc).map_or("?", String::as_str);
-        format!("rank {r}, {path}: {message}")
-    }
-
-    fn peer(&self, r: u32, e: &Expr) -> Result<u32, String> {
-        let v = self.eval(r, e)?;
-        u32::try_from(v)
-            .ok()
-            .filter(|&p| p < self.prog.ranks)
-            .ok_or_else(|| {
-                self.fault(
-                    r,
-                    &format!("`{e}` gives rank {v}, outside 0..{}", self.prog.ranks),
-                )
-            })
-    }
-
-    fn tag(&self, r: u32, e: &Expr) -> Result<u64, String> {
-        let t = self.eval(r, e)?;
-        u64::try_from(t)
-            .ok()
-            .filter(|&t| t < 1 << 40)
-            .ok_or_else(|| self.fault(r, &format!("tag `{e}` gives {t}, outside 0..2^40")))
-    }
-
     /// Notes that rank `r` replaced a random quantity by its mean at its clock.
     fn mean_of(&mut self, r: u32, what: &str, d: &Dist) -> f64 {
         if d.scv() > 0.0 {
@@ -435,13 +363,7 @@ impl<'p> Walker<'p> {
     /// The bytes of `s` (a random size at its mean), and whether they are random.
     fn size(&mut self, r: u32, s: &Size) -> Result<(f64, bool), String> {
         match s {
-            Size::Bytes(e) => {
-                let v = self.eval(r, e)?;
-                if v < 0 {
-                    return Err(self.fault(r, &format!("`{e}` gives {v} bytes")));
-                }
-                Ok((v as f64, false))
-            }
+            Size::Bytes(e) => Ok((self.ctl.bytes(r, self.ranks[r as usize].pc, e)?, false)),
             // the simulator rounds each draw to whole bytes
             Size::Random(d) if d.scv() == 0.0 => Ok((d.mean().round(), false)),
             Size::Random(d) => Ok((self.mean_of(r, "message sizes are random", d), true)),
@@ -456,15 +378,8 @@ impl<'p> Walker<'p> {
                 cost,
                 split,
             } => {
-                let i = self.eval(r, iterations)?;
-                if i < 0 {
-                    return Err(self.fault(r, &format!("`{iterations}` gives {i} iterations")));
-                }
-                let n = if *split {
-                    (i as u64).div_ceil(u64::from(self.prog.ranks))
-                } else {
-                    i as u64
-                };
+                let pc = self.ranks[r as usize].pc;
+                let n = self.ctl.iterations(r, pc, iterations, *split)?;
                 if n == 0 {
                     0.0
                 } else {
@@ -493,17 +408,21 @@ impl<'p> Walker<'p> {
         }
     }
 
-    /// Sends message `m` from `r`: its route crossed contention-free, its delivery into the
-    /// mailbox (waking the receiver if it waits for it). Returns the delivery time.
-    fn post(&mut self, r: u32, m: Message) -> f64 {
-        let Message {
-            to,
-            bytes,
-            tag,
-            inject,
-            blocking,
-            random_size,
-        } = m;
+    /// Rank `r` sends at its clock: the message enters the network after the startup (its
+    /// `random_size` is the operation that drew its size, if random), crosses its route
+    /// contention-free and is delivered into the mailbox (waking the receiver if it waits for
+    /// it); `blocking` when the sender waits for its delivery. Returns its injection and
+    /// delivery times.
+    fn send(
+        &mut self,
+        r: u32,
+        to: u32,
+        bytes: f64,
+        tag: u64,
+        blocking: bool,
+        random_size: Option<u32>,
+    ) -> (f64, f64) {
+        let inject = self.ranks[r as usize].clock + self.prog.network.startup;
         let prog = self.prog;
         let net = &prog.network;
         let dst = prog.node_of(to);
@@ -593,7 +512,7 @@ impl<'p> Walker<'p> {
             d.queued = true;
             self.ready.push_back(to);
         }
-        delivered
+        (inject, delivered)
     }
 
     fn slot(&mut self, link: u64) -> u32 {
@@ -689,8 +608,8 @@ impl<'p> Walker<'p> {
             if !self.settle(r) {
                 return Ok(());
             }
-            let pc = self.ranks[ri].pc as usize;
-            let Some(instr) = prog.code.get(pc) else {
+            let pc = self.ranks[ri].pc;
+            let Some(instr) = prog.code.get(pc as usize) else {
                 self.ranks[ri].done = true;
                 return Ok(());
             };
@@ -707,19 +626,11 @@ impl<'p> Walker<'p> {
                     tag,
                     blocking,
                 } => {
-                    let to = self.peer(r, to)?;
+                    let to = self.ctl.peer(r, pc, to)?;
                     let (bytes, random) = self.size(r, bytes)?;
-                    let tag = self.tag(r, tag)?;
-                    let inject = now + prog.network.startup;
-                    let m = Message {
-                        to,
-                        bytes,
-                        tag,
-                        inject,
-                        blocking: *blocking,
-                        random_size: random.then_some(pc as u32),
-                    };
-                    let delivered = self.post(r, m);
+                    let tag = self.ctl.user_tag(r, pc, tag)?;
+                    let random_size = random.then_some(pc);
+                    let (inject, delivered) = self.send(r, to, bytes, tag, *blocking, random_size);
                     self.ranks[ri].parts = Some(Parts {
                         since: now,
                         done: if *blocking { delivered } else { inject },
@@ -729,8 +640,8 @@ impl<'p> Walker<'p> {
                     });
                 }
                 Instr::Recv { from, tag } => {
-                    let from = self.peer(r, from)?;
-                    let tag = self.tag(r, tag)?;
+                    let from = self.ctl.peer(r, pc, from)?;
+                    let tag = self.ctl.user_tag(r, pc, tag)?;
                     self.ranks[ri].parts = Some(Parts {
                         since: now,
                         done: now,
@@ -745,20 +656,11 @@ impl<'p> Walker<'p> {
                     bytes,
                     tag,
                 } => {
-                    let to = self.peer(r, to)?;
-                    let from = self.peer(r, from)?;
+                    let to = self.ctl.peer(r, pc, to)?;
+                    let from = self.ctl.peer(r, pc, from)?;
                     let (bytes, random) = self.size(r, bytes)?;
-                    let tag = self.tag(r, tag)?;
-                    let inject = now + prog.network.startup;
-                    let m = Message {
-                        to,
-                        bytes,
-                        tag,
-                        inject,
-                        blocking: true,
-                        random_size: random.then_some(pc as u32),
-                    };
-                    let delivered = self.post(r, m);
+                    let tag = self.ctl.user_tag(r, pc, tag)?;
+                    let (_, delivered) = self.send(r, to, bytes, tag, true, random.then_some(pc));
                     self.ranks[ri].parts = Some(Parts {
                         since: now,
                         done: delivered,
@@ -770,7 +672,6 @@ impl<'p> Walker<'p> {
                 Instr::Collective(op) => {
                     if !self.ranks[ri].in_collective {
                         if op.kind == Collective::Barrier && op.algorithm == Algorithm::Ideal {
-                            self.count_collective(r, op);
                             if self.ideal_barrier(r, op) {
                                 return Ok(());
                             }
@@ -781,7 +682,7 @@ impl<'p> Walker<'p> {
                     self.issue_step(r, op);
                 }
                 Instr::Io { disk, unit, bytes } => {
-                    let u = self.eval(r, unit)?;
+                    let u = self.ctl.eval(r, pc, unit)?;
                     let (bytes, _) = self.size(r, bytes)?;
                     let d = &prog.disks[*disk as usize];
                     let unit = self.disk_base[*disk as usize] as usize
@@ -804,43 +705,24 @@ impl<'p> Walker<'p> {
                     rk.pc += 1;
                 }
                 Instr::Loop { times, depth, end } => {
-                    let n = self.eval(r, times)?;
-                    if n <= 0 {
-                        self.ranks[ri].pc = *end;
-                    } else {
-                        let k = ri * self.depth + usize::from(*depth);
-                        self.loop_index[k] = 0;
-                        self.loop_times[k] = n;
-                        self.ranks[ri].pc += 1;
-                    }
+                    self.ranks[ri].pc = self.ctl.enter_loop(r, pc, times, *depth, *end)?;
                 }
                 Instr::Next { start, depth } => {
-                    let k = ri * self.depth + usize::from(*depth);
-                    self.loop_index[k] += 1;
-                    self.ranks[ri].pc = if self.loop_index[k] < self.loop_times[k] {
-                        *start
-                    } else {
-                        self.ranks[ri].pc + 1
-                    };
+                    self.ranks[ri].pc = self.ctl.next_trip(r, pc, *start, *depth);
                 }
                 Instr::When { cond, skip } => {
-                    let go = self.eval(r, cond)? != 0;
-                    self.ranks[ri].pc = if go { self.ranks[ri].pc + 1 } else { *skip };
+                    self.ranks[ri].pc = self.ctl.when(r, pc, cond, *skip)?;
                 }
                 Instr::PhaseStart(ph) => {
-                    let k = ri * prog.phases.len() + usize::from(*ph);
-                    if self.phase_depth[k] == 0 {
-                        self.phase_enter[k] = now;
+                    if self.phases.start(r, *ph, now) {
+                        let k = ri * prog.phases.len() + usize::from(*ph);
                         self.phase_start[k] = self.phase_start[k].min(now);
                     }
-                    self.phase_depth[k] += 1;
                     self.ranks[ri].pc += 1;
                 }
                 Instr::PhaseEnd(ph) => {
-                    let k = ri * prog.phases.len() + usize::from(*ph);
-                    self.phase_depth[k] -= 1;
-                    if self.phase_depth[k] == 0 {
-                        self.phase_spent[k] += now - self.phase_enter[k];
+                    if self.phases.end(r, *ph, now) {
+                        let k = ri * prog.phases.len() + usize::from(*ph);
                         self.phase_end[k] = now;
                     }
                     self.ranks[ri].pc += 1;
@@ -849,59 +731,15 @@ impl<'p> Walker<'p> {
         }
     }
 
-    /// Counts a collective on its communicator (its messages' tag); returns the count.
-    fn count_collective(&mut self, r: u32, op: &CollectiveOp) -> (usize, u32) {
-        let comm = op.group.map_or(0, |g| g as usize + 1);
-        let slot = r as usize * (1 + self.prog.groups.len()) + comm;
-        self.coll_seq[slot] += 1;
-        (comm, self.coll_seq[slot])
-    }
-
-    /// The rank's group: its size, its index in it, its member list (`None`: all ranks).
-    fn group_of(&self, r: u32, op: &CollectiveOp) -> (u32, u32, Option<&'p [u32]>) {
-        let prog = self.prog;
-        match op.group {
-            None => (prog.ranks, r, None),
-            Some(g) => {
-                let t = &prog.groups[g as usize];
-                let members = &t.members[t.group_of[r as usize] as usize];
-                (
-                    members.len() as u32,
-                    t.index_in[r as usize],
-                    Some(members.as_slice()),
-                )
-            }
-        }
-    }
-
-    fn start_collective(&mut self, r: u32, op: &CollectiveOp) -> Result<(), String> {
-        let (comm, seq) = self.count_collective(r, op);
-        let (n, me, _) = self.group_of(r, op);
-        let root = self.eval(r, &op.root)?;
-        if !(0..i64::from(n)).contains(&root) {
-            return Err(self.fault(
-                r,
-                &format!(
-                    "root `{}` gives {root}, outside the group's 0..{n}",
-                    op.root
-                ),
-            ));
-        }
-        let bytes = self.eval(r, &op.bytes)?;
-        if bytes < 0 {
-            return Err(self.fault(r, &format!("`{}` gives {bytes} bytes", op.bytes)));
-        }
+    fn start_collective(&mut self, r: u32, op: &CollectiveOp) -> Result<(), ProgramFault> {
+        let (shape, tag) = self
+            .ctl
+            .start_collective(r, self.ranks[r as usize].pc, op)?;
         let rk = &mut self.ranks[r as usize];
         rk.in_collective = true;
         rk.step = 0;
-        rk.shape = Shape {
-            n,
-            me,
-            root: root as u32,
-            bytes: bytes as f64,
-            segments: op.segments,
-        };
-        rk.tag = COLLECTIVE_TAG | ((comm as u64) << 32) | u64::from(seq);
+        rk.shape = shape;
+        rk.tag = tag;
         Ok(())
     }
 
@@ -909,7 +747,7 @@ impl<'p> Walker<'p> {
     /// the collective.
     fn issue_step(&mut self, r: u32, op: &CollectiveOp) {
         let ri = r as usize;
-        let (_, _, members) = self.group_of(r, op);
+        let (_, _, members) = self.ctl.group_of(r, op);
         let global = |i: u32| members.map_or(i, |m| m[i as usize]);
         let rk = &self.ranks[ri];
         let (shape, tag, now) = (rk.shape, rk.tag, rk.clock);
@@ -921,18 +759,7 @@ impl<'p> Walker<'p> {
         };
         let combines = op.combine.is_some() || op.combine_per_byte > 0.0;
         let done = match step.send {
-            Some((to, bytes)) => {
-                let inject = now + self.prog.network.startup;
-                let m = Message {
-                    to: global(to),
-                    bytes,
-                    tag,
-                    inject,
-                    blocking: true,
-                    random_size: None,
-                };
-                self.post(r, m)
-            }
+            Some((to, bytes)) => self.send(r, global(to), bytes, tag, true, None).1,
             None => now,
         };
         self.ranks[ri].parts = Some(Parts {
@@ -947,21 +774,11 @@ impl<'p> Walker<'p> {
     /// An ideal barrier: the rank waits until every member of its group has arrived; the last
     /// to arrive releases all at the latest arrival. True when the rank now waits.
     fn ideal_barrier(&mut self, r: u32, op: &CollectiveOp) -> bool {
-        let (n, _, _) = self.group_of(r, op);
-        let (comm, grp) = match op.group {
-            None => (0, 0),
-            Some(g) => (
-                g as usize + 1,
-                self.prog.groups[g as usize].group_of[r as usize] as usize,
-            ),
-        };
         let now = self.ranks[r as usize].clock;
         self.ranks[r as usize].barrier = Some(now);
-        self.barriers[comm][grp].push(r);
-        if self.barriers[comm][grp].len() < n as usize {
+        let Some(arrived) = self.ctl.arrive_at_barrier(r, op) else {
             return true;
-        }
-        let arrived = std::mem::take(&mut self.barriers[comm][grp]);
+        };
         let release = arrived
             .iter()
             .filter_map(|&w| self.ranks[w as usize].barrier)
@@ -1052,7 +869,9 @@ impl<'p> Walker<'p> {
             spent: self.ranks.iter().map(|r| r.spent).collect(),
             entered: self.ranks.iter().map(|r| r.entered).collect(),
             finish,
-            phases: per_phase(&self.phase_spent),
+            phases: (0..np)
+                .map(|ph| (0..prog.ranks).map(|r| self.phases.spent(r, ph)).collect())
+                .collect(),
             messages: self.messages,
             message_delay: self.delay_sum / self.messages as f64,
             message_p99,
