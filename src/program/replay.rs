@@ -111,7 +111,7 @@ pub struct Sharing {
     pub disk: Option<(String, u32)>,
     /// The first node whose computes overlap on more than its cores.
     pub node: Option<u32>,
-    /// More uses than [`MAX_USES`]: sharing was not checked.
+    /// More uses than `MAX_USES`: sharing was not checked.
     pub unchecked: bool,
     /// The earliest time two uses met at a resource (infinite: never; `-inf` when unchecked).
     pub from: f64,
