@@ -9,8 +9,9 @@
 //! branching or a fixed population the sojourns of one job are dependent, which the labels say.
 
 use super::forks::{Stage, Trust, emit_stage};
+use super::stations::preferred_prediction;
 use super::{Estimate, Law, emit};
-use crate::analytic::PhaseType;
+use crate::analytic::{PhaseType, route_moments};
 use crate::dist::Dist;
 use crate::model::{
     ClassId, ClassKind, Discipline, Network, Routing, StationId, StationKind, Target,
@@ -23,7 +24,7 @@ const ROUTE: &str = "independent per-visit sojourns along the class's route (pha
 pub(super) fn classes(
     net: &Network,
     v: &[Vec<f64>],
-    laws: &[Option<Estimate>],
+    per_class: &[Vec<Option<Estimate>>],
     forks: &[Option<Stage>],
     a: &mut Analysis,
 ) {
@@ -37,10 +38,11 @@ pub(super) fn classes(
             continue;
         }
         let prefix = format!("class.{}", class.name);
+        let laws = &per_class[c];
         let result = if has_fork {
             chain_of_stages(net, laws, forks).map(|stage| emit_stage(a, &prefix, &stage))
         } else {
-            markov_route(net, v, c, laws).map(|est| emit(a, &prefix, &est))
+            markov_route(net, v, c, laws, a).map(|est| emit(a, &prefix, &est))
         };
         if let Err(reason) = result {
             a.refuse(ROUTE, format!("{prefix}: {reason}"));
@@ -68,6 +70,7 @@ fn markov_route(
     v: &[Vec<f64>],
     c: usize,
     laws: &[Option<Estimate>],
+    a: &Analysis,
 ) -> Result<Estimate, String> {
     let visited: Vec<usize> = (0..net.stations.len())
         .filter(|&s| v[c][s] > 0.0 && net.stations[s].kind.service().is_some())
@@ -149,20 +152,15 @@ fn markov_route(
             exact: ests[0].exact,
         });
     }
-    let blocks: Vec<PhaseType> = ests
-        .iter()
-        .zip(&visited)
-        .map(|(e, &s)| {
-            as_phase(&e.law).ok_or_else(|| {
-                format!(
-                    "the sojourn law at {:?} is not phase-type",
-                    net.stations[s].name
-                )
-            })
-        })
-        .collect::<Result<_, _>>()?;
-    let law = PhaseType::routed(&blocks, &entry, &route).map_err(|e| e.to_string())?;
     let problem = route_problem(net, c, &visited, &ests, chain);
+    let Some(blocks) = ests
+        .iter()
+        .map(|e| as_phase(&e.law))
+        .collect::<Option<Vec<PhaseType>>>()
+    else {
+        return gamma_route(net, c, &entry, &route, &ests, problem.as_deref(), a);
+    };
+    let law = PhaseType::routed(&blocks, &entry, &route).map_err(|e| e.to_string())?;
     Ok(Estimate {
         law: Law::Phase(law),
         method: match &problem {
@@ -170,6 +168,41 @@ fn markov_route(
             Some(p) => format!("{ROUTE}; approximation: {p}"),
         },
         exact: problem.is_none(),
+    })
+}
+
+/// A gamma law fitted to the class's mean (its predicted response or cycle) and to the
+/// variance of the walk along its route with independent sojourns of the per-visit laws
+/// (random visit counts included, [`route_moments`]), for routes whose laws are not all
+/// phase-type.
+fn gamma_route(
+    net: &Network,
+    c: usize,
+    entry: &[f64],
+    route: &[Vec<f64>],
+    ests: &[&Estimate],
+    problem: Option<&str>,
+    a: &Analysis,
+) -> Result<Estimate, String> {
+    let visit: Vec<(f64, f64)> = ests
+        .iter()
+        .map(|e| e.law.moments())
+        .collect::<Result<_, _>>()
+        .map_err(|e| e.to_string())?;
+    let (walk_mean, walk_second) =
+        route_moments(entry, route, &visit).map_err(|e| e.to_string())?;
+    let variance = (walk_second - walk_mean * walk_mean).max(0.0);
+    let metric = crate::metrics::class_metric(net, c);
+    let (mean, source) =
+        preferred_prediction(a, &metric).unwrap_or((walk_mean, "the per-visit laws".to_owned()));
+    let law = Law::gamma_fit(mean, mean * mean + variance).map_err(|e| e.to_string())?;
+    let broken = problem.map_or(String::new(), |p| format!("; {p}"));
+    Ok(Estimate {
+        law,
+        method: format!(
+            "gamma fit to the route's two moments (mean of {source}, variance of independent per-visit sojourns); approximation: the total is not gamma{broken}"
+        ),
+        exact: false,
     })
 }
 
