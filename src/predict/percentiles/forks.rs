@@ -111,6 +111,7 @@ fn stage(
         .iter()
         .all(|b| matches!(net.station(*b).kind, StationKind::Delay { .. }));
     let all_exact = parts.iter().all(|e| e.exact);
+    let closed = net.classes[0].kind != crate::model::ClassKind::Open;
     let law = Law::Max(parts.iter().map(|e| e.law.clone()).collect());
     let lockstep = !delays_only
         && branches.iter().all(|b| {
@@ -133,7 +134,7 @@ fn stage(
             },
             delays_only,
         }
-    } else if all_exact {
+    } else if all_exact && !closed {
         Stage {
             law,
             method: format!("{ASSOCIATED}; branches: {}", parts[0].method),
@@ -147,6 +148,16 @@ fn stage(
             law: parts[0].law.clone(),
             method: format!(
                 "lockstep deterministic branches: the maximum is one branch's sojourn; {}",
+                parts[0].method
+            ),
+            trust: Trust::Approximate,
+            delays_only,
+        }
+    } else if closed {
+        Stage {
+            law,
+            method: format!(
+                "independent-branch maximum; approximation: in a closed network the branch sojourns are dependent and no association argument is claimed, so this is no bound; branches: {}",
                 parts[0].method
             ),
             trust: Trust::Approximate,

@@ -291,13 +291,16 @@ fn closed_queues(
         .iter()
         .find(|st| matches!(st.kind, StationKind::Fork { .. }))
     {
-        a.refuse(
-            ARRIVAL_THEOREM,
-            format!(
-                "not product form: fork {:?} (a closed fork-join)",
-                fork.name
-            ),
+        let problem = format!(
+            "fork {:?} makes a closed fork-join, not product form",
+            fork.name
         );
+        a.refuse(ARRIVAL_THEOREM, format!("not product form: {problem}"));
+        for (s, _) in service_stations(net) {
+            if out[s].is_none() {
+                out[s] = closed_waited(net, s, &problem, a);
+            }
+        }
         return;
     }
     let served: Vec<usize> = service_stations(net).map(|(s, _)| s).collect();
