@@ -19,6 +19,9 @@ mod multiclass;
 mod routes;
 mod stations;
 
+/// Simpson intervals (even) for the moments of a law known by its CDF only.
+const MOMENT_STEPS: usize = 400;
+
 /// A sojourn-time law whose quantiles can be computed.
 #[derive(Clone, Debug)]
 enum Law {
@@ -134,14 +137,34 @@ impl Law {
                 };
                 Ok((s1 + mean_wait, s2 + 2.0 * s1 * mean_wait + w2))
             }
-            Law::Max(_) => Err(AnalyticError::NotApplicable(
-                "no moments computed for a fork's maximum".to_owned(),
-            )),
+            Law::Max(_) => self.numeric_moments(),
             Law::Mixture(parts) => parts.iter().try_fold((0.0, 0.0), |(m, m2), (w, p)| {
                 let (pm, pm2) = p.moments()?;
                 Ok((m + w * pm, m2 + w * pm2))
             }),
         }
+    }
+
+    /// `E[T] = int P(T > t) dt` and `E[T^2] = 2 int t P(T > t) dt` by Simpson's rule on
+    /// `MOMENT_STEPS` intervals from 0 to the `1 - 1e-9` quantile (the tail beyond is left out).
+    fn numeric_moments(&self) -> Result<(f64, f64), AnalyticError> {
+        let top = self.quantile(1.0 - 1e-9)?;
+        let h = top / MOMENT_STEPS as f64;
+        let (mut m1, mut m2) = (0.0, 0.0);
+        for i in 0..=MOMENT_STEPS {
+            let t = i as f64 * h;
+            let weight = if i == 0 || i == MOMENT_STEPS {
+                1.0
+            } else if i % 2 == 1 {
+                4.0
+            } else {
+                2.0
+            };
+            let survival = 1.0 - self.cdf(t)?;
+            m1 += weight * survival;
+            m2 += weight * 2.0 * t * survival;
+        }
+        Ok((m1 * h / 3.0, m2 * h / 3.0))
     }
 
     /// The quantile at level `q` in `(0, 1)`.

@@ -11,13 +11,13 @@ fn suite(test: &str) -> PathBuf {
         let file = format!("{case}.toml");
         std::fs::copy(root().join("validation").join(&file), dir.join(&file)).unwrap();
     }
-    let text = std::fs::read_to_string(root().join("validation/closed_fork_join_n1.toml"))
+    let text = std::fs::read_to_string(root().join("validation/spmd_bus_aio_p16.toml"))
         .unwrap()
         .replace(
             "\n[validate]\n",
-            "\n[validate]\nmetrics = [\"class.jobs.p99\"]\n",
+            "\n[validate]\nmetrics = [\"station.cpu_fork.p99\"]\n",
         );
-    assert!(text.contains("class.jobs.p99"));
+    assert!(text.contains("station.cpu_fork.p99"));
     std::fs::write(dir.join("zz_no_prediction.toml"), text).unwrap();
     dir
 }

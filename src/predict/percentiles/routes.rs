@@ -40,7 +40,7 @@ pub(super) fn classes(
         let prefix = format!("class.{}", class.name);
         let laws = &per_class[c];
         let result = if has_fork {
-            chain_of_stages(net, laws, forks).map(|stage| emit_stage(a, &prefix, &stage))
+            chain_of_stages(net, laws, forks, a).map(|stage| emit_stage(a, &prefix, &stage))
         } else {
             markov_route(net, v, c, laws, a).map(|est| emit(a, &prefix, &est))
         };
@@ -323,17 +323,20 @@ fn as_phase(law: &Law) -> Option<PhaseType> {
     }
 }
 
-/// An open single-class fork-join network as a chain from its source: forks (to their joins)
-/// and service stations, each met once with probability 1, to the exit. Its law is the sum of
-/// the parts taken as independent: exact when every part is a delay or a fork of delays (each
-/// time is then a service draw of its own), an approximation otherwise.
+/// A single-class fork-join network as a chain: forks (to their joins) and service stations,
+/// each met once with probability 1, from an open class's source to the exit or around a
+/// closed class's cycle from its reference station. Its law is the sum of the parts taken as
+/// independent: exact when every part is a delay or a fork of delays in an open network (each
+/// time is then a service draw of its own), an approximation otherwise; a gamma fit to the
+/// parts' two moments (around the predicted mean) where a part is not phase-type.
 fn chain_of_stages(
     net: &Network,
     laws: &[Option<Estimate>],
     forks: &[Option<Stage>],
+    a: &Analysis,
 ) -> Result<Stage, String> {
-    if net.classes.len() != 1 || net.classes[0].kind != ClassKind::Open {
-        return Err("only an open single-class fork-join network is supported".to_owned());
+    if net.classes.len() != 1 {
+        return Err("only a single-class fork-join network is supported".to_owned());
     }
     let sole = |s: usize| -> Result<Target, String> {
         match targets(net, 0, s)?[..] {
@@ -344,17 +347,28 @@ fn chain_of_stages(
             )),
         }
     };
-    let sources: Vec<usize> = (0..net.stations.len())
-        .filter(|&s| matches!(net.stations[s].kind, StationKind::Source { .. }))
-        .collect();
-    let [source] = sources[..] else {
-        return Err("one source is needed".to_owned());
+    let (mut next, reference) = match net.classes[0].kind {
+        ClassKind::Open => {
+            let sources: Vec<usize> = (0..net.stations.len())
+                .filter(|&s| matches!(net.stations[s].kind, StationKind::Source { .. }))
+                .collect();
+            let [source] = sources[..] else {
+                return Err("one source is needed".to_owned());
+            };
+            (sole(source)?, None)
+        }
+        ClassKind::Closed { reference, .. } => (
+            Target::Station(reference, ClassId(0)),
+            Some(reference.index()),
+        ),
     };
     let mut parts: Vec<Stage> = Vec::new();
-    let mut next = sole(source)?;
     while let Target::Station(at, _) = next {
         let s = at.index();
         let st = &net.stations[s];
+        if !parts.is_empty() && Some(s) == reference {
+            break;
+        }
         if parts.len() > net.stations.len() {
             return Err("the route loops".to_owned());
         }
@@ -394,14 +408,18 @@ fn chain_of_stages(
     if let [one] = &parts[..] {
         return Ok(one.clone());
     }
-    let blocks: Vec<PhaseType> = parts
+    let exact = reference.is_none()
+        && parts
+            .iter()
+            .all(|p| p.delays_only && matches!(p.trust, Trust::Exact));
+    let Some(blocks) = parts
         .iter()
-        .map(|p| as_phase(&p.law).ok_or("a stage's law is not phase-type".to_owned()))
-        .collect::<Result<_, _>>()?;
+        .map(|p| as_phase(&p.law))
+        .collect::<Option<Vec<PhaseType>>>()
+    else {
+        return gamma_stages(net, &parts, a);
+    };
     let law = PhaseType::sum(&blocks).map_err(|e| e.to_string())?;
-    let exact = parts
-        .iter()
-        .all(|p| p.delays_only && matches!(p.trust, Trust::Exact));
     let mut methods: Vec<&str> = Vec::new();
     for p in &parts {
         if !methods.contains(&p.method.as_str()) {
@@ -412,11 +430,7 @@ fn chain_of_stages(
         "sum of {} independent stages in series ({}){}",
         parts.len(),
         methods.join(" + "),
-        if exact {
-            ""
-        } else {
-            "; approximation: after a queueing stage the stages of one job are dependent and fed by a join, not a Poisson stream"
-        }
+        if exact { "" } else { STAGES_DEPENDENT }
     );
     Ok(Stage {
         law: Law::Phase(law),
@@ -426,6 +440,32 @@ fn chain_of_stages(
         } else {
             Trust::Approximate
         },
+        delays_only: false,
+    })
+}
+
+/// Why summing the stages of a fork-join chain as independent is an approximation.
+const STAGES_DEPENDENT: &str = "; approximation: after a queueing stage (or in a closed network) the stages of one job are dependent and fed by a join, not a Poisson stream";
+
+/// A gamma law fitted to the class's predicted mean (or the stages' summed means) and to the
+/// summed variances of the chain's stages taken as independent.
+fn gamma_stages(net: &Network, parts: &[Stage], a: &Analysis) -> Result<Stage, String> {
+    let (mut mean, mut variance) = (0.0, 0.0);
+    for p in parts {
+        let (m1, m2) = p.law.moments().map_err(|e| e.to_string())?;
+        mean += m1;
+        variance += (m2 - m1 * m1).max(0.0);
+    }
+    let (mean, source) = preferred_prediction(a, &crate::metrics::class_metric(net, 0))
+        .unwrap_or((mean, "the stages' laws".to_owned()));
+    let law = Law::gamma_fit(mean, mean * mean + variance).map_err(|e| e.to_string())?;
+    Ok(Stage {
+        law,
+        method: format!(
+            "gamma fit to {} stages' two moments (mean of {source}, variance of the stages taken independent); approximation: the total is not gamma{STAGES_DEPENDENT}",
+            parts.len()
+        ),
+        trust: Trust::Approximate,
         delays_only: false,
     })
 }
