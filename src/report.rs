@@ -274,6 +274,15 @@ impl RunReport {
 /// replication's index, the metric and its value in that replication.
 pub const PER_REPLICATION_HEADER: [&str; 4] = ["run_id", "replication", "metric", "value"];
 
+/// Creates the `--per-replication` file at `path` with its header ([`PER_REPLICATION_HEADER`]).
+pub fn per_replication_writer(
+    path: &std::path::Path,
+) -> std::io::Result<csv::Writer<std::fs::File>> {
+    let mut w = csv::Writer::from_path(path)?;
+    w.write_record(PER_REPLICATION_HEADER)?;
+    Ok(w)
+}
+
 /// Writes one record per replication and metric of `ex` (fields [`PER_REPLICATION_HEADER`]), in
 /// replication order. The reported mean of a metric is the mean of its values.
 pub fn write_replications<W: std::io::Write>(

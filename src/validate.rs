@@ -542,7 +542,8 @@ fn compare(
             Verdict::Imprecise
         } else if !inside {
             Verdict::Disagree
-        } else if ci.relative_half_width() <= target {
+        } else if ci.half_width == 0.0 || ci.relative_half_width() <= target {
+            // (a deterministic zero, an idle rank's io time say, has no relative half-width)
             Verdict::Agree
         } else {
             Verdict::Imprecise

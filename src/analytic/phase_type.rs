@@ -103,16 +103,7 @@ impl PhaseType {
         if let Some(first) = initial.first_mut() {
             *first = 1.0;
         }
-        let next = (0..n)
-            .map(|i| {
-                if i + 1 < n {
-                    vec![(i + 1, 1.0)]
-                } else {
-                    Vec::new()
-                }
-            })
-            .collect();
-        Self::new(initial, rates.to_vec(), next)
+        Self::new(initial, rates.to_vec(), chain(n))
     }
 
     /// A mixture of Erlangs of one rate: `weights[n]` is the probability of `n + 1` phases of
@@ -123,16 +114,7 @@ impl PhaseType {
         let n = weights.len();
         // phase i has n - i phases to go: m + 1 phases start at phase n - 1 - m
         let initial = (0..n).map(|i| weights[n - 1 - i]).collect();
-        let next = (0..n)
-            .map(|i| {
-                if i + 1 < n {
-                    vec![(i + 1, 1.0)]
-                } else {
-                    Vec::new()
-                }
-            })
-            .collect();
-        Self::new(initial, vec![rate; n], next)
+        Self::new(initial, vec![rate; n], chain(n))
     }
 
     /// The rate, when the law is a single exponential phase.
@@ -335,6 +317,19 @@ pub fn route_moments(
     let h = crate::linalg::solve(a, rhs).ok_or_else(stuck)?;
     let dot = |x: &[f64]| entry.iter().zip(x).map(|(e, v)| e * v).sum::<f64>();
     Ok((dot(&g), dot(&h)))
+}
+
+/// The routing of `n` phases in a line: phase `i` goes on to `i + 1`, the last one ends.
+fn chain(n: usize) -> Vec<Vec<(usize, f64)>> {
+    (0..n)
+        .map(|i| {
+            if i + 1 < n {
+                vec![(i + 1, 1.0)]
+            } else {
+                Vec::new()
+            }
+        })
+        .collect()
 }
 
 #[cfg(test)]

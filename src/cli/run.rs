@@ -202,15 +202,14 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     let format = Format::of(args.json, args.csv);
     let mut reports = Vec::new();
     let mut out = std::io::stdout().lock();
-    let mut per_rep = match &args.per_replication {
-        Some(path) => {
-            let mut w = csv::Writer::from_path(path)
-                .with_context(|| format!("creating {}", path.display()))?;
-            w.write_record(parsim::report::PER_REPLICATION_HEADER)?;
-            Some(w)
-        }
-        None => None,
-    };
+    let mut per_rep = args
+        .per_replication
+        .as_deref()
+        .map(|path| {
+            parsim::report::per_replication_writer(path)
+                .with_context(|| format!("creating {}", path.display()))
+        })
+        .transpose()?;
     format.start(&mut out)?;
     for sc in &scenarios {
         if args.show_network

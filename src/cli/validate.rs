@@ -121,15 +121,14 @@ pub fn run(args: &ValidateArgs) -> anyhow::Result<ExitCode> {
     } else {
         Effort::Full
     };
-    let mut per_rep = match &args.per_replication {
-        Some(path) => {
-            let mut w = csv::Writer::from_path(path)
-                .with_context(|| format!("creating {}", path.display()))?;
-            w.write_record(parsim::report::PER_REPLICATION_HEADER)?;
-            Some(w)
-        }
-        None => None,
-    };
+    let mut per_rep = args
+        .per_replication
+        .as_deref()
+        .map(|path| {
+            parsim::report::per_replication_writer(path)
+                .with_context(|| format!("creating {}", path.display()))
+        })
+        .transpose()?;
     let mut cases = Vec::new();
     for (index, sc) in scenarios.iter().enumerate() {
         if args.shard.is_none_or(|s| s.owns(index)) {

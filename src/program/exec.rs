@@ -849,6 +849,8 @@ impl<'p> Execution<'p> {
         let ri = r as usize;
         match self.ranks[ri].wait {
             Wait::Combine => {
+                // the collective's further steps count as communication again
+                self.set_category(r, Category::Communication);
                 self.ranks[ri].step += 1;
                 self.resume(r);
             }
@@ -1362,7 +1364,7 @@ impl<'p> Execution<'p> {
 
 /// `x` (`>= 0`) ticks rounded up (no library call below `2^63`).
 #[inline(always)]
-fn ceil_ticks(x: f64) -> Ticks {
+pub(super) fn ceil_ticks(x: f64) -> Ticks {
     let t = wide_from_f64(x);
     if wide_to_f64(t) < x { t + 1 } else { t }
 }

@@ -36,7 +36,7 @@ pub fn has_messages(prog: &Program) -> bool {
 }
 
 /// Whether the program's messages can cross links: they can unless every rank is on one node.
-fn crosses_links(prog: &Program) -> bool {
+pub(super) fn crosses_links(prog: &Program) -> bool {
     has_messages(prog) && prog.ranks > prog.ranks_per_node
 }
 

@@ -26,13 +26,16 @@
 
 pub mod collective;
 pub mod compile;
+mod delays;
 pub mod exec;
 pub mod expr;
+mod mean_value;
 mod measure;
 pub mod pipeline;
 pub mod predict;
 pub mod profile;
 pub mod raw;
+pub mod replay;
 
 pub use compile::compile;
 pub use exec::{Execution, ProgramFault, ProgramRun};

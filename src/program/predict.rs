@@ -16,6 +16,7 @@ use std::collections::HashMap;
 
 use super::collective::{Algorithm, Collective, Cost};
 use super::expr::Env;
+use super::replay::Evaluation;
 use super::{CollectiveOp, Instr, Program, Size, Switching};
 use crate::analytic::MessageCost;
 use crate::predict::{Analysis, Prediction, Refusal};
@@ -24,6 +25,7 @@ use crate::topology::Shape;
 /// Every prediction for a program.
 pub fn analyze(prog: &Program) -> Analysis {
     let mut a = Analysis::default();
+    let evaluation = super::replay::evaluate(prog);
     let whole = whole_program_phase(prog);
     for (id, name) in prog.phases.iter().enumerate() {
         let Some((first, body)) = phase_body(prog, id as u16) else {
@@ -36,9 +38,19 @@ pub fn analyze(prog: &Program) -> Analysis {
             }
             _ => Vec::new(),
         };
+        let staggered = evaluation
+            .as_ref()
+            .ok()
+            .and_then(|ev| staggered_entry(ev, id));
         for f in found {
             match f {
-                Ok((value, method, broken)) => {
+                Ok((value, method, mut broken)) => {
+                    if let Some(why) = &staggered {
+                        broken = Some(match broken {
+                            Some(b) => format!("{b}; {why}"),
+                            None => why.clone(),
+                        });
+                    }
                     let (method, exact) = match broken {
                         None => (method, true),
                         Some(why) => (format!("{method}; approximation: {why}"), false),
@@ -63,12 +75,42 @@ pub fn analyze(prog: &Program) -> Analysis {
             }
         }
     }
+    super::mean_value::predictions(prog, &evaluation, &mut a);
     if let Some(p) = &prog.pipeline {
         let (predictions, refusals) = super::pipeline::predictions(prog, p);
         a.predictions.extend(predictions);
         a.refusals.extend(refusals);
     }
     a
+}
+
+/// Why phase `id`'s closed form, which starts every rank together, does not hold from the
+/// ranks' entries: they enter at different times in the evaluation, or at times that depend on
+/// chance or on contention before the phase. `None` when they enter together at a fixed time.
+fn staggered_entry(ev: &Evaluation, id: usize) -> Option<String> {
+    let starts: Vec<(usize, f64)> = ev.phase_starts[id]
+        .iter()
+        .copied()
+        .enumerate()
+        .filter(|(_, t)| t.is_finite())
+        .collect();
+    let (first, last) = starts
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &(_, t)| {
+            (lo.min(t), hi.max(t))
+        });
+    let fixed = starts
+        .iter()
+        .all(|&(r, t)| t <= ev.tainted[r] && t <= ev.sharing.from);
+    if !fixed {
+        Some("the ranks enter the phase at times that depend on chance or contention before it (the closed form starts them together)".to_owned())
+    } else if last - first > 1e-12 * last.abs() {
+        Some(format!(
+            "the ranks enter the phase at different times, from {first:.6e} to {last:.6e} (the closed form starts them together)"
+        ))
+    } else {
+        None
+    }
 }
 
 /// The phase that is the whole program, if the program is one phase.

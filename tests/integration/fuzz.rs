@@ -423,7 +423,7 @@ fn exercise(text: &str) -> Result<Outcome, String> {
             };
         }
     };
-    let _ = parsim::predict::analyze_scenario(&sc);
+    let analysis = parsim::predict::analyze_scenario(&sc);
     let mut opt = Options::from_scenario(&sc);
     opt.replications = 2;
     opt.max_replications = 2;
@@ -440,6 +440,31 @@ fn exercise(text: &str) -> Result<Outcome, String> {
             return Err(format!(
                 "a run that succeeded reports {} = {} +- {}",
                 m.name, m.ci.mean, m.ci.half_width
+            ));
+        }
+    }
+    // a program's contention-free evaluation, where it says exact, is what the run measured,
+    // to the clock's rounding: 1e-6 relative and a thousand ticks, since a transmission shorter
+    // than the program's smallest declared time (a size given by an expression) is rounded to
+    // ticks of 2^-31 of that time, which can be several 1e-9 of it (100 bytes at 1e9 B/s beside
+    // a 1e-6 latency: 2.8e-9), or of the default scale when no time is declared; a modelling
+    // error is far larger
+    let tick = sc.program().map_or(0.0, |p| p.clock.tick());
+
+    for p in analysis
+        .predictions
+        .iter()
+        .filter(|p| p.exact && p.method.starts_with("contention-free mean-value"))
+        // (a utilisation is a ratio of the times checked here: its rounding is not in ticks)
+        .filter(|p| !p.metric.contains("utilisation"))
+    {
+        let Some(m) = report.metrics.iter().find(|m| m.name == p.metric) else {
+            continue;
+        };
+        if (p.value - m.ci.mean).abs() > 1e-6 * m.ci.mean.abs() + 1e3 * tick {
+            return Err(format!(
+                "exact {} = {} ({}) but the run measured {}",
+                p.metric, p.value, p.method, m.ci.mean
             ));
         }
     }

@@ -28,6 +28,8 @@ mod percentile_coverage;
 mod percentiles;
 /// Kuntraruk's parallel pipeline against eq. 6 and the report's arithmetic.
 mod pipeline;
+/// The contention-free mean-value evaluation of rank programs against hand values and runs.
+mod program_predictions;
 /// Rank programs: exact contention-free times, collectives, deadlocks.
 mod programs;
 /// Properties over generated inputs: calendar order, tally merge, distribution moments.

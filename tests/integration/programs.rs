@@ -224,3 +224,44 @@ fn deadlocks_are_reported_with_the_ranks_and_what_they_wait_for() {
         }
     }
 }
+
+#[test]
+fn a_reduction_counts_its_combines_as_compute_and_the_rest_as_communication() {
+    // (the time after a combine used to count as compute) binomial reduce over 4 ranks, one link per pair: rank 0 receives from 1, combines,
+    // receives from 2 (which combined rank 3's block first), combines again
+    let sc = scenario(
+        r#"
+[run]
+replications = 2
+[program]
+ranks = 4
+[[program.op]]
+kind = "reduce"
+algorithm = "binomial"
+bytes = 100
+combine = { dist = "det", value = 1e-3 }
+[topology]
+kind = "full"
+bandwidth = 1e6
+startup = 1e-5
+"#,
+    );
+    let message = 1e-5 + 100.0 / 1e6;
+    let makespan = 2.0 * (message + 1e-3);
+    let mut opt = Options::from_scenario(&sc);
+    opt.threads = 1;
+    let ex = replicate::run(&sc, &opt, &|_| {}).expect("runs");
+    for (metric, want) in [
+        ("program.makespan", makespan),
+        ("rank.0.compute", 2e-3),
+        ("rank.0.communication", makespan - 2e-3),
+        ("rank.2.compute", 1e-3),
+        ("rank.2.communication", 2.0 * message),
+    ] {
+        let sim = ex.interval(ex.index_of(metric).unwrap(), 0.95).mean;
+        assert!(
+            (sim - want).abs() <= 1e-9 * want,
+            "{metric}: simulated {sim}, by hand {want}"
+        );
+    }
+}

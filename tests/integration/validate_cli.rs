@@ -177,7 +177,8 @@ fn deterministic_programs_agree_with_their_exact_closed_forms_up_to_the_clocks_r
     );
     let rows: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
     let rows = rows.as_array().expect("an array of comparisons");
-    assert_eq!(rows.len(), 3);
+    // each metric twice: the closed form and the contention-free evaluation, both exact
+    assert_eq!(rows.len(), 6);
     for r in rows {
         assert_eq!(r["verdict"], "agree", "{r}");
         assert_eq!(r["half_width_99"], 0.0, "{r}");
@@ -227,4 +228,53 @@ fn csv_and_json_carry_the_same_fields_and_an_awkward_case_name_round_trips() {
             column("half_width_99").parse::<f64>().unwrap()
         );
     }
+}
+
+#[test]
+fn a_deterministic_program_with_nothing_shared_agrees_on_every_metric() {
+    // every metric compared (no `metrics` list): the contention-free evaluation is exact for
+    // all of them, deterministic zeros included; the bcast's closed form, which starts the
+    // ranks together, is labelled with the staggered entry it does not model
+    let out = parsim(&[
+        "validate",
+        "--json",
+        "validation/program_collectives_full.toml",
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let rows: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let rows = rows.as_array().expect("an array of comparisons");
+    let evaluated: Vec<_> = rows
+        .iter()
+        .filter(|r| {
+            r["method"]
+                .as_str()
+                .is_some_and(|m| m.starts_with("contention-free mean-value"))
+        })
+        .collect();
+    assert!(evaluated.len() >= 15, "{}", evaluated.len());
+    for r in evaluated {
+        assert_eq!(r["exact"], true, "{r}");
+        assert_eq!(r["verdict"], "agree", "{r}");
+    }
+    let closed = rows
+        .iter()
+        .find(|r| {
+            r["method"]
+                .as_str()
+                .is_some_and(|m| m.starts_with("bcast binomial"))
+        })
+        .expect("the bcast's closed form");
+    assert_eq!(closed["exact"], false, "{closed}");
+    assert!(
+        closed["method"]
+            .as_str()
+            .unwrap()
+            .contains("enter the phase at different times"),
+        "{closed}"
+    );
 }

@@ -1,0 +1,1118 @@
+//! The contention-free mean-value evaluation of a program: each rank's compiled instructions
+//! walked with every duration at its mean, independently of the simulator's event engine.
+//!
+//! A compute takes its mean, a region `n` times its cost's mean, a disk request
+//! `startup + bytes / bandwidth`, a combine its mean; a message costs the lecture notes' formula
+//! over its route (store-and-forward or cut-through, hop by hop, so a fat tree's faster upper
+//! links count) with no queueing anywhere: a link, a processor and a disk unit serve whatever
+//! reaches them at once. Sends are buffered (see [`super`]), so a message's delivery depends on
+//! its sender alone: `send` ends at its delivery, `isend` after the startup, a `recv` at
+//! `max(its rank's clock, the delivery)` of the next message on its (source, tag) in send order,
+//! a collective step at the later of its send's delivery and its receive, then its combine, by
+//! the algorithm's own steps ([`super::collective::Collective::step`]); an ideal barrier
+//! releases its group when the last member arrives. Ranks run in turn until each blocks on a
+//! message not yet sent; nothing is compared across ranks but clocks, so the cost is linear in
+//! the operations executed and the hops crossed.
+//!
+//! The evaluation also keeps each resource's timeline (link crossings, disk requests, and the
+//! computes of a node with more ranks than cores), so [`Evaluation::sharing`] says from the
+//! evaluation itself whether two messages met on a link or two requests at a disk unit: when
+//! nothing met and every duration and size is deterministic, the evaluation is what the
+//! simulator computes.
+
+use std::collections::VecDeque;
+
+use rustc_hash::FxHashMap;
+
+use super::collective::{Algorithm, Collective, Shape};
+use super::delays::Delays;
+use super::exec::ceil_ticks;
+use super::expr::{Env, Expr};
+use super::{CollectiveOp, Instr, Program, Size, Switching, Work};
+use crate::dist::Dist;
+
+/// Tags at or above this are the collectives' own (as in [`super::exec`]).
+const COLLECTIVE_TAG: u64 = 1 << 63;
+
+/// Operations the evaluation executes before it gives up (the simulator would take far longer).
+const MAX_OPS: u64 = 2_000_000_000;
+
+/// Resource uses kept for the sharing check; beyond them sharing is not checked.
+const MAX_USES: usize = 16_000_000;
+
+/// The category indices of [`super::exec::Category`].
+const COMPUTE: usize = 0;
+const COMMUNICATION: usize = 1;
+const WAITING: usize = 2;
+const IO: usize = 3;
+
+/// What the contention-free evaluation found.
+#[derive(Clone, Debug)]
+pub struct Evaluation {
+    /// When the last rank finished.
+    pub makespan: f64,
+    /// Per rank: time in each category (compute, communication, waiting, io).
+    pub spent: Vec<[f64; 4]>,
+    /// Per rank: whether it executed any operation of each category (a category it never
+    /// entered is zero whatever chance does).
+    pub entered: Vec<[bool; 4]>,
+    /// Per rank: when it finished.
+    pub finish: Vec<f64>,
+    /// Per phase, per rank: time inside the phase.
+    pub phases: Vec<Vec<f64>>,
+    /// Messages delivered.
+    pub messages: u64,
+    /// Mean injection-to-delivery time of the messages (`NaN` without messages).
+    pub message_delay: f64,
+    /// The 99th percentile of the same, as the simulator's histogram reports it.
+    pub message_p99: f64,
+    /// Every link crossed, in link order.
+    pub links: Vec<LinkLoad>,
+    /// What met at a resource on the evaluation's own timeline, if anything (see
+    /// [`Sharing`]).
+    pub sharing: Sharing,
+    /// Where the evaluation used a mean for a random quantity (empty: everything executed was
+    /// deterministic).
+    pub random: Vec<String>,
+    /// Per rank: the clock from which its times depend on chance (infinite: never), because it
+    /// drew a random quantity or received a message or left a barrier whose time did; what it
+    /// settled before is deterministic.
+    pub tainted: Vec<f64>,
+    /// Per phase, per rank: when the rank first entered the phase (infinite: never).
+    pub phase_starts: Vec<Vec<f64>>,
+    /// Per phase, per rank: when the rank last left the phase.
+    pub phase_ends: Vec<Vec<f64>>,
+    /// True when no resource can ever serve two uses at once whatever the durations: each link
+    /// carries the blocking messages of one sender, each disk unit serves one rank, and no node
+    /// has more ranks than cores.
+    pub unshareable: bool,
+}
+
+/// One link's load in the evaluation.
+#[derive(Clone, Debug)]
+pub struct LinkLoad {
+    /// Its name ([`crate::topology::Topology::link_name`]).
+    pub name: String,
+    /// Crossings.
+    pub messages: u64,
+    /// Time spent transmitting (the sum of `bytes / capacity`).
+    pub busy: f64,
+    /// The 99th percentile of its crossings' transmission times, as the simulator's histogram
+    /// reports it (`None` unless the program reports each link).
+    pub p99: Option<f64>,
+}
+
+/// Resources on which the evaluation's own timeline has two uses at once.
+#[derive(Clone, Debug)]
+pub struct Sharing {
+    /// Links with overlapping crossings: how many, and the first by link order with its most
+    /// crossings at once.
+    pub links: usize,
+    /// The first such link's name and its most crossings at once.
+    pub first_link: Option<(String, usize)>,
+    /// The first disk unit with overlapping requests (disk name, unit).
+    pub disk: Option<(String, u32)>,
+    /// The first node whose computes overlap on more than its cores.
+    pub node: Option<u32>,
+    /// More uses than [`MAX_USES`]: sharing was not checked.
+    pub unchecked: bool,
+    /// The earliest time two uses met at a resource (infinite: never; `-inf` when unchecked).
+    pub from: f64,
+}
+
+impl Default for Sharing {
+    fn default() -> Sharing {
+        Sharing {
+            links: 0,
+            first_link: None,
+            disk: None,
+            node: None,
+            unchecked: false,
+            from: f64::INFINITY,
+        }
+    }
+}
+
+impl Sharing {
+    /// True when nothing met anywhere (and that was checked).
+    pub fn none(&self) -> bool {
+        self.links == 0 && self.disk.is_none() && self.node.is_none() && !self.unchecked
+    }
+
+    /// What met, in words, one item per kind of resource.
+    pub fn describe(&self, prog: &Program) -> Vec<String> {
+        let mut why = Vec::new();
+        if let Some((name, most)) = &self.first_link {
+            let others = match self.links {
+                1 => String::new(),
+                n => format!(" and {} other links", n - 1),
+            };
+            why.push(format!(
+                "messages share link {name}{others} ({most} at once on the evaluation's own timeline; it has no queueing)"
+            ));
+        }
+        if let Some((disk, unit)) = &self.disk {
+            why.push(format!(
+                "requests overlap at unit {unit} of disk {disk} (the evaluation has no queueing)"
+            ));
+        }
+        if let Some(node) = self.node {
+            why.push(format!(
+                "computes overlap on the {} cores of node {node} ({} ranks per node; the evaluation has no processor queueing)",
+                prog.cores, prog.ranks_per_node
+            ));
+        }
+        if self.unchecked {
+            why.push(format!(
+                "more than {MAX_USES} resource uses: sharing was not checked"
+            ));
+        }
+        why
+    }
+}
+
+/// Evaluates `prog` contention-free at mean values; an error says why it cannot (an expression
+/// that fails, a deadlock, a program too long to walk).
+pub fn evaluate(prog: &Program) -> Result<Evaluation, String> {
+    let mut w = Walker::new(prog);
+    w.run()?;
+    Ok(w.finish())
+}
+
+/// A message as sent.
+#[derive(Clone, Copy, Debug)]
+struct Message {
+    to: u32,
+    bytes: f64,
+    tag: u64,
+    /// When it enters the network (after the startup).
+    inject: f64,
+    /// The sender waits for its delivery.
+    blocking: bool,
+    /// The operation that drew its size, when the size is random.
+    random_size: Option<u32>,
+}
+
+/// What a rank waits for to end its current operation (or collective step).
+#[derive(Clone, Copy, Debug)]
+struct Parts {
+    /// When the operation started.
+    since: f64,
+    /// The latest of what is already known (its send's delivery).
+    done: f64,
+    /// The receive still open: (source, tag).
+    recv: Option<(u32, u64)>,
+    /// The category its time counts as.
+    category: usize,
+    /// Bytes to combine once it is over (collective steps of reductions).
+    combine: Option<f64>,
+}
+
+#[derive(Clone, Debug)]
+struct RankState {
+    pc: u32,
+    clock: f64,
+    spent: [f64; 4],
+    entered: [bool; 4],
+    parts: Option<Parts>,
+    /// Waiting at an ideal barrier since this time.
+    barrier: Option<f64>,
+    /// The clock from which its times depend on chance (see [`Evaluation::tainted`]).
+    tainted: f64,
+    queued: bool,
+    done: bool,
+    in_collective: bool,
+    step: u32,
+    shape: Shape,
+    tag: u64,
+}
+
+/// One link's accumulators.
+#[derive(Debug)]
+struct LinkAcc {
+    id: u64,
+    messages: u64,
+    busy: f64,
+    uses: Vec<(f64, f64)>,
+    sender: u32,
+    one_sender: bool,
+    /// Its crossings' transmission times (only when the program reports each link).
+    delays: Option<Delays>,
+    /// The histogram scale the simulator uses for it.
+    scale: f64,
+}
+
+struct Walker<'p> {
+    prog: &'p Program,
+    ranks: Vec<RankState>,
+    depth: usize,
+    loop_index: Vec<i64>,
+    loop_times: Vec<i64>,
+    ready: VecDeque<u32>,
+    /// Delivery times of messages not yet received (and whether they depend on chance), by
+    /// (destination, source, tag), in send order.
+    mailbox: FxHashMap<(u32, u32, u64), VecDeque<(f64, bool)>>,
+    barriers: Vec<Vec<Vec<u32>>>,
+    coll_seq: Vec<u32>,
+    phase_enter: Vec<f64>,
+    phase_depth: Vec<u16>,
+    phase_spent: Vec<f64>,
+    slots: FxHashMap<u64, u32>,
+    links: Vec<LinkAcc>,
+    disk_base: Vec<u32>,
+    /// Per disk unit: its requests, and the one rank using it (`u32::MAX`: several).
+    disk_uses: Vec<(Vec<(f64, f64)>, u32)>,
+    /// Per node (only when it has more ranks than cores): its computes.
+    cpu_uses: Option<Vec<Vec<(f64, f64)>>>,
+    uses: usize,
+    messages: u64,
+    delay_sum: f64,
+    delays: Delays,
+    nonblocking_on_links: bool,
+    random: Vec<String>,
+    phase_start: Vec<f64>,
+    phase_end: Vec<f64>,
+    ops: u64,
+}
+
+impl<'p> Walker<'p> {
+    fn new(prog: &'p Program) -> Walker<'p> {
+        let p = prog.ranks as usize;
+        let depth = usize::from(prog.loop_depth);
+        let mut disk_base = Vec::new();
+        let mut units = 0;
+        for d in &prog.disks {
+            disk_base.push(units);
+            units += d.count;
+        }
+        let comms = 1 + prog.groups.len();
+        Walker {
+            prog,
+            ranks: vec![
+                RankState {
+                    pc: 0,
+                    clock: 0.0,
+                    spent: [0.0; 4],
+                    entered: [false; 4],
+                    parts: None,
+                    barrier: None,
+                    tainted: f64::INFINITY,
+                    queued: true,
+                    done: false,
+                    in_collective: false,
+                    step: 0,
+                    shape: Shape {
+                        n: 1,
+                        me: 0,
+                        root: 0,
+                        bytes: 0.0,
+                        segments: 1,
+                    },
+                    tag: 0,
+                };
+                p
+            ],
+            depth,
+            loop_index: vec![0; p * depth],
+            loop_times: vec![0; p * depth],
+            ready: (0..prog.ranks).collect(),
+            mailbox: FxHashMap::default(),
+            barriers: std::iter::once(vec![Vec::new()])
+                .chain(
+                    prog.groups
+                        .iter()
+                        .map(|g| vec![Vec::new(); g.members.len()]),
+                )
+                .collect(),
+            coll_seq: vec![0; p * comms],
+            phase_enter: vec![0.0; p * prog.phases.len()],
+            phase_depth: vec![0; p * prog.phases.len()],
+            phase_spent: vec![0.0; p * prog.phases.len()],
+            slots: FxHashMap::default(),
+            links: Vec::new(),
+            disk_base,
+            disk_uses: vec![(Vec::new(), u32::MAX - 1); units as usize],
+            cpu_uses: (prog.ranks_per_node > prog.cores && prog.ranks > 1)
+                .then(|| vec![Vec::new(); prog.nodes() as usize]),
+            uses: 0,
+            messages: 0,
+            delay_sum: 0.0,
+            delays: Delays::default(),
+            nonblocking_on_links: false,
+            random: Vec::new(),
+            phase_start: vec![f64::INFINITY; p * prog.phases.len()],
+            phase_end: vec![0.0; p * prog.phases.len()],
+            ops: 0,
+        }
+    }
+
+    fn run(&mut self) -> Result<(), String> {
+        while let Some(r) = self.ready.pop_front() {
+            self.ranks[r as usize].queued = false;
+            self.interpret(r)?;
+        }
+        let waiting: Vec<String> = self
+            .ranks
+            .iter()
+            .enumerate()
+            .filter(|(_, rk)| !rk.done)
+            .take(4)
+            .map(|(r, rk)| {
+                let path = self
+                    .prog
+                    .paths
+                    .get(rk.pc as usize)
+                    .map_or("?", String::as_str);
+                format!("rank {r} at {path}")
+            })
+            .collect();
+        if waiting.is_empty() {
+            Ok(())
+        } else {
+            Err(format!(
+                "the program deadlocks (nothing left to happen; {} wait)",
+                waiting.join("; ")
+            ))
+        }
+    }
+
+    fn env(&self, r: u32) -> Env<'_> {
+        let base = r as usize * self.depth;
+        Env {
+            rank: i64::from(r),
+            ranks: i64::from(self.prog.ranks),
+            node: i64::from(self.prog.node_of(r)),
+            loops: &self.loop_index[base..base + self.depth],
+        }
+    }
+
+    fn eval(&self, r: u32, e: &Expr) -> Result<i64, String> {
+        match e.quick(r) {
+            Some(v) => Ok(v),
+            None => e.eval(&self.env(r)).map_err(|err| self.fault(r, &err.0)),
+        }
+    }
+
+    fn fault(&self, r: u32, message: &str) -> String {
+        let pc = self.ranks[r as usize].pc as usize;
+        let path = self.prog.paths.get(pc).map_or("?", String::as_str);
+        format!("rank {r}, {path}: {message}")
+    }
+
+    fn peer(&self, r: u32, e: &Expr) -> Result<u32, String> {
+        let v = self.eval(r, e)?;
+        u32::try_from(v)
+            .ok()
+            .filter(|&p| p < self.prog.ranks)
+            .ok_or_else(|| {
+                self.fault(
+                    r,
+                    &format!("`{e}` gives rank {v}, outside 0..{}", self.prog.ranks),
+                )
+            })
+    }
+
+    fn tag(&self, r: u32, e: &Expr) -> Result<u64, String> {
+        let t = self.eval(r, e)?;
+        u64::try_from(t)
+            .ok()
+            .filter(|&t| t < 1 << 40)
+            .ok_or_else(|| self.fault(r, &format!("tag `{e}` gives {t}, outside 0..2^40")))
+    }
+
+    /// Notes that rank `r` replaced a random quantity by its mean at its clock.
+    fn mean_of(&mut self, r: u32, what: &str, d: &Dist) -> f64 {
+        if d.scv() > 0.0 {
+            let rk = &mut self.ranks[r as usize];
+            rk.tainted = rk.tainted.min(rk.clock);
+            if !self.random.iter().any(|w| w.starts_with(what)) {
+                self.random.push(format!("{what} (SCV {:.3})", d.scv()));
+            }
+        }
+        d.mean()
+    }
+
+    /// The bytes of `s` (a random size at its mean), and whether they are random.
+    fn size(&mut self, r: u32, s: &Size) -> Result<(f64, bool), String> {
+        match s {
+            Size::Bytes(e) => {
+                let v = self.eval(r, e)?;
+                if v < 0 {
+                    return Err(self.fault(r, &format!("`{e}` gives {v} bytes")));
+                }
+                Ok((v as f64, false))
+            }
+            // the simulator rounds each draw to whole bytes
+            Size::Random(d) if d.scv() == 0.0 => Ok((d.mean().round(), false)),
+            Size::Random(d) => Ok((self.mean_of(r, "message sizes are random", d), true)),
+        }
+    }
+
+    fn work(&mut self, r: u32, work: &Work) -> Result<f64, String> {
+        Ok(match work {
+            Work::Time(d) => self.mean_of(r, "compute times are random", d),
+            Work::Region {
+                iterations,
+                cost,
+                split,
+            } => {
+                let i = self.eval(r, iterations)?;
+                if i < 0 {
+                    return Err(self.fault(r, &format!("`{iterations}` gives {i} iterations")));
+                }
+                let n = if *split {
+                    (i as u64).div_ceil(u64::from(self.prog.ranks))
+                } else {
+                    i as u64
+                };
+                if n == 0 {
+                    0.0
+                } else {
+                    n as f64 * self.mean_of(r, "region iteration costs are random", cost)
+                }
+            }
+        })
+    }
+
+    /// Rank `r` holds its processor from its clock for `t`: compute time, and its node's
+    /// timeline when the node has more ranks than cores.
+    fn compute(&mut self, r: u32, t: f64) {
+        let rk = &mut self.ranks[r as usize];
+        let start = rk.clock;
+        rk.clock += t;
+        rk.spent[COMPUTE] += t;
+        rk.entered[COMPUTE] = true;
+        if t > 0.0 {
+            let node = self.prog.node_of(r) as usize;
+            if let Some(cpus) = &mut self.cpu_uses {
+                if self.uses < MAX_USES {
+                    cpus[node].push((start, start + t));
+                }
+                self.uses += 1;
+            }
+        }
+    }
+
+    /// Sends message `m` from `r`: its route crossed contention-free, its delivery into the
+    /// mailbox (waking the receiver if it waits for it). Returns the delivery time.
+    fn post(&mut self, r: u32, m: Message) -> f64 {
+        let Message {
+            to,
+            bytes,
+            tag,
+            inject,
+            blocking,
+            random_size,
+        } = m;
+        let prog = self.prog;
+        let net = &prog.network;
+        let dst = prog.node_of(to);
+        let mut at = prog.node_of(r);
+        let mut clock = inject;
+        let mut latest = inject;
+        let mut hops = 0_u32;
+        // the delay's growth per byte of a random size: the sum of the hops' (store and
+        // forward), the slowest hop's (cut-through)
+        let mut per_byte = 0.0_f64;
+        // the delay in the simulator's clock ticks, rounded as it rounds them (for the p99s,
+        // whose histogram buckets a tick can change)
+        let (tick, uniform) = (prog.clock.tick(), net.topology.uniform());
+        let latency_ticks = prog.clock.wide_ticks(net.latency);
+        let (mut clock_ticks, mut latest_ticks) = (0_u128, 0_u128);
+        while let Some(hop) = net.topology.next(at, dst) {
+            let capacity = net.topology.capacity(hop.link);
+            let link_per_byte = 1.0 / (net.bandwidth * capacity);
+            let w = bytes * link_per_byte;
+            let work = ceil_ticks(match uniform {
+                true => bytes / (net.bandwidth * tick),
+                false => bytes / (net.bandwidth * capacity * tick),
+            });
+            latest_ticks = latest_ticks.max(clock_ticks + work);
+            clock_ticks += match net.switching {
+                Switching::StoreAndForward => work + latency_ticks,
+                Switching::CutThrough => latency_ticks,
+            };
+            per_byte = match net.switching {
+                Switching::StoreAndForward => per_byte + link_per_byte,
+                Switching::CutThrough => per_byte.max(link_per_byte),
+            };
+            let enter = clock;
+            let slot = self.slot(hop.link);
+            let l = &mut self.links[slot as usize];
+            l.messages += 1;
+            l.busy += w;
+            if l.sender != r {
+                l.one_sender = l.sender == u32::MAX;
+                l.sender = r;
+            }
+            if let Some(d) = &mut l.delays {
+                match random_size {
+                    Some(op) => d.linear(op, 0.0, link_per_byte),
+                    None => d.fixed(work),
+                }
+            }
+            if self.uses < MAX_USES {
+                l.uses.push((enter, enter + w));
+            }
+            self.uses += 1;
+            latest = latest.max(enter + w);
+            clock = match net.switching {
+                Switching::StoreAndForward => enter + w + net.latency,
+                Switching::CutThrough => enter + net.latency,
+            };
+            at = hop.to;
+            hops += 1;
+        }
+        let delivered = match (hops, net.switching) {
+            (0, _) => inject,
+            (_, Switching::StoreAndForward) => clock,
+            (_, Switching::CutThrough) => latest + net.latency,
+        };
+        if hops > 0 && !blocking {
+            self.nonblocking_on_links = true;
+        }
+        self.messages += 1;
+        self.delay_sum += delivered - inject;
+        match random_size {
+            Some(op) if hops > 0 => {
+                let a = delivered - inject - per_byte * bytes;
+                self.delays.linear(op, a, per_byte);
+            }
+            _ => self.delays.fixed(match (hops, net.switching) {
+                (0, _) => 0,
+                (_, Switching::StoreAndForward) => clock_ticks,
+                (_, Switching::CutThrough) => latest_ticks + latency_ticks,
+            }),
+        }
+        self.mailbox
+            .entry((to, r, tag))
+            .or_default()
+            .push_back((delivered, self.ranks[r as usize].tainted.is_finite()));
+        let d = &mut self.ranks[to as usize];
+        if d.parts.is_some_and(|p| p.recv == Some((r, tag))) && !d.queued {
+            d.queued = true;
+            self.ready.push_back(to);
+        }
+        delivered
+    }
+
+    fn slot(&mut self, link: u64) -> u32 {
+        if let Some(&s) = self.slots.get(&link) {
+            return s;
+        }
+        let prog = self.prog;
+        let net = &prog.network;
+        let slot = self.links.len() as u32;
+        let scale = prog.typical_bytes / (net.bandwidth * net.topology.capacity(link));
+        self.links.push(LinkAcc {
+            id: link,
+            messages: 0,
+            busy: 0.0,
+            uses: Vec::new(),
+            sender: u32::MAX,
+            one_sender: true,
+            delays: prog.report_each.then(Delays::default),
+            scale: scale.max(prog.clock.tick()),
+        });
+        self.slots.insert(link, slot);
+        slot
+    }
+
+    /// The delivery time of the next message to `r` from `src` with `tag`, if it was sent.
+    fn take(&mut self, r: u32, src: u32, tag: u64) -> Option<(f64, bool)> {
+        let q = self.mailbox.get_mut(&(r, src, tag))?;
+        let d = q.pop_front();
+        if q.is_empty() {
+            self.mailbox.remove(&(r, src, tag));
+        }
+        d
+    }
+
+    /// Ends the rank's current operation if its receive has come; false when it still waits.
+    fn settle(&mut self, r: u32) -> bool {
+        let ri = r as usize;
+        let Some(mut parts) = self.ranks[ri].parts else {
+            return true;
+        };
+        if let Some((src, tag)) = parts.recv {
+            match self.take(r, src, tag) {
+                Some((d, chance)) => {
+                    parts.done = parts.done.max(d);
+                    if chance {
+                        let rk = &mut self.ranks[ri];
+                        rk.tainted = rk.tainted.min(parts.since);
+                    }
+                }
+                None => return false,
+            }
+        }
+        let rk = &mut self.ranks[ri];
+        rk.parts = None;
+        let end = parts.done.max(parts.since);
+        rk.spent[parts.category] += end - parts.since;
+        rk.entered[parts.category] = true;
+        rk.clock = end;
+        if !rk.in_collective {
+            rk.pc += 1;
+            return true;
+        }
+        if let Some(bytes) = parts.combine {
+            let t = self.combine_time(r, bytes);
+            self.compute(r, t);
+        }
+        self.ranks[ri].step += 1;
+        true
+    }
+
+    fn combine_time(&mut self, r: u32, bytes: f64) -> f64 {
+        let Some(Instr::Collective(op)) = self.prog.code.get(self.ranks[r as usize].pc as usize)
+        else {
+            return 0.0;
+        };
+        let mut t = op.combine_per_byte * bytes;
+        if let Some(d) = &op.combine {
+            t += self.mean_of(r, "combine times are random", d);
+        }
+        t
+    }
+
+    fn interpret(&mut self, r: u32) -> Result<(), String> {
+        let prog = self.prog;
+        let ri = r as usize;
+        loop {
+            self.ops += 1;
+            if self.ops > MAX_OPS {
+                return Err(format!(
+                    "the program executes more than {MAX_OPS} operations: too long to walk"
+                ));
+            }
+            if !self.settle(r) {
+                return Ok(());
+            }
+            let pc = self.ranks[ri].pc as usize;
+            let Some(instr) = prog.code.get(pc) else {
+                self.ranks[ri].done = true;
+                return Ok(());
+            };
+            let now = self.ranks[ri].clock;
+            match instr {
+                Instr::Compute(work) => {
+                    let t = self.work(r, work)?;
+                    self.compute(r, t);
+                    self.ranks[ri].pc += 1;
+                }
+                Instr::Send {
+                    to,
+                    bytes,
+                    tag,
+                    blocking,
+                } => {
+                    let to = self.peer(r, to)?;
+                    let (bytes, random) = self.size(r, bytes)?;
+                    let tag = self.tag(r, tag)?;
+                    let inject = now + prog.network.startup;
+                    let m = Message {
+                        to,
+                        bytes,
+                        tag,
+                        inject,
+                        blocking: *blocking,
+                        random_size: random.then_some(pc as u32),
+                    };
+                    let delivered = self.post(r, m);
+                    self.ranks[ri].parts = Some(Parts {
+                        since: now,
+                        done: if *blocking { delivered } else { inject },
+                        recv: None,
+                        category: COMMUNICATION,
+                        combine: None,
+                    });
+                }
+                Instr::Recv { from, tag } => {
+                    let from = self.peer(r, from)?;
+                    let tag = self.tag(r, tag)?;
+                    self.ranks[ri].parts = Some(Parts {
+                        since: now,
+                        done: now,
+                        recv: Some((from, tag)),
+                        category: WAITING,
+                        combine: None,
+                    });
+                }
+                Instr::SendRecv {
+                    to,
+                    from,
+                    bytes,
+                    tag,
+                } => {
+                    let to = self.peer(r, to)?;
+                    let from = self.peer(r, from)?;
+                    let (bytes, random) = self.size(r, bytes)?;
+                    let tag = self.tag(r, tag)?;
+                    let inject = now + prog.network.startup;
+                    let m = Message {
+                        to,
+                        bytes,
+                        tag,
+                        inject,
+                        blocking: true,
+                        random_size: random.then_some(pc as u32),
+                    };
+                    let delivered = self.post(r, m);
+                    self.ranks[ri].parts = Some(Parts {
+                        since: now,
+                        done: delivered,
+                        recv: Some((from, tag)),
+                        category: COMMUNICATION,
+                        combine: None,
+                    });
+                }
+                Instr::Collective(op) => {
+                    if !self.ranks[ri].in_collective {
+                        if op.kind == Collective::Barrier && op.algorithm == Algorithm::Ideal {
+                            self.count_collective(r, op);
+                            if self.ideal_barrier(r, op) {
+                                return Ok(());
+                            }
+                            continue;
+                        }
+                        self.start_collective(r, op)?;
+                    }
+                    self.issue_step(r, op);
+                }
+                Instr::Io { disk, unit, bytes } => {
+                    let u = self.eval(r, unit)?;
+                    let (bytes, _) = self.size(r, bytes)?;
+                    let d = &prog.disks[*disk as usize];
+                    let unit = self.disk_base[*disk as usize] as usize
+                        + u.rem_euclid(i64::from(d.count)) as usize;
+                    let t = d.startup + bytes / d.bandwidth;
+                    let (uses, user) = &mut self.disk_uses[unit];
+                    if self.uses < MAX_USES {
+                        uses.push((now, now + t));
+                    }
+                    self.uses += 1;
+                    *user = if *user == u32::MAX - 1 || *user == r {
+                        r
+                    } else {
+                        u32::MAX
+                    };
+                    let rk = &mut self.ranks[ri];
+                    rk.clock += t;
+                    rk.spent[IO] += t;
+                    rk.entered[IO] = true;
+                    rk.pc += 1;
+                }
+                Instr::Loop { times, depth, end } => {
+                    let n = self.eval(r, times)?;
+                    if n <= 0 {
+                        self.ranks[ri].pc = *end;
+                    } else {
+                        let k = ri * self.depth + usize::from(*depth);
+                        self.loop_index[k] = 0;
+                        self.loop_times[k] = n;
+                        self.ranks[ri].pc += 1;
+                    }
+                }
+                Instr::Next { start, depth } => {
+                    let k = ri * self.depth + usize::from(*depth);
+                    self.loop_index[k] += 1;
+                    self.ranks[ri].pc = if self.loop_index[k] < self.loop_times[k] {
+                        *start
+                    } else {
+                        self.ranks[ri].pc + 1
+                    };
+                }
+                Instr::When { cond, skip } => {
+                    let go = self.eval(r, cond)? != 0;
+                    self.ranks[ri].pc = if go { self.ranks[ri].pc + 1 } else { *skip };
+                }
+                Instr::PhaseStart(ph) => {
+                    let k = ri * prog.phases.len() + usize::from(*ph);
+                    if self.phase_depth[k] == 0 {
+                        self.phase_enter[k] = now;
+                        self.phase_start[k] = self.phase_start[k].min(now);
+                    }
+                    self.phase_depth[k] += 1;
+                    self.ranks[ri].pc += 1;
+                }
+                Instr::PhaseEnd(ph) => {
+                    let k = ri * prog.phases.len() + usize::from(*ph);
+                    self.phase_depth[k] -= 1;
+                    if self.phase_depth[k] == 0 {
+                        self.phase_spent[k] += now - self.phase_enter[k];
+                        self.phase_end[k] = now;
+                    }
+                    self.ranks[ri].pc += 1;
+                }
+            }
+        }
+    }
+
+    /// Counts a collective on its communicator (its messages' tag); returns the count.
+    fn count_collective(&mut self, r: u32, op: &CollectiveOp) -> (usize, u32) {
+        let comm = op.group.map_or(0, |g| g as usize + 1);
+        let slot = r as usize * (1 + self.prog.groups.len()) + comm;
+        self.coll_seq[slot] += 1;
+        (comm, self.coll_seq[slot])
+    }
+
+    /// The rank's group: its size, its index in it, its member list (`None`: all ranks).
+    fn group_of(&self, r: u32, op: &CollectiveOp) -> (u32, u32, Option<&'p [u32]>) {
+        let prog = self.prog;
+        match op.group {
+            None => (prog.ranks, r, None),
+            Some(g) => {
+                let t = &prog.groups[g as usize];
+                let members = &t.members[t.group_of[r as usize] as usize];
+                (
+                    members.len() as u32,
+                    t.index_in[r as usize],
+                    Some(members.as_slice()),
+                )
+            }
+        }
+    }
+
+    fn start_collective(&mut self, r: u32, op: &CollectiveOp) -> Result<(), String> {
+        let (comm, seq) = self.count_collective(r, op);
+        let (n, me, _) = self.group_of(r, op);
+        let root = self.eval(r, &op.root)?;
+        if !(0..i64::from(n)).contains(&root) {
+            return Err(self.fault(
+                r,
+                &format!(
+                    "root `{}` gives {root}, outside the group's 0..{n}",
+                    op.root
+                ),
+            ));
+        }
+        let bytes = self.eval(r, &op.bytes)?;
+        if bytes < 0 {
+            return Err(self.fault(r, &format!("`{}` gives {bytes} bytes", op.bytes)));
+        }
+        let rk = &mut self.ranks[r as usize];
+        rk.in_collective = true;
+        rk.step = 0;
+        rk.shape = Shape {
+            n,
+            me,
+            root: root as u32,
+            bytes: bytes as f64,
+            segments: op.segments,
+        };
+        rk.tag = COLLECTIVE_TAG | ((comm as u64) << 32) | u64::from(seq);
+        Ok(())
+    }
+
+    /// Issues the rank's current collective step (its send posted, its receive open), or ends
+    /// the collective.
+    fn issue_step(&mut self, r: u32, op: &CollectiveOp) {
+        let ri = r as usize;
+        let (_, _, members) = self.group_of(r, op);
+        let global = |i: u32| members.map_or(i, |m| m[i as usize]);
+        let rk = &self.ranks[ri];
+        let (shape, tag, now) = (rk.shape, rk.tag, rk.clock);
+        let Some(step) = op.kind.step(op.algorithm, &shape, rk.step) else {
+            let rk = &mut self.ranks[ri];
+            rk.in_collective = false;
+            rk.pc += 1;
+            return;
+        };
+        let combines = op.combine.is_some() || op.combine_per_byte > 0.0;
+        let done = match step.send {
+            Some((to, bytes)) => {
+                let inject = now + self.prog.network.startup;
+                let m = Message {
+                    to: global(to),
+                    bytes,
+                    tag,
+                    inject,
+                    blocking: true,
+                    random_size: None,
+                };
+                self.post(r, m)
+            }
+            None => now,
+        };
+        self.ranks[ri].parts = Some(Parts {
+            since: now,
+            done,
+            recv: step.recv.map(|from| (global(from), tag)),
+            category: COMMUNICATION,
+            combine: step.combine.filter(|_| combines),
+        });
+    }
+
+    /// An ideal barrier: the rank waits until every member of its group has arrived; the last
+    /// to arrive releases all at the latest arrival. True when the rank now waits.
+    fn ideal_barrier(&mut self, r: u32, op: &CollectiveOp) -> bool {
+        let (n, _, _) = self.group_of(r, op);
+        let (comm, grp) = match op.group {
+            None => (0, 0),
+            Some(g) => (
+                g as usize + 1,
+                self.prog.groups[g as usize].group_of[r as usize] as usize,
+            ),
+        };
+        let now = self.ranks[r as usize].clock;
+        self.ranks[r as usize].barrier = Some(now);
+        self.barriers[comm][grp].push(r);
+        if self.barriers[comm][grp].len() < n as usize {
+            return true;
+        }
+        let arrived = std::mem::take(&mut self.barriers[comm][grp]);
+        let release = arrived
+            .iter()
+            .filter_map(|&w| self.ranks[w as usize].barrier)
+            .fold(now, f64::max);
+        let chance = arrived
+            .iter()
+            .any(|&w| self.ranks[w as usize].tainted.is_finite());
+        for w in arrived {
+            let rk = &mut self.ranks[w as usize];
+            if let Some(since) = rk.barrier.take() {
+                rk.spent[WAITING] += release - since;
+                rk.entered[WAITING] = true;
+                if chance {
+                    rk.tainted = rk.tainted.min(since);
+                }
+            }
+            rk.clock = release;
+            rk.pc += 1;
+            if w != r && !rk.queued {
+                rk.queued = true;
+                self.ready.push_back(w);
+            }
+        }
+        false
+    }
+
+    fn finish(mut self) -> Evaluation {
+        let prog = self.prog;
+        let np = prog.phases.len();
+        let finish: Vec<f64> = self.ranks.iter().map(|r| r.clock).collect();
+        let makespan = finish.iter().copied().fold(0.0, f64::max);
+        let mut sharing = Sharing {
+            unchecked: self.uses > MAX_USES,
+            ..Sharing::default()
+        };
+        self.links.sort_by_key(|l| l.id);
+        let topology = &prog.network.topology;
+        for l in &mut self.links {
+            let met = first_overlap(&mut l.uses);
+            sharing.from = sharing.from.min(met);
+            if met.is_finite() {
+                sharing.links += 1;
+                if sharing.first_link.is_none() {
+                    let (most, _) = most_at_once(&l.uses, 1);
+                    sharing.first_link = Some((topology.link_name(l.id), most));
+                }
+            }
+        }
+        for (d, disk) in prog.disks.iter().enumerate() {
+            for u in 0..disk.count {
+                let unit = self.disk_base[d] as usize + u as usize;
+                let met = first_overlap(&mut self.disk_uses[unit].0);
+                sharing.from = sharing.from.min(met);
+                if met.is_finite() && sharing.disk.is_none() {
+                    sharing.disk = Some((disk.name.clone(), u));
+                }
+            }
+        }
+        if let Some(cpus) = &mut self.cpu_uses {
+            for (n, uses) in cpus.iter().enumerate() {
+                let (most, met) = most_at_once(uses, prog.cores as usize);
+                sharing.from = sharing.from.min(met);
+                if most > prog.cores as usize && sharing.node.is_none() {
+                    sharing.node = Some(n as u32);
+                }
+            }
+        }
+        if sharing.unchecked {
+            sharing.from = f64::NEG_INFINITY;
+        }
+        let unshareable = prog.ranks_per_node <= prog.cores
+            && !self.nonblocking_on_links
+            && self.links.iter().all(|l| l.one_sender)
+            && self.disk_uses.iter().all(|(_, user)| *user != u32::MAX);
+        let per_phase = |v: &[f64]| -> Vec<Vec<f64>> {
+            (0..np)
+                .map(|ph| (0..prog.ranks as usize).map(|r| v[r * np + ph]).collect())
+                .collect()
+        };
+        let net = &prog.network;
+        let scale = match net.startup + net.latency {
+            s if s > 0.0 => s,
+            _ => 1.0,
+        };
+        let message_p99 = self.delays.quantile(prog, scale, 0.99);
+        Evaluation {
+            makespan,
+            spent: self.ranks.iter().map(|r| r.spent).collect(),
+            entered: self.ranks.iter().map(|r| r.entered).collect(),
+            finish,
+            phases: per_phase(&self.phase_spent),
+            messages: self.messages,
+            message_delay: self.delay_sum / self.messages as f64,
+            message_p99,
+            links: self
+                .links
+                .iter()
+                .map(|l| LinkLoad {
+                    name: topology.link_name(l.id),
+                    messages: l.messages,
+                    busy: l.busy,
+                    p99: l.delays.as_ref().map(|d| d.quantile(prog, l.scale, 0.99)),
+                })
+                .collect(),
+            sharing,
+            random: self.random,
+            tainted: self.ranks.iter().map(|r| r.tainted).collect(),
+            phase_starts: per_phase(&self.phase_start),
+            phase_ends: per_phase(&self.phase_end),
+            unshareable,
+        }
+    }
+}
+
+/// The first time two uses of a one-server timeline overlap (infinite: never), sorting it by
+/// start. Intervals touching end to start do not overlap; a relative `1e-12` absorbs the
+/// rounding of sums of times. An empty use (a message of no bytes) inside another, or at the
+/// start of another, overlaps it: a FCFS link makes it wait.
+fn first_overlap(uses: &mut [(f64, f64)]) -> f64 {
+    // by start, the longer first at one instant
+    uses.sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(b.1.total_cmp(&a.1)));
+    let mut busy_until = f64::NEG_INFINITY;
+    for &(s, e) in uses.iter() {
+        if s < busy_until - 1e-12 * busy_until.abs() {
+            return s;
+        }
+        busy_until = busy_until.max(e);
+    }
+    f64::INFINITY
+}
+
+/// The most uses of a timeline at once, and the first time they exceed `servers` (infinite:
+/// never), with the tolerance of [`first_overlap`].
+fn most_at_once(uses: &[(f64, f64)], servers: usize) -> (usize, f64) {
+    if uses.len() <= servers {
+        return (uses.len(), f64::INFINITY);
+    }
+    let mut events: Vec<(f64, i32)> = uses
+        .iter()
+        .filter(|(s, e)| e > s)
+        .flat_map(|&(s, e)| [(s, 1), (e - 1e-12 * e.abs(), -1)])
+        .collect();
+    // ends before starts at one instant
+    events.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+    let (mut now, mut most, mut met) = (0_usize, 0_usize, f64::INFINITY);
+    for (t, d) in events {
+        now = now.wrapping_add_signed(d as isize);
+        most = most.max(now);
+        if now > servers && met.is_infinite() {
+            met = t;
+        }
+    }
+    (most, met)
+}

@@ -1,0 +1,389 @@
+//! The contention-free mean-value evaluation of rank programs: hand-computed values, exact
+//! agreement with the simulator where nothing is shared and nothing is random, honest labels
+//! where something is, and a prediction for every metric of every bundled program scenario.
+
+use std::path::Path;
+
+use parsim::predict::{Analysis, analyze_scenario};
+use parsim::program::replay::evaluate;
+use parsim::replicate::{self, Experiment, Options};
+use parsim::scenario::Scenario;
+use parsim::validate::CLOCK_RELATIVE_ERROR;
+
+use super::util::{root, scenario};
+
+const METHOD: &str = "contention-free mean-value critical path";
+
+/// The evaluation's prediction of `metric`.
+fn predicted<'a>(a: &'a Analysis, metric: &str) -> &'a parsim::predict::Prediction {
+    a.predictions
+        .iter()
+        .find(|p| p.metric == metric && p.method.starts_with(METHOD))
+        .unwrap_or_else(|| panic!("no evaluation prediction for {metric}"))
+}
+
+fn run(sc: &Scenario, replications: u32, seed: u64) -> Experiment {
+    let mut opt = Options::from_scenario(sc);
+    opt.replications = replications;
+    opt.seed = seed;
+    opt.threads = 1;
+    replicate::run(sc, &opt, &|_| {}).expect("runs")
+}
+
+fn simulated(ex: &Experiment, metric: &str) -> f64 {
+    let i = ex
+        .index_of(metric)
+        .unwrap_or_else(|| panic!("the run has no {metric}"));
+    ex.interval(i, 0.99).mean
+}
+
+fn close(a: f64, b: f64, rel: f64) -> bool {
+    (a - b).abs() <= rel * b.abs().max(1e-300)
+}
+
+/// A ring on a 2 x 2 torus, deterministic, after each rank's compute (see the test): each rank
+/// exchanges 10^4 bytes with its neighbours (to r + 1: one hop from ranks 0 and 2, two from 1
+/// and 3 under dimension-order routes), then rank 3 sends one more message to rank 0.
+const RING: &str = r#"
+[[program.op]]
+kind = "phase"
+name = "exchange"
+body = [ { kind = "sendrecv", to = "(rank + 1) % P", from = "(rank + P - 1) % P", bytes = 10000 } ]
+[[program.op]]
+kind = "send"
+when = "rank == 3"
+to = 0
+bytes = 10000
+tag = 1
+[[program.op]]
+kind = "recv"
+when = "rank == 0"
+from = 3
+tag = 1
+[topology]
+kind = "torus"
+dims = [2, 2]
+bandwidth = 1e9
+latency = 1e-7
+startup = 1e-6
+"#;
+
+#[test]
+fn a_ring_on_a_four_node_torus_takes_its_hand_computed_times() {
+    // cut-through: t_s + l t_h + m t_w = 1e-6 + l 1e-7 + 1e-5
+    let cost = |l: f64| 1e-6 + l * 1e-7 + 1e-5;
+    let c = |r: usize| (r + 1) as f64 * 1e-3;
+    let hops = [1.0, 2.0, 1.0, 2.0];
+    // each exchange ends at the later of its own delivery and its neighbour's
+    let exchanged: Vec<f64> = (0..4)
+        .map(|r| (c(r) + cost(hops[r])).max(c((r + 3) % 4) + cost(hops[(r + 3) % 4])))
+        .collect();
+    // rank 3's extra message (two hops) and rank 0 waiting for it
+    let extra = exchanged[3] + cost(2.0);
+    let finish = [extra, exchanged[1], exchanged[2], extra];
+    let communication = [
+        exchanged[0] - c(0),
+        exchanged[1] - c(1),
+        exchanged[2] - c(2),
+        exchanged[3] - c(3) + cost(2.0),
+    ];
+    let waiting = [extra - exchanged[0], 0.0, 0.0, 0.0];
+    // by hand: 4.0112e-3 for ranks 0 and 3 after the exchange, 4.0224e-3 at the end
+    assert!(close(exchanged[0], 4.0112e-3, 1e-12));
+    assert!(close(extra, 4.0224e-3, 1e-12));
+
+    // rank r computes (r + 1) ms: one `when` branch per rank
+    let computes: String = (0..4)
+        .map(|r| {
+            format!(
+                "[[program.op]]\nkind = \"compute\"\nwhen = \"rank == {r}\"\ntime = {{ dist = \"det\", value = {} }}\n",
+                c(r)
+            )
+        })
+        .collect();
+    let text = format!("[run]\nreplications = 2\n[program]\nranks = 4\n{computes}{RING}");
+    let sc = scenario(&text);
+    let a = analyze_scenario(&sc);
+    let ex = run(&sc, 2, 1);
+    let check = |metric: String, want: f64| {
+        let p = predicted(&a, &metric);
+        assert!(p.exact, "{metric}: {}", p.method);
+        assert!(
+            close(p.value, want, 1e-12) || (want == 0.0 && p.value.abs() < 1e-15),
+            "{metric}: evaluation {} by hand {want}",
+            p.value
+        );
+        let sim = simulated(&ex, &metric);
+        assert!(
+            (sim - want).abs() <= CLOCK_RELATIVE_ERROR * want.abs().max(1e-9),
+            "{metric}: simulated {sim} by hand {want}"
+        );
+    };
+    for r in 0..4 {
+        check(format!("rank.{r}.compute"), c(r));
+        check(format!("rank.{r}.communication"), communication[r]);
+        check(format!("rank.{r}.waiting"), waiting[r]);
+        check(format!("rank.{r}.finish"), finish[r]);
+    }
+    check("program.makespan".to_owned(), extra);
+    check("messages.count".to_owned(), 5.0);
+    check(
+        "messages.delay".to_owned(),
+        (2.0 * (1e-7 + 1e-5) + 3.0 * (2e-7 + 1e-5)) / 5.0,
+    );
+}
+
+/// Every exact prediction of a deterministic program in which nothing meets agrees with the
+/// simulation (whose two replications are identical) to the clock's resolution.
+fn agrees_exactly(text: &str) -> usize {
+    let sc = scenario(text);
+    let a = analyze_scenario(&sc);
+    let ex = run(&sc, 2, 7);
+    let mut checked = 0;
+    for p in a
+        .predictions
+        .iter()
+        .filter(|p| p.method.starts_with(METHOD))
+    {
+        assert!(p.exact, "{}: {}", p.metric, p.method);
+        let sim = simulated(&ex, &p.metric);
+        assert!(
+            (p.value - sim).abs() <= 2.0 * CLOCK_RELATIVE_ERROR * sim.abs().max(1e-9),
+            "{}: evaluation {} simulated {sim}",
+            p.metric,
+            p.value
+        );
+        checked += 1;
+    }
+    checked
+}
+
+#[test]
+fn deterministic_programs_with_nothing_shared_agree_with_the_simulation_exactly() {
+    // every collective family on a full network (a link per ordered pair), groups, an isend
+    let collectives = r#"
+[run]
+replications = 2
+[program]
+ranks = 12
+[[program.op]]
+kind = "compute"
+time = { dist = "det", value = 1e-4 }
+when = "rank % 2 == 1"
+[[program.op]]
+kind = "phase"
+name = "b"
+body = [ { kind = "bcast", algorithm = "binomial", bytes = 4096, root = 3 } ]
+[[program.op]]
+kind = "reduce"
+algorithm = "chain"
+segments = 4
+bytes = 8192
+combine = { dist = "det", value = 2e-6 }
+[[program.op]]
+kind = "allreduce"
+algorithm = "ring"
+bytes = 12000
+combine_per_byte = 1e-9
+[[program.op]]
+kind = "allgather"
+algorithm = "bruck"
+bytes = 100
+[[program.op]]
+kind = "alltoall"
+bytes = 64
+[[program.op]]
+kind = "barrier"
+algorithm = "dissemination"
+[[program.op]]
+kind = "scatter"
+algorithm = "binomial"
+bytes = 128
+[[program.op]]
+kind = "gather"
+algorithm = "linear"
+bytes = 128
+[[program.op]]
+kind = "barrier"
+[[program.op]]
+kind = "allreduce"
+algorithm = "recursive_doubling"
+bytes = 800
+combine = { dist = "det", value = 1e-6 }
+group = "rank % 3"
+[[program.op]]
+kind = "isend"
+to = "(rank + 5) % P"
+bytes = 1000
+tag = 7
+[[program.op]]
+kind = "recv"
+from = "(rank + P - 5) % P"
+tag = 7
+[topology]
+kind = "full"
+bandwidth = 1e8
+latency = 1e-7
+startup = 1e-6
+switching = "store_and_forward"
+"#;
+    assert!(agrees_exactly(collectives) > 80);
+    // loops, regions, disks (one unit per rank), two ranks per two-core node
+    let io = r#"
+[run]
+replications = 2
+[program]
+ranks = 8
+ranks_per_node = 2
+cores = 2
+[[disk]]
+name = "d"
+count = 8
+startup = 1e-3
+bandwidth = 1e7
+[[program.op]]
+kind = "repeat"
+times = 3
+var = "i"
+body = [
+ { kind = "compute", iterations = "1000 * (i + 1)", cost = { dist = "det", value = 1e-6 } },
+ { kind = "io", disk = "d", bytes = 10000 },
+ { kind = "send", to = "rank + 1", bytes = "1000 * (rank + 1)", when = "rank % 2 == 0" },
+ { kind = "recv", from = "rank - 1", when = "rank % 2 == 1" },
+]
+[topology]
+kind = "fat_tree"
+arity = 2
+bandwidth = 1e8
+latency = 1e-6
+startup = 1e-6
+"#;
+    assert!(agrees_exactly(io) > 30);
+}
+
+#[test]
+fn a_reduce_on_a_shared_bus_is_labelled_and_the_simulation_is_slower() {
+    let sc = scenario(
+        r#"
+[run]
+replications = 2
+[program]
+ranks = 16
+[[program.op]]
+kind = "reduce"
+algorithm = "binomial"
+bytes = 65536
+combine_per_byte = 1e-9
+[topology]
+kind = "bus"
+bandwidth = 1e9
+startup = 5e-6
+"#,
+    );
+    let a = analyze_scenario(&sc);
+    let p = predicted(&a, "program.makespan");
+    assert!(!p.exact);
+    assert!(p.method.contains("messages share link bus"), "{}", p.method);
+    let ev = evaluate(sc.program().unwrap()).unwrap();
+    assert_eq!(ev.makespan, p.value);
+    // counts hold whatever the contention
+    assert!(predicted(&a, "messages.count").exact);
+    let ex = run(&sc, 2, 3);
+    assert_eq!(simulated(&ex, "messages.count"), 15.0);
+    // 8 messages of the first round queue on the bus: well above the contention-free value
+    let sim = simulated(&ex, "program.makespan");
+    assert!(sim >= p.value, "simulated {sim} below {}", p.value);
+    assert!(
+        sim > 1.5 * p.value,
+        "simulated {sim}, evaluation {}",
+        p.value
+    );
+}
+
+#[test]
+fn random_compute_times_give_a_lower_bound_where_nothing_can_be_shared() {
+    let text = std::fs::read_to_string(root().join("scenarios/program_ring_torus.toml")).unwrap();
+    let sc = scenario(&text);
+    let a = analyze_scenario(&sc);
+    let p = predicted(&a, "program.makespan");
+    assert!(!p.exact && p.method.contains("Jensen"), "{}", p.method);
+    let b = a
+        .bounds
+        .iter()
+        .find(|b| b.metric == "program.makespan" && b.method.starts_with(METHOD))
+        .expect("a lower bound");
+    assert_eq!(b.lower, p.value);
+    // no rank receives or does io: those times are zero whatever chance does
+    for metric in ["ranks.waiting.max", "ranks.io.mean", "rank.3.io"] {
+        let z = predicted(&a, metric);
+        assert!(z.exact && z.value == 0.0, "{metric}: {z:?}");
+    }
+    assert!(!predicted(&a, "rank.3.compute").exact);
+    let ex = run(&sc, 10, 11);
+    let i = ex.index_of("program.makespan").unwrap();
+    let ci = ex.interval(i, 0.99);
+    assert!(ci.mean - ci.half_width > b.lower, "{ci:?} vs {}", b.lower);
+}
+
+#[test]
+fn every_bundled_program_scenario_gets_a_prediction_for_every_metric() {
+    let mut programs = 0;
+    for dir in ["scenarios", "validation"] {
+        let mut files: Vec<_> = std::fs::read_dir(root().join(dir))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+            .collect();
+        files.sort();
+        for f in files {
+            let sc = parsim::scenario::load(Path::new(&f)).unwrap_or_else(|e| panic!("{e}"));
+            let Some(prog) = sc.program() else { continue };
+            programs += 1;
+            let a = analyze_scenario(&sc);
+            let missing: Vec<String> = parsim::program::names(prog)
+                .into_iter()
+                .filter(|m| !a.predictions.iter().any(|p| &p.metric == m))
+                .collect();
+            assert!(
+                missing.is_empty(),
+                "{}: no prediction for {missing:?}",
+                f.display()
+            );
+        }
+    }
+    assert!(programs >= 10, "{programs} program scenarios");
+}
+
+#[test]
+fn the_p99_of_random_size_messages_is_the_quantile_of_their_contention_free_delays() {
+    // one sender, blocking sends, one link: the delays are exactly t_h + X / bandwidth with X
+    // exponential, whose 99th percentile is t_h + m ln 100 / bandwidth
+    let sc = scenario(
+        r#"
+[run]
+replications = 4
+[program]
+ranks = 2
+[[program.op]]
+kind = "repeat"
+times = 2000
+body = [
+  { kind = "send", to = 1, bytes = { dist = "exp", mean = 1000 }, when = "rank == 0" },
+  { kind = "recv", from = 0, when = "rank == 1" },
+]
+[topology]
+kind = "full"
+bandwidth = 1e6
+latency = 1e-4
+startup = 1e-5
+"#,
+    );
+    let want = 1e-4 + 1000.0 * 100f64.ln() / 1e6;
+    let a = analyze_scenario(&sc);
+    let p = predicted(&a, "messages.p99");
+    assert!(!p.exact && p.method.contains("a + b X"), "{}", p.method);
+    assert!(close(p.value, want, 1e-9), "{} against {want}", p.value);
+    // the simulation: bytes rounded, the histogram's resolution, 8,000 draws
+    let sim = simulated(&run(&sc, 4, 13), "messages.p99");
+    assert!(close(sim, want, 0.05), "simulated {sim} against {want}");
+}
