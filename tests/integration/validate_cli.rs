@@ -109,13 +109,14 @@ fn validate_names_a_bad_case_file_and_exits_2() {
 
 #[test]
 fn a_case_with_no_prediction_exits_1_unless_it_declares_none() {
-    // The fork-to-join time of a fork whose tasks share one station: not predicted yet.
+    // The cycle of groups that fork onto a shared delay and then branch at random: not
+    // predicted yet.
     let text = std::fs::read_to_string(root().join("validation/spmd_bus_aio_p16.toml"))
         .expect("the case exists");
     assert!(text.contains("[validate]"));
     let net = text.replace(
         "\n[validate]\n",
-        "\n[validate]\nmetrics = [\"station.cpu_fork.p99\"]\n",
+        "\n[validate]\nmetrics = [\"class.groups.p99\"]\n",
     );
     let net = strip_metrics_line(&net);
     let none = temp_scenario("no_prediction", &net);

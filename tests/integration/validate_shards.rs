@@ -15,9 +15,9 @@ fn suite(test: &str) -> PathBuf {
         .unwrap()
         .replace(
             "\n[validate]\n",
-            "\n[validate]\nmetrics = [\"station.cpu_fork.p99\"]\n",
+            "\n[validate]\nmetrics = [\"class.groups.p99\"]\n",
         );
-    assert!(text.contains("station.cpu_fork.p99"));
+    assert!(text.contains("class.groups.p99"));
     std::fs::write(dir.join("zz_no_prediction.toml"), text).unwrap();
     dir
 }

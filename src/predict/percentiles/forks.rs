@@ -86,8 +86,13 @@ fn stage(
     let mut seen: Vec<usize> = branches.iter().map(|b| b.index()).collect();
     seen.sort_unstable();
     seen.dedup();
-    if seen.len() != branches.len() {
-        return Err("a station is a branch more than once".to_owned());
+    let delays_only = branches
+        .iter()
+        .all(|b| matches!(net.station(*b).kind, StationKind::Delay { .. }));
+    // the tasks at a delay draw their service times independently, so a delay may be the
+    // branch of several tasks; a queue shared by tasks has no per-task law here
+    if seen.len() != branches.len() && !delays_only {
+        return Err("a queue is a branch more than once".to_owned());
     }
     let mut parts: Vec<&Estimate> = Vec::with_capacity(branches.len());
     for b in branches {
@@ -107,9 +112,6 @@ fn stage(
             .ok_or_else(|| format!("no sojourn law for branch {:?}", net.station(*b).name))?;
         parts.push(est);
     }
-    let delays_only = branches
-        .iter()
-        .all(|b| matches!(net.station(*b).kind, StationKind::Delay { .. }));
     let all_exact = parts.iter().all(|e| e.exact);
     let closed = net.classes[0].kind != crate::model::ClassKind::Open;
     let law = Law::Max(parts.iter().map(|e| e.law.clone()).collect());

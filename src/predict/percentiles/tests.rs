@@ -310,3 +310,19 @@ fn a_tandem_with_a_deterministic_queue_gets_a_labelled_gamma_class_law() {
         found[0].value
     );
 }
+
+#[test]
+fn a_delay_shared_by_three_tasks_of_a_fork_is_an_exact_maximum_of_three_draws() {
+    let body = "kind = \"delay\"\nservice = { dist = \"exp\", mean = 1.0 }";
+    let text = open(0.5)
+        + &station("split", "kind = \"fork\"\nbranches = [\"b\", \"b\", \"b\"]")
+        + &station("b", body)
+        + &station("merge", "kind = \"join\"\nfork = \"split\"")
+        + &route("arrivals", "split")
+        + &route("b", "merge")
+        + &route("merge", "exit");
+    let (value, _, exact) = only(&analysis(&text), "station.split.p90");
+    // P(max <= t) = (1 - e^-t)^3 = 0.9
+    let hand = -(1.0 - 0.9f64.powf(1.0 / 3.0)).ln();
+    assert!((value / hand - 1.0).abs() < 1e-9 && exact, "{value} {hand}");
+}
