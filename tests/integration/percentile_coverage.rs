@@ -9,15 +9,13 @@ use super::util::root;
 /// Percentiles still unpredicted (file, or any file for "", and metric prefix): a message's
 /// latency (`messages.p99`, the program predictions' job); the fork-to-join time of a fork
 /// whose tasks run through several stations (btio's groups), with the end-to-end percentiles
-/// of the class that crosses it; the cycle of a fork-join class that branches at random after
-/// the join (spmd_bus_aio_p16).
-const NOT_YET: [(&str, &str); 6] = [
+/// of the class that crosses it.
+const NOT_YET: [(&str, &str); 5] = [
     ("", "messages.p99"),
     ("btio_p9.toml", "station.groups_fork."),
     ("btio_p9.toml", "class.program."),
     ("btio_p64.toml", "station.groups_fork."),
     ("btio_p64.toml", "class.program."),
-    ("spmd_bus_aio_p16.toml", "class.groups."),
 ];
 
 fn exempt(file: &str, metric: &str) -> bool {

@@ -109,14 +109,15 @@ fn validate_names_a_bad_case_file_and_exits_2() {
 
 #[test]
 fn a_case_with_no_prediction_exits_1_unless_it_declares_none() {
-    // The cycle of groups that fork onto a shared delay and then branch at random: not
+    // The fork-to-join time of BTIO's groups, whose tasks run through several stations: not
     // predicted yet.
-    let text = std::fs::read_to_string(root().join("validation/spmd_bus_aio_p16.toml"))
-        .expect("the case exists");
+    let text = std::fs::read_to_string(root().join("scenarios/btio_p9.toml"))
+        .expect("the scenario exists")
+        + "\n[validate]\n";
     assert!(text.contains("[validate]"));
     let net = text.replace(
         "\n[validate]\n",
-        "\n[validate]\nmetrics = [\"class.groups.p99\"]\n",
+        "\n[validate]\nmetrics = [\"station.groups_fork.p99\"]\n",
     );
     let net = strip_metrics_line(&net);
     let none = temp_scenario("no_prediction", &net);

@@ -40,7 +40,11 @@ pub(super) fn classes(
         let prefix = format!("class.{}", class.name);
         let laws = &per_class[c];
         let result = if has_fork {
-            chain_of_stages(net, laws, forks, a).map(|stage| emit_stage(a, &prefix, &stage))
+            chain_of_stages(net, laws, forks, a)
+                .or_else(|chain| {
+                    walk_of_stages(net, laws, forks, a).map_err(|walk| format!("{chain}; {walk}"))
+                })
+                .map(|stage| emit_stage(a, &prefix, &stage))
         } else {
             markov_route(net, v, c, laws, a).map(|est| emit(a, &prefix, &est))
         };
@@ -464,6 +468,94 @@ fn gamma_stages(net: &Network, parts: &[Stage], a: &Analysis) -> Result<Stage, S
         method: format!(
             "gamma fit to {} stages' two moments (mean of {source}, variance of the stages taken independent); approximation: the total is not gamma{STAGES_DEPENDENT}",
             parts.len()
+        ),
+        trust: Trust::Approximate,
+        delays_only: false,
+    })
+}
+
+/// A single-class fork-join network whose route branches at random: a Markov walk over its
+/// forks (each left from its join) and service stations, from the source or from a closed
+/// class's reference station until it exits or returns there, with a gamma law fitted to the
+/// class's predicted mean and to the variance of the walk with independent stage times
+/// ([`route_moments`]).
+fn walk_of_stages(
+    net: &Network,
+    laws: &[Option<Estimate>],
+    forks: &[Option<Stage>],
+    a: &Analysis,
+) -> Result<Stage, String> {
+    let ClassKind::Closed { reference, .. } = net.classes[0].kind else {
+        return Err("a random walk of stages is followed for a closed class only".to_owned());
+    };
+    let start = reference.index();
+    let join_of = |f: usize| {
+        net.stations
+            .iter()
+            .position(|j| matches!(j.kind, StationKind::Join { fork } if fork.index() == f))
+    };
+    // the nodes the walk reaches, in order, with their moves
+    let mut nodes = vec![start];
+    let mut moves: Vec<Vec<(usize, f64)>> = Vec::new();
+    let mut at = 0;
+    while at < nodes.len() {
+        let s = nodes[at];
+        let leave = match &net.stations[s].kind {
+            StationKind::Fork { .. } => {
+                join_of(s).ok_or_else(|| format!("fork {:?} has no join", net.stations[s].name))?
+            }
+            StationKind::Delay { .. } | StationKind::Queue { .. } => s,
+            _ => return Err(format!("{:?} is not a stage", net.stations[s].name)),
+        };
+        let mut out = Vec::new();
+        for (t, p) in targets(net, 0, leave)? {
+            let Target::Station(to, _) = t else { continue };
+            if to.index() == start || p == 0.0 {
+                continue;
+            }
+            let j = match nodes.iter().position(|&n| n == to.index()) {
+                Some(j) => j,
+                None => {
+                    nodes.push(to.index());
+                    nodes.len() - 1
+                }
+            };
+            out.push((j, p));
+        }
+        moves.push(out);
+        at += 1;
+    }
+    let n = nodes.len();
+    let mut route = vec![vec![0.0; n]; n];
+    for (i, out) in moves.iter().enumerate() {
+        for &(j, p) in out {
+            route[i][j] += p;
+        }
+    }
+    let mut entry = vec![0.0; n];
+    entry[0] = 1.0;
+    let visit: Vec<(f64, f64)> = nodes
+        .iter()
+        .map(|&s| {
+            let law = match &net.stations[s].kind {
+                StationKind::Fork { .. } => forks[s].as_ref().map(|f| &f.law),
+                _ => laws[s].as_ref().map(|e| &e.law),
+            };
+            law.ok_or_else(|| format!("no law for {:?}", net.stations[s].name))?
+                .moments()
+                .map_err(|e| e.to_string())
+        })
+        .collect::<Result<_, _>>()?;
+    let (walk_mean, walk_second) =
+        route_moments(&entry, &route, &visit).map_err(|e| e.to_string())?;
+    let variance = (walk_second - walk_mean * walk_mean).max(0.0);
+    let (mean, source) = preferred_prediction(a, &crate::metrics::class_metric(net, 0))
+        .unwrap_or((walk_mean, "the stages' laws".to_owned()));
+    let law = Law::gamma_fit(mean, mean * mean + variance).map_err(|e| e.to_string())?;
+    Ok(Stage {
+        law,
+        method: format!(
+            "gamma fit to the two moments of a random walk over {n} stages (mean of {source}, variance of independent stage times, random visit counts included); approximation: the total is not gamma{STAGES_DEPENDENT}"
         ),
         trust: Trust::Approximate,
         delays_only: false,
