@@ -117,7 +117,7 @@ pub use mva::mva;
 pub use mva_multiclass::{MAX_LATTICE_POINTS, mva_multiclass};
 pub use mva_residual::{GeneralCenter, mva_residual};
 pub use network::{CenterKind, check_class_independent_service};
-pub use phase_type::PhaseType;
+pub use phase_type::{PhaseType, route_moments};
 pub use qna::{QnaSolution, QnaStation, qna};
 pub use schweitzer::{SchweitzerOptions, schweitzer};
 pub use single::{StationMetrics, erlang_b, erlang_c, mg1, mm1, mmc, mminf};

@@ -257,6 +257,25 @@ impl PhaseType {
         Ok(1.0 - self.survival(t)?)
     }
 
+    /// The mean and second moment, `E[T]` and `E[T^2]` (see [`route_moments`]).
+    ///
+    /// Errors: `NotApplicable` when the chain does not absorb.
+    pub fn moments(&self) -> Result<(f64, f64)> {
+        let n = self.rates.len();
+        let mut route = vec![vec![0.0; n]; n];
+        for (i, moves) in self.next.iter().enumerate() {
+            for &(j, p) in moves {
+                route[i][j] += p;
+            }
+        }
+        let visit: Vec<(f64, f64)> = self
+            .rates
+            .iter()
+            .map(|r| (1.0 / r, 2.0 / (r * r)))
+            .collect();
+        route_moments(&self.initial, &route, &visit)
+    }
+
     /// The quantile at level `q` in `(0, 1)` (see [`invert_cdf`]).
     ///
     /// Errors: as [`invert_cdf`] and [`PhaseType::survival`].
@@ -264,6 +283,40 @@ impl PhaseType {
         let slowest = self.rates.iter().copied().fold(f64::INFINITY, f64::min);
         invert_cdf(&|t| self.cdf(t), q, 0.0, 1.0 / slowest)
     }
+}
+
+/// The mean and second moment of the total time of a walk that enters state `i` with
+/// probability `entry[i]`, moves from `i` to `j` with probability `route[i][j]` (it ends with
+/// the probability left), and spends in each visit to `i` an independent time with mean and
+/// second moment `visit[i]`. With `G` the mean and `H` the second moment of the time left from
+/// `i`: `G = m1 + R G` and `H = m2 + 2 m1 (R G) + R H`; the number of visits may be random.
+///
+/// Errors: `NotApplicable` when the walk does not end with probability 1 (`I - R` singular).
+pub fn route_moments(
+    entry: &[f64],
+    route: &[Vec<f64>],
+    visit: &[(f64, f64)],
+) -> Result<(f64, f64)> {
+    let n = entry.len();
+    let mut a = vec![0.0; n * n];
+    for i in 0..n {
+        a[i * n + i] += 1.0;
+        for j in 0..n {
+            a[i * n + j] -= route[i][j];
+        }
+    }
+    let stuck = || AnalyticError::NotApplicable("the route does not end".to_owned());
+    let first: Vec<f64> = visit.iter().map(|m| m.0).collect();
+    let g = crate::linalg::solve(a.clone(), first).ok_or_else(stuck)?;
+    let rhs: Vec<f64> = (0..n)
+        .map(|i| {
+            let onward: f64 = (0..n).map(|j| route[i][j] * g[j]).sum();
+            visit[i].1 + 2.0 * visit[i].0 * onward
+        })
+        .collect();
+    let h = crate::linalg::solve(a, rhs).ok_or_else(stuck)?;
+    let dot = |x: &[f64]| entry.iter().zip(x).map(|(e, v)| e * v).sum::<f64>();
+    Ok((dot(&g), dot(&h)))
 }
 
 /// The routing of `n` phases in a line: phase `i` goes on to `i + 1`, the last one ends.
@@ -342,5 +395,26 @@ mod tests {
         // rates 1e9 apart: refused, not an endless loop
         let wide = PhaseType::hypoexponential(&[1e-3, 1e6]).unwrap();
         assert!(wide.quantile(0.99).is_err());
+    }
+
+    #[test]
+    fn moments_of_an_erlang_and_of_a_geometric_number_of_visits() {
+        // Erlang-2 of rate 2: mean 1, second moment k (k + 1) / r^2 = 1.5
+        let (m, m2) = PhaseType::hypoexponential(&[2.0, 2.0])
+            .unwrap()
+            .moments()
+            .unwrap();
+        assert!(
+            (m - 1.0).abs() < 1e-12 && (m2 - 1.5).abs() < 1e-12,
+            "{m} {m2}"
+        );
+        // one state revisited w.p. 1/2, each visit exactly 1: N geometric on {1, 2, ...} of
+        // mean 2, E[N^2] = (2 - p) / p^2 = 6
+        let (m, m2) = route_moments(&[1.0], &[vec![0.5]], &[(1.0, 1.0)]).unwrap();
+        assert!(
+            (m - 2.0).abs() < 1e-12 && (m2 - 6.0).abs() < 1e-12,
+            "{m} {m2}"
+        );
+        assert!(route_moments(&[1.0], &[vec![1.0]], &[(1.0, 1.0)]).is_err());
     }
 }

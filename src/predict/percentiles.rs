@@ -15,8 +15,12 @@ use crate::stats::PERCENTILES;
 use super::Analysis;
 
 mod forks;
+mod multiclass;
 mod routes;
 mod stations;
+
+/// Simpson intervals (even) for the moments of a law known by its CDF only.
+const MOMENT_STEPS: usize = 400;
 
 /// A sojourn-time law whose quantiles can be computed.
 #[derive(Clone, Debug)]
@@ -37,6 +41,8 @@ enum Law {
     },
     /// The maximum of independent draws of each law.
     Max(Vec<Law>),
+    /// Law `i` with probability `weight_i` (the weights sum to 1).
+    Mixture(Vec<(f64, Law)>),
 }
 
 impl Law {
@@ -81,6 +87,7 @@ impl Law {
                 )
             }
             Law::Max(parts) => parts.iter().map(|p| p.cdf(t)).product(),
+            Law::Mixture(parts) => parts.iter().map(|(w, p)| Ok(w * p.cdf(t)?)).sum(),
         }
     }
 
@@ -93,6 +100,7 @@ impl Law {
                 service, mean_wait, ..
             } => service.mean() + mean_wait,
             Law::Max(parts) => parts.iter().map(Law::scale).fold(0.0, f64::max),
+            Law::Mixture(parts) => parts.iter().map(|(_, p)| p.scale()).fold(0.0, f64::max),
         }
     }
 
@@ -102,7 +110,61 @@ impl Law {
             Law::Phase(_) => 0.0,
             Law::Dist(d) | Law::Waited { service: d, .. } => d.lower_bound(),
             Law::Max(parts) => parts.iter().map(Law::lower).fold(0.0, f64::max),
+            Law::Mixture(parts) => parts
+                .iter()
+                .map(|(_, p)| p.lower())
+                .fold(f64::INFINITY, f64::min),
         }
+    }
+
+    /// The mean and second moment (not for a maximum).
+    fn moments(&self) -> Result<(f64, f64), AnalyticError> {
+        match self {
+            Law::Phase(p) => p.moments(),
+            Law::Dist(d) => Ok((d.raw_moment(1), d.raw_moment(2))),
+            Law::Waited {
+                service,
+                waits,
+                mean_wait,
+            } => {
+                // the wait W: 0 w.p. 1 - p, else exponential of mean Wq / p, so
+                // E[W^2] = p 2 (Wq / p)^2 = 2 Wq^2 / p; W is independent of the service
+                let (s1, s2) = (service.raw_moment(1), service.raw_moment(2));
+                let w2 = if *waits > 0.0 {
+                    2.0 * mean_wait * mean_wait / waits
+                } else {
+                    0.0
+                };
+                Ok((s1 + mean_wait, s2 + 2.0 * s1 * mean_wait + w2))
+            }
+            Law::Max(_) => self.numeric_moments(),
+            Law::Mixture(parts) => parts.iter().try_fold((0.0, 0.0), |(m, m2), (w, p)| {
+                let (pm, pm2) = p.moments()?;
+                Ok((m + w * pm, m2 + w * pm2))
+            }),
+        }
+    }
+
+    /// `E[T] = int P(T > t) dt` and `E[T^2] = 2 int t P(T > t) dt` by Simpson's rule on
+    /// `MOMENT_STEPS` intervals from 0 to the `1 - 1e-9` quantile (the tail beyond is left out).
+    fn numeric_moments(&self) -> Result<(f64, f64), AnalyticError> {
+        let top = self.quantile(1.0 - 1e-9)?;
+        let h = top / MOMENT_STEPS as f64;
+        let (mut m1, mut m2) = (0.0, 0.0);
+        for i in 0..=MOMENT_STEPS {
+            let t = i as f64 * h;
+            let weight = if i == 0 || i == MOMENT_STEPS {
+                1.0
+            } else if i % 2 == 1 {
+                4.0
+            } else {
+                2.0
+            };
+            let survival = 1.0 - self.cdf(t)?;
+            m1 += weight * survival;
+            m2 += weight * 2.0 * t * survival;
+        }
+        Ok((m1 * h / 3.0, m2 * h / 3.0))
     }
 
     /// The quantile at level `q` in `(0, 1)`.
@@ -126,14 +188,15 @@ struct Estimate {
 /// Adds every percentile prediction (and bound) the network's structure allows; `v` is
 /// [`crate::model::visits`].
 pub(super) fn add(net: &Network, v: &[Vec<f64>], a: &mut Analysis) {
-    let laws = stations::laws(net, v, a);
+    let mut laws = stations::laws(net, v, a);
+    let per_class = multiclass::laws(net, &mut laws, a);
     for (s, est) in laws.iter().enumerate() {
         if let Some(est) = est {
             emit(a, &format!("station.{}", net.stations[s].name), est);
         }
     }
     let forks = forks::laws(net, &laws, a);
-    routes::classes(net, v, &laws, &forks, a);
+    routes::classes(net, v, &per_class, &forks, a);
 }
 
 /// Predictions of the four reported percentiles of `prefix` from `est` (or one refusal).

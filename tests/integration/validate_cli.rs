@@ -109,13 +109,18 @@ fn validate_names_a_bad_case_file_and_exits_2() {
 
 #[test]
 fn a_case_with_no_prediction_exits_1_unless_it_declares_none() {
-    // A closed network with two forks: no method solves it.
+    // A two-server queue in a closed fork-join: no sojourn law for it.
     let text = std::fs::read_to_string(root().join("validation/closed_fork_join_n1.toml"))
-        .expect("the case exists");
+        .expect("the case exists")
+        .replace(
+            "name = \"b1\"\nkind = \"fcfs\"\n",
+            "name = \"b1\"\nkind = \"fcfs\"\nservers = 2\n",
+        );
+    assert!(text.contains("servers = 2"));
     assert!(text.contains("[validate]"));
     let net = text.replace(
         "\n[validate]\n",
-        "\n[validate]\nmetrics = [\"class.jobs.p99\"]\n",
+        "\n[validate]\nmetrics = [\"station.b1.p99\"]\n",
     );
     let net = strip_metrics_line(&net);
     let none = temp_scenario("no_prediction", &net);

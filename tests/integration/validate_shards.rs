@@ -11,13 +11,18 @@ fn suite(test: &str) -> PathBuf {
         let file = format!("{case}.toml");
         std::fs::copy(root().join("validation").join(&file), dir.join(&file)).unwrap();
     }
+    // a two-server queue in a closed fork-join: no sojourn law for it
     let text = std::fs::read_to_string(root().join("validation/closed_fork_join_n1.toml"))
         .unwrap()
         .replace(
+            "name = \"b1\"\nkind = \"fcfs\"\n",
+            "name = \"b1\"\nkind = \"fcfs\"\nservers = 2\n",
+        )
+        .replace(
             "\n[validate]\n",
-            "\n[validate]\nmetrics = [\"class.jobs.p99\"]\n",
+            "\n[validate]\nmetrics = [\"station.b1.p99\"]\n",
         );
-    assert!(text.contains("class.jobs.p99"));
+    assert!(text.contains("station.b1.p99") && text.contains("servers = 2"));
     std::fs::write(dir.join("zz_no_prediction.toml"), text).unwrap();
     dir
 }

@@ -9,6 +9,7 @@
 //! so their maximum is exact.
 
 use super::{Estimate, Law, emit, quantiles};
+use crate::analytic::route_moments;
 use crate::dist::Dist;
 use crate::model::{ClassId, Network, Routing, StationId, StationKind, Target};
 use crate::predict::{Analysis, Bound};
@@ -57,7 +58,10 @@ pub(super) fn laws(
         let StationKind::Fork { branches } = &st.kind else {
             continue;
         };
-        match stage(net, f, branches, laws) {
+        let stage = stage(net, f, branches, laws).or_else(|straight| {
+            task_walks(net, f, branches, laws).map_err(|walk| format!("{straight}; {walk}"))
+        });
+        match stage {
             Ok(stage) => {
                 emit_stage(a, &format!("station.{}", st.name), &stage);
                 out[f] = Some(stage);
@@ -86,8 +90,13 @@ fn stage(
     let mut seen: Vec<usize> = branches.iter().map(|b| b.index()).collect();
     seen.sort_unstable();
     seen.dedup();
-    if seen.len() != branches.len() {
-        return Err("a station is a branch more than once".to_owned());
+    let delays_only = branches
+        .iter()
+        .all(|b| matches!(net.station(*b).kind, StationKind::Delay { .. }));
+    // the tasks at a delay draw their service times independently, so a delay may be the
+    // branch of several tasks; a queue shared by tasks has no per-task law here
+    if seen.len() != branches.len() && !delays_only {
+        return Err("a queue is a branch more than once".to_owned());
     }
     let mut parts: Vec<&Estimate> = Vec::with_capacity(branches.len());
     for b in branches {
@@ -107,10 +116,8 @@ fn stage(
             .ok_or_else(|| format!("no sojourn law for branch {:?}", net.station(*b).name))?;
         parts.push(est);
     }
-    let delays_only = branches
-        .iter()
-        .all(|b| matches!(net.station(*b).kind, StationKind::Delay { .. }));
     let all_exact = parts.iter().all(|e| e.exact);
+    let closed = net.classes[0].kind != crate::model::ClassKind::Open;
     let law = Law::Max(parts.iter().map(|e| e.law.clone()).collect());
     let lockstep = !delays_only
         && branches.iter().all(|b| {
@@ -133,7 +140,7 @@ fn stage(
             },
             delays_only,
         }
-    } else if all_exact {
+    } else if all_exact && !closed {
         Stage {
             law,
             method: format!("{ASSOCIATED}; branches: {}", parts[0].method),
@@ -147,6 +154,16 @@ fn stage(
             law: parts[0].law.clone(),
             method: format!(
                 "lockstep deterministic branches: the maximum is one branch's sojourn; {}",
+                parts[0].method
+            ),
+            trust: Trust::Approximate,
+            delays_only,
+        }
+    } else if closed {
+        Stage {
+            law,
+            method: format!(
+                "independent-branch maximum; approximation: in a closed network the branch sojourns are dependent and no association argument is claimed, so this is no bound; branches: {}",
                 parts[0].method
             ),
             trust: Trust::Approximate,
@@ -193,4 +210,90 @@ pub(super) fn emit_stage(a: &mut Analysis, prefix: &str, stage: &Stage) {
         }
         (Err(e), _) | (_, Err(e)) => a.refuse(&stage.method, format!("{prefix}: {e}")),
     }
+}
+
+/// The stage of fork `f` whose tasks walk through several stations to the join: each task's
+/// time a gamma law fitted to the two moments of its walk with independent per-visit
+/// sojourns ([`route_moments`]), and their maximum taken as independent.
+fn task_walks(
+    net: &Network,
+    f: usize,
+    branches: &[StationId],
+    laws: &[Option<Estimate>],
+) -> Result<Stage, String> {
+    let join = net
+        .stations
+        .iter()
+        .position(|st| matches!(st.kind, StationKind::Join { fork } if fork.index() == f))
+        .ok_or("it has no join")?;
+    let mut tasks = Vec::with_capacity(branches.len());
+    let mut method = String::new();
+    for b in branches {
+        let mut nodes = vec![b.index()];
+        let mut route: Vec<Vec<(usize, f64)>> = Vec::new();
+        let mut at = 0;
+        while at < nodes.len() {
+            let s = nodes[at];
+            if !matches!(
+                net.stations[s].kind,
+                StationKind::Delay { .. } | StationKind::Queue { .. }
+            ) {
+                return Err(format!(
+                    "a task meets {:?}, not a service station",
+                    net.stations[s].name
+                ));
+            }
+            let rule = net.routing.rule(ClassId(0), StationId(s as u32));
+            let mut out = Vec::new();
+            for (t, p) in Routing::branch_probabilities(rule, &net.groups) {
+                let Target::Station(to, _) = t else {
+                    return Err("a task leaves the network".to_owned());
+                };
+                if to.index() == join || p == 0.0 {
+                    continue;
+                }
+                let j = nodes
+                    .iter()
+                    .position(|&n| n == to.index())
+                    .unwrap_or_else(|| {
+                        nodes.push(to.index());
+                        nodes.len() - 1
+                    });
+                out.push((j, p));
+            }
+            route.push(out);
+            at += 1;
+        }
+        let n = nodes.len();
+        let mut dense = vec![vec![0.0; n]; n];
+        for (i, out) in route.iter().enumerate() {
+            for &(j, p) in out {
+                dense[i][j] += p;
+            }
+        }
+        let mut entry = vec![0.0; n];
+        entry[0] = 1.0;
+        let visit: Vec<(f64, f64)> = nodes
+            .iter()
+            .map(|&s| {
+                let est = laws[s]
+                    .as_ref()
+                    .ok_or_else(|| format!("no sojourn law for {:?}", net.stations[s].name))?;
+                if method.is_empty() && !est.exact {
+                    method.clone_from(&est.method);
+                }
+                est.law.moments().map_err(|e| e.to_string())
+            })
+            .collect::<Result<_, String>>()?;
+        let (m1, m2) = route_moments(&entry, &dense, &visit).map_err(|e| e.to_string())?;
+        tasks.push(Law::gamma_fit(m1, m2).map_err(|e| e.to_string())?);
+    }
+    Ok(Stage {
+        law: Law::Max(tasks),
+        method: format!(
+            "independent maximum of the tasks, each a gamma fit to the two moments of its walk to the join (independent per-visit sojourns); approximation: the tasks share stations and are dependent, and a task's time is not gamma; stations: {method}"
+        ),
+        trust: Trust::Approximate,
+        delays_only: false,
+    })
 }

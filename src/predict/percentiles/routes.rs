@@ -9,8 +9,9 @@
 //! branching or a fixed population the sojourns of one job are dependent, which the labels say.
 
 use super::forks::{Stage, Trust, emit_stage};
+use super::stations::preferred_prediction;
 use super::{Estimate, Law, emit};
-use crate::analytic::PhaseType;
+use crate::analytic::{PhaseType, route_moments};
 use crate::dist::Dist;
 use crate::model::{
     ClassId, ClassKind, Discipline, Network, Routing, StationId, StationKind, Target,
@@ -23,7 +24,7 @@ const ROUTE: &str = "independent per-visit sojourns along the class's route (pha
 pub(super) fn classes(
     net: &Network,
     v: &[Vec<f64>],
-    laws: &[Option<Estimate>],
+    per_class: &[Vec<Option<Estimate>>],
     forks: &[Option<Stage>],
     a: &mut Analysis,
 ) {
@@ -37,10 +38,15 @@ pub(super) fn classes(
             continue;
         }
         let prefix = format!("class.{}", class.name);
+        let laws = &per_class[c];
         let result = if has_fork {
-            chain_of_stages(net, laws, forks).map(|stage| emit_stage(a, &prefix, &stage))
+            chain_of_stages(net, laws, forks, a)
+                .or_else(|chain| {
+                    walk_of_stages(net, laws, forks, a).map_err(|walk| format!("{chain}; {walk}"))
+                })
+                .map(|stage| emit_stage(a, &prefix, &stage))
         } else {
-            markov_route(net, v, c, laws).map(|est| emit(a, &prefix, &est))
+            markov_route(net, v, c, laws, a).map(|est| emit(a, &prefix, &est))
         };
         if let Err(reason) = result {
             a.refuse(ROUTE, format!("{prefix}: {reason}"));
@@ -68,6 +74,7 @@ fn markov_route(
     v: &[Vec<f64>],
     c: usize,
     laws: &[Option<Estimate>],
+    a: &Analysis,
 ) -> Result<Estimate, String> {
     let visited: Vec<usize> = (0..net.stations.len())
         .filter(|&s| v[c][s] > 0.0 && net.stations[s].kind.service().is_some())
@@ -149,20 +156,15 @@ fn markov_route(
             exact: ests[0].exact,
         });
     }
-    let blocks: Vec<PhaseType> = ests
-        .iter()
-        .zip(&visited)
-        .map(|(e, &s)| {
-            as_phase(&e.law).ok_or_else(|| {
-                format!(
-                    "the sojourn law at {:?} is not phase-type",
-                    net.stations[s].name
-                )
-            })
-        })
-        .collect::<Result<_, _>>()?;
-    let law = PhaseType::routed(&blocks, &entry, &route).map_err(|e| e.to_string())?;
     let problem = route_problem(net, c, &visited, &ests, chain);
+    let Some(blocks) = ests
+        .iter()
+        .map(|e| as_phase(&e.law))
+        .collect::<Option<Vec<PhaseType>>>()
+    else {
+        return gamma_route(net, c, &entry, &route, &ests, problem.as_deref(), a);
+    };
+    let law = PhaseType::routed(&blocks, &entry, &route).map_err(|e| e.to_string())?;
     Ok(Estimate {
         law: Law::Phase(law),
         method: match &problem {
@@ -170,6 +172,41 @@ fn markov_route(
             Some(p) => format!("{ROUTE}; approximation: {p}"),
         },
         exact: problem.is_none(),
+    })
+}
+
+/// A gamma law fitted to the class's mean (its predicted response or cycle) and to the
+/// variance of the walk along its route with independent sojourns of the per-visit laws
+/// (random visit counts included, [`route_moments`]), for routes whose laws are not all
+/// phase-type.
+fn gamma_route(
+    net: &Network,
+    c: usize,
+    entry: &[f64],
+    route: &[Vec<f64>],
+    ests: &[&Estimate],
+    problem: Option<&str>,
+    a: &Analysis,
+) -> Result<Estimate, String> {
+    let visit: Vec<(f64, f64)> = ests
+        .iter()
+        .map(|e| e.law.moments())
+        .collect::<Result<_, _>>()
+        .map_err(|e| e.to_string())?;
+    let (walk_mean, walk_second) =
+        route_moments(entry, route, &visit).map_err(|e| e.to_string())?;
+    let variance = (walk_second - walk_mean * walk_mean).max(0.0);
+    let metric = crate::metrics::class_metric(net, c);
+    let (mean, source) =
+        preferred_prediction(a, &metric).unwrap_or((walk_mean, "the per-visit laws".to_owned()));
+    let law = Law::gamma_fit(mean, mean * mean + variance).map_err(|e| e.to_string())?;
+    let broken = problem.map_or(String::new(), |p| format!("; {p}"));
+    Ok(Estimate {
+        law,
+        method: format!(
+            "gamma fit to the route's two moments (mean of {source}, variance of independent per-visit sojourns); approximation: the total is not gamma{broken}"
+        ),
+        exact: false,
     })
 }
 
@@ -290,17 +327,20 @@ fn as_phase(law: &Law) -> Option<PhaseType> {
     }
 }
 
-/// An open single-class fork-join network as a chain from its source: forks (to their joins)
-/// and service stations, each met once with probability 1, to the exit. Its law is the sum of
-/// the parts taken as independent: exact when every part is a delay or a fork of delays (each
-/// time is then a service draw of its own), an approximation otherwise.
+/// A single-class fork-join network as a chain: forks (to their joins) and service stations,
+/// each met once with probability 1, from an open class's source to the exit or around a
+/// closed class's cycle from its reference station. Its law is the sum of the parts taken as
+/// independent: exact when every part is a delay or a fork of delays in an open network (each
+/// time is then a service draw of its own), an approximation otherwise; a gamma fit to the
+/// parts' two moments (around the predicted mean) where a part is not phase-type.
 fn chain_of_stages(
     net: &Network,
     laws: &[Option<Estimate>],
     forks: &[Option<Stage>],
+    a: &Analysis,
 ) -> Result<Stage, String> {
-    if net.classes.len() != 1 || net.classes[0].kind != ClassKind::Open {
-        return Err("only an open single-class fork-join network is supported".to_owned());
+    if net.classes.len() != 1 {
+        return Err("only a single-class fork-join network is supported".to_owned());
     }
     let sole = |s: usize| -> Result<Target, String> {
         match targets(net, 0, s)?[..] {
@@ -311,17 +351,28 @@ fn chain_of_stages(
             )),
         }
     };
-    let sources: Vec<usize> = (0..net.stations.len())
-        .filter(|&s| matches!(net.stations[s].kind, StationKind::Source { .. }))
-        .collect();
-    let [source] = sources[..] else {
-        return Err("one source is needed".to_owned());
+    let (mut next, reference) = match net.classes[0].kind {
+        ClassKind::Open => {
+            let sources: Vec<usize> = (0..net.stations.len())
+                .filter(|&s| matches!(net.stations[s].kind, StationKind::Source { .. }))
+                .collect();
+            let [source] = sources[..] else {
+                return Err("one source is needed".to_owned());
+            };
+            (sole(source)?, None)
+        }
+        ClassKind::Closed { reference, .. } => (
+            Target::Station(reference, ClassId(0)),
+            Some(reference.index()),
+        ),
     };
     let mut parts: Vec<Stage> = Vec::new();
-    let mut next = sole(source)?;
     while let Target::Station(at, _) = next {
         let s = at.index();
         let st = &net.stations[s];
+        if !parts.is_empty() && Some(s) == reference {
+            break;
+        }
         if parts.len() > net.stations.len() {
             return Err("the route loops".to_owned());
         }
@@ -361,14 +412,18 @@ fn chain_of_stages(
     if let [one] = &parts[..] {
         return Ok(one.clone());
     }
-    let blocks: Vec<PhaseType> = parts
+    let exact = reference.is_none()
+        && parts
+            .iter()
+            .all(|p| p.delays_only && matches!(p.trust, Trust::Exact));
+    let Some(blocks) = parts
         .iter()
-        .map(|p| as_phase(&p.law).ok_or("a stage's law is not phase-type".to_owned()))
-        .collect::<Result<_, _>>()?;
+        .map(|p| as_phase(&p.law))
+        .collect::<Option<Vec<PhaseType>>>()
+    else {
+        return gamma_stages(net, &parts, a);
+    };
     let law = PhaseType::sum(&blocks).map_err(|e| e.to_string())?;
-    let exact = parts
-        .iter()
-        .all(|p| p.delays_only && matches!(p.trust, Trust::Exact));
     let mut methods: Vec<&str> = Vec::new();
     for p in &parts {
         if !methods.contains(&p.method.as_str()) {
@@ -379,11 +434,7 @@ fn chain_of_stages(
         "sum of {} independent stages in series ({}){}",
         parts.len(),
         methods.join(" + "),
-        if exact {
-            ""
-        } else {
-            "; approximation: after a queueing stage the stages of one job are dependent and fed by a join, not a Poisson stream"
-        }
+        if exact { "" } else { STAGES_DEPENDENT }
     );
     Ok(Stage {
         law: Law::Phase(law),
@@ -393,6 +444,120 @@ fn chain_of_stages(
         } else {
             Trust::Approximate
         },
+        delays_only: false,
+    })
+}
+
+/// Why summing the stages of a fork-join chain as independent is an approximation.
+const STAGES_DEPENDENT: &str = "; approximation: after a queueing stage (or in a closed network) the stages of one job are dependent and fed by a join, not a Poisson stream";
+
+/// A gamma law fitted to the class's predicted mean (or the stages' summed means) and to the
+/// summed variances of the chain's stages taken as independent.
+fn gamma_stages(net: &Network, parts: &[Stage], a: &Analysis) -> Result<Stage, String> {
+    let (mut mean, mut variance) = (0.0, 0.0);
+    for p in parts {
+        let (m1, m2) = p.law.moments().map_err(|e| e.to_string())?;
+        mean += m1;
+        variance += (m2 - m1 * m1).max(0.0);
+    }
+    let (mean, source) = preferred_prediction(a, &crate::metrics::class_metric(net, 0))
+        .unwrap_or((mean, "the stages' laws".to_owned()));
+    let law = Law::gamma_fit(mean, mean * mean + variance).map_err(|e| e.to_string())?;
+    Ok(Stage {
+        law,
+        method: format!(
+            "gamma fit to {} stages' two moments (mean of {source}, variance of the stages taken independent); approximation: the total is not gamma{STAGES_DEPENDENT}",
+            parts.len()
+        ),
+        trust: Trust::Approximate,
+        delays_only: false,
+    })
+}
+
+/// A single-class fork-join network whose route branches at random: a Markov walk over its
+/// forks (each left from its join) and service stations, from the source or from a closed
+/// class's reference station until it exits or returns there, with a gamma law fitted to the
+/// class's predicted mean and to the variance of the walk with independent stage times
+/// ([`route_moments`]).
+fn walk_of_stages(
+    net: &Network,
+    laws: &[Option<Estimate>],
+    forks: &[Option<Stage>],
+    a: &Analysis,
+) -> Result<Stage, String> {
+    let ClassKind::Closed { reference, .. } = net.classes[0].kind else {
+        return Err("a random walk of stages is followed for a closed class only".to_owned());
+    };
+    let start = reference.index();
+    let join_of = |f: usize| {
+        net.stations
+            .iter()
+            .position(|j| matches!(j.kind, StationKind::Join { fork } if fork.index() == f))
+    };
+    // the nodes the walk reaches, in order, with their moves
+    let mut nodes = vec![start];
+    let mut moves: Vec<Vec<(usize, f64)>> = Vec::new();
+    let mut at = 0;
+    while at < nodes.len() {
+        let s = nodes[at];
+        let leave = match &net.stations[s].kind {
+            StationKind::Fork { .. } => {
+                join_of(s).ok_or_else(|| format!("fork {:?} has no join", net.stations[s].name))?
+            }
+            StationKind::Delay { .. } | StationKind::Queue { .. } => s,
+            _ => return Err(format!("{:?} is not a stage", net.stations[s].name)),
+        };
+        let mut out = Vec::new();
+        for (t, p) in targets(net, 0, leave)? {
+            let Target::Station(to, _) = t else { continue };
+            if to.index() == start || p == 0.0 {
+                continue;
+            }
+            let j = match nodes.iter().position(|&n| n == to.index()) {
+                Some(j) => j,
+                None => {
+                    nodes.push(to.index());
+                    nodes.len() - 1
+                }
+            };
+            out.push((j, p));
+        }
+        moves.push(out);
+        at += 1;
+    }
+    let n = nodes.len();
+    let mut route = vec![vec![0.0; n]; n];
+    for (i, out) in moves.iter().enumerate() {
+        for &(j, p) in out {
+            route[i][j] += p;
+        }
+    }
+    let mut entry = vec![0.0; n];
+    entry[0] = 1.0;
+    let visit: Vec<(f64, f64)> = nodes
+        .iter()
+        .map(|&s| {
+            let law = match &net.stations[s].kind {
+                StationKind::Fork { .. } => forks[s].as_ref().map(|f| &f.law),
+                _ => laws[s].as_ref().map(|e| &e.law),
+            };
+            law.ok_or_else(|| format!("no law for {:?}", net.stations[s].name))?
+                .moments()
+                .map_err(|e| e.to_string())
+        })
+        .collect::<Result<_, _>>()?;
+    let (walk_mean, walk_second) =
+        route_moments(&entry, &route, &visit).map_err(|e| e.to_string())?;
+    let variance = (walk_second - walk_mean * walk_mean).max(0.0);
+    let (mean, source) = preferred_prediction(a, &crate::metrics::class_metric(net, 0))
+        .unwrap_or((walk_mean, "the stages' laws".to_owned()));
+    let law = Law::gamma_fit(mean, mean * mean + variance).map_err(|e| e.to_string())?;
+    Ok(Stage {
+        law,
+        method: format!(
+            "gamma fit to the two moments of a random walk over {n} stages (mean of {source}, variance of independent stage times, random visit counts included); approximation: the total is not gamma{STAGES_DEPENDENT}"
+        ),
+        trust: Trust::Approximate,
         delays_only: false,
     })
 }

@@ -253,10 +253,14 @@ fn closed_waited(net: &Network, s: usize, problem: &str, a: &mut Analysis) -> Op
     }
 }
 
-/// The mean response predicted for station `s` by a method for renewal arrivals (QNA, Kingman,
-/// Allen-Cunneen) or else by any method, with that method.
+/// The mean response predicted for station `s` (see [`preferred_prediction`]).
 fn predicted_mean(net: &Network, s: usize, a: &Analysis) -> Option<(f64, String)> {
-    let metric = format!("station.{}.response", net.stations[s].name);
+    preferred_prediction(a, &format!("station.{}.response", net.stations[s].name))
+}
+
+/// The prediction of `metric` by a method for renewal arrivals (QNA, Kingman, Allen-Cunneen)
+/// or MVA with the residual-service correction, or else by any method, with that method.
+pub(super) fn preferred_prediction(a: &Analysis, metric: &str) -> Option<(f64, String)> {
     let candidates = || a.predictions.iter().filter(|p| p.metric == metric);
     MEAN_METHODS
         .iter()
@@ -287,13 +291,16 @@ fn closed_queues(
         .iter()
         .find(|st| matches!(st.kind, StationKind::Fork { .. }))
     {
-        a.refuse(
-            ARRIVAL_THEOREM,
-            format!(
-                "not product form: fork {:?} (a closed fork-join)",
-                fork.name
-            ),
+        let problem = format!(
+            "fork {:?} makes a closed fork-join, not product form",
+            fork.name
         );
+        a.refuse(ARRIVAL_THEOREM, format!("not product form: {problem}"));
+        for (s, _) in service_stations(net) {
+            if out[s].is_none() {
+                out[s] = closed_waited(net, s, &problem, a);
+            }
+        }
         return;
     }
     let served: Vec<usize> = service_stations(net).map(|(s, _)| s).collect();

@@ -237,3 +237,92 @@ fn a_cycle_with_rates_far_apart_is_refused_not_ground_through() {
         a.refusals
     );
 }
+
+#[test]
+fn a_mixture_weighs_the_cdfs_and_the_moments() {
+    use super::Law;
+    use crate::dist::{Dist, DistSpec};
+    let exp1 = DistSpec::exp(1.0).build(Path::new("")).unwrap();
+    let det2 = DistSpec::det(2.0).build(Path::new("")).unwrap();
+    let mix = Law::Mixture(vec![(0.25, Law::Dist(exp1)), (0.75, Law::Dist(det2))]);
+    // at t = 1 only the exponential part counts: 0.25 (1 - e^-1); at 2 all of the point mass
+    let hand = 0.25 * (1.0 - (-1.0f64).exp());
+    assert!((mix.cdf(1.0).unwrap() - hand).abs() < 1e-12);
+    assert!((mix.cdf(2.0).unwrap() - (0.25 * (1.0 - (-2.0f64).exp()) + 0.75)).abs() < 1e-12);
+    // mean 0.25 + 1.5 = 1.75; second moment 0.25 * 2 + 0.75 * 4 = 3.5
+    let (m, m2) = mix.moments().unwrap();
+    assert!(
+        (m - 1.75).abs() < 1e-12 && (m2 - 3.5).abs() < 1e-12,
+        "{m} {m2}"
+    );
+    // the waited law: service 1, wait 0 w.p. 1/2 else exponential of mean 2 (Wq = 1):
+    // E = 2, E[T^2] = 1 + 2 * 1 * 1 + 2 * 1 / 0.5 = 7
+    let waited = Law::Waited {
+        service: Dist::Deterministic { value: 1.0 },
+        waits: 0.5,
+        mean_wait: 1.0,
+    };
+    let (m, m2) = waited.moments().unwrap();
+    assert!(
+        (m - 2.0).abs() < 1e-12 && (m2 - 7.0).abs() < 1e-12,
+        "{m} {m2}"
+    );
+    // the gamma fit keeps both moments
+    let (m, m2) = Law::gamma_fit(2.0, 7.0).unwrap().moments().unwrap();
+    assert!(
+        (m - 2.0).abs() < 1e-9 && (m2 - 7.0).abs() < 1e-9,
+        "{m} {m2}"
+    );
+}
+
+#[test]
+fn a_tandem_with_a_deterministic_queue_gets_a_labelled_gamma_class_law() {
+    let det = "kind = \"fcfs\"\nservice = { dist = \"det\", value = 1.0 }";
+    let text = open(0.5)
+        + &station("a", det)
+        + &station("b", EXP1)
+        + &route("arrivals", "a")
+        + &route("a", "b")
+        + &route("b", "exit");
+    let a = analysis(&text);
+    let found: Vec<_> = a
+        .predictions
+        .iter()
+        .filter(|p| p.metric == "class.jobs.p90")
+        .collect();
+    assert_eq!(found.len(), 1, "{found:?} {:?}", a.refusals);
+    assert!(!found[0].exact && found[0].method.starts_with("gamma fit to the route"));
+    // mean: the predicted class response (QNA); variance: a's M/D/1 response variance by
+    // Takacs (rho 1/2: E[W] = 0.5, E[W^2] = 2 E[W]^2 + lambda E[S^3] / (3 (1 - rho)) = 5/6,
+    // so 7/12) plus b's waited law (exponential service: 1; wait 0 w.p. 1/2 else exponential
+    // around QNA's Wq: 2 Wq^2 / 0.5 - Wq^2 = 3 Wq^2)
+    let (mean, method) = super::stations::preferred_prediction(&a, "class.jobs.response").unwrap();
+    assert!(method.starts_with("QNA"), "{method}");
+    let (rb, _) = super::stations::preferred_prediction(&a, "station.b.response").unwrap();
+    let wq = rb - 1.0;
+    let var = 7.0 / 12.0 + 1.0 + 3.0 * wq * wq;
+    let hand = Gamma::new(mean * mean / var, mean / var)
+        .unwrap()
+        .inverse_cdf(0.9);
+    assert!(
+        (found[0].value / hand - 1.0).abs() < 1e-6,
+        "{} {hand}",
+        found[0].value
+    );
+}
+
+#[test]
+fn a_delay_shared_by_three_tasks_of_a_fork_is_an_exact_maximum_of_three_draws() {
+    let body = "kind = \"delay\"\nservice = { dist = \"exp\", mean = 1.0 }";
+    let text = open(0.5)
+        + &station("split", "kind = \"fork\"\nbranches = [\"b\", \"b\", \"b\"]")
+        + &station("b", body)
+        + &station("merge", "kind = \"join\"\nfork = \"split\"")
+        + &route("arrivals", "split")
+        + &route("b", "merge")
+        + &route("merge", "exit");
+    let (value, _, exact) = only(&analysis(&text), "station.split.p90");
+    // P(max <= t) = (1 - e^-t)^3 = 0.9
+    let hand = -(1.0 - 0.9f64.powf(1.0 / 3.0)).ln();
+    assert!((value / hand - 1.0).abs() < 1e-9 && exact, "{value} {hand}");
+}

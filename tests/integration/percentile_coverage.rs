@@ -1,0 +1,48 @@
+//! Every bundled scenario and validation case gets a prediction (or a bound) for each of its
+//! percentile metrics (`.p50 .. .p99`).
+
+use parsim::predict::analyze_scenario;
+use parsim::scenario::load;
+
+use super::util::root;
+
+#[test]
+fn every_bundled_percentile_has_a_prediction() {
+    let mut missing = Vec::new();
+    let mut checked = 0;
+    for dir in ["scenarios", "validation"] {
+        let mut files: Vec<_> = std::fs::read_dir(root().join(dir))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+            .collect();
+        files.sort();
+        for path in files {
+            let file = path.file_name().unwrap().to_string_lossy().into_owned();
+            let sc = load(&path).unwrap_or_else(|e| panic!("{e}"));
+            let a = analyze_scenario(&sc);
+            let predicted = |m: &str| {
+                a.predictions.iter().any(|p| p.metric == m)
+                    || a.bounds.iter().any(|b| b.metric == m)
+            };
+            for m in sc.metric_names() {
+                let percentile = m
+                    .rsplit_once(".p")
+                    .is_some_and(|(_, n)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+                if !percentile {
+                    continue;
+                }
+                checked += 1;
+                if !predicted(&m) {
+                    missing.push(format!("{dir}/{file}: {m}"));
+                }
+            }
+        }
+    }
+    assert!(checked > 500, "only {checked} percentile names checked");
+    assert!(
+        missing.is_empty(),
+        "unpredicted percentiles:\n{}",
+        missing.join("\n")
+    );
+}
