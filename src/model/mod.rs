@@ -188,6 +188,13 @@ impl Network {
         &self.stations[id.index()]
     }
 
+    /// The index of the join station of the fork at index `fork`, if it has one.
+    pub fn join_of(&self, fork: usize) -> Option<usize> {
+        self.stations
+            .iter()
+            .position(|st| matches!(st.kind, StationKind::Join { fork: f } if f.index() == fork))
+    }
+
     /// Every distribution of the network (service and inter-arrival times) with its station.
     pub fn distributions(&self) -> impl Iterator<Item = (&Station, &Dist)> {
         self.stations.iter().flat_map(|s| {

@@ -121,9 +121,7 @@ fn solve(net: &Network, v: &[f64], a: &mut Analysis) -> Result<(), String> {
     for (f, st) in net.stations.iter().enumerate() {
         if matches!(st.kind, StationKind::Fork { .. }) {
             let join = net
-                .stations
-                .iter()
-                .position(|st| matches!(st.kind, StationKind::Join { fork } if fork.index() == f))
+                .join_of(f)
                 .ok_or_else(|| format!("fork {:?} has no join", st.name))?;
             regions[f] = Some(region(net, f, join)?);
             join_of[f] = Some(join);

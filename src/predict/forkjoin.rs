@@ -98,10 +98,7 @@ fn stages_in_series(net: &Network) -> Option<Vec<(usize, Vec<usize>)>> {
         let StationKind::Fork { branches } = &net.stations[f].kind else {
             return None;
         };
-        let join = net
-            .stations
-            .iter()
-            .position(|st| matches!(st.kind, StationKind::Join { fork } if fork.index() == f))?;
+        let join = net.join_of(f)?;
         let branches: Vec<usize> = branches.iter().map(|b| b.index()).collect();
         let routed_to_join = branches.iter().all(|&b| {
             net.stations[b].kind.service().is_some()

@@ -79,11 +79,7 @@ fn stage(
     branches: &[StationId],
     laws: &[Option<Estimate>],
 ) -> Result<Stage, String> {
-    let join = net
-        .stations
-        .iter()
-        .position(|st| matches!(st.kind, StationKind::Join { fork } if fork.index() == f))
-        .ok_or("it has no join")?;
+    let join = net.join_of(f).ok_or("it has no join")?;
     if net.classes.len() != 1 {
         return Err("only one class is supported".to_owned());
     }
@@ -221,11 +217,7 @@ fn task_walks(
     branches: &[StationId],
     laws: &[Option<Estimate>],
 ) -> Result<Stage, String> {
-    let join = net
-        .stations
-        .iter()
-        .position(|st| matches!(st.kind, StationKind::Join { fork } if fork.index() == f))
-        .ok_or("it has no join")?;
+    let join = net.join_of(f).ok_or("it has no join")?;
     let mut tasks = Vec::with_capacity(branches.len());
     let mut method = String::new();
     for b in branches {

@@ -383,9 +383,7 @@ fn chain_of_stages(
                     .ok_or_else(|| format!("no law for fork {:?}", st.name))?;
                 parts.push(stage);
                 let join = net
-                    .stations
-                    .iter()
-                    .position(|j| matches!(j.kind, StationKind::Join { fork } if fork.index() == s))
+                    .join_of(s)
                     .ok_or_else(|| format!("fork {:?} has no join", st.name))?;
                 next = sole(join)?;
             }
@@ -489,11 +487,6 @@ fn walk_of_stages(
         return Err("a random walk of stages is followed for a closed class only".to_owned());
     };
     let start = reference.index();
-    let join_of = |f: usize| {
-        net.stations
-            .iter()
-            .position(|j| matches!(j.kind, StationKind::Join { fork } if fork.index() == f))
-    };
     // the nodes the walk reaches, in order, with their moves
     let mut nodes = vec![start];
     let mut moves: Vec<Vec<(usize, f64)>> = Vec::new();
@@ -501,9 +494,9 @@ fn walk_of_stages(
     while at < nodes.len() {
         let s = nodes[at];
         let leave = match &net.stations[s].kind {
-            StationKind::Fork { .. } => {
-                join_of(s).ok_or_else(|| format!("fork {:?} has no join", net.stations[s].name))?
-            }
+            StationKind::Fork { .. } => net
+                .join_of(s)
+                .ok_or_else(|| format!("fork {:?} has no join", net.stations[s].name))?,
             StationKind::Delay { .. } | StationKind::Queue { .. } => s,
             _ => return Err(format!("{:?} is not a stage", net.stations[s].name)),
         };
