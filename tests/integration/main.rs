@@ -22,12 +22,12 @@ mod fit_spmd;
 mod fuzz;
 /// Laws of random valid networks: Little, conservation, capacity, thread identity.
 mod network_properties;
-/// Every bundled file's percentile metrics have a prediction.
-mod percentile_coverage;
 /// Exact percentile predictions (M/M/1, M/M/c) against simulation.
 mod percentiles;
 /// Kuntraruk's parallel pipeline against eq. 6 and the report's arithmetic.
 mod pipeline;
+/// Every bundled file's metrics, percentiles included, have a prediction.
+mod prediction_coverage;
 /// The contention-free mean-value evaluation of rank programs against hand values and runs.
 mod program_predictions;
 /// Rank programs: exact contention-free times, collectives, deadlocks.
