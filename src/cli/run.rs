@@ -61,6 +61,11 @@ pub struct RunArgs {
     /// Most replications --precision may use.
     #[arg(long)]
     max_replications: Option<u32>,
+    /// A precision target (--precision or the scenario's run.precision) not met within the
+    /// replication budget is still reported (table, JSON and stderr say so) but does not make
+    /// the exit code 1.
+    #[arg(long)]
+    allow_imprecise: bool,
     /// Worker threads (default: one per core). Results do not depend on it.
     #[arg(long, default_value_t = 0)]
     threads: usize,
@@ -243,7 +248,29 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     if let Some(w) = &mut per_rep {
         w.flush()?;
     }
-    Ok(ExitCode::SUCCESS)
+    let mut imprecise = false;
+    for r in &reports {
+        if let Some(p) = r.precision.as_ref().filter(|p| !p.met) {
+            imprecise = true;
+            eprintln!(
+                "parsim: {}: precision target {} on {} NOT met within {} replications (raise --max-replications or the run length{})",
+                r.file,
+                p.target,
+                p.metrics.join(", "),
+                r.replications,
+                if args.allow_imprecise {
+                    ""
+                } else {
+                    "; --allow-imprecise accepts the result with exit 0"
+                }
+            );
+        }
+    }
+    Ok(if imprecise && !args.allow_imprecise {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
 }
 
 /// Runs shard `shard` of the replications of `sc` and writes its file into `dir`.

@@ -147,6 +147,34 @@ fn missing_file_and_bad_flags_exit_2() {
 }
 
 #[test]
+fn a_precision_target_not_met_is_said_and_exits_1_unless_allowed() {
+    let args = [
+        "run",
+        "scenarios/mm1.toml",
+        "--precision",
+        "0.0001",
+        "--replications",
+        "2",
+        "--max-replications",
+        "4",
+        "--length",
+        "500",
+    ];
+    let out = parsim(&args);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("NOT met within 4 replications") && err.contains("--allow-imprecise"),
+        "{err}"
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("NOT met"));
+    let allowed = parsim(&[&args[..], &["--allow-imprecise"]].concat());
+    assert_eq!(allowed.status.code(), Some(0));
+    assert_eq!(allowed.stdout, out.stdout, "the same report either way");
+    assert!(String::from_utf8_lossy(&allowed.stderr).contains("NOT met"));
+}
+
+#[test]
 fn help_explains_the_commands() {
     let out = parsim(&["--help"]);
     assert!(out.status.success());
