@@ -128,8 +128,9 @@ pub enum Step {
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 #[non_exhaustive]
 pub enum RunError {
-    /// The precision metric is not one the scenario reports.
-    #[error("unknown metric {0:?} (`parsim metrics <scenario>` lists every name)")]
+    /// The precision metric is not one the scenario reports: the message names it and the
+    /// closest names the scenario has ([`crate::metrics::unknown_metric`]).
+    #[error("{0}")]
     UnknownMetric(String),
     /// The thread pool could not be built.
     #[error("cannot start worker threads: {0}")]
@@ -514,7 +515,11 @@ pub fn run_on(
                             .values
                             .iter()
                             .position(|(n, _)| n == m)
-                            .ok_or_else(|| RunError::UnknownMetric(m.clone()))
+                            .ok_or_else(|| {
+                                let known: Vec<String> =
+                                    rows[0].values.iter().map(|(n, _)| n.clone()).collect();
+                                RunError::UnknownMetric(crate::metrics::unknown_metric(m, &known))
+                            })
                     })
                     .collect::<Result<_, _>>()?,
             ),

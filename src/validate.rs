@@ -23,6 +23,7 @@ pub mod table;
 
 use serde::{Deserialize, Serialize};
 
+use crate::metrics::unknown_metric;
 use crate::predict::{Bound, Prediction, analyze_scenario};
 use crate::provenance::Provenance;
 use crate::replicate::{self, Experiment, Options, RunError};
@@ -481,7 +482,7 @@ pub fn compare_all(
 fn compare_bound(sc: &Scenario, ex: &Experiment, b: &Bound) -> Result<Comparison, RunError> {
     let i = ex
         .index_of(&b.metric)
-        .ok_or_else(|| RunError::UnknownMetric(b.metric.clone()))?;
+        .ok_or_else(|| RunError::UnknownMetric(unknown_metric(&b.metric, &ex.metrics)))?;
     let ci = ex.interval(i, LEVEL);
     let outside = ci.mean + ci.half_width < b.lower || ci.mean - ci.half_width > b.upper;
     let mid = 0.5 * (b.lower + b.upper);
@@ -531,7 +532,7 @@ fn compare(
 ) -> Result<Comparison, RunError> {
     let i = ex
         .index_of(&p.metric)
-        .ok_or_else(|| RunError::UnknownMetric(p.metric.clone()))?;
+        .ok_or_else(|| RunError::UnknownMetric(unknown_metric(&p.metric, &ex.metrics)))?;
     let ci = ex.interval(i, LEVEL);
     let rel = (p.value - ci.mean) / ci.mean;
     let rel_hw = (p.value / ci.mean).abs() * ci.relative_half_width();

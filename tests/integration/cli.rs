@@ -147,6 +147,26 @@ fn missing_file_and_bad_flags_exit_2() {
 }
 
 #[test]
+fn a_misspelt_precision_metric_gets_the_closest_name() {
+    let out = parsim(&[
+        "run",
+        "scenarios/mm1.toml",
+        "--metric",
+        "station.servr.utilisation",
+        "--precision",
+        "0.1",
+        "--length",
+        "100",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("did you mean \"station.server.utilisation\"?"),
+        "{err}"
+    );
+}
+
+#[test]
 fn a_precision_target_not_met_is_said_and_exits_1_unless_allowed() {
     let args = [
         "run",
