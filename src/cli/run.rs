@@ -207,14 +207,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     let format = Format::of(args.json, args.csv);
     let mut reports = Vec::new();
     let mut out = std::io::stdout().lock();
-    let mut per_rep = args
-        .per_replication
-        .as_deref()
-        .map(|path| {
-            parsim::report::per_replication_writer(path)
-                .with_context(|| format!("creating {}", path.display()))
-        })
-        .transpose()?;
+    let mut per_rep = per_replication_file(args.per_replication.as_deref())?;
     format.start(&mut out)?;
     for sc in &scenarios {
         if args.show_network
@@ -299,6 +292,18 @@ fn run_shard(args: &RunArgs, sc: &Scenario, shard: Shard, dir: &Path) -> anyhow:
         .with_context(|| format!("writing shard {} to {}", shard.index, dir.display()))?;
     eprintln!("parsim: wrote {}", path.display());
     Ok(ExitCode::SUCCESS)
+}
+
+/// The `--per-replication` file (`run` and `validate`), created with its header, if one was asked
+/// for.
+pub fn per_replication_file(
+    path: Option<&Path>,
+) -> anyhow::Result<Option<csv::Writer<std::fs::File>>> {
+    path.map(|path| {
+        parsim::report::per_replication_writer(path)
+            .with_context(|| format!("creating {}", path.display()))
+    })
+    .transpose()
 }
 
 /// Loads every scenario with `assignments` applied, collecting the problems of all files before

@@ -121,14 +121,7 @@ pub fn run(args: &ValidateArgs) -> anyhow::Result<ExitCode> {
     } else {
         Effort::Full
     };
-    let mut per_rep = args
-        .per_replication
-        .as_deref()
-        .map(|path| {
-            parsim::report::per_replication_writer(path)
-                .with_context(|| format!("creating {}", path.display()))
-        })
-        .transpose()?;
+    let mut per_rep = super::run::per_replication_file(args.per_replication.as_deref())?;
     let mut cases = Vec::new();
     for (index, sc) in scenarios.iter().enumerate() {
         if args.shard.is_none_or(|s| s.owns(index)) {
