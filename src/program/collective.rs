@@ -144,6 +144,17 @@ pub struct Shape {
     pub segments: u32,
 }
 
+impl Shape {
+    /// The shape a rank holds outside any collective: a group of itself alone.
+    pub const ALONE: Shape = Shape {
+        n: 1,
+        me: 0,
+        root: 0,
+        bytes: 0.0,
+        segments: 1,
+    };
+}
+
 fn is_pow2(n: u32) -> bool {
     n.is_power_of_two()
 }

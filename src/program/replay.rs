@@ -285,13 +285,7 @@ impl<'p> Walker<'p> {
                     done: false,
                     in_collective: false,
                     step: 0,
-                    shape: Shape {
-                        n: 1,
-                        me: 0,
-                        root: 0,
-                        bytes: 0.0,
-                        segments: 1,
-                    },
+                    shape: Shape::ALONE,
                     tag: 0,
                 };
                 p
