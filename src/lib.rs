@@ -58,6 +58,7 @@
 pub mod analytic;
 pub mod dist;
 pub mod engine;
+pub mod hash;
 pub mod linalg;
 pub mod metrics;
 pub mod model;

@@ -3,28 +3,16 @@
 
 use serde::Serialize;
 
+use crate::hash::fnv1a;
 use crate::replicate::Options;
 use crate::scenario::Warmup;
-
-/// FNV-1a, 64 bits: a small hash whose value is fixed by its definition (unlike std's
-/// `DefaultHasher`), so ids stay comparable across builds and platforms.
-pub fn fnv1a(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-    })
-}
-
-/// The hash of a scenario's text, as 16 hex digits.
-pub fn text_hash(text: &str) -> String {
-    format!("{:016x}", fnv1a(text.as_bytes()))
-}
 
 /// Where a result came from.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Provenance {
     /// The parsim version that produced it.
     pub parsim_version: &'static str,
-    /// [`text_hash`] of the scenario file's text.
+    /// [`crate::hash::text_hash`] of the scenario file's text.
     pub scenario_hash: String,
     /// A hash of the scenario hash, the seed and the options that change results (replications,
     /// length, warm-up, precision rule); the worker threads are left out, since results do not
@@ -83,7 +71,7 @@ mod tests {
     use std::time::{Duration, UNIX_EPOCH};
 
     #[test]
-    fn dates_and_hashes_are_fixed_by_definition() {
+    fn dates_are_fixed_by_definition() {
         assert_eq!(utc_date(UNIX_EPOCH), "1970-01-01");
         let leap = UNIX_EPOCH + Duration::from_secs(951_782_400); // 2000-02-29
         assert_eq!(utc_date(leap), "2000-02-29");
@@ -91,8 +79,5 @@ mod tests {
             utc_date(UNIX_EPOCH + Duration::from_secs(1_795_392_000)),
             "2026-11-23"
         );
-        // FNV-1a test vectors
-        assert_eq!(fnv1a(b""), 0xcbf2_9ce4_8422_2325);
-        assert_eq!(fnv1a(b"a"), 0xaf63_dc4c_8601_ec8c);
     }
 }

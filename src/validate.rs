@@ -165,7 +165,7 @@ pub struct RunIdentity {
     pub file: String,
     /// The parsim version that ran it.
     pub parsim_version: String,
-    /// The hash of the scenario's text ([`crate::provenance::text_hash`]).
+    /// The hash of the scenario's text ([`crate::hash::text_hash`]).
     pub scenario_hash: String,
     /// The thread-independent run id ([`Provenance::run_id`]).
     pub run_id: String,

@@ -20,8 +20,8 @@
 use std::ops::{AddAssign, Sub};
 
 use super::collective::Shape;
-use super::exec::ProgramFault;
 use super::expr::{Env, Expr};
+use super::fault::ProgramFault;
 use super::{CollectiveOp, Program};
 
 /// Tags at or above this are the collectives' own (user tags are below `2^40`).

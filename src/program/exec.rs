@@ -13,9 +13,9 @@
 //! (see [`crate::time`]).
 //!
 //! **A run never hangs.** When nothing is left to happen and some rank has not finished, the
-//! run stops with [`ProgramFault::Deadlock`], naming the ranks and the operations they wait in;
+//! run stops with [`ProgramFault::Deadlock`](super::ProgramFault::Deadlock), naming the ranks and the operations they wait in;
 //! a rank that executes 10^8 operations without time passing stops with
-//! [`ProgramFault::Stuck`].
+//! [`ProgramFault::Stuck`](super::ProgramFault::Stuck).
 
 use std::collections::{HashMap, VecDeque};
 
@@ -23,6 +23,7 @@ use rustc_hash::FxHashMap;
 
 use super::collective::{Algorithm, Collective, Shape, Step};
 use super::control::{COLLECTIVE_TAG, Control, Phases};
+use super::fault::{MAX_INSTANT_OPS, ProgramFault};
 use super::{CollectiveOp, Instr, Program, Sharing, Size, Switching, Work};
 use crate::dist::Dist;
 use crate::engine::calendar::{CalendarEvent, LaneCalendar, WIDE_SEQ_BITS};
@@ -34,61 +35,9 @@ use crate::time::{Clock, wide_from_f64, wide_to_f64};
 /// Time in 128-bit clock ticks.
 pub type Ticks = u128;
 
-/// Operations a rank may execute without time passing before it is declared stuck.
-const MAX_INSTANT_OPS: u64 = 100_000_000;
-
 /// The calendar lane of events one hop latency after the time they are scheduled at: they come
 /// in time order, so the lane needs no heap (see [`LaneCalendar`]).
 const HOP_LANE: usize = 0;
-
-/// Why a program run stopped before every rank finished. Every variant is fatal for the run.
-#[derive(Clone, Debug, PartialEq, thiserror::Error)]
-#[non_exhaustive]
-pub enum ProgramFault {
-    /// Nothing is left to happen, and these ranks still wait.
-    #[error("deadlock at time {time:.6e}: {finished} of {ranks} ranks finished; nothing is left to happen and {} ranks wait: {}", waiting.len(), waiting.iter().take(8).cloned().collect::<Vec<_>>().join("; "))]
-    Deadlock {
-        /// When it was found.
-        time: f64,
-        /// Ranks that finished.
-        finished: u32,
-        /// All ranks.
-        ranks: u32,
-        /// For each waiting rank: who it is and what it waits for.
-        waiting: Vec<String>,
-    },
-    /// An expression could not be evaluated, or gave an impossible value.
-    #[error("rank {rank}, {path}: {message}")]
-    Eval {
-        /// The rank.
-        rank: u32,
-        /// The operation's path in the scenario.
-        path: String,
-        /// What went wrong.
-        message: String,
-    },
-    /// The run outgrew the engine's limits: `2^84` clock ticks (`2^53` times the program's
-    /// smallest time) or `2^41` events.
-    #[error(
-        "the run outgrew the engine's limits at time {time:.6e} after {events} events (2^84 ticks of the clock, i.e. 2^53 times the smallest time of the program, or 2^41 events)"
-    )]
-    Horizon {
-        /// When.
-        time: f64,
-        /// Events scheduled.
-        events: u64,
-    },
-    /// A rank ran 10^8 operations without time passing (a loop that does nothing, forever).
-    #[error(
-        "rank {rank} executed {MAX_INSTANT_OPS} operations at {path} without time passing (a loop that never takes time)"
-    )]
-    Stuck {
-        /// The rank.
-        rank: u32,
-        /// Where it was.
-        path: String,
-    },
-}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum PEvent {

@@ -30,6 +30,7 @@ mod control;
 mod delays;
 pub mod exec;
 pub mod expr;
+mod fault;
 mod mean_value;
 mod measure;
 pub mod pipeline;
@@ -39,7 +40,8 @@ pub mod raw;
 pub mod replay;
 
 pub use compile::compile;
-pub use exec::{Execution, ProgramFault, ProgramRun};
+pub use exec::{Execution, ProgramRun};
+pub use fault::ProgramFault;
 pub use measure::{measure, names};
 
 use crate::dist::Dist;

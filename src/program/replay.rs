@@ -27,7 +27,8 @@ use rustc_hash::FxHashMap;
 use super::collective::{Algorithm, Collective, Shape};
 use super::control::{Control, Phases};
 use super::delays::Delays;
-use super::exec::{ProgramFault, ceil_ticks};
+use super::exec::ceil_ticks;
+use super::fault::ProgramFault;
 use super::{CollectiveOp, Instr, Program, Size, Switching, Work};
 use crate::dist::Dist;
 

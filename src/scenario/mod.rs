@@ -94,7 +94,7 @@ pub struct Scenario {
     pub validate: ValidateConfig,
     /// The `[spmd]` model the network was built from, if any.
     pub spmd: Option<crate::spmd::Spmd>,
-    /// [`crate::provenance::text_hash`] of the text it was parsed from.
+    /// [`crate::hash::text_hash`] of the text it was parsed from.
     pub text_hash: String,
 }
 
@@ -279,7 +279,7 @@ pub fn parse_with(
             run: built.run,
             validate: built.validate,
             spmd: built.spmd,
-            text_hash: crate::provenance::text_hash(text),
+            text_hash: crate::hash::text_hash(text),
         }),
         Ok(_) => Err(fail(found)),
         Err(more) => {
@@ -294,7 +294,7 @@ pub fn parse_with(
 /// [`crate::model::NetworkBuilder`] assembles) with exactly the checks a file gets, and names
 /// it `name`. The problems carry no line; the field paths count elements in the order given.
 pub fn from_raw(raw: raw::RawScenario, name: &str) -> Result<Scenario, Vec<Problem>> {
-    let text_hash = crate::provenance::text_hash(&format!("{raw:?}"));
+    let text_hash = crate::hash::text_hash(&format!("{raw:?}"));
     let built = build::build(raw, Path::new(".")).map_err(|found| {
         found
             .into_iter()

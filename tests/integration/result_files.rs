@@ -50,7 +50,7 @@ fn json_carries_the_runs_identity_and_the_run_id_ignores_threads() {
     }
     assert_eq!(r["parsim_version"], env!("CARGO_PKG_VERSION"));
     let text = std::fs::read_to_string(root().join("scenarios/mm1.toml")).unwrap();
-    assert_eq!(r["scenario_hash"], parsim::provenance::text_hash(&text));
+    assert_eq!(r["scenario_hash"], parsim::hash::text_hash(&text));
     assert!(r["metrics"][0]["half_width_95"].is_f64(), "{r}");
     assert_eq!(r["run_id"], two[0]["run_id"]);
     let other_seed = run_json("1", &["--seed", "2"]);
@@ -119,7 +119,7 @@ fn validate_rows_carry_their_experiments_identity_and_its_replications_give_the_
     let text = std::fs::read_to_string(&case).unwrap();
     for r in rows {
         assert_eq!(r["parsim_version"], env!("CARGO_PKG_VERSION"));
-        assert_eq!(r["scenario_hash"], parsim::provenance::text_hash(&text));
+        assert_eq!(r["scenario_hash"], parsim::hash::text_hash(&text));
         assert_eq!(r["file"], case.to_str().unwrap());
         for field in ["seed", "length", "warmup"] {
             assert!(r[field].is_u64(), "{field} missing from {r}");
