@@ -16,7 +16,7 @@
 //!   on; throughput in messages (about 2*10^5 per execution).
 //!
 //! Every throughput is in events (arrivals plus service completions, as counted by
-//! [`parsim::engine::RunSummary::events`]) or calendar holds per second.
+//! [`parsim::engine::network::RunSummary::events`]) or calendar holds per second.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -31,7 +31,8 @@ use criterion::{
     BatchSize, BenchmarkGroup, BenchmarkId, Criterion, SamplingMode, Throughput, criterion_group,
     criterion_main,
 };
-use parsim::engine::{Calendar, Event, RunLength, Simulation};
+use parsim::engine::calendar::Calendar;
+use parsim::engine::network::{Event, RunLength, Simulation};
 use parsim::model::Network;
 use parsim::time::SimTime;
 use priority_queue::PriorityQueue;
@@ -434,7 +435,7 @@ fn programs(c: &mut Criterion) {
                 .unwrap_or_else(|e| panic!("{e}"));
                 let prog = sc.program().expect("a program scenario").clone();
                 let run = || {
-                    parsim::program::Execution::new(&prog, SEED, 0)
+                    parsim::engine::program::Execution::new(&prog, SEED, 0)
                         .run()
                         .expect("the benchmark programs run to completion")
                 };

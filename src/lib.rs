@@ -13,7 +13,7 @@
 //! ```
 //! use parsim::dist::DistSpec;
 //! use parsim::model::NetworkBuilder;
-//! use parsim::predict::analyze_scenario;
+//! use parsim::study::analyze_scenario;
 //! use parsim::replicate::{self, Options};
 //!
 //! let sc = NetworkBuilder::new()
@@ -74,6 +74,7 @@ pub mod shard;
 pub mod slurm;
 pub mod spmd;
 pub mod stats;
+pub mod study;
 pub mod sweep;
 pub mod time;
 pub mod topology;

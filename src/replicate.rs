@@ -17,10 +17,11 @@
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use crate::engine::{RunFault, RunLength, Simulation};
-use crate::metrics::{class_metric, measure};
+use crate::engine::network::{RunFault, RunLength, Simulation};
+use crate::engine::program::Execution;
+use crate::metrics::network::{class_metric, measure};
 use crate::model::Network;
-use crate::program::{Execution, ProgramFault};
+use crate::program::ProgramFault;
 use crate::scenario::{Scenario, Warmup, Workload};
 use crate::stats::{ConfidenceInterval, Truncation};
 
@@ -245,7 +246,7 @@ fn replicate(sc: &Scenario, opt: &Options, warmup: u64, r: u64) -> Result<Replic
                         replication: r,
                         fault,
                     })?;
-            (crate::program::measure(prog, &run), run.events)
+            (crate::metrics::program::measure(prog, &run), run.events)
         }
     };
     // an [spmd] model's speedup, efficiency, cost and overhead (and its phases' cycle times and
@@ -303,7 +304,10 @@ fn simulate(
 }
 
 /// The first histogram with values it could not count, and how many.
-fn clamped(net: &crate::model::Network, rec: &crate::engine::Recorder) -> Option<(String, u64)> {
+fn clamped(
+    net: &crate::model::Network,
+    rec: &crate::engine::network::Recorder,
+) -> Option<(String, u64)> {
     let classes = rec
         .classes
         .iter()

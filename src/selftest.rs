@@ -12,8 +12,8 @@ use rayon::prelude::*;
 use serde::Serialize;
 use statrs::distribution::{ContinuousCDF, Normal};
 
-use crate::metrics::class_metric;
-use crate::predict::analyze;
+use crate::metrics::network::class_metric;
+use crate::predict::network::analyze;
 use crate::replicate::{self, Options, RunError};
 use crate::scenario::{self, Warmup};
 

@@ -150,7 +150,7 @@ impl Clock {
     }
 
     /// A span as 128-bit ticks (rank programs, whose runs outlast 64-bit ticks: see
-    /// [`crate::program::exec`]), rounded to the nearest, saturating.
+    /// the program executor), rounded to the nearest, saturating.
     #[inline(always)]
     pub fn wide_ticks(&self, span: f64) -> u128 {
         wide_from_f64(span * self.per_tick + 0.5)
@@ -183,6 +183,13 @@ pub fn wide_from_f64(x: f64) -> u128 {
 #[inline(never)]
 fn wide_from_f64_slow(x: f64) -> u128 {
     x as u128
+}
+
+/// `x` (`>= 0`) rounded up to a `u128` (no library call below `2^63`).
+#[inline(always)]
+pub fn wide_ceil_from_f64(x: f64) -> u128 {
+    let t = wide_from_f64(x);
+    if wide_to_f64(t) < x { t + 1 } else { t }
 }
 
 /// `t` as an `f64`: one instruction below `2^63`, where `as f64` is a library call.

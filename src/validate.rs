@@ -24,11 +24,12 @@ pub mod table;
 use serde::{Deserialize, Serialize};
 
 use crate::metrics::unknown_metric;
-use crate::predict::{Bound, Prediction, analyze_scenario};
+use crate::predict::{Bound, Prediction};
 use crate::provenance::Provenance;
 use crate::replicate::{self, Experiment, Options, RunError};
 use crate::rng::derive_seed;
 use crate::scenario::Scenario;
+use crate::study::analyze_scenario;
 
 /// Confidence level of validation intervals.
 pub const LEVEL: f64 = 0.99;

@@ -7,8 +7,8 @@ use std::process::ExitCode;
 
 use clap::Args;
 
-use parsim::predict::analyze_scenario;
 use parsim::report::num;
+use parsim::study::analyze_scenario;
 
 /// Options of `parsim analyze`.
 #[derive(Debug, Args)]

@@ -1,7 +1,7 @@
 //! The event calendar.
 //!
 //! A binary min-heap of `(time, seq, event)`, generic over the event type
-//! ([`CalendarEvent`]: the queueing engine's [`Event`], the rank programs' events) and the time
+//! ([`CalendarEvent`]: the queueing engine's events, the rank programs' events) and the time
 //! type ([`CalendarTime`]: 64-bit [`SimTime`] ticks or the programs' 128-bit ticks; either way
 //! the key with the sequence number is one `u128`, compared in one go). `seq` is a counter incremented at every
 //! [`Calendar::schedule`], so **events at the same time are delivered in the order they were
@@ -24,7 +24,6 @@ use std::cmp::Ordering;
 use std::collections::{BinaryHeap, VecDeque};
 use std::marker::PhantomData;
 
-use super::event::Event;
 use crate::time::SimTime;
 
 /// An event the calendar can hold: packed into a small tag and a 64-bit payload.
@@ -142,38 +141,6 @@ impl<K: Ord> Ord for Entry<K> {
     }
 }
 
-impl CalendarEvent for Event {
-    const TAG_BITS: u32 = 2;
-
-    #[inline]
-    fn encode(self) -> (u64, u64) {
-        match self {
-            Event::Arrival { source } => (0, u64::from(source)),
-            Event::Departure { station, job } => (1, (u64::from(station) << 32) | u64::from(job)),
-            Event::PsDeparture {
-                station,
-                generation,
-            } => (2, (u64::from(station) << 32) | u64::from(generation)),
-        }
-    }
-
-    #[inline]
-    fn decode(tag: u64, p: u64) -> Event {
-        let (hi, lo) = ((p >> 32) as u32, p as u32);
-        match tag {
-            0 => Event::Arrival { source: lo },
-            1 => Event::Departure {
-                station: hi,
-                job: lo,
-            },
-            _ => Event::PsDeparture {
-                station: hi,
-                generation: lo,
-            },
-        }
-    }
-}
-
 /// The entry of `event` at `time`, taking the next sequence number from `next_seq`.
 #[inline(always)]
 fn entry<E: CalendarEvent, T: CalendarTime>(
@@ -252,7 +219,7 @@ impl<K: Ord + Copy> Heap<K> {
 
 /// Pending events ordered by `(time, scheduling order)`.
 #[derive(Debug)]
-pub struct Calendar<E: CalendarEvent = Event, T: CalendarTime = SimTime> {
+pub struct Calendar<E: CalendarEvent, T: CalendarTime = SimTime> {
     heap: Heap<T::Key>,
     next_seq: u64,
     event: PhantomData<E>,
@@ -405,6 +372,36 @@ impl<E: CalendarEvent, const LANES: usize> LaneCalendar<E, LANES> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A test event: an arrival from a source, or a job's departure from a station.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    enum Event {
+        Arrival { source: u32 },
+        Departure { station: u32, job: u32 },
+    }
+
+    impl CalendarEvent for Event {
+        const TAG_BITS: u32 = 1;
+
+        fn encode(self) -> (u64, u64) {
+            match self {
+                Event::Arrival { source } => (0, u64::from(source)),
+                Event::Departure { station, job } => {
+                    (1, (u64::from(station) << 32) | u64::from(job))
+                }
+            }
+        }
+
+        fn decode(tag: u64, p: u64) -> Event {
+            match tag {
+                0 => Event::Arrival { source: p as u32 },
+                _ => Event::Departure {
+                    station: (p >> 32) as u32,
+                    job: p as u32,
+                },
+            }
+        }
+    }
 
     fn t(v: f64) -> SimTime {
         SimTime::from_ticks((v * 1000.0) as u64)

@@ -7,7 +7,7 @@
 //! counter marks the current one and stale events are ignored when they come up.
 //!
 //! Times are 128-bit clock ticks (the queueing engine's 64-bit ticks widen losslessly; rank
-//! programs use 128 bits). Virtual time is fixed point, ticks with [`FRACTION_BITS`] binary
+//! programs use 128 bits). Virtual time is fixed point, ticks with `FRACTION_BITS` binary
 //! places, so it keeps its precision however long the run (an `f64` virtual time of `10^21`
 //! ticks would resolve only to `10^5` ticks); runs up to `2^95` ticks fit.
 

@@ -173,7 +173,7 @@ impl NetworkBuilder {
 
     /// The network as a [`Scenario`] titled `name`, with the default run settings of a file
     /// without `[run]` (10 replications of 20000 observations, seed 1, MSER-5 warm-up), ready
-    /// for [`crate::replicate::run`] and [`crate::predict::analyze_scenario`].
+    /// for [`crate::replicate::run`] and [`crate::study::analyze_scenario`].
     pub fn scenario(self, name: &str) -> Result<Scenario, NetworkError> {
         if !self.misuse.is_empty() {
             return Err(NetworkError {

@@ -1,5 +1,5 @@
-//! A rank's control flow and expression resolution, shared by the executor ([`super::exec`])
-//! and the contention-free evaluation ([`super::replay`]).
+//! A rank's control flow and expression resolution, shared by the executor (`crate::engine::program`)
+//! and the contention-free evaluation (`crate::predict::program::evaluation`).
 //!
 //! [`Control`] owns what both interpret the same way: each rank's loop counters (index and
 //! trip count per nesting depth), the stepping of [`Instr::Loop`](super::Instr::Loop),

@@ -14,7 +14,7 @@
 //! `cores` servers (FCFS) that computes hold; messages cross the links of a [`Topology`] (each
 //! link a FCFS queue or a fair-shared processor-sharing server of `bandwidth` bytes per time
 //! unit, plus a per-hop latency, with store-and-forward or cut-through timing); I/O queues at
-//! disks. Contention is queueing at those stations and nothing else. [`exec`] runs a program;
+//! disks. Contention is queueing at those stations and nothing else. The program executor (`crate::engine::program`) runs a program;
 //! one replication is one execution.
 //!
 //! **Semantics of the primitives.** `send` blocks the sender until the message is delivered
@@ -26,23 +26,15 @@
 
 pub mod collective;
 pub mod compile;
-mod control;
-mod delays;
-pub mod exec;
+pub mod control;
 pub mod expr;
 mod fault;
-mod mean_value;
-mod measure;
 pub mod pipeline;
-pub mod predict;
 pub mod profile;
 pub mod raw;
-pub mod replay;
 
 pub use compile::compile;
-pub use exec::{Execution, ProgramRun};
-pub use fault::ProgramFault;
-pub use measure::{measure, names};
+pub use fault::{MAX_INSTANT_OPS, ProgramFault};
 
 use crate::dist::Dist;
 use crate::time::Clock;
@@ -157,6 +149,40 @@ pub enum Instr {
     PhaseStart(u16),
     /// A phase ends for this rank.
     PhaseEnd(u16),
+}
+
+/// What a rank's time is counted as: every moment of a rank's run is in exactly one category,
+/// and `ranks.<category>.*` and `rank.<r>.<category>` report the time in each.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Category {
+    /// Computes (and the combines of reductions): the rank holds its processor.
+    Compute = 0,
+    /// Sends, exchanges and collectives: the rank's messages are under way.
+    Communication = 1,
+    /// Receives and barriers: blocked on other ranks.
+    Waiting = 2,
+    /// Disk requests.
+    Io = 3,
+}
+
+impl Category {
+    /// Every category, in index order.
+    pub const ALL: [Category; 4] = [
+        Category::Compute,
+        Category::Communication,
+        Category::Waiting,
+        Category::Io,
+    ];
+
+    /// The category's name in metric names (`ranks.<name>.mean`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Category::Compute => "compute",
+            Category::Communication => "communication",
+            Category::Waiting => "waiting",
+            Category::Io => "io",
+        }
+    }
 }
 
 /// The time a `compute` takes.
@@ -280,5 +306,24 @@ impl Program {
     /// Number of nodes.
     pub fn nodes(&self) -> u32 {
         self.ranks.div_ceil(self.ranks_per_node)
+    }
+
+    /// True when the program sends messages (so its message metrics exist): more than one
+    /// rank, and a send, an exchange or a collective other than the ideal barrier.
+    pub fn has_messages(&self) -> bool {
+        self.ranks > 1
+            && self.code.iter().any(|i| match i {
+                Instr::Send { .. } | Instr::SendRecv { .. } => true,
+                Instr::Collective(c) => {
+                    !(c.kind == Collective::Barrier && c.algorithm == Algorithm::Ideal)
+                }
+                _ => false,
+            })
+    }
+
+    /// Whether the program's messages can cross links: they can unless every rank is on one
+    /// node.
+    pub fn crosses_links(&self) -> bool {
+        self.has_messages() && self.ranks > self.ranks_per_node
     }
 }

@@ -129,14 +129,14 @@ impl Scenario {
     pub fn metric_names(&self) -> Vec<String> {
         match &self.workload {
             Workload::Network(n) => {
-                let mut names = crate::metrics::names(n);
+                let mut names = crate::metrics::network::names(n);
                 if let Some(spmd) = &self.spmd {
                     names.extend(spmd.derived_names());
                 }
                 names
             }
             Workload::Program(p) => {
-                let mut names = crate::program::names(p);
+                let mut names = crate::metrics::program::names(p);
                 if let Some(spmd) = &self.spmd {
                     names.extend(spmd.derived_names());
                 }
@@ -150,8 +150,9 @@ impl Scenario {
     pub fn default_metric(&self) -> String {
         match &self.workload {
             Workload::Network(net) => {
-                let first = (0..net.classes.len()).find(|&c| crate::metrics::completes(net, c));
-                crate::metrics::class_metric(net, first.unwrap_or(0))
+                let first =
+                    (0..net.classes.len()).find(|&c| crate::metrics::network::completes(net, c));
+                crate::metrics::network::class_metric(net, first.unwrap_or(0))
             }
             Workload::Program(_) => "program.makespan".to_owned(),
         }

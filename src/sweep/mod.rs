@@ -17,10 +17,10 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::predict::analyze_scenario;
 use crate::replicate::{self, Options, RunError};
 use crate::scenario::assign::{self, Assignment, Value, keyed_seed};
 use crate::scenario::{self, Scenario, ScenarioError};
+use crate::study::analyze_scenario;
 use crate::validate::{Verdict, compare_all};
 
 /// One `--vary KEY=VALUES`: a field and the values it takes.

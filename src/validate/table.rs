@@ -264,8 +264,8 @@ mod tests {
     use std::path::{Path, PathBuf};
 
     use super::*;
-    use crate::predict::analyze_scenario;
     use crate::scenario::{Scenario, load};
+    use crate::study::analyze_scenario;
     use crate::validate::FirstRun;
 
     /// Every case of the bundled suite.

@@ -1,6 +1,6 @@
 //! What `analyze` offers and refuses.
 
-use parsim::predict::analyze;
+use parsim::predict::network::analyze;
 
 use super::util::root;
 

@@ -1,7 +1,7 @@
 //! The metrics analysts ask for (issue 12): `Wq`, visits, residence `V R`, and a closed class's
 //! response `N / X - Z`, simulated against closed forms and predicted beside the simulator.
 
-use parsim::predict::analyze;
+use parsim::predict::network::analyze;
 use parsim::stats::ConfidenceInterval;
 
 use super::statistics::assert_agrees;
@@ -106,5 +106,8 @@ fn a_path_sums_its_stations_per_replication_and_is_predicted_by_the_sum_of_their
     let a = analyze(sc.network().unwrap());
     let sum = predicted(&a, "station.cpu.response") + predicted(&a, "station.disk.response");
     assert!((predicted(&a, "path.io.response") - sum).abs() < 1e-12);
-    assert!(parsim::metrics::names(sc.network().unwrap()).contains(&"path.io.response".to_owned()));
+    assert!(
+        parsim::metrics::network::names(sc.network().unwrap())
+            .contains(&"path.io.response".to_owned())
+    );
 }

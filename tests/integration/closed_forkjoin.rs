@@ -2,7 +2,9 @@
 //! the composite values check against hand computations, exact MVA and the SPMD equations.
 
 use parsim::analytic::{Center, CenterKind, harmonic, mva};
-use parsim::predict::{Analysis, analyze, analyze_scenario};
+use parsim::predict::Analysis;
+use parsim::predict::network::analyze;
+use parsim::study::analyze_scenario;
 
 use super::util::{root, scenario};
 

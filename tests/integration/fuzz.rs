@@ -423,7 +423,7 @@ fn exercise(text: &str) -> Result<Outcome, String> {
             };
         }
     };
-    let analysis = parsim::predict::analyze_scenario(&sc);
+    let analysis = parsim::study::analyze_scenario(&sc);
     let mut opt = Options::from_scenario(&sc);
     opt.replications = 2;
     opt.max_replications = 2;

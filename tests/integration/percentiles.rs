@@ -3,7 +3,7 @@
 //! which includes the histogram's 0.4% resolution, must be tighter than 4% so the check has
 //! teeth).
 
-use parsim::predict::analyze;
+use parsim::predict::network::analyze;
 use parsim::scenario::Workload;
 
 use super::statistics::assert_agrees;

@@ -1,9 +1,9 @@
 //! Kuntraruk's parallel pipeline: the built program against eq. 6, the report's arithmetic, and
 //! bad input.
 
-use parsim::predict::analyze_scenario;
 use parsim::replicate::{self, Options};
 use parsim::scenario::{self, Scenario};
+use parsim::study::analyze_scenario;
 
 use super::util::scenario;
 

@@ -1,8 +1,8 @@
 //! Every bundled scenario and validation case gets a prediction (or a bound) for every metric
 //! it reports (issue 12: "a prediction for every metric it reports"), percentiles included.
 
-use parsim::predict::analyze_scenario;
 use parsim::scenario::load;
+use parsim::study::analyze_scenario;
 
 use super::util::root;
 

@@ -4,10 +4,11 @@
 
 use std::path::Path;
 
-use parsim::predict::{Analysis, analyze_scenario};
-use parsim::program::replay::evaluate;
+use parsim::predict::Analysis;
+use parsim::predict::program::evaluation::evaluate;
 use parsim::replicate::{self, Experiment, Options};
 use parsim::scenario::Scenario;
+use parsim::study::analyze_scenario;
 use parsim::validate::CLOCK_RELATIVE_ERROR;
 
 use super::util::{root, scenario};
@@ -340,7 +341,7 @@ fn every_bundled_program_scenario_gets_a_prediction_for_every_metric() {
             let Some(prog) = sc.program() else { continue };
             programs += 1;
             let a = analyze_scenario(&sc);
-            let missing: Vec<String> = parsim::program::names(prog)
+            let missing: Vec<String> = parsim::metrics::program::names(prog)
                 .into_iter()
                 .filter(|m| !a.predictions.iter().any(|p| &p.metric == m))
                 .collect();

@@ -4,7 +4,8 @@
 use std::path::Path;
 
 use parsim::dist::DistSpec;
-use parsim::engine::{Calendar, Event};
+use parsim::engine::calendar::Calendar;
+use parsim::engine::network::Event;
 use parsim::stats::Tally;
 use parsim::time::SimTime;
 use proptest::prelude::*;

@@ -2,8 +2,8 @@
 //! paper's exact methods where those are exact (fixed seeds; 99% intervals).
 
 use parsim::model::{ClassKind, StationKind};
-use parsim::predict::analyze_scenario;
 use parsim::scenario::Scenario;
+use parsim::study::analyze_scenario;
 
 use crate::util::{parsim, scenario, simulate, temp_scenario};
 

@@ -2,8 +2,9 @@
 //! neighbours, disks) and, on an idle network with deterministic bursts, the time worked out
 //! by hand.
 
-use parsim::program::exec::Execution;
-use parsim::program::{Instr, Size, measure};
+use parsim::engine::program::Execution;
+use parsim::metrics::program::measure;
+use parsim::program::{Instr, Size};
 use parsim::scenario::Scenario;
 use parsim::topology::Shape;
 
@@ -205,14 +206,14 @@ fn analyze_shows_the_closed_form_as_terms() {
     let text = "[spmd]\np = 8\nd = 2\nw = 0.5\nr = 2\nS_par = 4.0\nS_ser = 0.1\nS0_com = 0.05\n\
                 SR_com = 0.4\nS0_io = 0.1\nSR_io = 1.0\nn_io = 1\nio = \"bus-aio\"\n";
     let mva_speedup = |text: &str| {
-        parsim::predict::analyze_scenario(&scenario(text))
+        parsim::study::analyze_scenario(&scenario(text))
             .predictions
             .iter()
             .find(|p| p.metric == "spmd.speedup" && p.method.starts_with("BUS-AIO"))
             .expect("the routed form's MVA speedup")
             .value
     };
-    let net = parsim::predict::analyze_scenario(&scenario(&format!(
+    let net = parsim::study::analyze_scenario(&scenario(&format!(
         "{text}network = \"torus\"\ncycles = 7\n"
     )));
     let term = net

@@ -2,7 +2,8 @@
 //! total times worked out by hand, the total as the sum of its phases (analytic exactly,
 //! simulated within the interval), and the errors of bad phase tables.
 
-use parsim::predict::{Analysis, analyze_scenario};
+use parsim::predict::Analysis;
+use parsim::study::analyze_scenario;
 
 use crate::util::{parsim, scenario, simulate, temp_scenario};
 

@@ -130,8 +130,8 @@ pub(super) fn check_metric_names(
     workload: &Workload,
 ) {
     let known = match workload {
-        Workload::Network(n) => crate::metrics::names(n),
-        Workload::Program(p) => crate::program::names(p),
+        Workload::Network(n) => crate::metrics::network::names(n),
+        Workload::Program(p) => crate::metrics::program::names(p),
     };
     // a program's per-link metrics are only known once it has run
     let per_link = matches!(workload, Workload::Program(p) if p.report_each);

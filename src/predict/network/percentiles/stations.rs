@@ -23,10 +23,9 @@ use crate::dist::Dist;
 use crate::model::{
     ClassId, ClassKind, Discipline, Network, Routing, Rule, StationId, StationKind, Target,
 };
-use crate::predict::open::arrival_problem;
-use crate::predict::{
-    Analysis, center_kind, labelled, mean_service, product_form_problem, service_stations, short,
-};
+use crate::predict::network::open::arrival_problem;
+use crate::predict::network::{center_kind, mean_service, product_form_problem, service_stations};
+use crate::predict::{Analysis, labelled, short};
 
 const DELAY: &str = "delay: the sojourn is the service time (any distribution, any arrivals)";
 const M_M_1: &str = "M/M/1 FCFS sojourn: exponential of rate mu - lambda";

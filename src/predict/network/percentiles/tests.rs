@@ -4,7 +4,8 @@ use std::path::Path;
 
 use statrs::distribution::{ContinuousCDF, Gamma};
 
-use crate::predict::{Analysis, analyze};
+use crate::predict::Analysis;
+use crate::predict::network::analyze;
 use crate::scenario::{Workload, parse};
 
 fn analysis(text: &str) -> Analysis {

@@ -26,3 +26,35 @@ pub enum Event {
 }
 
 const _: () = assert!(std::mem::size_of::<Event>() <= 12);
+
+impl crate::engine::calendar::CalendarEvent for Event {
+    const TAG_BITS: u32 = 2;
+
+    #[inline]
+    fn encode(self) -> (u64, u64) {
+        match self {
+            Event::Arrival { source } => (0, u64::from(source)),
+            Event::Departure { station, job } => (1, (u64::from(station) << 32) | u64::from(job)),
+            Event::PsDeparture {
+                station,
+                generation,
+            } => (2, (u64::from(station) << 32) | u64::from(generation)),
+        }
+    }
+
+    #[inline]
+    fn decode(tag: u64, p: u64) -> Event {
+        let (hi, lo) = ((p >> 32) as u32, p as u32);
+        match tag {
+            0 => Event::Arrival { source: lo },
+            1 => Event::Departure {
+                station: hi,
+                job: lo,
+            },
+            _ => Event::PsDeparture {
+                station: hi,
+                generation: lo,
+            },
+        }
+    }
+}

@@ -13,24 +13,26 @@
 //! (see [`crate::time`]).
 //!
 //! **A run never hangs.** When nothing is left to happen and some rank has not finished, the
-//! run stops with [`ProgramFault::Deadlock`](super::ProgramFault::Deadlock), naming the ranks and the operations they wait in;
+//! run stops with [`ProgramFault::Deadlock`], naming the ranks and the operations they wait in;
 //! a rank that executes 10^8 operations without time passing stops with
-//! [`ProgramFault::Stuck`](super::ProgramFault::Stuck).
+//! [`ProgramFault::Stuck`].
 
 use std::collections::{HashMap, VecDeque};
 
 use rustc_hash::FxHashMap;
 
-use super::collective::{Algorithm, Collective, Shape, Step};
-use super::control::{COLLECTIVE_TAG, Control, Phases};
-use super::fault::{MAX_INSTANT_OPS, ProgramFault};
-use super::{CollectiveOp, Instr, Program, Sharing, Size, Switching, Work};
+use super::calendar::{CalendarEvent, LaneCalendar, WIDE_SEQ_BITS};
+use super::ps::PsQueue;
 use crate::dist::Dist;
-use crate::engine::calendar::{CalendarEvent, LaneCalendar, WIDE_SEQ_BITS};
-use crate::engine::ps::PsQueue;
+use crate::program::collective::{Algorithm, Collective, Shape, Step};
+use crate::program::control::{COLLECTIVE_TAG, Control, Phases};
+use crate::program::{
+    Category, CollectiveOp, Instr, MAX_INSTANT_OPS, Program, ProgramFault, Sharing, Size,
+    Switching, Work,
+};
 use crate::rng::{StreamRng, stream};
 use crate::stats::{Percentiles, Tally};
-use crate::time::{Clock, wide_from_f64, wide_to_f64};
+use crate::time::{Clock, wide_ceil_from_f64};
 
 /// Time in 128-bit clock ticks.
 pub type Ticks = u128;
@@ -86,19 +88,6 @@ impl CalendarEvent for PEvent {
             _ => PEvent::Deliver { msg: lo },
         }
     }
-}
-
-/// What a rank's time is counted as.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Category {
-    /// Computes (and combines of reductions).
-    Compute = 0,
-    /// Sends, exchanges and collectives.
-    Communication = 1,
-    /// Receives and barriers: blocked on other ranks.
-    Waiting = 2,
-    /// Disk requests.
-    Io = 3,
 }
 
 /// What a rank is doing.
@@ -703,7 +692,7 @@ impl<'p> Execution<'p> {
             at: self.ctl.node(r),
             dst_node,
             notify: blocks,
-            work: ceil_ticks(bytes / self.base_per_tick),
+            work: wide_ceil_from_f64(bytes / self.base_per_tick),
             injected: 0,
             finish: 0,
             serving: 0,
@@ -790,7 +779,7 @@ impl<'p> Execution<'p> {
         let work = if self.uniform {
             m.work
         } else {
-            ceil_ticks(m.bytes / l.per_tick)
+            wide_ceil_from_f64(m.bytes / l.per_tick)
         };
         if let Some(ps) = &mut l.ps {
             let visit = self.visits.insert(Visit {
@@ -1134,13 +1123,6 @@ impl<'p> Execution<'p> {
             events: self.events,
         }
     }
-}
-
-/// `x` (`>= 0`) ticks rounded up (no library call below `2^63`).
-#[inline(always)]
-pub(super) fn ceil_ticks(x: f64) -> Ticks {
-    let t = wide_from_f64(x);
-    if wide_to_f64(t) < x { t + 1 } else { t }
 }
 
 /// The time of `n` iterations of `cost`: exact where the family is closed under sums

@@ -12,20 +12,24 @@
 //! link for a collective: a `full` topology; the routes checked link by link for messages).
 //! Otherwise it is reported as an approximation, with the assumption that breaks.
 
+pub mod delays;
+pub mod evaluation;
+mod mean_value;
+
 use std::collections::HashMap;
 
-use super::collective::{Algorithm, Collective, Cost};
-use super::expr::Env;
-use super::replay::Evaluation;
-use super::{CollectiveOp, Instr, Program, Size, Switching};
 use crate::analytic::MessageCost;
 use crate::predict::{Analysis, Prediction, Refusal};
+use crate::program::collective::{Algorithm, Collective, Cost};
+use crate::program::expr::Env;
+use crate::program::{CollectiveOp, Instr, Program, Size, Switching};
 use crate::topology::Shape;
+use evaluation::Evaluation;
 
 /// Every prediction for a program.
 pub fn analyze(prog: &Program) -> Analysis {
     let mut a = Analysis::default();
-    let evaluation = super::replay::evaluate(prog);
+    let evaluation = evaluation::evaluate(prog);
     let whole = whole_program_phase(prog);
     for (id, name) in prog.phases.iter().enumerate() {
         let Some((first, body)) = phase_body(prog, id as u16) else {
@@ -75,9 +79,9 @@ pub fn analyze(prog: &Program) -> Analysis {
             }
         }
     }
-    super::mean_value::predictions(prog, &evaluation, &mut a);
+    mean_value::predictions(prog, &evaluation, &mut a);
     if let Some(p) = &prog.pipeline {
-        let (predictions, refusals) = super::pipeline::predictions(prog, p);
+        let (predictions, refusals) = crate::program::pipeline::predictions(prog, p);
         a.predictions.extend(predictions);
         a.refusals.extend(refusals);
     }

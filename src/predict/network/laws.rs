@@ -7,41 +7,9 @@
 //! Computing Surveys 10(3), 1978; Lazowska et al., *Quantitative System Performance*, ch. 3).
 //! Little's law `L = X R` holds at every station too; the predictions of `number` use it.
 
+use super::{Analysis, Bottleneck, Bound, StationDemand, mean_service, service_stations};
 use crate::model::estimates::arrival_rate;
-use serde::Serialize;
-
-use super::{Analysis, Bound, mean_service, service_stations};
 use crate::model::{ClassKind, Network, StationKind};
-
-/// Visits and demand of one class at one service station.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct StationDemand {
-    /// The station.
-    pub station: String,
-    /// The class.
-    pub class: String,
-    /// Visits per job (open class) or per cycle (closed class, relative to its reference
-    /// station).
-    pub visits: f64,
-    /// Demand `D = V S`: visits times mean service time per visit.
-    pub demand: f64,
-    /// Servers at the station (`None` for a delay).
-    pub servers: Option<u32>,
-}
-
-/// The station that limits a class's throughput.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Bottleneck {
-    /// The class.
-    pub class: String,
-    /// The station with the largest demand per server, `D_max`.
-    pub station: String,
-    /// Its demand per server; the class's throughput cannot exceed `1 / D_max`.
-    pub demand_per_server: f64,
-    /// Closed class at single-server queues and delays: `N* = (D + Z) / D_max`, the population
-    /// beyond which the bottleneck saturates (`D` the queueing demands, `Z` the delays').
-    pub saturation_population: Option<f64>,
-}
 
 /// Servers of a queue, `None` for a delay or a non-service station.
 fn servers(kind: &StationKind) -> Option<u32> {

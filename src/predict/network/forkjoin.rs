@@ -9,7 +9,7 @@ use crate::analytic::{
     fork_join_2_server, fork_join_independent_max, kingman, nelson_tantawi,
     nelson_tantawi_correlation_factor,
 };
-use crate::metrics::class_metric;
+use crate::metrics::network::class_metric;
 use crate::model::{ClassKind, Discipline, Network, Routing, StationKind, Target};
 
 /// The expected maximum of `c` i.i.d. delays of distribution `d`, with the method's name: the

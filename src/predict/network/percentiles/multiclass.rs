@@ -6,9 +6,10 @@
 use super::{Estimate, Law};
 use crate::analytic::{PhaseType, erlang_c};
 use crate::dist::Dist;
-use crate::metrics::{station_class_prefix, visiting};
+use crate::metrics::network::{station_class_prefix, visiting};
 use crate::model::{Discipline, Network, StationKind};
-use crate::predict::{Analysis, service_stations};
+use crate::predict::Analysis;
+use crate::predict::network::service_stations;
 
 use super::stations::preferred_prediction;
 

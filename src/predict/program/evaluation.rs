@@ -9,7 +9,7 @@
 //! its sender alone: `send` ends at its delivery, `isend` after the startup, a `recv` at
 //! `max(its rank's clock, the delivery)` of the next message on its (source, tag) in send order,
 //! a collective step at the later of its send's delivery and its receive, then its combine, by
-//! the algorithm's own steps ([`super::collective::Collective::step`]); an ideal barrier
+//! the algorithm's own steps ([`Collective::step`]); an ideal barrier
 //! releases its group when the last member arrives. Ranks run in turn until each blocks on a
 //! message not yet sent; nothing is compared across ranks but clocks, so the cost is linear in
 //! the operations executed and the hops crossed.
@@ -24,13 +24,12 @@ use std::collections::VecDeque;
 
 use rustc_hash::FxHashMap;
 
-use super::collective::{Algorithm, Collective, Shape};
-use super::control::{Control, Phases};
 use super::delays::Delays;
-use super::exec::ceil_ticks;
-use super::fault::ProgramFault;
-use super::{CollectiveOp, Instr, Program, Size, Switching, Work};
 use crate::dist::Dist;
+use crate::program::collective::{Algorithm, Collective, Shape};
+use crate::program::control::{Control, Phases};
+use crate::program::{Category, CollectiveOp, Instr, Program, ProgramFault, Size, Switching, Work};
+use crate::time::wide_ceil_from_f64;
 
 /// Operations the evaluation executes before it gives up (the simulator would take far longer).
 const MAX_OPS: u64 = 2_000_000_000;
@@ -38,11 +37,11 @@ const MAX_OPS: u64 = 2_000_000_000;
 /// Resource uses kept for the sharing check; beyond them sharing is not checked.
 const MAX_USES: usize = 16_000_000;
 
-/// The category indices of [`super::exec::Category`].
-const COMPUTE: usize = 0;
-const COMMUNICATION: usize = 1;
-const WAITING: usize = 2;
-const IO: usize = 3;
+/// The category indices of [`Category`].
+const COMPUTE: usize = Category::Compute as usize;
+const COMMUNICATION: usize = Category::Communication as usize;
+const WAITING: usize = Category::Waiting as usize;
+const IO: usize = Category::Io as usize;
 
 /// What the contention-free evaluation found.
 #[derive(Clone, Debug)]
@@ -437,7 +436,7 @@ impl<'p> Walker<'p> {
             let capacity = net.topology.capacity(hop.link);
             let link_per_byte = 1.0 / (net.bandwidth * capacity);
             let w = bytes * link_per_byte;
-            let work = ceil_ticks(match uniform {
+            let work = wide_ceil_from_f64(match uniform {
                 true => bytes / (net.bandwidth * tick),
                 false => bytes / (net.bandwidth * capacity * tick),
             });

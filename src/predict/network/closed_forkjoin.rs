@@ -25,7 +25,7 @@ use super::{
     Analysis, center_kind, labelled, mean_service, non_exponential_fcfs, product_form_problem,
 };
 use crate::analytic::{self, Center, CenterKind, ClosedLevel, ForkJoinCenter, TaskFork};
-use crate::metrics::class_metric;
+use crate::metrics::network::class_metric;
 use crate::model::{
     ClassId, ClassKind, Discipline, Network, Routing, StationId, StationKind, Target,
 };

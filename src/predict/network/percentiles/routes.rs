@@ -34,7 +34,7 @@ pub(super) fn classes(
             .iter()
             .any(|st| matches!(st.kind, StationKind::Fork { .. }));
     for (c, class) in net.classes.iter().enumerate() {
-        if !crate::metrics::completes(net, c) {
+        if !crate::metrics::network::completes(net, c) {
             continue;
         }
         let prefix = format!("class.{}", class.name);
@@ -196,7 +196,7 @@ fn gamma_route(
     let (walk_mean, walk_second) =
         route_moments(entry, route, &visit).map_err(|e| e.to_string())?;
     let variance = (walk_second - walk_mean * walk_mean).max(0.0);
-    let metric = crate::metrics::class_metric(net, c);
+    let metric = crate::metrics::network::class_metric(net, c);
     let (mean, source) =
         preferred_prediction(a, &metric).unwrap_or((walk_mean, "the per-visit laws".to_owned()));
     let law = Law::gamma_fit(mean, mean * mean + variance).map_err(|e| e.to_string())?;
@@ -458,7 +458,7 @@ fn gamma_stages(net: &Network, parts: &[Stage], a: &Analysis) -> Result<Stage, S
         mean += m1;
         variance += (m2 - m1 * m1).max(0.0);
     }
-    let (mean, source) = preferred_prediction(a, &crate::metrics::class_metric(net, 0))
+    let (mean, source) = preferred_prediction(a, &crate::metrics::network::class_metric(net, 0))
         .unwrap_or((mean, "the stages' laws".to_owned()));
     let law = Law::gamma_fit(mean, mean * mean + variance).map_err(|e| e.to_string())?;
     Ok(Stage {
@@ -542,7 +542,7 @@ fn walk_of_stages(
     let (walk_mean, walk_second) =
         route_moments(&entry, &route, &visit).map_err(|e| e.to_string())?;
     let variance = (walk_second - walk_mean * walk_mean).max(0.0);
-    let (mean, source) = preferred_prediction(a, &crate::metrics::class_metric(net, 0))
+    let (mean, source) = preferred_prediction(a, &crate::metrics::network::class_metric(net, 0))
         .unwrap_or((walk_mean, "the stages' laws".to_owned()));
     let law = Law::gamma_fit(mean, mean * mean + variance).map_err(|e| e.to_string())?;
     Ok(Stage {

@@ -1,12 +1,12 @@
 //! The distribution of message delays in the contention-free evaluation
-//! ([`super::replay`]): a fixed delay counted by its clock tick, a delay `a + b X` of a message
+//! ([`super::evaluation`]): a fixed delay counted by its clock tick, a delay `a + b X` of a message
 //! whose size `X` is drawn from its operation's distribution counted by that operation and
 //! `(a, b)`. Its 99th percentile is the simulator's order statistic counted in the simulator's
 //! histogram when every delay is fixed, and the mixture's quantile otherwise.
 
 use rustc_hash::FxHashMap;
 
-use super::{Instr, Program, Size};
+use crate::program::{Instr, Program, Size};
 use crate::stats::Percentiles;
 
 /// Delays, fixed and size-dependent.

@@ -1,10 +1,10 @@
-//! The named metrics of a program run (see [`crate::metrics`] for the queueing networks'):
+//! The named metrics of a program run (see [`super::network`] for the queueing networks'):
 //!
 //! - `program.makespan`: when the last rank finished;
 //! - `phase.<name>.mean`, `phase.<name>.max`: time inside a named phase, mean and most over the
 //!   ranks;
 //! - `ranks.<category>.mean`, `ranks.<category>.max` for `compute`, `communication`, `waiting`
-//!   and `io` (see [`super::exec::Category`]);
+//!   and `io` (see [`Category`]);
 //! - `messages.count`, `messages.delay` (mean, injection to delivery), `messages.p99`, when the
 //!   program has more than one rank and sends messages;
 //! - `links.utilisation.mean`, `links.utilisation.max` (over the links used),
@@ -16,29 +16,8 @@
 //! - with `report_each` (default for `P <= 16`): `rank.<r>.<category>` and `rank.<r>.finish`,
 //!   and for every link used `link.<name>.utilisation`, `.messages`, `.delay`, `.p99`.
 
-use super::collective::{Algorithm, Collective};
-use super::exec::ProgramRun;
-use super::{Instr, Program};
-
-/// The rank time categories, in [`super::exec::Category`] order.
-pub const CATEGORIES: [&str; 4] = ["compute", "communication", "waiting", "io"];
-
-/// True when the program sends messages (so its message metrics exist).
-pub fn has_messages(prog: &Program) -> bool {
-    prog.ranks > 1
-        && prog.code.iter().any(|i| match i {
-            Instr::Send { .. } | Instr::SendRecv { .. } => true,
-            Instr::Collective(c) => {
-                !(c.kind == Collective::Barrier && c.algorithm == Algorithm::Ideal)
-            }
-            _ => false,
-        })
-}
-
-/// Whether the program's messages can cross links: they can unless every rank is on one node.
-pub(super) fn crosses_links(prog: &Program) -> bool {
-    has_messages(prog) && prog.ranks > prog.ranks_per_node
-}
+use crate::engine::program::ProgramRun;
+use crate::program::{Category, Program};
 
 /// The metric names known before running: all of them but the per-link ones, which depend on
 /// the links the run uses.
@@ -48,16 +27,16 @@ pub fn names(prog: &Program) -> Vec<String> {
         out.push(format!("phase.{ph}.mean"));
         out.push(format!("phase.{ph}.max"));
     }
-    for c in CATEGORIES {
+    for c in Category::ALL.map(Category::name) {
         out.push(format!("ranks.{c}.mean"));
         out.push(format!("ranks.{c}.max"));
     }
-    if has_messages(prog) {
+    if prog.has_messages() {
         for m in ["messages.count", "messages.delay", "messages.p99"] {
             out.push(m.to_owned());
         }
     }
-    if crosses_links(prog) {
+    if prog.crosses_links() {
         for m in [
             "links.utilisation.mean",
             "links.utilisation.max",
@@ -68,7 +47,7 @@ pub fn names(prog: &Program) -> Vec<String> {
     }
     if prog.report_each {
         for r in 0..prog.ranks {
-            for c in CATEGORIES {
+            for c in Category::ALL.map(Category::name) {
                 out.push(format!("rank.{r}.{c}"));
             }
             out.push(format!("rank.{r}.finish"));
@@ -89,20 +68,20 @@ pub fn measure(prog: &Program, run: &ProgramRun) -> Vec<(String, f64)> {
             times.iter().fold(0.0, |a, &b| f64::max(a, b)),
         ));
     }
-    for (k, c) in CATEGORIES.iter().enumerate() {
+    for (k, c) in Category::ALL.map(Category::name).iter().enumerate() {
         let spent = run.spent.iter().map(|s| s[k]);
         out.push((format!("ranks.{c}.mean"), spent.clone().sum::<f64>() / p));
         out.push((format!("ranks.{c}.max"), spent.fold(0.0, f64::max)));
     }
     // (a program's messages do not depend on chance, so every replication has the same count)
-    if has_messages(prog) && run.messages == 0 {
+    if prog.has_messages() && run.messages == 0 {
         out.push(("messages.count".to_owned(), 0.0));
-    } else if has_messages(prog) {
+    } else if prog.has_messages() {
         out.push(("messages.count".to_owned(), run.messages as f64));
         out.push(("messages.delay".to_owned(), run.message_delay));
         out.push(("messages.p99".to_owned(), run.message_p99));
     }
-    if crosses_links(prog) && !run.links.is_empty() {
+    if prog.crosses_links() && !run.links.is_empty() {
         let used = run.links.len() as f64;
         let crossings: u64 = run.links.iter().map(|l| l.messages).sum();
         out.push((
@@ -124,7 +103,7 @@ pub fn measure(prog: &Program, run: &ProgramRun) -> Vec<(String, f64)> {
     }
     if prog.report_each {
         for r in 0..prog.ranks as usize {
-            for (k, c) in CATEGORIES.iter().enumerate() {
+            for (k, c) in Category::ALL.map(Category::name).iter().enumerate() {
                 out.push((format!("rank.{r}.{c}"), run.spent[r][k]));
             }
             out.push((format!("rank.{r}.finish"), run.finish[r]));

@@ -9,7 +9,7 @@ use crate::analytic::{
     self, Center, CenterKind, GeneralCenter, MulticlassModel, SchweitzerOptions, mva,
     mva_multiclass, mva_residual, schweitzer,
 };
-use crate::metrics::class_metric;
+use crate::metrics::network::class_metric;
 use crate::model::{ClassKind, Network};
 
 pub(super) fn closed_network(net: &Network, v: &[Vec<f64>], a: &mut Analysis) {

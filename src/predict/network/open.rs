@@ -8,7 +8,7 @@ use super::{
 use crate::analytic::{
     self, CenterKind, QnaStation, allen_cunneen, kingman, mg1, mm1, mmc, mminf, qna,
 };
-use crate::metrics::{class_metric, station_class_prefix, visiting};
+use crate::metrics::network::{class_metric, station_class_prefix, visiting};
 use crate::model::{ClassId, Discipline, Network, Routing, StationId, StationKind, Target};
 
 /// The first source whose arrivals are not Poisson, as the reason it breaks the open-network

@@ -1,13 +1,12 @@
-//! Analytic predictions for a [`Network`]: which closed forms apply, their values under the
-//! simulator's metric names, and, for those that do not apply, why.
+//! Analytic predictions for a queueing [`Network`]: which closed forms apply, their values
+//! under the simulator's metric names, and, for those that do not apply, why.
 //!
 //! This is the bridge between the network IR and the formula library in [`crate::analytic`]:
 //! what holds for any distribution in `laws`, open networks in `open`, closed ones in `closed`,
 //! fork-join networks in `forkjoin` (open) and `closed_forkjoin`. Where an exact method's assumptions fail, it is still
 //! computed and labelled with the assumption that breaks.
 
-use serde::Serialize;
-
+use super::{Analysis, Bottleneck, Bound, StationDemand, labelled, short};
 use crate::analytic::CenterKind;
 use crate::dist::Dist;
 use crate::model::{ClassKind, Discipline, Network, StationKind, visits};
@@ -19,102 +18,6 @@ mod forkjoin;
 mod laws;
 mod open;
 mod percentiles;
-
-pub use laws::{Bottleneck, StationDemand};
-
-/// One analytic value for one metric.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Prediction {
-    /// The metric, named as the simulator names it.
-    pub metric: String,
-    /// The predicted value.
-    pub value: f64,
-    /// The method, e.g. `"M/M/1"`, `"exact MVA"`.
-    pub method: String,
-    /// True for an exact result (under the model's assumptions), false for an approximation.
-    pub exact: bool,
-}
-
-/// A method that does not apply, and why.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Refusal {
-    /// The method.
-    pub method: String,
-    /// Why it does not apply.
-    pub reason: String,
-}
-
-/// Bounds a metric must lie within.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Bound {
-    /// The metric, named as the simulator names it.
-    pub metric: String,
-    /// Lower bound.
-    pub lower: f64,
-    /// Upper bound.
-    pub upper: f64,
-    /// The method, e.g. `"asymptotic bounds"`.
-    pub method: String,
-}
-
-/// Every applicable prediction and every refusal for a network.
-#[derive(Clone, Debug, Default, Serialize)]
-pub struct Analysis {
-    /// Predictions, in the order the methods were tried.
-    pub predictions: Vec<Prediction>,
-    /// Bounds on metrics (closed single-class networks).
-    pub bounds: Vec<Bound>,
-    /// Methods that do not apply.
-    pub refusals: Vec<Refusal>,
-    /// Visits and demands per class and service station (any distribution).
-    pub demands: Vec<StationDemand>,
-    /// Each class's bottleneck station (any distribution).
-    pub bottlenecks: Vec<Bottleneck>,
-    /// Terms of a model that are not simulated metrics (`[spmd]`: `T1`, `h(c)`, `z`, ...).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub terms: Vec<Prediction>,
-}
-
-impl Analysis {
-    fn add(&mut self, metric: String, value: f64, method: &str, exact: bool) {
-        if value.is_finite() {
-            self.predictions.push(Prediction {
-                metric,
-                value,
-                method: method.to_owned(),
-                exact,
-            });
-        }
-    }
-
-    fn refuse(&mut self, method: &str, reason: impl Into<String>) {
-        self.refusals.push(Refusal {
-            method: method.to_owned(),
-            reason: reason.into(),
-        });
-    }
-}
-
-/// Analyses a scenario: its network with every method that might apply
-/// ([`analyze`]), or its program with the program methods ([`crate::program::predict`]).
-pub fn analyze_scenario(sc: &crate::scenario::Scenario) -> Analysis {
-    match &sc.workload {
-        crate::scenario::Workload::Network(net) => {
-            let mut a = analyze(net);
-            if let Some(spmd) = &sc.spmd {
-                crate::spmd::analysis::analyze(spmd, &sc.default_metric(), &mut a);
-            }
-            a
-        }
-        crate::scenario::Workload::Program(prog) => {
-            let mut a = crate::program::predict::analyze(prog);
-            if let Some(spmd) = &sc.spmd {
-                crate::spmd::analysis::analyze_program(spmd, &mut a);
-            }
-            a
-        }
-    }
-}
 
 /// Analyses `net` with every method that might apply.
 ///
@@ -160,25 +63,6 @@ pub fn analyze(net: &Network) -> Analysis {
     derived::add(net, &v, &mut a);
     percentiles::add(net, &v, &mut a);
     a
-}
-
-/// `method` as labelled in a prediction: exact when `exact` and nothing breaks its
-/// assumptions, otherwise an approximation whose label names the assumption that breaks.
-fn labelled(method: &str, exact: bool, problem: Option<&str>) -> (String, bool) {
-    match problem {
-        None => (method.to_owned(), exact),
-        Some(p) => (format!("{method}; {p}"), false),
-    }
-}
-
-/// A number for a method label: at most three decimals, no trailing zeros.
-fn short(x: f64) -> String {
-    let s = format!("{x:.3}");
-    if s.contains('.') {
-        s.trim_end_matches('0').trim_end_matches('.').to_owned()
-    } else {
-        s
-    }
 }
 
 /// Service stations (delay or queue) with their index.

@@ -1,5 +1,5 @@
 //! Predictions of every metric of a program from its contention-free mean-value evaluation
-//! ([`super::replay`]), each labelled exact or with the assumptions that break.
+//! ([`super::evaluation`]), each labelled exact or with the assumptions that break.
 //!
 //! - **Counts** (`messages.count`, `link.<name>.messages`) are exact always: which messages a
 //!   program sends does not depend on chance or on timing.
@@ -20,10 +20,9 @@
 //!   quantile of the mixture of `a + b X` over the messages' routes when sizes are random (an
 //!   approximation: no queueing, no rounding to bytes).
 
-use super::Program;
-use super::measure::{CATEGORIES, crosses_links, has_messages};
-use super::replay::Evaluation;
+use super::evaluation::Evaluation;
 use crate::predict::{Analysis, Bound, Prediction, Refusal};
+use crate::program::{Category, Program};
 
 /// The method's name, before any label.
 const METHOD: &str = "contention-free mean-value critical path";
@@ -134,7 +133,7 @@ fn add(prog: &Program, ev: &Evaluation, a: &mut Analysis) {
         time(a, format!("phase.{name}.mean"), mean, at, "");
         time(a, format!("phase.{name}.max"), most, at, "");
     }
-    for (k, c) in CATEGORIES.iter().enumerate() {
+    for (k, c) in Category::ALL.map(Category::name).iter().enumerate() {
         let spent = ev.spent.iter().map(|s| s[k]);
         let mean = spent.clone().sum::<f64>() / p;
         let never = ev.entered.iter().all(|e| !e[k]);
@@ -154,7 +153,7 @@ fn add(prog: &Program, ev: &Evaluation, a: &mut Analysis) {
             untouched(never),
         );
     }
-    if has_messages(prog) {
+    if prog.has_messages() {
         put(
             a,
             "messages.count".to_owned(),
@@ -180,7 +179,7 @@ fn add(prog: &Program, ev: &Evaluation, a: &mut Analysis) {
         }
     }
     let crossings: u64 = ev.links.iter().map(|k| k.messages).sum();
-    if crosses_links(prog) && crossings > 0 {
+    if prog.crosses_links() && crossings > 0 {
         let used = ev.links.len() as f64;
         let utilisation = |busy: f64| busy / ev.makespan;
         let mean = ev.links.iter().map(|k| utilisation(k.busy)).sum::<f64>() / used;
@@ -203,7 +202,7 @@ fn add(prog: &Program, ev: &Evaluation, a: &mut Analysis) {
     if prog.report_each {
         for (r, spent) in ev.spent.iter().enumerate() {
             let mine = ev.finish[r] <= ev.tainted[r] && ev.finish[r] <= l.unshared_until;
-            for (k, c) in CATEGORIES.iter().enumerate() {
+            for (k, c) in Category::ALL.map(Category::name).iter().enumerate() {
                 let never = !ev.entered[r][k];
                 let metric = format!("rank.{r}.{c}");
                 time(a, metric, spent[k], mine || never, untouched(never));

@@ -8,7 +8,7 @@
 //! solved the network (MVA, Jackson, an approximation) predicts these too.
 
 use super::{Analysis, mean_service};
-use crate::metrics::{class_metric, completes, station_class_prefix, visiting};
+use crate::metrics::network::{class_metric, completes, station_class_prefix, visiting};
 use crate::model::{ClassKind, Discipline, Network, StationKind};
 
 /// Adds the derived predictions to `a`, after every method has run; `v` are the traffic

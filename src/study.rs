@@ -1,0 +1,27 @@
+//! Analysing a scenario: the core analysis of its workload ([`crate::predict::network`] for a
+//! queueing network, [`crate::predict::program`] for a rank program) and, where the scenario
+//! was built from a high-level model, that model's own equations beside them.
+
+use crate::predict::Analysis;
+use crate::scenario::{Scenario, Workload};
+
+/// Every prediction, bound and refusal for a scenario: its network with every method that
+/// might apply, or its program with the program methods, then its model's methods.
+pub fn analyze_scenario(sc: &Scenario) -> Analysis {
+    match &sc.workload {
+        Workload::Network(net) => {
+            let mut a = crate::predict::network::analyze(net);
+            if let Some(spmd) = &sc.spmd {
+                crate::spmd::analysis::analyze(spmd, &sc.default_metric(), &mut a);
+            }
+            a
+        }
+        Workload::Program(prog) => {
+            let mut a = crate::predict::program::analyze(prog);
+            if let Some(spmd) = &sc.spmd {
+                crate::spmd::analysis::analyze_program(spmd, &mut a);
+            }
+            a
+        }
+    }
+}
