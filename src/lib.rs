@@ -6,13 +6,13 @@
 //! analytically ([`analytic`], [`predict`]).
 //!
 //! A network is read from a scenario file ([`scenario::load`]) or built in Rust with a
-//! [`model::NetworkBuilder`], which runs the same checks. Here, a closed network of 4 jobs that
+//! [`scenario::builder::NetworkBuilder`], which runs the same checks. Here, a closed network of 4 jobs that
 //! think (1 s on average) and then use a CPU (0.2 s) and a disk (0.1 s) is simulated for 10
 //! replications and its mean cycle time compared with exact MVA:
 //!
 //! ```
 //! use parsim::dist::DistSpec;
-//! use parsim::model::NetworkBuilder;
+//! use parsim::scenario::builder::NetworkBuilder;
 //! use parsim::study::analyze_scenario;
 //! use parsim::replicate::{self, Options};
 //!
@@ -62,6 +62,8 @@ pub mod hash;
 pub mod linalg;
 pub mod metrics;
 pub mod model;
+pub mod models;
+pub mod plot;
 pub mod predict;
 pub mod program;
 pub mod provenance;
@@ -72,7 +74,6 @@ pub mod scenario;
 pub mod selftest;
 pub mod shard;
 pub mod slurm;
-pub mod spmd;
 pub mod stats;
 pub mod study;
 pub mod sweep;

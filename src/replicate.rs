@@ -251,7 +251,7 @@ fn replicate(sc: &Scenario, opt: &Options, warmup: u64, r: u64) -> Result<Replic
     };
     // an [spmd] model's speedup, efficiency, cost and overhead (and its phases' cycle times and
     // speedups) from this replication's times
-    if let Some(spmd) = &sc.spmd {
+    if let Some(spmd) = sc.spmd() {
         let derived = spmd.derived_metrics(&values, &sc.default_metric());
         values.extend(derived);
     }

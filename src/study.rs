@@ -2,6 +2,7 @@
 //! queueing network, [`crate::predict::program`] for a rank program) and, where the scenario
 //! was built from a high-level model, that model's own equations beside them.
 
+use crate::models::Model;
 use crate::predict::Analysis;
 use crate::scenario::{Scenario, Workload};
 
@@ -11,15 +12,24 @@ pub fn analyze_scenario(sc: &Scenario) -> Analysis {
     match &sc.workload {
         Workload::Network(net) => {
             let mut a = crate::predict::network::analyze(net);
-            if let Some(spmd) = &sc.spmd {
-                crate::spmd::analysis::analyze(spmd, &sc.default_metric(), &mut a);
+            if let Some(spmd) = sc.spmd() {
+                crate::models::spmd::analysis::analyze(spmd, &sc.default_metric(), &mut a);
             }
             a
         }
         Workload::Program(prog) => {
             let mut a = crate::predict::program::analyze(prog);
-            if let Some(spmd) = &sc.spmd {
-                crate::spmd::analysis::analyze_program(spmd, &mut a);
+            match &sc.model {
+                Some(Model::Spmd(spmd)) => {
+                    crate::models::spmd::analysis::analyze_program(spmd, &mut a);
+                }
+                Some(Model::Pipeline(p)) => {
+                    let (predictions, refusals) =
+                        crate::models::pipeline::analysis::predictions(prog, p);
+                    a.predictions.extend(predictions);
+                    a.refusals.extend(refusals);
+                }
+                None => {}
             }
             a
         }

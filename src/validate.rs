@@ -19,6 +19,7 @@
 pub mod markdown;
 pub mod plot;
 pub mod record;
+pub mod shard;
 pub mod table;
 
 use serde::{Deserialize, Serialize};

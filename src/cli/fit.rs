@@ -6,8 +6,8 @@ use std::process::ExitCode;
 use anyhow::Context;
 use clap::{Args, ValueEnum};
 
+use parsim::models::spmd::fit::{Param, SioReading, fit, read_observations};
 use parsim::report::num;
-use parsim::spmd::fit::{Param, SioReading, fit, read_observations};
 
 /// The models `parsim fit` can fit.
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -64,7 +64,7 @@ pub fn run(args: &FitArgs) -> anyhow::Result<ExitCode> {
         .collect::<anyhow::Result<Vec<_>>>()?;
     let base = super::run::load_all(std::slice::from_ref(&args.scenario), &[])?
         .pop()
-        .and_then(|sc| sc.spmd)
+        .and_then(|sc| sc.spmd().cloned())
         .with_context(|| format!("--scenario: {} has no [spmd]", args.scenario.display()))?;
     if !base.phases.is_empty() {
         anyhow::bail!(

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 use clap::Args;
 
-use parsim::program::profile::{fit, read_measurements};
+use parsim::models::profile::{fit, read_measurements};
 use parsim::report::num;
 
 /// Options of `parsim fit-comm`.

@@ -6,10 +6,10 @@ use std::process::ExitCode;
 use anyhow::Context;
 use clap::Args;
 
+use parsim::models::spmd::fit::{Observation, Param, SioReading, fit};
 use parsim::replicate::{self, Options};
 use parsim::report::num;
 use parsim::scenario::assign::Assignment;
-use parsim::spmd::fit::{Observation, Param, SioReading, fit};
 
 /// Options of `parsim fit-w`.
 #[derive(Debug, Args)]
@@ -46,8 +46,8 @@ pub fn run(args: &FitWArgs) -> anyhow::Result<ExitCode> {
             .pop()
             .context("no scenario")?;
         let spmd = sc
-            .spmd
-            .clone()
+            .spmd()
+            .cloned()
             .with_context(|| format!("{} has no [spmd]", args.scenario.display()))?;
         if !spmd.phases.is_empty() {
             anyhow::bail!(
@@ -97,7 +97,7 @@ pub fn run(args: &FitWArgs) -> anyhow::Result<ExitCode> {
         "p", "simulated", "half_width_95", "closed form", "at w given"
     );
     for ((o, s), hw) in fitted.residuals.iter().zip(&half_widths) {
-        let given = parsim::spmd::fit::model_speedup(&base, SioReading::Draining, o.p, o.d);
+        let given = parsim::models::spmd::fit::model_speedup(&base, SioReading::Draining, o.p, o.d);
         println!(
             "{:>6} {:>12} {:>12} {:>12} {:>12}",
             o.p,

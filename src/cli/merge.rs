@@ -8,6 +8,7 @@ use clap::Args;
 
 use parsim::shard;
 use parsim::sweep::shard as sweep_shard;
+use parsim::validate;
 
 use super::run::Format;
 use super::sweep::OutputArgs;
@@ -32,16 +33,16 @@ pub struct MergeArgs {
 pub fn run(args: &MergeArgs) -> anyhow::Result<ExitCode> {
     let format = shard::format_of(&args.dir)?;
     anyhow::ensure!(
-        args.report.is_none() || format == shard::validate::FORMAT,
+        args.report.is_none() || format == validate::shard::FORMAT,
         "--report writes validation reports; {} holds other shards",
         args.dir.display()
     );
-    if format == shard::validate::FORMAT {
+    if format == validate::shard::FORMAT {
         anyhow::ensure!(
             args.output.plot_metric.is_empty(),
             "--plot-metric chooses a sweep's pictures; a validation draws every case"
         );
-        let merged = shard::validate::merge(&args.dir)?;
+        let merged = validate::shard::merge(&args.dir)?;
         for w in merged.cases.iter().flat_map(|c| &c.warnings) {
             eprintln!("parsim: {w}");
         }

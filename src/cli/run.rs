@@ -211,7 +211,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     format.start(&mut out)?;
     for sc in &scenarios {
         if args.show_network
-            && let Some(spmd) = &sc.spmd
+            && let Some(spmd) = sc.spmd()
         {
             let tables = spmd.tables();
             let what = if sc.program().is_some() {

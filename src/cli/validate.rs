@@ -9,9 +9,9 @@ use clap::Args;
 
 use parsim::scenario::Scenario;
 use parsim::shard::Shard;
-use parsim::shard::validate::{CaseResult, Settings, ValidateShard, fingerprint};
 use parsim::validate::markdown::markdown;
 use parsim::validate::record;
+use parsim::validate::shard::{CaseResult, Settings, ValidateShard, fingerprint};
 use parsim::validate::table::table;
 use parsim::validate::{CaseValidation, Comparison, Effort, ValidationRun, Verdict, validate};
 

@@ -1,16 +1,14 @@
 //! The network model: the intermediate representation every scenario compiles to.
 //!
 //! A [`Network`] is stations, job classes and per-class routing, all referring to each other by
-//! index ([`StationId`], [`ClassId`]). It is plain data, checked once when it is built from a
-//! scenario ([`crate::scenario`]) or by a [`NetworkBuilder`] (with the same checks); the simulator ([`crate::engine`]) and the analytic solvers
-//! ([`crate::analytic`]) both read it.
+//! index ([`StationId`], [`ClassId`]). It is plain data, checked once when it is built (by the
+//! input layer, from a scenario file or the Rust `NetworkBuilder`, with the same checks); the
+//! queueing engine and the network analyser both read it.
 
-pub mod builder;
 pub mod estimates;
 mod routing;
 mod traffic;
 
-pub use builder::{NetworkBuilder, NetworkError};
 pub(crate) use routing::pick;
 pub use routing::{Routing, Rule, Target};
 pub use traffic::{TrafficError, visits};

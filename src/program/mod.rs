@@ -25,15 +25,10 @@
 //! The startup `t_s` is paid by the sender once per message.
 
 pub mod collective;
-pub mod compile;
 pub mod control;
 pub mod expr;
 mod fault;
-pub mod pipeline;
-pub mod profile;
-pub mod raw;
 
-pub use compile::compile;
 pub use fault::{MAX_INSTANT_OPS, ProgramFault};
 
 use crate::dist::Dist;
@@ -71,9 +66,6 @@ pub struct Program {
     pub clock: Clock,
     /// Report each rank's figures (and each link's) individually, not only their summaries.
     pub report_each: bool,
-    /// The pipeline this program was built from, for its analytic model (`None`: written as a
-    /// `[program]`).
-    pub pipeline: Option<Box<pipeline::Pipeline>>,
 }
 
 /// One instruction.

@@ -15,10 +15,11 @@ use toml::Spanned;
 use toml::de::{DeTable, DeValue};
 
 use super::assign::{self, Assignment};
-use super::build::Found;
+use super::check::Found;
+use super::raw::pipeline::RawPipeline;
+use super::raw::program::{RawDisk, RawMachine, RawProgram, RawTopology};
+use super::raw::spmd::RawSpmd;
 use super::raw::{RawClass, RawPath, RawRoute, RawRun, RawScenario, RawStation, RawValidate};
-use crate::program::pipeline::RawPipeline;
-use crate::program::raw::{RawDisk, RawMachine, RawProgram, RawTopology};
 
 /// One element of an array of tables: where it is, its `name` if it has one, and its contents
 /// when they have the right shape (`None`: its shape problems were reported).
@@ -143,7 +144,7 @@ pub(super) fn read(text: &str, assignments: &[Assignment]) -> (Option<RawScenari
             "topology" => raw.topology = one::<RawTopology>(value, "topology", &mut found),
             "machine" => raw.machine = one::<RawMachine>(value, "machine", &mut found),
             "disk" => raw.disks = many::<RawDisk>(value, "disk", &mut found),
-            "spmd" => raw.spmd = one::<crate::spmd::RawSpmd>(value, "spmd", &mut found),
+            "spmd" => raw.spmd = one::<RawSpmd>(value, "spmd", &mut found),
             other => found.push((
                 Some(at),
                 other.to_owned(),

@@ -8,7 +8,8 @@
 //! some station to utilisation 1 or more is refused there, before anything runs.
 
 pub mod assign;
-mod build;
+pub mod builder;
+mod check;
 pub mod document;
 pub mod raw;
 
@@ -18,6 +19,8 @@ use std::path::{Path, PathBuf};
 pub use assign::Assignment;
 
 use crate::model::Network;
+use crate::models::Model;
+use crate::models::spmd::Spmd;
 use crate::program::Program;
 
 /// How the warm-up is chosen.
@@ -92,8 +95,8 @@ pub struct Scenario {
     pub run: RunConfig,
     /// How to validate it.
     pub validate: ValidateConfig,
-    /// The `[spmd]` model the network was built from, if any.
-    pub spmd: Option<crate::spmd::Spmd>,
+    /// The high-level model (`[spmd]`, `[pipeline]`) the workload was built from, if any.
+    pub model: Option<Model>,
     /// [`crate::hash::text_hash`] of the text it was parsed from.
     pub text_hash: String,
 }
@@ -124,20 +127,25 @@ impl Scenario {
         }
     }
 
+    /// The `[spmd]` model the workload was built from, if any.
+    pub fn spmd(&self) -> Option<&Spmd> {
+        self.model.as_ref().and_then(Model::spmd)
+    }
+
     /// The names of the metrics a run reports (known before running; a program's per-link
     /// metrics depend on the run).
     pub fn metric_names(&self) -> Vec<String> {
         match &self.workload {
             Workload::Network(n) => {
                 let mut names = crate::metrics::network::names(n);
-                if let Some(spmd) = &self.spmd {
+                if let Some(spmd) = self.spmd() {
                     names.extend(spmd.derived_names());
                 }
                 names
             }
             Workload::Program(p) => {
                 let mut names = crate::metrics::program::names(p);
-                if let Some(spmd) = &self.spmd {
+                if let Some(spmd) = self.spmd() {
                     names.extend(spmd.derived_names());
                 }
                 names
@@ -250,7 +258,7 @@ pub fn parse_with(
     assignments: &[Assignment],
 ) -> Result<Scenario, ScenarioError> {
     let lines = LineIndex::new(text);
-    let fail = |found: build::Found| ScenarioError {
+    let fail = |found: check::Found| ScenarioError {
         file: path.to_owned(),
         problems: found
             .into_iter()
@@ -267,7 +275,7 @@ pub fn parse_with(
         return Err(fail(found));
     };
     let base = path.parent().unwrap_or(Path::new("."));
-    match build::build(raw, base) {
+    match check::build(raw, base) {
         Ok(built) if found.is_empty() => Ok(Scenario {
             path: path.to_owned(),
             name: built.name.unwrap_or_else(|| {
@@ -279,7 +287,7 @@ pub fn parse_with(
             workload: built.workload,
             run: built.run,
             validate: built.validate,
-            spmd: built.spmd,
+            model: built.model,
             text_hash: crate::hash::text_hash(text),
         }),
         Ok(_) => Err(fail(found)),
@@ -292,11 +300,11 @@ pub fn parse_with(
 }
 
 /// Checks a scenario given as its parts rather than as text (what
-/// [`crate::model::NetworkBuilder`] assembles) with exactly the checks a file gets, and names
+/// [`crate::scenario::builder::NetworkBuilder`] assembles) with exactly the checks a file gets, and names
 /// it `name`. The problems carry no line; the field paths count elements in the order given.
 pub fn from_raw(raw: raw::RawScenario, name: &str) -> Result<Scenario, Vec<Problem>> {
     let text_hash = crate::hash::text_hash(&format!("{raw:?}"));
-    let built = build::build(raw, Path::new(".")).map_err(|found| {
+    let built = check::build(raw, Path::new(".")).map_err(|found| {
         found
             .into_iter()
             .map(|(_, path, message)| Problem {
@@ -313,7 +321,7 @@ pub fn from_raw(raw: raw::RawScenario, name: &str) -> Result<Scenario, Vec<Probl
         workload: built.workload,
         run: built.run,
         validate: built.validate,
-        spmd: built.spmd,
+        model: built.model,
         text_hash,
     })
 }

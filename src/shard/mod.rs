@@ -10,7 +10,6 @@
 //! versions or shard counts, and missing or duplicated shards, naming them.
 
 pub mod run;
-pub mod validate;
 
 use std::path::{Path, PathBuf};
 

@@ -19,7 +19,28 @@
 //! at level 0) carry `k^l` times the base bandwidth, so every level has the bisection of the
 //! leaves (a full fat tree); it routes like a tree.
 
+use serde::Deserialize;
 use std::fmt;
+
+/// The kinds of `[topology]`.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum TopologyKind {
+    /// One shared medium.
+    Bus,
+    /// A link per ordered pair.
+    Full,
+    /// A ring (a 1-D torus).
+    Ring,
+    /// A 1-3 dimensional mesh.
+    Mesh,
+    /// A 1-3 dimensional torus.
+    Torus,
+    /// A tree of switches.
+    Tree,
+    /// A capacity-scaled tree.
+    FatTree,
+}
 
 /// The shape of an interconnect.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use plotters::prelude::*;
 
 use super::Comparison;
-use crate::sweep::plot::{PALETTE, PlotError, SIMULATED, SIZE, draw_error, file_part, padded};
+use crate::plot::{PALETTE, PlotError, SIMULATED, SIZE, draw_error, file_part, padded};
 
 /// One metric's column: its simulated relative half-width and each method's value (or
 /// `[lower, upper]`), relative to the simulated mean.

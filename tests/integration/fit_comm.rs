@@ -1,7 +1,7 @@
 //! `parsim fit-comm` and machine profiles: known coefficients recovered from simulated
 //! measurements, and a profile used in place of a topology.
 
-use parsim::program::profile::{MachineProfile, Measurement, fit};
+use parsim::models::profile::{MachineProfile, Measurement, fit};
 use parsim::replicate::{self, Options};
 
 use super::util::{parsim, scenario, temp_scenario};

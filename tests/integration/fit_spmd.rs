@@ -1,7 +1,7 @@
 //! `parsim fit --model spmd`: known parameters recovered from a speedup surface simulated with
 //! them (fixed seeds), and the command's output and errors.
 
-use parsim::spmd::fit::{Observation, Param, SioReading, fit};
+use parsim::models::spmd::fit::{Observation, Param, SioReading, fit};
 
 use super::util::{parsim, scenario, simulate, temp_scenario};
 
@@ -66,7 +66,7 @@ fn simulated_surface() -> Vec<Observation> {
 #[test]
 fn recovers_parameters_from_a_simulated_surface() {
     let obs = simulated_surface();
-    let base = scenario(START).spmd.unwrap();
+    let base = scenario(START).spmd().cloned().unwrap();
     let fitted = fit(&base, &FREE, &obs, SioReading::Draining).unwrap();
     let truth = [0.5, 4.0, 0.4];
     for (e, want) in fitted.estimates.iter().zip(truth) {
@@ -92,10 +92,14 @@ fn recovers_parameters_from_a_simulated_surface() {
 fn the_command_prints_estimates_and_rejects_bad_input() {
     let base = temp_scenario("fit_spmd_base.toml", START);
     let mut csv = String::from("p,d,speedup\n");
-    let truth = scenario(&format!("[spmd]\np = 1\n{TRUTH}")).spmd.unwrap();
+    let truth = scenario(&format!("[spmd]\np = 1\n{TRUTH}"))
+        .spmd()
+        .cloned()
+        .unwrap();
     for p in [1u32, 2, 4, 8, 16, 32] {
         for d in [1u32, 2, 4] {
-            let s = parsim::spmd::fit::model_speedup(&truth, SioReading::Draining, p, d).unwrap();
+            let s = parsim::models::spmd::fit::model_speedup(&truth, SioReading::Draining, p, d)
+                .unwrap();
             csv.push_str(&format!("{p},{d},{s}\n"));
         }
     }

@@ -22,6 +22,8 @@ mod fit_spmd;
 mod fuzz;
 /// Laws of random valid networks: Little, conservation, capacity, thread identity.
 mod network_properties;
+/// Percentile predictions of networks against values computed by hand, and their labels.
+mod percentile_hand_values;
 /// Exact percentile predictions (M/M/1, M/M/c) against simulation.
 mod percentiles;
 /// Kuntraruk's parallel pipeline against eq. 6 and the report's arithmetic.

@@ -119,7 +119,7 @@ fn table_1_compute_terms() {
             ),
             "",
         );
-        let p = sc.program().unwrap().pipeline.as_deref().unwrap();
+        let p = sc.model.as_ref().and_then(|m| m.pipeline()).unwrap();
         assert!((p.eq6(0.0, false) - compute).abs() < 1e-9);
         let t_comm_printed = (printed - compute) / p.steps() as f64;
         assert!(

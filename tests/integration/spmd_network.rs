@@ -96,7 +96,7 @@ fn builds_the_grid_and_its_exchanges() {
                     assert!((d.mean() - face).abs() < 1e-9 * face);
                 }
             }
-            let spmd = sc.spmd.as_ref().unwrap();
+            let spmd = sc.spmd().unwrap();
             assert!((prog.network.bandwidth - 1_048_576.0).abs() < 1e-6);
             assert!((prog.network.startup - 0.4 / (2.0 * f64::from(r))).abs() < 1e-15);
             assert_eq!(spmd.network.as_ref().unwrap().dims, dims);
@@ -119,7 +119,7 @@ fn idle_network_takes_the_hand_computed_time() {
         let sc = scenario(&text);
         let t = makespan(&sc);
         assert!((t - 14.64).abs() < 1e-9 * 14.64, "{network}: {t}");
-        let spmd = sc.spmd.as_ref().unwrap();
+        let spmd = sc.spmd().unwrap();
         assert!((spmd.cycle_time(t) - 4.88).abs() < 1e-9);
     }
 }

@@ -222,4 +222,44 @@ fn quantiles(law: &Law) -> Result<Vec<f64>, AnalyticError> {
 }
 
 #[cfg(test)]
-mod tests;
+mod tests {
+    use std::path::Path;
+
+    use super::Law;
+    use crate::dist::{Dist, DistSpec};
+
+    #[test]
+    fn a_mixture_weighs_the_cdfs_and_the_moments() {
+        let exp1 = DistSpec::exp(1.0).build(Path::new("")).unwrap();
+        let det2 = DistSpec::det(2.0).build(Path::new("")).unwrap();
+        let mix = Law::Mixture(vec![(0.25, Law::Dist(exp1)), (0.75, Law::Dist(det2))]);
+        // at t = 1 only the exponential part counts: 0.25 (1 - e^-1); at 2 all of the point mass
+        let hand = 0.25 * (1.0 - (-1.0f64).exp());
+        assert!((mix.cdf(1.0).unwrap() - hand).abs() < 1e-12);
+        assert!((mix.cdf(2.0).unwrap() - (0.25 * (1.0 - (-2.0f64).exp()) + 0.75)).abs() < 1e-12);
+        // mean 0.25 + 1.5 = 1.75; second moment 0.25 * 2 + 0.75 * 4 = 3.5
+        let (m, m2) = mix.moments().unwrap();
+        assert!(
+            (m - 1.75).abs() < 1e-12 && (m2 - 3.5).abs() < 1e-12,
+            "{m} {m2}"
+        );
+        // the waited law: service 1, wait 0 w.p. 1/2 else exponential of mean 2 (Wq = 1):
+        // E = 2, E[T^2] = 1 + 2 * 1 * 1 + 2 * 1 / 0.5 = 7
+        let waited = Law::Waited {
+            service: Dist::Deterministic { value: 1.0 },
+            waits: 0.5,
+            mean_wait: 1.0,
+        };
+        let (m, m2) = waited.moments().unwrap();
+        assert!(
+            (m - 2.0).abs() < 1e-12 && (m2 - 7.0).abs() < 1e-12,
+            "{m} {m2}"
+        );
+        // the gamma fit keeps both moments
+        let (m, m2) = Law::gamma_fit(2.0, 7.0).unwrap().moments().unwrap();
+        assert!(
+            (m - 2.0).abs() < 1e-9 && (m2 - 7.0).abs() < 1e-9,
+            "{m} {m2}"
+        );
+    }
+}

@@ -80,11 +80,6 @@ pub fn analyze(prog: &Program) -> Analysis {
         }
     }
     mean_value::predictions(prog, &evaluation, &mut a);
-    if let Some(p) = &prog.pipeline {
-        let (predictions, refusals) = crate::program::pipeline::predictions(prog, p);
-        a.predictions.extend(predictions);
-        a.refusals.extend(refusals);
-    }
     a
 }
 

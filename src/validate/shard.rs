@@ -8,8 +8,8 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use super::{Header, MergeError, Shard, read_all};
-use crate::validate::Comparison;
+use super::Comparison;
+use crate::shard::{Header, MergeError, Shard, read_all};
 
 /// The format tag of a validate shard file.
 pub const FORMAT: &str = "parsim-validate-shard/3";
@@ -28,7 +28,7 @@ pub struct ValidateShard {
     pub results: Vec<CaseResult>,
 }
 
-impl super::ShardFile for ValidateShard {
+impl crate::shard::ShardFile for ValidateShard {
     fn header(&self) -> &Header {
         &self.header
     }
@@ -67,7 +67,7 @@ pub fn fingerprint(cases: &[(String, String)], settings: Settings) -> String {
         "quick {} allow {}",
         settings.quick, settings.allow_outside_tolerance
     );
-    super::fingerprint(&canon)
+    crate::shard::fingerprint(&canon)
 }
 
 impl ValidateShard {

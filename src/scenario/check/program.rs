@@ -6,21 +6,20 @@ use std::path::Path;
 
 use toml::Spanned;
 
-use super::collective::{Algorithm, Collective};
-use super::expr::{Env, Expr, Var};
-use super::raw::{
-    ExprText, OpKind, RawDisk, RawMachine, RawOp, RawProgram, RawSharing, RawSwitching,
-    RawTopology, SizeSpec, TopologyKind,
-};
-use super::{
+use super::Found;
+use crate::dist::{Dist, DistSpec};
+use crate::program::collective::{Algorithm, Collective};
+use crate::program::expr::{Env, Expr, Var};
+use crate::program::{
     CollectiveOp, Disk, Groups, Instr, Interconnect, Program, Sharing, Size, Switching, Work,
 };
-use crate::dist::{Dist, DistSpec};
+use crate::scenario::raw::program::{
+    ExprText, OpKind, RawDisk, RawMachine, RawOp, RawProgram, RawSharing, RawSwitching,
+    RawTopology, SizeSpec,
+};
 use crate::time::Clock;
+use crate::topology::TopologyKind;
 use crate::topology::{Shape, Topology};
-
-/// Problems found: byte offset (for the line), field path, message.
-pub type Found = Vec<(Option<usize>, String, String)>;
 
 /// Most ranks a program may have.
 pub const MAX_RANKS: i64 = 1 << 20;
@@ -153,7 +152,6 @@ pub fn compile(src: &Sources<'_>) -> Result<Program, Found> {
         disks: c.disks,
         clock: Clock::for_scale(smallest),
         report_each: p.report_each.unwrap_or(c.ranks <= 16),
-        pipeline: None,
     })
 }
 
@@ -163,9 +161,9 @@ pub fn compile(src: &Sources<'_>) -> Result<Program, Found> {
 const MAX_TIME_RATIO: f64 = (1u64 << 37) as f64;
 
 /// Tabulates the per-rank values of the expressions that read no loop counter (see
-/// [`Expr::tabulate`]), in program order, up to [`super::expr::MAX_TABULATED`] entries.
+/// [`Expr::tabulate`]), in program order, up to [`crate::program::expr::MAX_TABULATED`] entries.
 fn tabulate(code: &mut [Instr], ranks: u32, ranks_per_node: u32) {
-    let mut budget = super::expr::MAX_TABULATED;
+    let mut budget = crate::program::expr::MAX_TABULATED;
     for i in code {
         let exprs: Vec<&mut Expr> = match i {
             Instr::Send { to, bytes, tag, .. } => {
@@ -294,18 +292,19 @@ impl Compiler<'_> {
     }
 
     /// A link per pair of nodes costing the profile's `a + b m` per message (see
-    /// [`super::profile`]).
+    /// [`crate::models::profile`]).
     fn machine(&mut self, m: &Spanned<RawMachine>, nodes: u32) -> Option<Interconnect> {
         let at = m.span().start;
         let r = m.get_ref();
         let primitive = r.primitive.as_deref().unwrap_or("send");
-        let profile = match super::profile::MachineProfile::load(&self.base.join(&r.profile)) {
-            Ok(p) => p,
-            Err(e) => {
-                self.add(at, "machine.profile", e);
-                return None;
-            }
-        };
+        let profile =
+            match crate::models::profile::MachineProfile::load(&self.base.join(&r.profile)) {
+                Ok(p) => p,
+                Err(e) => {
+                    self.add(at, "machine.profile", e);
+                    return None;
+                }
+            };
         let Some(fit) = profile.get(primitive, self.ranks) else {
             let measured: Vec<String> = profile
                 .fits

@@ -8,7 +8,7 @@
 //!
 //! ```
 //! use parsim::dist::DistSpec;
-//! use parsim::model::NetworkBuilder;
+//! use parsim::scenario::builder::NetworkBuilder;
 //!
 //! // a closed network: 4 jobs think, then use a CPU and a disk
 //! let net = NetworkBuilder::new()
@@ -21,18 +21,18 @@
 //!     .route("jobs", "disk", "think")
 //!     .build()?;
 //! assert_eq!(net.stations.len(), 3);
-//! # Ok::<(), parsim::model::NetworkError>(())
+//! # Ok::<(), parsim::scenario::builder::NetworkError>(())
 //! ```
 
 use std::fmt;
 
 use toml::Spanned;
 
-use super::Network;
+use super::document::Element;
+use super::raw::{RawBranch, RawClass, RawKind, RawRoute, RawScenario, RawStation};
+use super::{Problem, Scenario};
 use crate::dist::DistSpec;
-use crate::scenario::document::Element;
-use crate::scenario::raw::{RawBranch, RawClass, RawKind, RawRoute, RawScenario, RawStation};
-use crate::scenario::{self, Problem, Scenario};
+use crate::model::Network;
 
 /// Classes, stations and routes of a network, added one by one (see the [module](self)).
 #[derive(Debug, Default)]
@@ -166,8 +166,8 @@ impl NetworkBuilder {
     pub fn build(self) -> Result<Network, NetworkError> {
         let sc = self.scenario("network")?;
         match sc.workload {
-            scenario::Workload::Network(net) => Ok(net),
-            scenario::Workload::Program(_) => unreachable!("a builder makes no program"),
+            super::Workload::Network(net) => Ok(net),
+            super::Workload::Program(_) => unreachable!("a builder makes no program"),
         }
     }
 
@@ -186,7 +186,7 @@ impl NetworkBuilder {
             routes: self.routes.into_iter().map(element).collect(),
             ..RawScenario::default()
         };
-        scenario::from_raw(raw, name).map_err(|problems| NetworkError { problems })
+        super::from_raw(raw, name).map_err(|problems| NetworkError { problems })
     }
 
     fn serving(mut self, name: &str, kind: RawKind, servers: Option<i64>, d: DistSpec) -> Self {

@@ -11,8 +11,12 @@ use toml::Spanned;
 
 use super::document::Element;
 use crate::dist::DistSpec;
-use crate::program::pipeline::RawPipeline;
-use crate::program::raw::{RawDisk, RawMachine, RawProgram, RawTopology};
+pub mod pipeline;
+pub mod program;
+pub mod spmd;
+
+use pipeline::RawPipeline;
+use program::{RawDisk, RawMachine, RawProgram, RawTopology};
 
 /// A whole scenario file, as [`super::document`] reads it: each section on its own, each
 /// element of an array of tables on its own (see [`Element`]).
@@ -45,7 +49,7 @@ pub struct RawScenario {
     /// The program's disks (`[[disk]]`).
     pub disks: Vec<Element<RawDisk>>,
     /// An SPMD program of Cremonesi and Gennaro (`[spmd]`), built into the network.
-    pub spmd: Option<toml::Spanned<crate::spmd::RawSpmd>>,
+    pub spmd: Option<toml::Spanned<spmd::RawSpmd>>,
     /// How many shape problems reading found: when there are any, the checks that need the
     /// whole network (routing graph, forks, stability) are left until they are fixed.
     pub shape_problems: usize,

@@ -48,7 +48,7 @@ use std::fmt::Write as _;
 
 use super::formulas::{com_delay, com_queue, cpu_mean, t_io};
 use super::{Io, Net, Spmd};
-use crate::program::raw::TopologyKind;
+use crate::topology::TopologyKind;
 
 /// Bytes in one unit of `g(p)` (a MB).
 pub const MB: f64 = 1_048_576.0;

@@ -1,5 +1,5 @@
 //! The scenario-file form of `[program]`, `[topology]` and `[[disk]]`: plain serde structs,
-//! checked for nothing but shape (see [`mod@super::compile`] for the checks).
+//! checked for nothing but shape (see `crate::scenario::check::program` for the checks).
 //!
 //! ```toml
 //! [program]
@@ -30,6 +30,7 @@ use serde::de::{self, Deserializer, MapAccess, Visitor};
 use toml::Spanned;
 
 use crate::dist::DistSpec;
+use crate::topology::TopologyKind;
 
 /// `[program]`.
 #[derive(Debug, Deserialize)]
@@ -136,26 +137,6 @@ pub struct RawOp {
     pub body: Option<Vec<Spanned<RawOp>>>,
 }
 
-/// The kinds of `[topology]`.
-#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
-#[serde(rename_all = "snake_case")]
-pub enum TopologyKind {
-    /// One shared medium.
-    Bus,
-    /// A link per ordered pair.
-    Full,
-    /// A ring (a 1-D torus).
-    Ring,
-    /// A 1-3 dimensional mesh.
-    Mesh,
-    /// A 1-3 dimensional torus.
-    Torus,
-    /// A tree of switches.
-    Tree,
-    /// A capacity-scaled tree.
-    FatTree,
-}
-
 /// How messages cross several hops.
 #[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
@@ -198,7 +179,7 @@ pub struct RawTopology {
     pub sharing: Option<RawSharing>,
 }
 
-/// `[machine]`: message costs from a machine profile (see [`super::profile`]) instead of a
+/// `[machine]`: message costs from a machine profile (see [`crate::models::profile`]) instead of a
 /// `[topology]`.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]

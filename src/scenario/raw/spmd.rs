@@ -3,7 +3,8 @@
 use serde::Deserialize;
 use toml::Spanned;
 
-use crate::program::raw::TopologyKind;
+use crate::models::spmd::{Family, Io};
+use crate::topology::TopologyKind;
 
 /// `[spmd]`: the parameters of Cremonesi and Gennaro's Table 1, one phase.
 #[derive(Debug, Deserialize)]
@@ -132,51 +133,4 @@ impl RawPhase {
         .filter_map(|(f, given)| given.then_some(f))
         .collect()
     }
-}
-
-/// The I/O organisations of section 3.7.
-#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
-#[serde(rename_all = "kebab-case")]
-pub enum Io {
-    /// Synchronous I/O: all groups join, one I/O burst, fork again.
-    Sio,
-    /// Asynchronous I/O to one pool of disks.
-    BusAio,
-    /// Asynchronous I/O, one disk per cluster of groups.
-    CluAio,
-}
-
-/// A distribution family whose mean the model sets: `{ dist = "erlang", k = 4 }`.
-#[derive(Clone, Debug, Deserialize, PartialEq)]
-#[serde(tag = "dist", rename_all = "snake_case", deny_unknown_fields)]
-pub enum Family {
-    /// Exponential.
-    #[serde(alias = "exponential")]
-    Exp,
-    /// Uniform on `[0, 2 mean]`.
-    Uniform,
-    /// Deterministic.
-    #[serde(alias = "deterministic")]
-    Det,
-    /// Erlang with `k` phases.
-    Erlang {
-        /// Phases, at least 1.
-        k: i64,
-    },
-    /// Balanced hyperexponential with squared coefficient of variation `scv >= 1`.
-    #[serde(alias = "hyperexp")]
-    H2 {
-        /// Squared coefficient of variation.
-        scv: f64,
-    },
-    /// Lognormal with squared coefficient of variation `scv`.
-    Lognormal {
-        /// Squared coefficient of variation.
-        scv: f64,
-    },
-    /// The samples of a trace file (relative to the scenario), scaled to the model's mean.
-    Empirical {
-        /// Path of the trace.
-        file: String,
-    },
 }

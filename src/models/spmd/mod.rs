@@ -19,15 +19,59 @@ pub mod fit;
 pub mod formulas;
 pub mod phase;
 pub mod program;
-pub mod raw;
 
 pub use phase::Phase;
-pub use raw::{Family, Io, RawSpmd};
 
-use crate::program::raw::TopologyKind;
+use serde::Deserialize;
 
-/// Problems found: byte offset (for the line), field path, message.
-pub type Found = Vec<(Option<usize>, String, String)>;
+use crate::topology::TopologyKind;
+
+/// The I/O organisations of section 3.7.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum Io {
+    /// Synchronous I/O: all groups join, one I/O burst, fork again.
+    Sio,
+    /// Asynchronous I/O to one pool of disks.
+    BusAio,
+    /// Asynchronous I/O, one disk per cluster of groups.
+    CluAio,
+}
+
+/// A distribution family whose mean the model sets: `{ dist = "erlang", k = 4 }`.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(tag = "dist", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Family {
+    /// Exponential.
+    #[serde(alias = "exponential")]
+    Exp,
+    /// Uniform on `[0, 2 mean]`.
+    Uniform,
+    /// Deterministic.
+    #[serde(alias = "deterministic")]
+    Det,
+    /// Erlang with `k` phases.
+    Erlang {
+        /// Phases, at least 1.
+        k: i64,
+    },
+    /// Balanced hyperexponential with squared coefficient of variation `scv >= 1`.
+    #[serde(alias = "hyperexp")]
+    H2 {
+        /// Squared coefficient of variation.
+        scv: f64,
+    },
+    /// Lognormal with squared coefficient of variation `scv`.
+    Lognormal {
+        /// Squared coefficient of variation.
+        scv: f64,
+    },
+    /// The samples of a trace file (relative to the scenario), scaled to the model's mean.
+    Empirical {
+        /// Path of the trace.
+        file: String,
+    },
+}
 
 /// A checked `[spmd]` section: one phase of an SPMD program on `p` processors and `d` disks.
 #[derive(Clone, Debug, PartialEq)]
@@ -94,146 +138,6 @@ pub const MAX_CYCLES: i64 = 1_000_000;
 pub const MAX_P: i64 = 100_000;
 
 impl Spmd {
-    /// Checks a raw section at byte offset `at`, reporting every problem under `spmd.<field>`,
-    /// and its phases ([`phase::check`]) under `spmd.phase[<i>].<field>`.
-    pub fn check(raw: &RawSpmd, at: usize) -> Result<Spmd, Found> {
-        let mut m = Spmd::check_one(raw, at, "spmd")?;
-        if !raw.phases.is_empty() {
-            m.phases = phase::check(raw, &m, at)?;
-        }
-        Ok(m)
-    }
-
-    /// Checks the parameters of one phase, `raw` without its `phases`, reporting every problem
-    /// at `at` under `<prefix>.<field>`.
-    fn check_one(raw: &RawSpmd, at: usize, prefix: &str) -> Result<Spmd, Found> {
-        let mut found = Found::new();
-        let mut whole = |field: &str, v: i64| {
-            if (1..=MAX_P).contains(&v) {
-                v as u32
-            } else {
-                let message = format!("must be a whole number in 1..={MAX_P}, got {v}");
-                found.push((Some(at), format!("{prefix}.{field}"), message));
-                1
-            }
-        };
-        let p = whole("p", raw.p);
-        let d = whole("d", raw.d.unwrap_or(1));
-        let c = whole("c", raw.c.unwrap_or(1));
-        let mut bad = |field: &str, message: String| {
-            found.push((Some(at), format!("{prefix}.{field}"), message));
-        };
-        if p % c != 0 {
-            bad(
-                "c",
-                format!("must divide p = {p} (p/c groups of c), got {c}"),
-            );
-        } else if raw.io == Io::CluAio && (p / c) % d != 0 {
-            bad(
-                "d",
-                format!(
-                    "CLU-AIO needs p/c = {} to be a multiple of d, got {d}",
-                    p / c
-                ),
-            );
-        }
-        if !(0.0..=1.0).contains(&raw.w) {
-            bad("w", format!("must lie in [0, 1], got {}", raw.w));
-        }
-        let times = [
-            ("S_par", raw.s_par),
-            ("S_ser", raw.s_ser),
-            ("S0_com", raw.s0_com),
-            ("SR_com", raw.sr_com),
-            ("S0_io", raw.s0_io),
-            ("SR_io", raw.sr_io),
-        ];
-        for (field, v) in times {
-            if !(v.is_finite() && v >= 0.0) {
-                bad(field, format!("must be a finite time >= 0, got {v}"));
-            }
-        }
-        let cpu = raw.s_par + raw.s_ser;
-        if cpu.is_nan() || cpu <= 0.0 {
-            bad("S_par", "S_par + S_ser must be > 0".into());
-        }
-        let io = raw.s0_io + raw.sr_io;
-        if io.is_nan() || io <= 0.0 {
-            bad(
-                "SR_io",
-                "S0_io + SR_io must be > 0: cycles are counted at the I/O burst".into(),
-            );
-        }
-        if !(raw.n_io.is_finite() && raw.n_io >= 1.0) {
-            bad("n_io", format!("must be a number >= 1, got {}", raw.n_io));
-        }
-        let g = match (raw.r, raw.g) {
-            (Some(_), Some(_)) => {
-                bad("g", "give r or g, not both".into());
-                0.0
-            }
-            (None, None) => {
-                bad(
-                    "r",
-                    "give r (dimensions of the data) or g (g(p) at this p)".into(),
-                );
-                0.0
-            }
-            (Some(r), None) if !(r.is_finite() && r >= 1.0) => {
-                bad("r", format!("must be a number >= 1, got {r}"));
-                0.0
-            }
-            (None, Some(g)) if !(g.is_finite() && g >= 0.0) => {
-                bad("g", format!("must be a finite number >= 0, got {g}"));
-                0.0
-            }
-            (Some(r), None) => formulas::g(p, r),
-            (None, Some(g)) => {
-                if p == 1 {
-                    0.0
-                } else {
-                    g
-                }
-            }
-        };
-        let families = [
-            ("cpu", raw.cpu.as_ref()),
-            ("com", raw.com.as_ref()),
-            ("io_dist", raw.io_dist.as_ref()),
-        ];
-        for (field, f) in families {
-            if let Some(problem) = f.and_then(Family::problem) {
-                bad(field, problem);
-            }
-        }
-        let network = check_network(raw, p, at, prefix, &mut found);
-        if !found.is_empty() {
-            return Err(found);
-        }
-        let family = |f: &Option<Family>| f.clone().unwrap_or(Family::Exp);
-        Ok(Spmd {
-            p,
-            d,
-            c,
-            w: raw.w,
-            g,
-            r: raw.r,
-            s_par: raw.s_par,
-            s_ser: raw.s_ser,
-            s0_com: raw.s0_com,
-            sr_com: raw.sr_com,
-            s0_io: raw.s0_io,
-            sr_io: raw.sr_io,
-            n_io: raw.n_io,
-            io: raw.io,
-            cpu: family(&raw.cpu),
-            com: family(&raw.com),
-            io_dist: family(&raw.io_dist),
-            network,
-            phases: Vec::new(),
-        })
-    }
-
     /// Synchronous groups, `p / c`.
     pub fn groups(&self) -> u32 {
         self.p / self.c
@@ -277,99 +181,9 @@ impl Spmd {
     }
 }
 
-/// Checks the fields of the network form (`network`, `cycles`, `latency`, and what the
-/// program needs of `r`, `n_io` and `SR_com`), adding problems to `found`.
-fn check_network(raw: &RawSpmd, p: u32, at: usize, prefix: &str, found: &mut Found) -> Option<Net> {
-    let mut bad = |field: &str, message: String| {
-        found.push((Some(at), format!("{prefix}.{field}"), message));
-    };
-    let Some(kind) = raw.network else {
-        for (field, given) in [
-            ("cycles", raw.cycles.is_some()),
-            ("latency", raw.latency.is_some()),
-        ] {
-            if given {
-                bad(
-                    field,
-                    "belongs to the network form: give network = \"<topology>\" or leave it out"
-                        .into(),
-                );
-            }
-        }
-        return None;
-    };
-    let mut ok = true;
-    let mut bad = |field: &str, message: String| {
-        ok = false;
-        found.push((Some(at), format!("{prefix}.{field}"), message));
-    };
-    let r = match raw.r {
-        Some(r) if [1.0, 2.0, 3.0].contains(&r) => r as u32,
-        Some(r) => {
-            bad(
-                "r",
-                format!(
-                    "network = ... decomposes the data into an r-dimensional grid of blocks: r \
-                     must be 1, 2 or 3, got {r}"
-                ),
-            );
-            1
-        }
-        None => {
-            bad(
-                "r",
-                "network = ... needs r (1, 2 or 3), the dimensions of the block decomposition, \
-                 not g"
-                    .into(),
-            );
-            1
-        }
-    };
-    if raw.n_io.fract() != 0.0 {
-        bad(
-            "n_io",
-            format!(
-                "network = ... runs exactly n_io computation bursts per I/O burst: it must be a \
-                 whole number, got {}",
-                raw.n_io
-            ),
-        );
-    }
-    if !(raw.sr_com.is_finite() && raw.sr_com > 0.0) {
-        bad(
-            "SR_com",
-            format!(
-                "network = ... sets the link bandwidth to 2^20 / SR_com bytes per time unit: \
-                 SR_com must be > 0, got {}",
-                raw.sr_com
-            ),
-        );
-    }
-    let cycles = raw.cycles.unwrap_or(20);
-    if !(1..=MAX_CYCLES).contains(&cycles) {
-        bad(
-            "cycles",
-            format!("must be a whole number in 1..={MAX_CYCLES}, got {cycles}"),
-        );
-    }
-    let latency = raw.latency.unwrap_or(0.0);
-    if !(latency.is_finite() && latency >= 0.0) {
-        bad(
-            "latency",
-            format!("must be a finite time >= 0, got {latency}"),
-        );
-    }
-    ok.then(|| Net {
-        kind,
-        dims: program::grid(p, r),
-        cycles: cycles as u32,
-        latency,
-    })
-}
-
 impl Family {
     /// What is wrong with the family's parameters, if anything.
-    fn problem(&self) -> Option<String> {
+    pub fn problem(&self) -> Option<String> {
         match *self {
             Family::Erlang { k } if !(1..=1000).contains(&k) => {
                 Some(format!("erlang needs 1 <= k <= 1000 phases, got {k}"))

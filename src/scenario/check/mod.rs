@@ -9,7 +9,10 @@
 mod config;
 mod graph;
 mod paths;
+pub mod pipeline;
+pub mod program;
 mod routes;
+pub mod spmd;
 mod stations;
 
 use std::collections::HashMap;
@@ -19,9 +22,11 @@ use super::document::Element;
 use super::raw::RawScenario;
 use super::{RunConfig, ValidateConfig, Workload};
 use crate::model::{Class, ClassKind, Network, Routing, Station, StationKind, visits};
+use crate::models::Model;
+use crate::models::spmd::Spmd;
 
 /// Problems found: byte offset (for the line), field path, message.
-pub(super) type Found = Vec<(Option<usize>, String, String)>;
+pub(crate) type Found = Vec<(Option<usize>, String, String)>;
 
 /// What a successful check yields.
 pub(super) struct Built {
@@ -30,7 +35,7 @@ pub(super) struct Built {
     pub validate: ValidateConfig,
     pub name: Option<String>,
     pub description: Option<String>,
-    pub spmd: Option<crate::spmd::Spmd>,
+    pub model: Option<Model>,
 }
 
 /// The name a station or class may not take: it is the routing target that leaves the network.
@@ -174,7 +179,7 @@ pub(super) fn build(mut raw: RawScenario, base: &Path) -> Result<Built, Found> {
             validate,
             name: raw.name,
             description: raw.description,
-            spmd,
+            model: spmd.map(|m| Model::Spmd(Box::new(m))),
         })
     } else {
         ck.found.sort_by_key(|p| p.0);
@@ -183,11 +188,11 @@ pub(super) fn build(mut raw: RawScenario, base: &Path) -> Result<Built, Found> {
 }
 
 /// An `[spmd]` scenario: checks the section and puts the network it builds
-/// ([`crate::spmd::build`]) in place of the `[[class]]`, `[[station]]` and `[[route]]` tables,
-/// or with `network = ...` the program it builds ([`crate::spmd::program`]) in place of
+/// ([`crate::models::spmd::build`]) in place of the `[[class]]`, `[[station]]` and `[[route]]` tables,
+/// or with `network = ...` the program it builds ([`crate::models::spmd::program`]) in place of
 /// `[program]`, `[topology]` and `[[disk]]`; the file must leave those out. `None` when there
 /// were problems (added to `ck`).
-fn spmd_network(ck: &mut Checker, raw: &mut RawScenario) -> Option<crate::spmd::Spmd> {
+fn spmd_network(ck: &mut Checker, raw: &mut RawScenario) -> Option<Spmd> {
     for field in [
         "class", "station", "route", "program", "pipeline", "topology", "machine", "disk",
     ] {
@@ -201,7 +206,7 @@ fn spmd_network(ck: &mut Checker, raw: &mut RawScenario) -> Option<crate::spmd::
     }
     // an [spmd] that could not be read has had its shape problems reported
     let section = raw.spmd.as_ref()?;
-    let spmd = match crate::spmd::Spmd::check(section.get_ref(), section.span().start) {
+    let spmd = match spmd::check(section.get_ref(), section.span().start) {
         Ok(s) if ck.found.is_empty() => s,
         Ok(_) => return None,
         Err(found) => {
@@ -240,7 +245,7 @@ fn build_program(
     base: &Path,
     run: RunConfig,
     validate: ValidateConfig,
-    spmd: Option<crate::spmd::Spmd>,
+    spmd: Option<Spmd>,
 ) -> Result<Built, Found> {
     let at = raw.program.as_ref().map_or_else(
         || raw.pipeline.as_ref().map_or(0, |p| p.span().start),
@@ -261,6 +266,7 @@ fn build_program(
             );
         }
     }
+    let mut model = spmd.map(|m| Model::Spmd(Box::new(m)));
     let built = match (&raw.program, &raw.pipeline) {
         (Some(program), None) => {
             let disks: Vec<_> = raw
@@ -268,7 +274,7 @@ fn build_program(
                 .iter()
                 .filter_map(|e| e.value.as_ref().map(|d| (e.at(), d)))
                 .collect();
-            crate::program::compile(&crate::program::compile::Sources {
+            program::compile(&program::Sources {
                 program,
                 topology: raw.topology.as_ref(),
                 topology_written: raw.has("topology") || raw.has("machine"),
@@ -285,7 +291,10 @@ fn build_program(
                     "a [pipeline] has no disks: leave out [[disk]]",
                 );
             }
-            crate::program::pipeline::build(pipeline, raw.topology.as_ref(), base)
+            pipeline::build(pipeline, raw.topology.as_ref(), base).map(|(prog, p)| {
+                model = Some(Model::Pipeline(Box::new(p)));
+                prog
+            })
         }
         // a [program] or [pipeline] that could not be read has had its shape problems reported
         (None, None) => return Err(ck.found),
@@ -311,15 +320,14 @@ fn build_program(
                 validate,
                 name: raw.name,
                 description: raw.description,
-                spmd,
+                model,
             })
         }
         Ok(_) => Err(ck.found),
         Err(found) => {
             // a program built from [spmd] has offsets in a text the user never wrote: point
             // at the [spmd] section instead
-            let spmd_at = spmd
-                .is_some()
+            let spmd_at = matches!(model, Some(Model::Spmd(_)))
                 .then(|| raw.spmd.as_ref().map(|s| s.span().start));
             ck.found
                 .extend(found.into_iter().map(|(at, path, message)| match spmd_at {

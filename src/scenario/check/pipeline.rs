@@ -1,0 +1,301 @@
+//! `[pipeline]` checked into a [`Pipeline`], and the rank program it builds, compiled with the
+//! `[topology]` (or the one shared link the section describes) by the program checker.
+
+use toml::Spanned;
+
+use super::Found;
+use super::program::Sources;
+use crate::dist::DistSpec;
+use crate::models::pipeline::{MAX_GROUP, Pipeline, Published};
+use crate::program::Program;
+use crate::scenario::raw::pipeline::RawPipeline;
+use crate::scenario::raw::program::{ExprText, OpKind, RawOp, RawProgram, RawTopology, SizeSpec};
+use crate::topology::TopologyKind;
+
+/// Checks `[pipeline]` (and the `[topology]`, if any) and builds its program.
+pub fn build(
+    raw: &Spanned<RawPipeline>,
+    topology: Option<&Spanned<RawTopology>>,
+    base: &std::path::Path,
+) -> Result<(Program, Pipeline), Found> {
+    let at = raw.span().start;
+    let r = raw.get_ref();
+    let mut found = Found::new();
+    let mut add = |path: &str, message: String| found.push((Some(at), path.to_owned(), message));
+    let ranks_ok = (2..=MAX_GROUP).contains(&r.ranks) && (r.ranks as u64).is_power_of_two();
+    if !ranks_ok {
+        add(
+            "pipeline.ranks",
+            format!(
+                "must be a power of two from 2 to {MAX_GROUP} (the leaves of a binary tree), got {}",
+                r.ranks
+            ),
+        );
+    }
+    if ranks_ok && (r.items < r.ranks || (r.items - r.ranks) % (r.ranks / 2) != 0) {
+        add(
+            "pipeline.items",
+            format!(
+                "must be at least P = {p} with N - P a multiple of P/2 = {h} (whole steps of P/2 items), got {}",
+                r.items,
+                p = r.ranks,
+                h = r.ranks / 2
+            ),
+        );
+    }
+    if let Some(b) = r.bandwidth
+        && !(b.is_finite() && b > 0.0)
+    {
+        add(
+            "pipeline.bandwidth",
+            format!("must be a finite number > 0 (bytes per time unit), got {b}"),
+        );
+    }
+    if let Some(t) = r.latency
+        && !(t.is_finite() && t >= 0.0)
+    {
+        add(
+            "pipeline.latency",
+            format!("must be a finite time >= 0, got {t}"),
+        );
+    }
+    for (i, pb) in r.published.iter().enumerate() {
+        if !(pb.makespan.is_finite() && pb.makespan > 0.0) {
+            add(
+                &format!("pipeline.published[{i}].makespan"),
+                format!("must be a finite time > 0, got {}", pb.makespan),
+            );
+        }
+    }
+    let groups = r.groups.unwrap_or(1);
+    let too_many = groups
+        .checked_mul(r.ranks)
+        .is_none_or(|n| n > super::program::MAX_RANKS);
+    if groups < 1 || (ranks_ok && too_many) {
+        add(
+            "pipeline.groups",
+            format!(
+                "must be a whole number >= 1 with groups x ranks <= {}, got {groups}",
+                super::program::MAX_RANKS
+            ),
+        );
+    }
+    let mut dist = |spec: &Spanned<DistSpec>, path: &str| match spec.get_ref().build(base) {
+        Ok(d) if d.is_replay() => {
+            found.push((
+                Some(spec.span().start),
+                path.to_owned(),
+                "a trace has no fixed mean for eq. 6: use a distribution".to_owned(),
+            ));
+            None
+        }
+        Ok(d) => Some(d),
+        Err(e) => {
+            found.push((
+                Some(spec.span().start),
+                format!("{path}.{}", e.field),
+                e.message,
+            ));
+            None
+        }
+    };
+    let task = dist(&r.task, "pipeline.task");
+    let merge = match &r.merge {
+        Some(m) => dist(m, "pipeline.merge"),
+        None => task.clone(),
+    };
+    let message = dist(&r.message, "pipeline.message");
+    let generated;
+    let topology = match (topology, r.bandwidth) {
+        (Some(t), None) => {
+            if r.latency.is_some() {
+                found.push((
+                    Some(at),
+                    "pipeline.latency".to_owned(),
+                    "the [topology] has its own latency: leave this out".to_owned(),
+                ));
+            }
+            t
+        }
+        (Some(_), Some(_)) => {
+            found.push((
+                Some(at),
+                "pipeline.bandwidth".to_owned(),
+                "the [topology] has its own bandwidth: leave this out".to_owned(),
+            ));
+            return Err(found);
+        }
+        (None, bandwidth) => {
+            let Some(bandwidth) = bandwidth else {
+                found.push((
+                    Some(at),
+                    "pipeline.bandwidth".to_owned(),
+                    "is missing: the bytes per time unit of the shared link (or give a [topology])"
+                        .to_owned(),
+                ));
+                return Err(found);
+            };
+            generated = Spanned::new(
+                raw.span(),
+                RawTopology {
+                    kind: TopologyKind::Bus,
+                    dims: None,
+                    arity: None,
+                    bandwidth,
+                    latency: r.latency,
+                    startup: None,
+                    switching: None,
+                    sharing: None,
+                },
+            );
+            &generated
+        }
+    };
+    let (Some(task), Some(merge), Some(message)) = (task, merge, message) else {
+        return Err(found);
+    };
+    if !found.is_empty() {
+        return Err(found);
+    }
+    let pipeline = Pipeline {
+        ranks: r.ranks as u32,
+        items: r.items as u64,
+        groups: groups as u32,
+        task,
+        merge,
+        message,
+        published: r
+            .published
+            .iter()
+            .map(|pb| Published {
+                source: pb.source.clone(),
+                makespan: pb.makespan,
+            })
+            .collect(),
+    };
+    let program = Spanned::new(raw.span(), program(r, &pipeline));
+    let sources = Sources {
+        program: &program,
+        topology: Some(topology),
+        topology_written: true,
+        machine: None,
+        disks: Vec::new(),
+        base,
+    };
+    let prog = super::program::compile(&sources)?;
+    Ok((prog, pipeline))
+}
+
+/// The rank program of a pipeline (see the module documentation).
+fn program(r: &RawPipeline, p: &Pipeline) -> RawProgram {
+    let g = p.ranks;
+    let half = g / 2;
+    let local = format!("rank % {g}");
+    let parent = format!("rank - {local} + {local} / 2");
+    let steps = (p.steps() + 1).to_string();
+    let task = || op(OpKind::Compute).taking(r.task.clone());
+    let merge = || op(OpKind::Compute).taking(r.merge.clone().unwrap_or_else(|| r.task.clone()));
+    let send = || {
+        let mut o = op(OpKind::Send).sending_to(&parent);
+        o.bytes = Some(SizeSpec::Dist(r.message.get_ref().clone()));
+        o
+    };
+    let recv = |from: String| op(OpKind::Recv).receiving_from(&from);
+    let ops = vec![
+        // step 0: the mergers' own items (folded into their first merge)
+        task().when(&format!("{local} < {half}")),
+        // leaves
+        op(OpKind::Repeat)
+            .when(&format!("{local} >= {half}"))
+            .repeating(&steps, vec![task(), send()]),
+        // inner nodes of the heap-ordered tree: children 2h and 2h + 1
+        op(OpKind::Repeat)
+            .when(&format!("{local} >= 1 && {local} < {half}"))
+            .repeating(
+                &steps,
+                vec![
+                    recv(format!("rank + {local}")),
+                    recv(format!("rank + {local} + 1")),
+                    merge(),
+                    send(),
+                ],
+            ),
+        // the accumulator: the tree's output into the running result
+        op(OpKind::Repeat)
+            .when(&format!("{local} == 0"))
+            .repeating(&steps, vec![recv("rank + 1".to_owned()), merge()]),
+    ];
+    RawProgram {
+        ranks: i64::from(g * p.groups),
+        ranks_per_node: None,
+        cores: None,
+        report_each: Some(false),
+        ops: ops.into_iter().map(|o| Spanned::new(0..0, o)).collect(),
+    }
+}
+
+/// An operation with no fields but its kind.
+fn op(kind: OpKind) -> RawOp {
+    RawOp {
+        kind,
+        when: None,
+        time: None,
+        iterations: None,
+        cost: None,
+        split: None,
+        to: None,
+        from: None,
+        bytes: None,
+        tag: None,
+        root: None,
+        algorithm: None,
+        segments: None,
+        combine: None,
+        combine_per_byte: None,
+        group: None,
+        disk: None,
+        unit: None,
+        times: None,
+        var: None,
+        name: None,
+        body: None,
+    }
+}
+
+/// Setters for the generated operations.
+trait Generated {
+    /// Only on the ranks where `cond` holds.
+    fn when(self, cond: &str) -> Self;
+    /// A compute of this time.
+    fn taking(self, time: Spanned<DistSpec>) -> Self;
+    /// A send to this rank.
+    fn sending_to(self, rank: &str) -> Self;
+    /// A receive from this rank.
+    fn receiving_from(self, rank: &str) -> Self;
+    /// A loop of `times` iterations of `body`.
+    fn repeating(self, times: &str, body: Vec<RawOp>) -> Self;
+}
+
+impl Generated for RawOp {
+    fn when(mut self, cond: &str) -> Self {
+        self.when = Some(ExprText(cond.to_owned()));
+        self
+    }
+    fn taking(mut self, time: Spanned<DistSpec>) -> Self {
+        self.time = Some(time);
+        self
+    }
+    fn sending_to(mut self, rank: &str) -> Self {
+        self.to = Some(ExprText(rank.to_owned()));
+        self
+    }
+    fn receiving_from(mut self, rank: &str) -> Self {
+        self.from = Some(ExprText(rank.to_owned()));
+        self
+    }
+    fn repeating(mut self, times: &str, body: Vec<RawOp>) -> Self {
+        self.times = Some(ExprText(times.to_owned()));
+        self.body = Some(body.into_iter().map(|o| Spanned::new(0..0, o)).collect());
+        self
+    }
+}

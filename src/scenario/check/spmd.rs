@@ -1,0 +1,361 @@
+//! `[spmd]` checked into a [`Spmd`]: every parameter of the paper's Table 1, the network form
+//! (`network = ...`) and the phases (`[[spmd.phase]]`), every problem reported at once under
+//! `spmd.<field>` or `spmd.phase[<i>].<field>`.
+
+use super::Found;
+use crate::models::spmd::program::grid;
+use crate::models::spmd::{Family, Io, MAX_CYCLES, MAX_P, Net, Phase, Spmd, formulas};
+use crate::scenario::raw::spmd::RawSpmd;
+
+/// Checks a raw section at byte offset `at`, reporting every problem under `spmd.<field>`,
+/// and its phases ([`check_phases`]) under `spmd.phase[<i>].<field>`.
+pub fn check(raw: &RawSpmd, at: usize) -> Result<Spmd, Found> {
+    let mut m = check_one(raw, at, "spmd")?;
+    if !raw.phases.is_empty() {
+        m.phases = check_phases(raw, &m, at)?;
+    }
+    Ok(m)
+}
+
+/// Checks the parameters of one phase, `raw` without its `phases`, reporting every problem
+/// at `at` under `<prefix>.<field>`.
+fn check_one(raw: &RawSpmd, at: usize, prefix: &str) -> Result<Spmd, Found> {
+    let mut found = Found::new();
+    let mut whole = |field: &str, v: i64| {
+        if (1..=MAX_P).contains(&v) {
+            v as u32
+        } else {
+            let message = format!("must be a whole number in 1..={MAX_P}, got {v}");
+            found.push((Some(at), format!("{prefix}.{field}"), message));
+            1
+        }
+    };
+    let p = whole("p", raw.p);
+    let d = whole("d", raw.d.unwrap_or(1));
+    let c = whole("c", raw.c.unwrap_or(1));
+    let mut bad = |field: &str, message: String| {
+        found.push((Some(at), format!("{prefix}.{field}"), message));
+    };
+    if p % c != 0 {
+        bad(
+            "c",
+            format!("must divide p = {p} (p/c groups of c), got {c}"),
+        );
+    } else if raw.io == Io::CluAio && (p / c) % d != 0 {
+        bad(
+            "d",
+            format!(
+                "CLU-AIO needs p/c = {} to be a multiple of d, got {d}",
+                p / c
+            ),
+        );
+    }
+    if !(0.0..=1.0).contains(&raw.w) {
+        bad("w", format!("must lie in [0, 1], got {}", raw.w));
+    }
+    let times = [
+        ("S_par", raw.s_par),
+        ("S_ser", raw.s_ser),
+        ("S0_com", raw.s0_com),
+        ("SR_com", raw.sr_com),
+        ("S0_io", raw.s0_io),
+        ("SR_io", raw.sr_io),
+    ];
+    for (field, v) in times {
+        if !(v.is_finite() && v >= 0.0) {
+            bad(field, format!("must be a finite time >= 0, got {v}"));
+        }
+    }
+    let cpu = raw.s_par + raw.s_ser;
+    if cpu.is_nan() || cpu <= 0.0 {
+        bad("S_par", "S_par + S_ser must be > 0".into());
+    }
+    let io = raw.s0_io + raw.sr_io;
+    if io.is_nan() || io <= 0.0 {
+        bad(
+            "SR_io",
+            "S0_io + SR_io must be > 0: cycles are counted at the I/O burst".into(),
+        );
+    }
+    if !(raw.n_io.is_finite() && raw.n_io >= 1.0) {
+        bad("n_io", format!("must be a number >= 1, got {}", raw.n_io));
+    }
+    let g = match (raw.r, raw.g) {
+        (Some(_), Some(_)) => {
+            bad("g", "give r or g, not both".into());
+            0.0
+        }
+        (None, None) => {
+            bad(
+                "r",
+                "give r (dimensions of the data) or g (g(p) at this p)".into(),
+            );
+            0.0
+        }
+        (Some(r), None) if !(r.is_finite() && r >= 1.0) => {
+            bad("r", format!("must be a number >= 1, got {r}"));
+            0.0
+        }
+        (None, Some(g)) if !(g.is_finite() && g >= 0.0) => {
+            bad("g", format!("must be a finite number >= 0, got {g}"));
+            0.0
+        }
+        (Some(r), None) => formulas::g(p, r),
+        (None, Some(g)) => {
+            if p == 1 {
+                0.0
+            } else {
+                g
+            }
+        }
+    };
+    let families = [
+        ("cpu", raw.cpu.as_ref()),
+        ("com", raw.com.as_ref()),
+        ("io_dist", raw.io_dist.as_ref()),
+    ];
+    for (field, f) in families {
+        if let Some(problem) = f.and_then(Family::problem) {
+            bad(field, problem);
+        }
+    }
+    let network = check_network(raw, p, at, prefix, &mut found);
+    if !found.is_empty() {
+        return Err(found);
+    }
+    let family = |f: &Option<Family>| f.clone().unwrap_or(Family::Exp);
+    Ok(Spmd {
+        p,
+        d,
+        c,
+        w: raw.w,
+        g,
+        r: raw.r,
+        s_par: raw.s_par,
+        s_ser: raw.s_ser,
+        s0_com: raw.s0_com,
+        sr_com: raw.sr_com,
+        s0_io: raw.s0_io,
+        sr_io: raw.sr_io,
+        n_io: raw.n_io,
+        io: raw.io,
+        cpu: family(&raw.cpu),
+        com: family(&raw.com),
+        io_dist: family(&raw.io_dist),
+        network,
+        phases: Vec::new(),
+    })
+}
+
+/// Checks the fields of the network form (`network`, `cycles`, `latency`, and what the
+/// program needs of `r`, `n_io` and `SR_com`), adding problems to `found`.
+fn check_network(raw: &RawSpmd, p: u32, at: usize, prefix: &str, found: &mut Found) -> Option<Net> {
+    let mut bad = |field: &str, message: String| {
+        found.push((Some(at), format!("{prefix}.{field}"), message));
+    };
+    let Some(kind) = raw.network else {
+        for (field, given) in [
+            ("cycles", raw.cycles.is_some()),
+            ("latency", raw.latency.is_some()),
+        ] {
+            if given {
+                bad(
+                    field,
+                    "belongs to the network form: give network = \"<topology>\" or leave it out"
+                        .into(),
+                );
+            }
+        }
+        return None;
+    };
+    let mut ok = true;
+    let mut bad = |field: &str, message: String| {
+        ok = false;
+        found.push((Some(at), format!("{prefix}.{field}"), message));
+    };
+    let r = match raw.r {
+        Some(r) if [1.0, 2.0, 3.0].contains(&r) => r as u32,
+        Some(r) => {
+            bad(
+                "r",
+                format!(
+                    "network = ... decomposes the data into an r-dimensional grid of blocks: r \
+                     must be 1, 2 or 3, got {r}"
+                ),
+            );
+            1
+        }
+        None => {
+            bad(
+                "r",
+                "network = ... needs r (1, 2 or 3), the dimensions of the block decomposition, \
+                 not g"
+                    .into(),
+            );
+            1
+        }
+    };
+    if raw.n_io.fract() != 0.0 {
+        bad(
+            "n_io",
+            format!(
+                "network = ... runs exactly n_io computation bursts per I/O burst: it must be a \
+                 whole number, got {}",
+                raw.n_io
+            ),
+        );
+    }
+    if !(raw.sr_com.is_finite() && raw.sr_com > 0.0) {
+        bad(
+            "SR_com",
+            format!(
+                "network = ... sets the link bandwidth to 2^20 / SR_com bytes per time unit: \
+                 SR_com must be > 0, got {}",
+                raw.sr_com
+            ),
+        );
+    }
+    let cycles = raw.cycles.unwrap_or(20);
+    if !(1..=MAX_CYCLES).contains(&cycles) {
+        bad(
+            "cycles",
+            format!("must be a whole number in 1..={MAX_CYCLES}, got {cycles}"),
+        );
+    }
+    let latency = raw.latency.unwrap_or(0.0);
+    if !(latency.is_finite() && latency >= 0.0) {
+        bad(
+            "latency",
+            format!("must be a finite time >= 0, got {latency}"),
+        );
+    }
+    ok.then(|| Net {
+        kind,
+        dims: grid(p, r),
+        cycles: cycles as u32,
+        latency,
+    })
+}
+
+/// Checks the phases of `raw` (the section at `at`, already checked as `section`): names
+/// usable and distinct, cycles in `1..=MAX_CYCLES`, no machine-wide field, and each phase's
+/// parameters (the section's with the phase's in their place) checked as a one-phase section,
+/// every problem at the phase's offset under `spmd.phase[<i>].<field>`.
+fn check_phases(raw: &RawSpmd, section: &Spmd, at: usize) -> Result<Vec<Phase>, Found> {
+    let mut found = Found::new();
+    if let Some(cycles) = raw.cycles {
+        found.push((
+            Some(at),
+            "spmd.cycles".into(),
+            format!(
+                "with [[spmd.phase]] each phase gives its own cycles: leave out cycles = {cycles}"
+            ),
+        ));
+    }
+    let mut phases = Vec::new();
+    for (i, spanned) in raw.phases.iter().enumerate() {
+        let ph = spanned.get_ref();
+        let at = spanned.span().start;
+        let prefix = format!("spmd.phase[{i}]");
+        let mut bad = |field: &str, message: String| {
+            found.push((Some(at), format!("{prefix}.{field}"), message));
+        };
+        if let Some(problem) = crate::metrics::name_problem(&ph.name) {
+            bad(
+                "name",
+                format!("{:?} is not a usable name: it {problem}", ph.name),
+            );
+        } else if raw.phases[..i].iter().any(|o| o.get_ref().name == ph.name) {
+            bad(
+                "name",
+                format!("{:?} names an earlier phase: names must differ", ph.name),
+            );
+        }
+        if !(1..=MAX_CYCLES).contains(&ph.cycles) {
+            bad(
+                "cycles",
+                format!(
+                    "must be a whole number in 1..={MAX_CYCLES}, got {}",
+                    ph.cycles
+                ),
+            );
+        }
+        for field in ph.machine_wide() {
+            bad(
+                field,
+                "is machine-wide: set it in [spmd], not in a phase".into(),
+            );
+        }
+        if raw.network.is_some() {
+            for (field, given) in [
+                ("S0_com", ph.s0_com.is_some()),
+                ("SR_com", ph.sr_com.is_some()),
+                ("r", ph.r.is_some()),
+                ("g", ph.g.is_some()),
+            ] {
+                if given {
+                    bad(
+                        field,
+                        "is machine-wide with network = ...: S0_com and SR_com set the links' \
+                         startup and bandwidth, r the decomposition; set it in [spmd]"
+                            .into(),
+                    );
+                }
+            }
+        }
+        let n_io = ph.n_io.unwrap_or(raw.n_io);
+        if raw.network.is_none() && n_io.fract() != 0.0 {
+            bad(
+                "n_io",
+                format!(
+                    "a multi-phase program runs exactly n_io computation bursts per I/O burst: \
+                     it must be a whole number, got {n_io}"
+                ),
+            );
+        }
+        let (r, g) = if ph.r.is_some() || ph.g.is_some() {
+            (ph.r, ph.g)
+        } else {
+            (raw.r, raw.g)
+        };
+        let merged = RawSpmd {
+            p: raw.p,
+            d: raw.d,
+            c: raw.c,
+            w: ph.w.unwrap_or(raw.w),
+            r,
+            g,
+            s_par: ph.s_par.unwrap_or(raw.s_par),
+            s_ser: ph.s_ser.unwrap_or(raw.s_ser),
+            s0_com: ph.s0_com.unwrap_or(raw.s0_com),
+            sr_com: ph.sr_com.unwrap_or(raw.sr_com),
+            s0_io: ph.s0_io.unwrap_or(raw.s0_io),
+            sr_io: ph.sr_io.unwrap_or(raw.sr_io),
+            n_io,
+            io: raw.io,
+            cpu: ph.cpu.clone().or_else(|| raw.cpu.clone()),
+            com: ph.com.clone().or_else(|| raw.com.clone()),
+            io_dist: ph.io_dist.clone().or_else(|| raw.io_dist.clone()),
+            network: raw.network,
+            cycles: None,
+            latency: raw.latency,
+            phases: Vec::new(),
+        };
+        match check_one(&merged, at, &prefix) {
+            Ok(model) => phases.push(Phase {
+                name: ph.name.clone(),
+                cycles: ph.cycles.clamp(1, MAX_CYCLES) as u32,
+                model: Spmd {
+                    network: section.network.clone(),
+                    ..model
+                },
+            }),
+            Err(problems) => found.extend(problems),
+        }
+    }
+    if found.is_empty() {
+        Ok(phases)
+    } else {
+        Err(found)
+    }
+}
