@@ -213,7 +213,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
         if args.show_network
             && let Some(spmd) = sc.spmd()
         {
-            let tables = spmd.tables();
+            let tables = parsim::scenario::show::toml(&spmd.tables());
             let what = if sc.program().is_some() {
                 "program"
             } else {

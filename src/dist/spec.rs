@@ -1,5 +1,6 @@
 //! The scenario-file form of a distribution and its checked construction.
 
+use std::fmt;
 use std::path::Path;
 
 use serde::Deserialize;
@@ -100,6 +101,85 @@ pub enum DistSpec {
         /// mean, as `[spmd]` uses it); default: the samples as read.
         mean: Option<f64>,
     },
+}
+
+/// The inline TOML table of a distribution, fields in declaration order, unset ones left out:
+/// `{ dist = "exp", mean = 2.0 }`. Numbers are written so that they read back exactly.
+impl fmt::Display for DistSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (name, fields): (&str, Vec<(&str, Option<String>)>) = {
+            let x = |v: &Option<f64>| v.map(|v| format!("{v:?}"));
+            let y = |v: f64| Some(format!("{v:?}"));
+            match self {
+                DistSpec::Exp { mean, rate } => ("exp", vec![("mean", x(mean)), ("rate", x(rate))]),
+                DistSpec::Det { value, mean } => {
+                    ("det", vec![("value", x(value)), ("mean", x(mean))])
+                }
+                DistSpec::Uniform { min, max, mean } => (
+                    "uniform",
+                    vec![("min", x(min)), ("max", x(max)), ("mean", x(mean))],
+                ),
+                DistSpec::Erlang { k, mean } => (
+                    "erlang",
+                    vec![("k", Some(k.to_string())), ("mean", y(*mean))],
+                ),
+                DistSpec::H2 { mean, scv } => ("h2", vec![("mean", y(*mean)), ("scv", y(*scv))]),
+                DistSpec::Lognormal {
+                    mean,
+                    scv,
+                    mu,
+                    sigma,
+                } => (
+                    "lognormal",
+                    vec![
+                        ("mean", x(mean)),
+                        ("scv", x(scv)),
+                        ("mu", x(mu)),
+                        ("sigma", x(sigma)),
+                    ],
+                ),
+                DistSpec::Gamma {
+                    shape,
+                    scale,
+                    mean,
+                    scv,
+                } => (
+                    "gamma",
+                    vec![
+                        ("shape", x(shape)),
+                        ("scale", x(scale)),
+                        ("mean", x(mean)),
+                        ("scv", x(scv)),
+                    ],
+                ),
+                DistSpec::Weibull { shape, scale } => {
+                    ("weibull", vec![("shape", y(*shape)), ("scale", y(*scale))])
+                }
+                DistSpec::Pareto { shape, scale } => {
+                    ("pareto", vec![("shape", y(*shape)), ("scale", y(*scale))])
+                }
+                DistSpec::Empirical { file, mode, mean } => (
+                    "empirical",
+                    vec![
+                        ("file", Some(toml::Value::String(file.clone()).to_string())),
+                        (
+                            "mode",
+                            mode.as_ref()
+                                .map(|m| toml::Value::String(m.clone()).to_string()),
+                        ),
+                        ("mean", x(mean)),
+                    ],
+                ),
+            }
+        };
+        write!(f, "{{ dist = \"{name}\"")?;
+        for (key, value) in fields {
+            if let Some(value) = value {
+                write!(f, ", {key} = {value}")?;
+            }
+        }
+        f.write_str(" }")
+    }
 }
 
 /// One problem with a distribution's parameters: the parameter's name and what is wrong.

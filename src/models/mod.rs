@@ -14,6 +14,7 @@
 pub mod pipeline;
 pub mod profile;
 pub mod spmd;
+pub mod tables;
 
 /// The high-level model a scenario was built from, if any: the engines never see it, the
 /// analysis and the derived metrics do.

@@ -96,7 +96,7 @@ impl NetworkBuilder {
             population: None,
             reference: None,
         });
-        let mut station = station(source, RawKind::Source);
+        let mut station = RawStation::new(source, RawKind::Source);
         station.class = Some(name.to_owned());
         station.interarrival = Some(spanned(interarrival));
         self.stations.push(station);
@@ -140,7 +140,7 @@ impl NetworkBuilder {
     pub fn route(mut self, class: &str, from: &str, to: &str) -> Self {
         self.routes.push(RawRoute {
             to: Some(to.to_owned()),
-            ..route(class, from)
+            ..RawRoute::new(class, from)
         });
         self
     }
@@ -157,7 +157,7 @@ impl NetworkBuilder {
             .collect();
         self.routes.push(RawRoute {
             branches: Some(branches),
-            ..route(class, from)
+            ..RawRoute::new(class, from)
         });
         self
     }
@@ -190,42 +190,11 @@ impl NetworkBuilder {
     }
 
     fn serving(mut self, name: &str, kind: RawKind, servers: Option<i64>, d: DistSpec) -> Self {
-        let mut station = station(name, kind);
+        let mut station = RawStation::new(name, kind);
         station.servers = servers;
         station.service = Some(spanned(d));
         self.stations.push(station);
         self
-    }
-}
-
-/// A station of `kind` with nothing else set.
-fn station(name: &str, kind: RawKind) -> RawStation {
-    RawStation {
-        name: name.to_owned(),
-        kind,
-        service: None,
-        service_by_class: None,
-        demand: None,
-        servers: None,
-        branches: None,
-        copies: None,
-        to: None,
-        fork: None,
-        class: None,
-        interarrival: None,
-    }
-}
-
-/// A route of `class` from `from` with no destination yet.
-fn route(class: &str, from: &str) -> RawRoute {
-    RawRoute {
-        class: class.to_owned(),
-        from: from.to_owned(),
-        to: None,
-        to_class: None,
-        branches: None,
-        policy: None,
-        among: None,
     }
 }
 
@@ -236,13 +205,7 @@ fn spanned<T>(value: T) -> Spanned<T> {
 
 /// An array element as the document reader makes it, with no place in a file.
 fn element<T: Named>(value: T) -> Element<T> {
-    Element {
-        span: 0..0,
-        name: value.name(),
-        value: Some(value),
-        broken: false,
-        keys: Vec::new(),
-    }
+    Element::built(0, value.name(), value)
 }
 
 /// The `name` of an element, which references to it use.

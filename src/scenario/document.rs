@@ -42,6 +42,18 @@ pub struct Element<T> {
 }
 
 impl<T> Element<T> {
+    /// An element that was built rather than read (by the Rust builder or a model), placed at
+    /// offset `at`.
+    pub fn built(at: usize, name: Option<String>, value: T) -> Element<T> {
+        Element {
+            span: at..at,
+            name,
+            value: Some(value),
+            broken: false,
+            keys: Vec::new(),
+        }
+    }
+
     /// Byte offset of the element's start.
     pub fn at(&self) -> usize {
         self.span.start

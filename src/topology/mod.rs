@@ -42,6 +42,21 @@ pub enum TopologyKind {
     FatTree,
 }
 
+impl TopologyKind {
+    /// Its name in a scenario file (`kind = "fat_tree"`).
+    pub fn name(self) -> &'static str {
+        match self {
+            TopologyKind::Bus => "bus",
+            TopologyKind::Full => "full",
+            TopologyKind::Ring => "ring",
+            TopologyKind::Mesh => "mesh",
+            TopologyKind::Torus => "torus",
+            TopologyKind::Tree => "tree",
+            TopologyKind::FatTree => "fat_tree",
+        }
+    }
+}
+
 /// The shape of an interconnect.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Shape {

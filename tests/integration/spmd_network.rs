@@ -241,3 +241,34 @@ fn analyze_shows_the_closed_form_as_terms() {
     // T1 = 4.1 + 1.1 = 5.2 a cycle
     assert!((makespan.value - 7.0 * 5.2 / at_zero).abs() < 1e-9 * makespan.value);
 }
+
+/// What `run --show-network` prints for an `[spmd]` section is a scenario in its own right:
+/// read back as a file, it builds exactly the network or program the section builds, for
+/// every bundled `[spmd]` file (network form, phases, and the paper's networks).
+#[test]
+fn the_shown_tables_read_back_as_the_same_workload() {
+    let mut checked = 0;
+    for dir in ["scenarios", "validation"] {
+        let mut files: Vec<_> = std::fs::read_dir(crate::util::root().join(dir))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        files.sort();
+        for file in files {
+            let sc = parsim::scenario::load(&file).unwrap();
+            let Some(spmd) = sc.spmd() else { continue };
+            let text = parsim::scenario::show::toml(&spmd.tables());
+            let shown = parsim::scenario::parse(&text, &file).unwrap_or_else(|e| {
+                panic!("{}: the shown tables do not load: {e}", file.display())
+            });
+            assert_eq!(
+                format!("{:?}", shown.workload),
+                format!("{:?}", sc.workload),
+                "{}",
+                file.display()
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked >= 10, "{checked} [spmd] files");
+}

@@ -37,8 +37,9 @@
 //! program offers its shared link; each labelled exact or with the assumptions that break.
 
 pub mod analysis;
+pub mod build;
 
-use crate::dist::Dist;
+use crate::dist::{Dist, DistSpec};
 
 /// Most ranks in one group.
 pub const MAX_GROUP: i64 = 1 << 16;
@@ -67,6 +68,12 @@ pub struct Pipeline {
     pub merge: Dist,
     /// Message length in bytes.
     pub message: Dist,
+    /// The task time as written.
+    pub task_spec: DistSpec,
+    /// The merge time as written (the task's when not given).
+    pub merge_spec: DistSpec,
+    /// The message length as written.
+    pub message_spec: DistSpec,
     /// Makespans a source printed, with where.
     pub published: Vec<Published>,
 }

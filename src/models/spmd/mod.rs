@@ -24,6 +24,8 @@ pub use phase::Phase;
 
 use serde::Deserialize;
 
+use crate::dist::DistSpec;
+use crate::models::tables::Tables;
 use crate::topology::TopologyKind;
 
 /// The I/O organisations of section 3.7.
@@ -148,13 +150,13 @@ impl Spmd {
         formulas::t1(self)
     }
 
-    /// The scenario tables this section builds: the network of [`build`], or with
-    /// `network = ...` or phases the program of [`program`] (TOML).
-    pub fn tables(&self) -> String {
+    /// What the section builds: the paper's network ([`build::network_tables`]), or with
+    /// `network = ...` or phases the rank program ([`program::program_tables`]).
+    pub fn tables(&self) -> Tables {
         if self.network.is_some() || !self.phases.is_empty() {
-            program::program_toml(self)
+            Tables::Program(program::program_tables(self))
         } else {
-            build::network_toml(self)
+            Tables::Network(build::network_tables(self))
         }
     }
 
@@ -198,21 +200,36 @@ impl Family {
         }
     }
 
-    /// The scenario-file form of this family with mean `mean` (`{ dist = "exp", mean = 2.0 }`).
-    pub fn spec(&self, mean: f64) -> String {
+    /// The distribution of this family with mean `mean`, as a scenario file writes it
+    /// (`{ dist = "exp", mean = 2.0 }`).
+    pub fn spec(&self, mean: f64) -> DistSpec {
         match *self {
-            Family::Exp => format!("{{ dist = \"exp\", mean = {mean:?} }}"),
-            Family::Uniform => format!("{{ dist = \"uniform\", mean = {mean:?} }}"),
-            Family::Det => format!("{{ dist = \"det\", value = {mean:?} }}"),
-            Family::Erlang { k } => format!("{{ dist = \"erlang\", k = {k}, mean = {mean:?} }}"),
-            Family::H2 { scv } => format!("{{ dist = \"h2\", mean = {mean:?}, scv = {scv:?} }}"),
-            Family::Lognormal { scv } => {
-                format!("{{ dist = \"lognormal\", mean = {mean:?}, scv = {scv:?} }}")
-            }
-            Family::Empirical { ref file } => format!(
-                "{{ dist = \"empirical\", file = {}, mean = {mean:?} }}",
-                toml::Value::String(file.clone())
-            ),
+            Family::Exp => DistSpec::Exp {
+                mean: Some(mean),
+                rate: None,
+            },
+            Family::Uniform => DistSpec::Uniform {
+                min: None,
+                max: None,
+                mean: Some(mean),
+            },
+            Family::Det => DistSpec::Det {
+                value: Some(mean),
+                mean: None,
+            },
+            Family::Erlang { k } => DistSpec::Erlang { k, mean },
+            Family::H2 { scv } => DistSpec::H2 { mean, scv },
+            Family::Lognormal { scv } => DistSpec::Lognormal {
+                mean: Some(mean),
+                scv: Some(scv),
+                mu: None,
+                sigma: None,
+            },
+            Family::Empirical { ref file } => DistSpec::Empirical {
+                file: file.clone(),
+                mode: None,
+                mean: Some(mean),
+            },
         }
     }
 }

@@ -3,9 +3,9 @@
 //! paper's `w` submodel; and multi-phase programs (`[[spmd.phase]]`, [`super::phase`]), each
 //! phase a named `phase` of its cycles followed by an ideal barrier of all ranks, with either
 //! communication burst. Like [`super::build`], the builder writes scenario tables (`[program]`,
-//! `[topology]`, `[[disk]]`) that the loader reads as if they had been written by hand, so the
-//! program gets every check of the program compiler and `parsim run --show-network` prints
-//! exactly what runs.
+//! `[topology]`, `[[disk]]`, as [`ProgramTables`]) that the input layer checks as if they had
+//! been written by hand, so the program gets every check of the program compiler and
+//! `parsim run --show-network` prints exactly what runs.
 //!
 //! **The program.** `p` ranks, one per node, laid on the process grid of an `r`-dimensional
 //! block decomposition ([`grid`]: `p` split into `r` factors as evenly as its prime factors
@@ -44,10 +44,9 @@
 //! number of computation bursts per I/O burst is exactly `n_io` (a whole number), where the
 //! paper's network draws it geometrically.
 
-use std::fmt::Write as _;
-
 use super::formulas::{com_delay, com_queue, cpu_mean, t_io};
 use super::{Io, Net, Spmd};
+use crate::models::tables::{Disk, Op, ProgramTables, Topology};
 use crate::topology::TopologyKind;
 
 /// Bytes in one unit of `g(p)` (a MB).
@@ -79,19 +78,6 @@ pub fn grid(p: u32, r: u32) -> Vec<u32> {
     }
     dims.sort_unstable_by(|a, b| b.cmp(a));
     dims
-}
-
-/// The name of a topology kind in a scenario file.
-pub fn kind_name(kind: TopologyKind) -> &'static str {
-    match kind {
-        TopologyKind::Bus => "bus",
-        TopologyKind::Full => "full",
-        TopologyKind::Ring => "ring",
-        TopologyKind::Mesh => "mesh",
-        TopologyKind::Torus => "torus",
-        TopologyKind::Tree => "tree",
-        TopologyKind::FatTree => "fat_tree",
-    }
 }
 
 /// Whether the decomposition wraps around (every rank has both neighbours in each dimension).
@@ -127,68 +113,68 @@ pub fn face_bytes(m: &Spmd, net: &Net) -> f64 {
     m.g * MB / (2.0 * net.dims.len() as f64)
 }
 
-/// The program, topology and disk tables of `m` (TOML): the network form of one phase
-/// (`cycles` cycles), or the phases of a multi-phase program ([`super::phase`]), each a named
-/// `phase` of its cycles followed by an ideal barrier of all ranks.
-pub fn program_toml(m: &Spmd) -> String {
-    let mut t = String::new();
-    let _ = writeln!(t, "\n[program]\nranks = {}\nreport_each = false", m.p);
+/// The program, topology and disk tables of `m`: the network form of one phase (`cycles`
+/// cycles), or the phases of a multi-phase program ([`super::phase`]), each a named `phase` of
+/// its cycles followed by an ideal barrier of all ranks.
+pub fn program_tables(m: &Spmd) -> ProgramTables {
     let scale = Scale::of(m);
+    let mut ops = Vec::new();
     if m.phases.is_empty() {
         let cycles = m.network.as_ref().map_or(1, |net| net.cycles);
-        let _ = writeln!(
-            t,
-            "\n[[program.op]]\nkind = \"repeat\"\ntimes = {cycles}\nbody = [\n  {},\n]",
-            cycle(m, &scale).join(",\n  ")
-        );
+        ops.push(Op::Repeat {
+            when: None,
+            times: cycles.to_string(),
+            body: cycle(m, &scale),
+        });
     }
     for phase in &m.phases {
-        let _ = writeln!(
-            t,
-            "\n[[program.op]]\nkind = \"phase\"\nname = \"{}\"\nbody = [\n  {{ kind = \"repeat\", times = {}, body = [\n  {},\n  ] }},\n]",
-            phase.name,
-            phase.cycles,
-            cycle(&phase.model, &scale).join(",\n  ")
-        );
-        let _ = writeln!(
-            t,
-            "\n[[program.op]]\nkind = \"barrier\"\nalgorithm = \"ideal\""
-        );
+        ops.push(Op::Phase {
+            name: phase.name.clone(),
+            body: vec![Op::Repeat {
+                when: None,
+                times: phase.cycles.to_string(),
+                body: cycle(&phase.model, &scale),
+            }],
+        });
+        ops.push(Op::Barrier { group: None });
     }
-    match &m.network {
-        Some(net) => {
-            let _ = writeln!(t, "\n[topology]\nkind = \"{}\"", kind_name(net.kind));
-            if matches!(net.kind, TopologyKind::Mesh | TopologyKind::Torus) {
-                let dims: Vec<String> = net.dims.iter().map(u32::to_string).collect();
-                let _ = writeln!(t, "dims = [{}]", dims.join(", "));
-            }
-            let _ = writeln!(
-                t,
-                "bandwidth = {:?}\nlatency = {:?}\nstartup = {:?}",
-                MB / m.sr_com,
-                net.latency,
-                m.s0_com / (2.0 * net.dims.len() as f64)
-            );
-        }
+    let topology = match &m.network {
+        Some(net) => Topology {
+            kind: net.kind,
+            dims: matches!(net.kind, TopologyKind::Mesh | TopologyKind::Torus)
+                .then(|| net.dims.clone()),
+            bandwidth: MB / m.sr_com,
+            latency: Some(net.latency),
+            startup: Some(m.s0_com / (2.0 * net.dims.len() as f64)),
+        },
         // the w submodel sends no message: the topology is only there to be a program's
-        None => {
-            let _ = writeln!(t, "\n[topology]\nkind = \"full\"\nbandwidth = 1.0");
-        }
-    }
-    let disks = if m.io == Io::CluAio { m.d } else { 1 };
-    let _ = writeln!(
-        t,
-        "\n[[disk]]\nname = \"io\"\ncount = {disks}\nbandwidth = {:?}",
-        IO_BYTES / scale.io
-    );
+        None => Topology {
+            kind: TopologyKind::Full,
+            dims: None,
+            bandwidth: 1.0,
+            latency: None,
+            startup: None,
+        },
+    };
+    let mut disks = vec![Disk {
+        name: "io".into(),
+        count: if m.io == Io::CluAio { m.d } else { 1 },
+        bandwidth: IO_BYTES / scale.io,
+    }];
     if let Some(bus) = scale.bus {
-        let _ = writeln!(
-            t,
-            "\n[[disk]]\nname = \"bus\"\ncount = 1\nbandwidth = {:?}",
-            IO_BYTES / bus
-        );
+        disks.push(Disk {
+            name: "bus".into(),
+            count: 1,
+            bandwidth: IO_BYTES / bus,
+        });
     }
-    t
+    ProgramTables {
+        ranks: m.p,
+        report_each: false,
+        ops,
+        topology,
+        disks,
+    }
 }
 
 /// The reference times that set the disks' bandwidths: the section's `T_io` for the `io`
@@ -212,16 +198,17 @@ impl Scale {
     }
 }
 
-/// The operations of one cycle of `m` (inline tables): `n_io` computation bursts in a
-/// `repeat`, then the I/O burst.
-fn cycle(m: &Spmd, scale: &Scale) -> Vec<String> {
+/// The operations of one cycle of `m`: `n_io` computation bursts in a `repeat`, then the I/O
+/// burst.
+fn cycle(m: &Spmd, scale: &Scale) -> Vec<Op> {
     let group = format!("rank / {}", m.c);
-    let group_barrier =
-        format!("{{ kind = \"barrier\", algorithm = \"ideal\", group = \"{group}\" }}");
-    let mut burst = vec![format!(
-        "{{ kind = \"compute\", time = {} }}",
-        m.cpu.spec(cpu_mean(m))
-    )];
+    let group_barrier = Op::Barrier {
+        group: Some(group.clone()),
+    };
+    let mut burst = vec![Op::Compute {
+        when: None,
+        time: m.cpu.spec(cpu_mean(m)),
+    }];
     if m.c > 1 {
         burst.push(group_barrier.clone());
     }
@@ -230,19 +217,20 @@ fn cycle(m: &Spmd, scale: &Scale) -> Vec<String> {
         None => burst.extend(w_submodel(m, scale, &group_barrier)),
     }
     let io_bytes = m.io_dist.spec(IO_BYTES * t_io(m) / scale.io);
-    let mut cycle = vec![format!(
-        "{{ kind = \"repeat\", times = {}, body = [\n    {},\n  ] }}",
-        m.n_io,
-        burst.join(",\n    ")
-    )];
-    let io = |when: &str, unit: &str| {
-        format!(
-            "{{ kind = \"io\", disk = \"io\", when = \"{when}\", unit = \"{unit}\", bytes = {io_bytes} }}"
-        )
+    let mut cycle = vec![Op::Repeat {
+        when: None,
+        times: m.n_io.to_string(),
+        body: burst,
+    }];
+    let io = |when: &str, unit: &str| Op::Io {
+        disk: "io".into(),
+        when: Some(when.to_owned()),
+        unit: unit.to_owned(),
+        bytes: io_bytes.clone(),
     };
     match m.io {
         Io::Sio => {
-            let all = "{ kind = \"barrier\", algorithm = \"ideal\" }".to_owned();
+            let all = Op::Barrier { group: None };
             cycle.extend([all.clone(), io("rank == 0", "0"), all]);
         }
         Io::BusAio | Io::CluAio => {
@@ -264,7 +252,7 @@ fn cycle(m: &Spmd, scale: &Scale) -> Vec<String> {
 }
 
 /// The communication burst on an explicit interconnect: the nearest-neighbour exchange.
-fn exchange(m: &Spmd, net: &Net) -> Vec<String> {
+fn exchange(m: &Spmd, net: &Net) -> Vec<Op> {
     let bytes = m.com.spec(face_bytes(m, net));
     let wrap = periodic(net.kind);
     let mut exchange = Vec::new();
@@ -272,24 +260,37 @@ fn exchange(m: &Spmd, net: &Net) -> Vec<String> {
     for (k, &n) in net.dims.iter().enumerate() {
         if n > 1 {
             for (j, up) in [true, false].into_iter().enumerate() {
-                let tag = 2 * k + j;
+                let tag = (2 * k + j) as u32;
                 let to = neighbour(stride, n, up, wrap);
                 let from = neighbour(stride, n, !up, wrap);
                 if wrap {
-                    exchange.push(format!(
-                        "{{ kind = \"sendrecv\", to = \"{to}\", from = \"{from}\", bytes = {bytes}, tag = {tag} }}"
-                    ));
+                    exchange.push(Op::SendRecv {
+                        when: None,
+                        to,
+                        from,
+                        bytes: bytes.clone(),
+                        tag,
+                    });
                 } else {
                     let (last, first) = (edge(stride, n, up), edge(stride, n, !up));
-                    exchange.push(format!(
-                        "{{ kind = \"sendrecv\", when = \"!({last}) && !({first})\", to = \"{to}\", from = \"{from}\", bytes = {bytes}, tag = {tag} }}"
-                    ));
-                    exchange.push(format!(
-                        "{{ kind = \"send\", when = \"{first}\", to = \"{to}\", bytes = {bytes}, tag = {tag} }}"
-                    ));
-                    exchange.push(format!(
-                        "{{ kind = \"recv\", when = \"{last}\", from = \"{from}\", tag = {tag} }}"
-                    ));
+                    exchange.push(Op::SendRecv {
+                        when: Some(format!("!({last}) && !({first})")),
+                        to: to.clone(),
+                        from: from.clone(),
+                        bytes: bytes.clone(),
+                        tag,
+                    });
+                    exchange.push(Op::Send {
+                        when: Some(first),
+                        to,
+                        bytes: bytes.clone(),
+                        tag: Some(tag),
+                    });
+                    exchange.push(Op::Recv {
+                        when: Some(last),
+                        from,
+                        tag: Some(tag),
+                    });
                 }
             }
         }
@@ -303,25 +304,27 @@ fn exchange(m: &Spmd, net: &Net) -> Vec<String> {
 /// (a `compute` on its own processor, so a pure delay) and then the `bus` disk, one FCFS unit
 /// of service `w g SR_com`, both of the `com` family; with `c > 1` its group waits for it at an
 /// ideal barrier, as the paper's group passes through the submodel as one job.
-fn w_submodel(m: &Spmd, scale: &Scale, group_barrier: &str) -> Vec<String> {
+fn w_submodel(m: &Spmd, scale: &Scale, group_barrier: &Op) -> Vec<Op> {
     let leader = format!("rank % {} == 0", m.c);
     let mut ops = Vec::new();
     if com_delay(m) > 0.0 {
-        ops.push(format!(
-            "{{ kind = \"compute\", when = \"{leader}\", time = {} }}",
-            m.com.spec(com_delay(m))
-        ));
+        ops.push(Op::Compute {
+            when: Some(leader.clone()),
+            time: m.com.spec(com_delay(m)),
+        });
     }
     if let (Some(bus), x) = (scale.bus, com_queue(m))
         && x > 0.0
     {
-        ops.push(format!(
-            "{{ kind = \"io\", disk = \"bus\", when = \"{leader}\", unit = \"0\", bytes = {} }}",
-            m.com.spec(IO_BYTES * x / bus)
-        ));
+        ops.push(Op::Io {
+            disk: "bus".into(),
+            when: Some(leader),
+            unit: "0".into(),
+            bytes: m.com.spec(IO_BYTES * x / bus),
+        });
     }
     if m.c > 1 && !ops.is_empty() {
-        ops.push(group_barrier.to_owned());
+        ops.push(group_barrier.clone());
     }
     ops
 }

@@ -14,6 +14,7 @@ pub mod program;
 mod routes;
 pub mod spmd;
 mod stations;
+pub mod tables;
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -24,6 +25,7 @@ use super::{RunConfig, ValidateConfig, Workload};
 use crate::model::{Class, ClassKind, Network, Routing, Station, StationKind, visits};
 use crate::models::Model;
 use crate::models::spmd::Spmd;
+use crate::models::tables::Tables;
 
 /// Problems found: byte offset (for the line), field path, message.
 pub(crate) type Found = Vec<(Option<usize>, String, String)>;
@@ -187,11 +189,10 @@ pub(super) fn build(mut raw: RawScenario, base: &Path) -> Result<Built, Found> {
     }
 }
 
-/// An `[spmd]` scenario: checks the section and puts the network it builds
-/// ([`crate::models::spmd::build`]) in place of the `[[class]]`, `[[station]]` and `[[route]]` tables,
-/// or with `network = ...` the program it builds ([`crate::models::spmd::program`]) in place of
-/// `[program]`, `[topology]` and `[[disk]]`; the file must leave those out. `None` when there
-/// were problems (added to `ck`).
+/// An `[spmd]` scenario: checks the section and puts the tables it builds
+/// ([`Spmd::tables`]) in place of the `[[class]]`, `[[station]]` and `[[route]]` tables, or
+/// with `network = ...` or phases in place of `[program]`, `[topology]` and `[[disk]]`; the
+/// file must leave those out. `None` when there were problems (added to `ck`).
 fn spmd_network(ck: &mut Checker, raw: &mut RawScenario) -> Option<Spmd> {
     for field in [
         "class", "station", "route", "program", "pipeline", "topology", "machine", "disk",
@@ -214,27 +215,12 @@ fn spmd_network(ck: &mut Checker, raw: &mut RawScenario) -> Option<Spmd> {
             return None;
         }
     };
-    let (built, found) = super::document::read(&spmd.tables(), &[]);
-    match built {
-        Some(built) if found.is_empty() => {
-            raw.classes = built.classes;
-            raw.stations = built.stations;
-            raw.routes = built.routes;
-            raw.program = built.program;
-            raw.topology = built.topology;
-            raw.disks = built.disks;
-            raw.written.extend(built.written);
-            Some(spmd)
-        }
-        // the builder wrote something the loader refuses: say so rather than point at lines
-        // of a text the user never wrote
-        _ => {
-            for (_, path, message) in found {
-                ck.add(Some(0), format!("spmd (built network) {path}"), message);
-            }
-            None
-        }
+    let at = section.span().start;
+    match spmd.tables() {
+        Tables::Network(t) => tables::put_network(raw, &t, at),
+        Tables::Program(t) => tables::put_program(raw, &t, at),
     }
+    Some(spmd)
 }
 
 /// A program scenario: a `[program]` (with `[topology]` and `[[disk]]`) or a `[pipeline]`

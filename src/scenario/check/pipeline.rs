@@ -9,7 +9,7 @@ use crate::dist::DistSpec;
 use crate::models::pipeline::{MAX_GROUP, Pipeline, Published};
 use crate::program::Program;
 use crate::scenario::raw::pipeline::RawPipeline;
-use crate::scenario::raw::program::{ExprText, OpKind, RawOp, RawProgram, RawTopology, SizeSpec};
+use crate::scenario::raw::program::RawTopology;
 use crate::topology::TopologyKind;
 
 /// Checks `[pipeline]` (and the `[topology]`, if any) and builds its program.
@@ -164,6 +164,9 @@ pub fn build(
         task,
         merge,
         message,
+        task_spec: r.task.get_ref().clone(),
+        merge_spec: r.merge.as_ref().unwrap_or(&r.task).get_ref().clone(),
+        message_spec: r.message.get_ref().clone(),
         published: r
             .published
             .iter()
@@ -173,7 +176,16 @@ pub fn build(
             })
             .collect(),
     };
-    let program = Spanned::new(raw.span(), program(r, &pipeline));
+    let ops = crate::models::pipeline::build::ops(&pipeline);
+    let program = Spanned::new(
+        raw.span(),
+        super::tables::raw_program(
+            pipeline.ranks * pipeline.groups,
+            false,
+            &ops,
+            raw.span().start,
+        ),
+    );
     let sources = Sources {
         program: &program,
         topology: Some(topology),
@@ -184,118 +196,4 @@ pub fn build(
     };
     let prog = super::program::compile(&sources)?;
     Ok((prog, pipeline))
-}
-
-/// The rank program of a pipeline (see the module documentation).
-fn program(r: &RawPipeline, p: &Pipeline) -> RawProgram {
-    let g = p.ranks;
-    let half = g / 2;
-    let local = format!("rank % {g}");
-    let parent = format!("rank - {local} + {local} / 2");
-    let steps = (p.steps() + 1).to_string();
-    let task = || op(OpKind::Compute).taking(r.task.clone());
-    let merge = || op(OpKind::Compute).taking(r.merge.clone().unwrap_or_else(|| r.task.clone()));
-    let send = || {
-        let mut o = op(OpKind::Send).sending_to(&parent);
-        o.bytes = Some(SizeSpec::Dist(r.message.get_ref().clone()));
-        o
-    };
-    let recv = |from: String| op(OpKind::Recv).receiving_from(&from);
-    let ops = vec![
-        // step 0: the mergers' own items (folded into their first merge)
-        task().when(&format!("{local} < {half}")),
-        // leaves
-        op(OpKind::Repeat)
-            .when(&format!("{local} >= {half}"))
-            .repeating(&steps, vec![task(), send()]),
-        // inner nodes of the heap-ordered tree: children 2h and 2h + 1
-        op(OpKind::Repeat)
-            .when(&format!("{local} >= 1 && {local} < {half}"))
-            .repeating(
-                &steps,
-                vec![
-                    recv(format!("rank + {local}")),
-                    recv(format!("rank + {local} + 1")),
-                    merge(),
-                    send(),
-                ],
-            ),
-        // the accumulator: the tree's output into the running result
-        op(OpKind::Repeat)
-            .when(&format!("{local} == 0"))
-            .repeating(&steps, vec![recv("rank + 1".to_owned()), merge()]),
-    ];
-    RawProgram {
-        ranks: i64::from(g * p.groups),
-        ranks_per_node: None,
-        cores: None,
-        report_each: Some(false),
-        ops: ops.into_iter().map(|o| Spanned::new(0..0, o)).collect(),
-    }
-}
-
-/// An operation with no fields but its kind.
-fn op(kind: OpKind) -> RawOp {
-    RawOp {
-        kind,
-        when: None,
-        time: None,
-        iterations: None,
-        cost: None,
-        split: None,
-        to: None,
-        from: None,
-        bytes: None,
-        tag: None,
-        root: None,
-        algorithm: None,
-        segments: None,
-        combine: None,
-        combine_per_byte: None,
-        group: None,
-        disk: None,
-        unit: None,
-        times: None,
-        var: None,
-        name: None,
-        body: None,
-    }
-}
-
-/// Setters for the generated operations.
-trait Generated {
-    /// Only on the ranks where `cond` holds.
-    fn when(self, cond: &str) -> Self;
-    /// A compute of this time.
-    fn taking(self, time: Spanned<DistSpec>) -> Self;
-    /// A send to this rank.
-    fn sending_to(self, rank: &str) -> Self;
-    /// A receive from this rank.
-    fn receiving_from(self, rank: &str) -> Self;
-    /// A loop of `times` iterations of `body`.
-    fn repeating(self, times: &str, body: Vec<RawOp>) -> Self;
-}
-
-impl Generated for RawOp {
-    fn when(mut self, cond: &str) -> Self {
-        self.when = Some(ExprText(cond.to_owned()));
-        self
-    }
-    fn taking(mut self, time: Spanned<DistSpec>) -> Self {
-        self.time = Some(time);
-        self
-    }
-    fn sending_to(mut self, rank: &str) -> Self {
-        self.to = Some(ExprText(rank.to_owned()));
-        self
-    }
-    fn receiving_from(mut self, rank: &str) -> Self {
-        self.from = Some(ExprText(rank.to_owned()));
-        self
-    }
-    fn repeating(mut self, times: &str, body: Vec<RawOp>) -> Self {
-        self.times = Some(ExprText(times.to_owned()));
-        self.body = Some(body.into_iter().map(|o| Spanned::new(0..0, o)).collect());
-        self
-    }
 }

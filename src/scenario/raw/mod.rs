@@ -165,6 +165,26 @@ pub struct RawStation {
     pub interarrival: Option<Spanned<DistSpec>>,
 }
 
+impl RawStation {
+    /// A station named `name` of `kind` with nothing else set.
+    pub fn new(name: &str, kind: RawKind) -> RawStation {
+        RawStation {
+            name: name.to_owned(),
+            kind,
+            service: None,
+            service_by_class: None,
+            demand: None,
+            servers: None,
+            branches: None,
+            copies: None,
+            to: None,
+            fork: None,
+            class: None,
+            interarrival: None,
+        }
+    }
+}
+
 /// The routing policies of a `[[route]]` with `among`.
 #[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
@@ -193,6 +213,21 @@ pub struct RawRoute {
     pub policy: Option<RawPolicy>,
     /// Stations for `policy`.
     pub among: Option<Vec<String>>,
+}
+
+impl RawRoute {
+    /// A route of `class` from `from` with no destination yet.
+    pub fn new(class: &str, from: &str) -> RawRoute {
+        RawRoute {
+            class: class.to_owned(),
+            from: from.to_owned(),
+            to: None,
+            to_class: None,
+            branches: None,
+            policy: None,
+            among: None,
+        }
+    }
 }
 
 /// `[[path]]`: stations whose mean responses per visit are summed as `path.<name>.response`.

@@ -137,6 +137,36 @@ pub struct RawOp {
     pub body: Option<Vec<Spanned<RawOp>>>,
 }
 
+impl RawOp {
+    /// An operation of `kind` with no field set.
+    pub fn new(kind: OpKind) -> RawOp {
+        RawOp {
+            kind,
+            when: None,
+            time: None,
+            iterations: None,
+            cost: None,
+            split: None,
+            to: None,
+            from: None,
+            bytes: None,
+            tag: None,
+            root: None,
+            algorithm: None,
+            segments: None,
+            combine: None,
+            combine_per_byte: None,
+            group: None,
+            disk: None,
+            unit: None,
+            times: None,
+            var: None,
+            name: None,
+            body: None,
+        }
+    }
+}
+
 /// How messages cross several hops.
 #[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
