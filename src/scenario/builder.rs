@@ -127,11 +127,11 @@ impl NetworkBuilder {
                     .get_or_insert_default()
                     .insert(class.to_owned(), spanned(service));
             }
-            None => self.misuse.push(Problem {
-                line: None,
-                path: format!("service_of({station:?})"),
-                message: format!("no station {station:?} was added before"),
-            }),
+            None => self.misuse.push(Problem::new(
+                None,
+                format!("service_of({station:?})"),
+                format!("no station {station:?} was added before"),
+            )),
         }
         self
     }
@@ -322,11 +322,7 @@ mod tests {
         );
         assert!(!p.is_empty());
         let text = NetworkError {
-            problems: vec![Problem {
-                line: None,
-                path: "route".into(),
-                message: "x".into(),
-            }],
+            problems: vec![Problem::new(None, "route", "x")],
         }
         .to_string();
         assert_eq!(text, "network: 1 problem\n  route: x");

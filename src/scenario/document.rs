@@ -14,8 +14,8 @@ use serde::de::{DeserializeOwned, IntoDeserializer};
 use toml::Spanned;
 use toml::de::{DeTable, DeValue};
 
+use super::Problem;
 use super::assign::{self, Assignment};
-use super::check::Found;
 use super::raw::pipeline::RawPipeline;
 use super::raw::program::{RawDisk, RawMachine, RawProgram, RawTopology};
 use super::raw::spmd::RawSpmd;
@@ -92,7 +92,7 @@ const SECTIONS: &[&str] = &[
 /// Parses `text` into a raw scenario, with every shape problem found, after setting the fields
 /// `assignments` name ([`super::assign`]). Syntax errors and keys that name no field are
 /// returned alone (`None`).
-pub(super) fn read(text: &str, assignments: &[Assignment]) -> (Option<RawScenario>, Found) {
+pub(super) fn read(text: &str, assignments: &[Assignment]) -> (Option<RawScenario>, Vec<Problem>) {
     let values: Vec<String> = assignments.iter().map(|a| a.value.toml()).collect();
     let (mut doc, errors) = DeTable::parse_recoverable(text);
     if !errors.is_empty() {
@@ -120,16 +120,16 @@ pub(super) fn read(text: &str, assignments: &[Assignment]) -> (Option<RawScenari
                     }
                     path.push_str(k);
                 }
-                (at, path, message)
+                Problem::new(at, path, message)
             })
             .collect();
         return (None, found);
     }
-    let mut found = Found::new();
+    let mut found = Vec::new();
     let span = doc.span();
     for (a, value) in assignments.iter().zip(&values) {
         if let Err(why) = assign::apply(doc.get_mut(), span.clone(), &a.key, value) {
-            found.push((None, a.key.clone(), why));
+            found.push(Problem::new(None, a.key.clone(), why));
         }
     }
     if !found.is_empty() {
@@ -157,7 +157,7 @@ pub(super) fn read(text: &str, assignments: &[Assignment]) -> (Option<RawScenari
             "machine" => raw.machine = one::<RawMachine>(value, "machine", &mut found),
             "disk" => raw.disks = many::<RawDisk>(value, "disk", &mut found),
             "spmd" => raw.spmd = one::<RawSpmd>(value, "spmd", &mut found),
-            other => found.push((
+            other => found.push(Problem::new(
                 Some(at),
                 other.to_owned(),
                 format!(
@@ -227,7 +227,7 @@ fn table_at(text: &str, offset: usize) -> String {
 fn one<T: DeserializeOwned>(
     value: Spanned<DeValue<'_>>,
     path: &str,
-    found: &mut Found,
+    found: &mut Vec<Problem>,
 ) -> Option<Spanned<T>> {
     let (v, broken) = repaired(value, path, found);
     if broken { None } else { v }
@@ -239,7 +239,7 @@ fn one<T: DeserializeOwned>(
 fn repaired<T: DeserializeOwned>(
     mut value: Spanned<DeValue<'_>>,
     path: &str,
-    found: &mut Found,
+    found: &mut Vec<Problem>,
 ) -> (Option<Spanned<T>>, bool) {
     let span = value.span();
     let mut removed: Vec<String> = Vec::new();
@@ -276,7 +276,7 @@ fn repaired<T: DeserializeOwned>(
             && named.is_some_and(|n| removed.iter().any(|r| r == n));
         let unknown = message.starts_with("unknown field");
         if !missing_because_removed {
-            found.push((
+            found.push(Problem::new(
                 Some(inner.span().unwrap_or(span.clone()).start),
                 field,
                 message,
@@ -312,11 +312,11 @@ fn quoted_field(message: &str) -> Option<&str> {
 fn many<T: DeserializeOwned>(
     value: Spanned<DeValue<'_>>,
     path: &str,
-    found: &mut Found,
+    found: &mut Vec<Problem>,
 ) -> Vec<Element<T>> {
     let span = value.span();
     let DeValue::Array(items) = value.into_inner() else {
-        found.push((
+        found.push(Problem::new(
             Some(span.start),
             path.to_owned(),
             format!("must be an array of tables (`[[{path}]]`)"),
@@ -358,7 +358,7 @@ mod tests {
 
     fn problems(text: &str) -> Vec<(String, String)> {
         let (_, found) = read(text, &[]);
-        found.into_iter().map(|(_, p, m)| (p, m)).collect()
+        found.into_iter().map(|p| (p.path, p.message)).collect()
     }
 
     #[test]
@@ -420,7 +420,7 @@ class = "jobs"
             &[],
         );
         let raw = raw.unwrap();
-        let mut paths: Vec<&str> = found.iter().map(|p| p.1.as_str()).collect();
+        let mut paths: Vec<&str> = found.iter().map(|p| p.path.as_str()).collect();
         paths.sort_unstable();
         assert_eq!(paths, ["station[0].servers", "station[0].speed"]);
         let s = raw.stations[0].value.as_ref().unwrap();

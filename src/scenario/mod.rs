@@ -11,13 +11,14 @@ pub mod assign;
 pub mod builder;
 mod check;
 pub mod document;
+mod problem;
 pub mod raw;
 pub mod show;
 
-use std::fmt;
 use std::path::{Path, PathBuf};
 
 pub use assign::Assignment;
+pub use problem::{Problem, ScenarioError};
 
 use crate::model::Network;
 use crate::models::Model;
@@ -168,60 +169,6 @@ impl Scenario {
     }
 }
 
-/// One problem in a scenario file.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Problem {
-    /// 1-based line, when known.
-    pub line: Option<usize>,
-    /// Field path, e.g. `station[2].service.mean`.
-    pub path: String,
-    /// What is wrong.
-    pub message: String,
-}
-
-/// Why a scenario could not be loaded: every problem found, with where it is.
-#[derive(Clone, Debug, PartialEq, thiserror::Error)]
-pub struct ScenarioError {
-    /// The file.
-    pub file: PathBuf,
-    /// The problems, in file order.
-    pub problems: Vec<Problem>,
-    /// True when the file could not be read at all (the one problem says why).
-    pub unreadable: bool,
-}
-
-impl fmt::Display for ScenarioError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let n = self.problems.len();
-        if self.unreadable {
-            let why = self.problems.first().map_or("", |p| p.message.as_str());
-            return write!(
-                f,
-                "cannot read scenario file {}: {why}",
-                self.file.display()
-            );
-        }
-        write!(
-            f,
-            "{}: {n} problem{}",
-            self.file.display(),
-            if n == 1 { "" } else { "s" }
-        )?;
-        for p in &self.problems {
-            write!(f, "\n  {}", self.file.display())?;
-            if let Some(line) = p.line {
-                write!(f, ":{line}")?;
-            }
-            if p.path.is_empty() {
-                write!(f, ": {}", p.message)?;
-            } else {
-                write!(f, ": {}: {}", p.path, p.message)?;
-            }
-        }
-        Ok(())
-    }
-}
-
 /// Reads, parses and checks a scenario file.
 pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
     load_with(path, &[])
@@ -237,11 +184,7 @@ pub fn load_with(path: &Path, assignments: &[Assignment]) -> Result<Scenario, Sc
 pub fn read_text(path: &Path) -> Result<String, ScenarioError> {
     std::fs::read_to_string(path).map_err(|e| ScenarioError {
         file: path.to_owned(),
-        problems: vec![Problem {
-            line: None,
-            path: String::new(),
-            message: e.to_string(),
-        }],
+        problems: vec![Problem::new(None, "", e.to_string())],
         unreadable: true,
     })
 }
@@ -259,14 +202,13 @@ pub fn parse_with(
     assignments: &[Assignment],
 ) -> Result<Scenario, ScenarioError> {
     let lines = LineIndex::new(text);
-    let fail = |found: check::Found| ScenarioError {
+    let fail = |found: Vec<Problem>| ScenarioError {
         file: path.to_owned(),
         problems: found
             .into_iter()
-            .map(|(offset, field, message)| Problem {
-                line: offset.map(|o| lines.line(o)),
-                path: field,
-                message,
+            .map(|p| Problem {
+                line: p.at.map(|o| lines.line(o)),
+                ..p
             })
             .collect(),
         unreadable: false,
@@ -294,7 +236,7 @@ pub fn parse_with(
         Ok(_) => Err(fail(found)),
         Err(more) => {
             found.extend(more);
-            found.sort_by_key(|p| p.0);
+            found.sort_by_key(|p| p.at);
             Err(fail(found))
         }
     }
@@ -308,11 +250,7 @@ pub fn from_raw(raw: raw::RawScenario, name: &str) -> Result<Scenario, Vec<Probl
     let built = check::build(raw, Path::new(".")).map_err(|found| {
         found
             .into_iter()
-            .map(|(_, path, message)| Problem {
-                line: None,
-                path,
-                message,
-            })
+            .map(|p| Problem { at: None, ..p })
             .collect::<Vec<_>>()
     })?;
     Ok(Scenario {

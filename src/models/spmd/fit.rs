@@ -304,14 +304,14 @@ pub struct Fitted {
 
 /// The least-squares problem: free parameters over a fixed base.
 #[derive(Clone, Copy)]
-struct Problem<'a> {
+struct LeastSquares<'a> {
     base: &'a Spmd,
     free: &'a [Param],
     obs: &'a [Observation],
     reading: SioReading,
 }
 
-impl Problem<'_> {
+impl LeastSquares<'_> {
     fn model(&self, x: &[f64]) -> Spmd {
         let mut m = self.base.clone();
         for (param, &v) in self.free.iter().zip(x) {
@@ -374,7 +374,7 @@ impl Problem<'_> {
     }
 }
 
-impl CostFunction for Problem<'_> {
+impl CostFunction for LeastSquares<'_> {
     type Param = Vec<f64>;
     type Output = f64;
 
@@ -470,7 +470,7 @@ pub fn fit(
     reading: SioReading,
 ) -> Result<Fitted, FitError> {
     check(base, free, obs)?;
-    let problem = Problem {
+    let problem = LeastSquares {
         base,
         free,
         obs,

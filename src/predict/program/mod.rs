@@ -35,7 +35,7 @@ pub fn analyze(prog: &Program) -> Analysis {
         let Some((first, body)) = phase_body(prog, id as u16) else {
             continue;
         };
-        let found = match body {
+        let forms = match body {
             [Instr::Collective(op)] => vec![collective(prog, op)],
             _ if body.iter().all(is_message_or_guard) => {
                 messages(prog, first, body).unwrap_or_default()
@@ -46,7 +46,7 @@ pub fn analyze(prog: &Program) -> Analysis {
             .as_ref()
             .ok()
             .and_then(|ev| staggered_entry(ev, id));
-        for f in found {
+        for f in forms {
             match f {
                 Ok((value, method, mut broken)) => {
                     if let Some(why) = &staggered {
@@ -158,8 +158,8 @@ fn is_message_or_guard(i: &Instr) -> bool {
     )
 }
 
-/// What a prediction found: value, method, and the assumption that breaks (`None`: exact).
-type Found = Result<(f64, String, Option<String>), String>;
+/// A closed form of a phase: its value, the method, and the assumption that breaks (`None`: exact), or why it does not apply.
+type ClosedForm = Result<(f64, String, Option<String>), String>;
 
 fn env(prog: &Program, rank: u32) -> Env<'static> {
     Env {
@@ -182,7 +182,7 @@ fn common_breaks(prog: &Program) -> Vec<String> {
     why
 }
 
-fn collective(prog: &Program, op: &CollectiveOp) -> Found {
+fn collective(prog: &Program, op: &CollectiveOp) -> ClosedForm {
     let net = &prog.network;
     let e = env(prog, 0);
     let bytes = op.bytes.eval(&e).map_err(|err| err.0)? as f64;
@@ -240,7 +240,7 @@ fn collective(prog: &Program, op: &CollectiveOp) -> Found {
 /// and, where messages share links, the lecture's congestion rule beside it (`t_w` scaled by
 /// the number of messages on the busiest link of the route). `first` is the index of the
 /// body's first instruction in the program (`when` skips are absolute).
-fn messages(prog: &Program, first: usize, body: &[Instr]) -> Option<Vec<Found>> {
+fn messages(prog: &Program, first: usize, body: &[Instr]) -> Option<Vec<ClosedForm>> {
     let net = &prog.network;
     let mut sent: Vec<(f64, Vec<u64>)> = Vec::new();
     let mut random = false;

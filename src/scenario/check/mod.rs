@@ -19,6 +19,7 @@ pub mod tables;
 use std::collections::HashMap;
 use std::path::Path;
 
+use super::Problem;
 use super::document::Element;
 use super::raw::RawScenario;
 use super::{RunConfig, ValidateConfig, Workload};
@@ -26,9 +27,6 @@ use crate::model::{Class, ClassKind, Network, Routing, Station, StationKind, vis
 use crate::models::Model;
 use crate::models::spmd::Spmd;
 use crate::models::tables::Tables;
-
-/// Problems found: byte offset (for the line), field path, message.
-pub(crate) type Found = Vec<(Option<usize>, String, String)>;
 
 /// What a successful check yields.
 pub(super) struct Built {
@@ -50,7 +48,7 @@ pub const MAX_FORK_TASKS: i64 = 100_000;
 /// Collects problems.
 #[derive(Default)]
 pub(super) struct Checker {
-    found: Found,
+    found: Vec<Problem>,
     /// A name is duplicated or a reference unresolved: the network's structure is not what the
     /// file meant, so the checks of the routing graph would only add noise.
     broken_structure: bool,
@@ -58,7 +56,8 @@ pub(super) struct Checker {
 
 impl Checker {
     fn add(&mut self, at: Option<usize>, path: impl Into<String>, message: impl Into<String>) {
-        self.found.push((at, path.into(), message.into()));
+        self.found
+            .push(Problem::new(at, path.into(), message.into()));
     }
 
     fn whole(&mut self, v: Option<i64>, default: i64, min: i64, at: usize, path: &str) -> u64 {
@@ -74,7 +73,7 @@ impl Checker {
     }
 }
 
-pub(super) fn build(mut raw: RawScenario, base: &Path) -> Result<Built, Found> {
+pub(super) fn build(mut raw: RawScenario, base: &Path) -> Result<Built, Vec<Problem>> {
     let mut ck = Checker::default();
     let run = config::run_config(&mut ck, raw.run.as_ref());
     let validate = config::validate_config(&mut ck, raw.validate.as_ref());
@@ -184,7 +183,7 @@ pub(super) fn build(mut raw: RawScenario, base: &Path) -> Result<Built, Found> {
             model: spmd.map(|m| Model::Spmd(Box::new(m))),
         })
     } else {
-        ck.found.sort_by_key(|p| p.0);
+        ck.found.sort_by_key(|p| p.at);
         Err(ck.found)
     }
 }
@@ -232,7 +231,7 @@ fn build_program(
     run: RunConfig,
     validate: ValidateConfig,
     spmd: Option<Spmd>,
-) -> Result<Built, Found> {
+) -> Result<Built, Vec<Problem>> {
     let at = raw.program.as_ref().map_or_else(
         || raw.pipeline.as_ref().map_or(0, |p| p.span().start),
         |p| p.span().start,
@@ -315,12 +314,15 @@ fn build_program(
             // at the [spmd] section instead
             let spmd_at = matches!(model, Some(Model::Spmd(_)))
                 .then(|| raw.spmd.as_ref().map(|s| s.span().start));
-            ck.found
-                .extend(found.into_iter().map(|(at, path, message)| match spmd_at {
-                    Some(spmd_at) => (spmd_at, format!("spmd (built program) {path}"), message),
-                    None => (at, path, message),
-                }));
-            ck.found.sort_by_key(|p| p.0);
+            ck.found.extend(found.into_iter().map(|p| match spmd_at {
+                Some(spmd_at) => Problem::new(
+                    spmd_at,
+                    format!("spmd (built program) {}", p.path),
+                    p.message,
+                ),
+                None => p,
+            }));
+            ck.found.sort_by_key(|p| p.at);
             Err(ck.found)
         }
     }

@@ -3,11 +3,11 @@
 
 use toml::Spanned;
 
-use super::Found;
 use super::program::Sources;
 use crate::dist::DistSpec;
 use crate::models::pipeline::{MAX_GROUP, Pipeline, Published};
 use crate::program::Program;
+use crate::scenario::Problem;
 use crate::scenario::raw::pipeline::RawPipeline;
 use crate::scenario::raw::program::RawTopology;
 use crate::topology::TopologyKind;
@@ -17,11 +17,12 @@ pub fn build(
     raw: &Spanned<RawPipeline>,
     topology: Option<&Spanned<RawTopology>>,
     base: &std::path::Path,
-) -> Result<(Program, Pipeline), Found> {
+) -> Result<(Program, Pipeline), Vec<Problem>> {
     let at = raw.span().start;
     let r = raw.get_ref();
-    let mut found = Found::new();
-    let mut add = |path: &str, message: String| found.push((Some(at), path.to_owned(), message));
+    let mut found = Vec::new();
+    let mut add =
+        |path: &str, message: String| found.push(Problem::new(Some(at), path.to_owned(), message));
     let ranks_ok = (2..=MAX_GROUP).contains(&r.ranks) && (r.ranks as u64).is_power_of_two();
     if !ranks_ok {
         add(
@@ -82,7 +83,7 @@ pub fn build(
     }
     let mut dist = |spec: &Spanned<DistSpec>, path: &str| match spec.get_ref().build(base) {
         Ok(d) if d.is_replay() => {
-            found.push((
+            found.push(Problem::new(
                 Some(spec.span().start),
                 path.to_owned(),
                 "a trace has no fixed mean for eq. 6: use a distribution".to_owned(),
@@ -91,7 +92,7 @@ pub fn build(
         }
         Ok(d) => Some(d),
         Err(e) => {
-            found.push((
+            found.push(Problem::new(
                 Some(spec.span().start),
                 format!("{path}.{}", e.field),
                 e.message,
@@ -109,7 +110,7 @@ pub fn build(
     let topology = match (topology, r.bandwidth) {
         (Some(t), None) => {
             if r.latency.is_some() {
-                found.push((
+                found.push(Problem::new(
                     Some(at),
                     "pipeline.latency".to_owned(),
                     "the [topology] has its own latency: leave this out".to_owned(),
@@ -118,7 +119,7 @@ pub fn build(
             t
         }
         (Some(_), Some(_)) => {
-            found.push((
+            found.push(Problem::new(
                 Some(at),
                 "pipeline.bandwidth".to_owned(),
                 "the [topology] has its own bandwidth: leave this out".to_owned(),
@@ -127,7 +128,7 @@ pub fn build(
         }
         (None, bandwidth) => {
             let Some(bandwidth) = bandwidth else {
-                found.push((
+                found.push(Problem::new(
                     Some(at),
                     "pipeline.bandwidth".to_owned(),
                     "is missing: the bytes per time unit of the shared link (or give a [topology])"

@@ -6,13 +6,13 @@ use std::path::Path;
 
 use toml::Spanned;
 
-use super::Found;
 use crate::dist::{Dist, DistSpec};
 use crate::program::collective::{Algorithm, Collective};
 use crate::program::expr::{Env, Expr, Var};
 use crate::program::{
     CollectiveOp, Disk, Groups, Instr, Interconnect, Program, Sharing, Size, Switching, Work,
 };
+use crate::scenario::Problem;
 use crate::scenario::raw::program::{
     ExprText, OpKind, RawDisk, RawMachine, RawOp, RawProgram, RawSharing, RawSwitching,
     RawTopology, SizeSpec,
@@ -46,9 +46,9 @@ pub struct Sources<'a> {
 }
 
 /// Checks a program and builds it; every problem is returned.
-pub fn compile(src: &Sources<'_>) -> Result<Program, Found> {
+pub fn compile(src: &Sources<'_>) -> Result<Program, Vec<Problem>> {
     let mut c = Compiler {
-        found: Found::new(),
+        found: Vec::new(),
         base: src.base,
         code: Vec::new(),
         paths: Vec::new(),
@@ -127,7 +127,7 @@ pub fn compile(src: &Sources<'_>) -> Result<Program, Found> {
         );
     }
     if !c.found.is_empty() {
-        c.found.sort_by_key(|f| f.0);
+        c.found.sort_by_key(|f| f.at);
         return Err(c.found);
     }
     // without a network, the [topology] was written but unreadable, and its problems were
@@ -201,7 +201,7 @@ fn tabulate(code: &mut [Instr], ranks: u32, ranks_per_node: u32) {
 }
 
 struct Compiler<'a> {
-    found: Found,
+    found: Vec<Problem>,
     base: &'a Path,
     code: Vec<Instr>,
     paths: Vec<String>,
@@ -219,7 +219,8 @@ struct Compiler<'a> {
 
 impl Compiler<'_> {
     fn add(&mut self, at: usize, path: impl Into<String>, message: impl Into<String>) {
-        self.found.push((Some(at), path.into(), message.into()));
+        self.found
+            .push(Problem::new(Some(at), path.into(), message.into()));
     }
 
     fn whole(

@@ -2,14 +2,14 @@
 //! (`network = ...`) and the phases (`[[spmd.phase]]`), every problem reported at once under
 //! `spmd.<field>` or `spmd.phase[<i>].<field>`.
 
-use super::Found;
 use crate::models::spmd::program::grid;
 use crate::models::spmd::{Family, Io, MAX_CYCLES, MAX_P, Net, Phase, Spmd, formulas};
+use crate::scenario::Problem;
 use crate::scenario::raw::spmd::RawSpmd;
 
 /// Checks a raw section at byte offset `at`, reporting every problem under `spmd.<field>`,
 /// and its phases ([`check_phases`]) under `spmd.phase[<i>].<field>`.
-pub fn check(raw: &RawSpmd, at: usize) -> Result<Spmd, Found> {
+pub fn check(raw: &RawSpmd, at: usize) -> Result<Spmd, Vec<Problem>> {
     let mut m = check_one(raw, at, "spmd")?;
     if !raw.phases.is_empty() {
         m.phases = check_phases(raw, &m, at)?;
@@ -19,14 +19,14 @@ pub fn check(raw: &RawSpmd, at: usize) -> Result<Spmd, Found> {
 
 /// Checks the parameters of one phase, `raw` without its `phases`, reporting every problem
 /// at `at` under `<prefix>.<field>`.
-fn check_one(raw: &RawSpmd, at: usize, prefix: &str) -> Result<Spmd, Found> {
-    let mut found = Found::new();
+fn check_one(raw: &RawSpmd, at: usize, prefix: &str) -> Result<Spmd, Vec<Problem>> {
+    let mut found = Vec::new();
     let mut whole = |field: &str, v: i64| {
         if (1..=MAX_P).contains(&v) {
             v as u32
         } else {
             let message = format!("must be a whole number in 1..={MAX_P}, got {v}");
-            found.push((Some(at), format!("{prefix}.{field}"), message));
+            found.push(Problem::new(Some(at), format!("{prefix}.{field}"), message));
             1
         }
     };
@@ -34,7 +34,7 @@ fn check_one(raw: &RawSpmd, at: usize, prefix: &str) -> Result<Spmd, Found> {
     let d = whole("d", raw.d.unwrap_or(1));
     let c = whole("c", raw.c.unwrap_or(1));
     let mut bad = |field: &str, message: String| {
-        found.push((Some(at), format!("{prefix}.{field}"), message));
+        found.push(Problem::new(Some(at), format!("{prefix}.{field}"), message));
     };
     if p % c != 0 {
         bad(
@@ -149,9 +149,15 @@ fn check_one(raw: &RawSpmd, at: usize, prefix: &str) -> Result<Spmd, Found> {
 
 /// Checks the fields of the network form (`network`, `cycles`, `latency`, and what the
 /// program needs of `r`, `n_io` and `SR_com`), adding problems to `found`.
-fn check_network(raw: &RawSpmd, p: u32, at: usize, prefix: &str, found: &mut Found) -> Option<Net> {
+fn check_network(
+    raw: &RawSpmd,
+    p: u32,
+    at: usize,
+    prefix: &str,
+    found: &mut Vec<Problem>,
+) -> Option<Net> {
     let mut bad = |field: &str, message: String| {
-        found.push((Some(at), format!("{prefix}.{field}"), message));
+        found.push(Problem::new(Some(at), format!("{prefix}.{field}"), message));
     };
     let Some(kind) = raw.network else {
         for (field, given) in [
@@ -171,7 +177,7 @@ fn check_network(raw: &RawSpmd, p: u32, at: usize, prefix: &str, found: &mut Fou
     let mut ok = true;
     let mut bad = |field: &str, message: String| {
         ok = false;
-        found.push((Some(at), format!("{prefix}.{field}"), message));
+        found.push(Problem::new(Some(at), format!("{prefix}.{field}"), message));
     };
     let r = match raw.r {
         Some(r) if [1.0, 2.0, 3.0].contains(&r) => r as u32,
@@ -241,12 +247,12 @@ fn check_network(raw: &RawSpmd, p: u32, at: usize, prefix: &str, found: &mut Fou
 /// usable and distinct, cycles in `1..=MAX_CYCLES`, no machine-wide field, and each phase's
 /// parameters (the section's with the phase's in their place) checked as a one-phase section,
 /// every problem at the phase's offset under `spmd.phase[<i>].<field>`.
-fn check_phases(raw: &RawSpmd, section: &Spmd, at: usize) -> Result<Vec<Phase>, Found> {
-    let mut found = Found::new();
+fn check_phases(raw: &RawSpmd, section: &Spmd, at: usize) -> Result<Vec<Phase>, Vec<Problem>> {
+    let mut found = Vec::new();
     if let Some(cycles) = raw.cycles {
-        found.push((
+        found.push(Problem::new(
             Some(at),
-            "spmd.cycles".into(),
+            "spmd.cycles",
             format!(
                 "with [[spmd.phase]] each phase gives its own cycles: leave out cycles = {cycles}"
             ),
@@ -258,7 +264,7 @@ fn check_phases(raw: &RawSpmd, section: &Spmd, at: usize) -> Result<Vec<Phase>, 
         let at = spanned.span().start;
         let prefix = format!("spmd.phase[{i}]");
         let mut bad = |field: &str, message: String| {
-            found.push((Some(at), format!("{prefix}.{field}"), message));
+            found.push(Problem::new(Some(at), format!("{prefix}.{field}"), message));
         };
         if let Some(problem) = crate::metrics::name_problem(&ph.name) {
             bad(
