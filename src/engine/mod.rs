@@ -8,8 +8,8 @@
 //!   that events at the same instant run in the order they were scheduled;
 //! - [`ps`]: processor sharing on one server by virtual time (queues and fair-shared links).
 //!
-//! Neither loop knows of any high-level model (SPMD, pipelines): a model builds a network or a
-//! program, and runs in the same tested loop as a hand-written one.
+//! Neither loop knows of any high-level model: a model builds a network or a program, and runs
+//! in the same tested loop as a hand-written one.
 
 pub mod calendar;
 pub mod network;

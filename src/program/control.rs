@@ -1,5 +1,5 @@
-//! A rank's control flow and expression resolution, shared by the executor (`crate::engine::program`)
-//! and the contention-free evaluation (`crate::predict::program::evaluation`).
+//! A rank's control flow and expression resolution, shared by the program executor (in the
+//! executors' layer) and the contention-free evaluation (in the analysis layer).
 //!
 //! [`Control`] owns what both interpret the same way: each rank's loop counters (index and
 //! trip count per nesting depth), the stepping of [`Instr::Loop`](super::Instr::Loop),

@@ -511,7 +511,6 @@ mod tests {
         assert_eq!(full.route(3, 9)[0].link, 3 * 16 + 9);
         assert!(full.route(4, 4).is_empty());
         assert_eq!(full.link_name(3 * 16 + 9), "3-9");
-        assert!(crate::metrics::name_problem(&full.link_name(5)).is_none());
     }
 
     #[test]

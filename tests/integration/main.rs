@@ -20,6 +20,8 @@ mod fit_comm;
 mod fit_spmd;
 /// Structured fuzzing of parse, check, analysis and short runs.
 mod fuzz;
+/// The layering of src/: imports point down, no circle, engines and program IR know no model.
+mod layers;
 /// Laws of random valid networks: Little, conservation, capacity, thread identity.
 mod network_properties;
 /// Percentile predictions of networks against values computed by hand, and their labels.

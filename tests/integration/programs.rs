@@ -265,3 +265,59 @@ startup = 1e-5
         );
     }
 }
+
+/// Every link of every kind of topology has a name that can be part of a metric name
+/// (`link.<name>.utilisation`): no `.`, `,`, quotes or white space.
+#[test]
+fn every_link_name_is_usable_in_metric_names() {
+    use parsim::topology::{Shape, Topology};
+    let shapes = [
+        (Shape::Bus, 16),
+        (Shape::Full, 8),
+        (
+            Shape::Grid {
+                dims: vec![16],
+                wrap: true,
+            },
+            16,
+        ),
+        (
+            Shape::Grid {
+                dims: vec![4, 4],
+                wrap: false,
+            },
+            16,
+        ),
+        (
+            Shape::Grid {
+                dims: vec![2, 3, 4],
+                wrap: true,
+            },
+            24,
+        ),
+        (
+            Shape::Tree {
+                arity: 2,
+                fat: false,
+            },
+            16,
+        ),
+        (
+            Shape::Tree {
+                arity: 4,
+                fat: true,
+            },
+            16,
+        ),
+    ];
+    for (shape, nodes) in shapes {
+        let topo = Topology::new(shape.clone(), nodes).unwrap();
+        for link in 0..topo.link_count() {
+            let name = topo.link_name(link);
+            assert!(
+                parsim::metrics::name_problem(&name).is_none(),
+                "{shape:?}: link {link} is named {name:?}"
+            );
+        }
+    }
+}
