@@ -1,8 +1,11 @@
 //! Service-time and inter-arrival distributions.
 //!
-//! [`Dist`] is a closed enum, so sampling in the event loop is a `match`, not a virtual call.
-//! A `Dist` is only made through [`DistSpec::build`](spec::DistSpec::build), which checks the
-//! parameters; an accepted distribution never yields NaN, a negative or an infinite sample.
+//! A [`Dist`] holds a closed enum of families ([`Law`]), so sampling in the event loop is a
+//! `match`, not a virtual call. Its fields are private: a `Dist` is only made through
+//! [`DistSpec::build`](spec::DistSpec::build) or the constructors that call it
+//! ([`Dist::exponential`], [`Dist::deterministic`]), which check the parameters and the moments
+//! (as `rand_distr`'s constructors do); an accepted distribution never yields NaN, a negative or
+//! an infinite sample. [`Dist::law`] lets the analytic side read the family and its parameters.
 //! Each distribution knows its mean and squared coefficient of variation (SCV), which the
 //! analytic side uses (Pollaczek-Khinchine, fork-join maxima), and its CDF, which the
 //! Kolmogorov-Smirnov tests and the numeric fork-join maximum use.
@@ -22,9 +25,18 @@ use statrs::function::gamma::gamma as gamma_fn;
 
 use crate::rng::StreamRng;
 
-/// A validated distribution of non-negative times.
+/// A validated distribution of non-negative times: a [`Law`] whose parameters and moments
+/// have been checked.
 #[derive(Clone, Debug)]
-pub enum Dist {
+pub struct Dist {
+    law: Law,
+}
+
+/// A family of distributions with its parameters, as a [`Dist`] holds it: read it with
+/// [`Dist::law`]; make a `Dist` with [`DistSpec::build`] or [`Dist::exponential`] and
+/// [`Dist::deterministic`].
+#[derive(Clone, Debug)]
+pub enum Law {
     /// Exponential with the given mean.
     Exponential {
         /// Mean `1/rate`.
@@ -89,21 +101,41 @@ pub struct ShapeScale {
 }
 
 impl Dist {
+    /// The exponential of mean 1.
+    pub const EXP1: Dist = Dist {
+        law: Law::Exponential { mean: 1.0 },
+    };
+
+    /// The exponential of mean `mean`, checked as `{ dist = "exp", mean = ... }` is.
+    pub fn exponential(mean: f64) -> Result<Dist, DistError> {
+        DistSpec::exp(mean).build(std::path::Path::new("."))
+    }
+
+    /// The constant `value`, checked as `{ dist = "det", value = ... }` is.
+    pub fn deterministic(value: f64) -> Result<Dist, DistError> {
+        DistSpec::det(value).build(std::path::Path::new("."))
+    }
+
+    /// The family and its parameters.
+    pub fn law(&self) -> &Law {
+        &self.law
+    }
+
     /// Draws one value. The exponential, the common case, is inlined; the other families go
     /// through `Dist::sample_other`.
     #[inline(always)]
     pub fn sample(&mut self, rng: &mut StreamRng) -> f64 {
-        match self {
-            Dist::Exponential { mean } => *mean * Distribution::<f64>::sample(&Exp1, rng),
+        match &self.law {
+            Law::Exponential { mean } => *mean * Distribution::<f64>::sample(&Exp1, rng),
             _ => self.sample_other(rng),
         }
     }
 
     #[inline(never)]
     fn sample_other(&mut self, rng: &mut StreamRng) -> f64 {
-        match self {
-            Dist::Empirical(e) => e.sample(rng),
-            other => other.draw(rng),
+        match &mut self.law {
+            Law::Empirical(e) => e.sample(rng),
+            _ => self.draw(rng),
         }
     }
 
@@ -111,15 +143,15 @@ impl Dist {
     /// trace in replay mode is drawn at random (replay needs a cursor; rank programs, whose
     /// distributions are shared by all ranks, refuse replay for that reason).
     pub fn draw(&self, rng: &mut StreamRng) -> f64 {
-        match self {
-            Dist::Exponential { mean } => *mean * rng.sample::<f64, _>(Exp1),
-            Dist::Deterministic { value } => *value,
-            Dist::Uniform { min, max } => *min + (*max - *min) * rng.random::<f64>(),
-            Dist::Erlang { k, mean } => {
+        match &self.law {
+            Law::Exponential { mean } => *mean * rng.sample::<f64, _>(Exp1),
+            Law::Deterministic { value } => *value,
+            Law::Uniform { min, max } => *min + (*max - *min) * rng.random::<f64>(),
+            Law::Erlang { k, mean } => {
                 let phase = *mean / f64::from(*k);
                 (0..*k).map(|_| phase * rng.sample::<f64, _>(Exp1)).sum()
             }
-            Dist::HyperExp { p1, mean1, mean2 } => {
+            Law::HyperExp { p1, mean1, mean2 } => {
                 let mean = if rng.random::<f64>() < *p1 {
                     *mean1
                 } else {
@@ -127,41 +159,41 @@ impl Dist {
                 };
                 mean * rng.sample::<f64, _>(Exp1)
             }
-            Dist::LogNormal(d, _) => d.sample(rng),
-            Dist::Gamma(d, _) => d.sample(rng),
-            Dist::Weibull(d, _) => d.sample(rng),
-            Dist::Pareto(d, _) => d.sample(rng),
-            Dist::Empirical(e) => e.draw(rng),
+            Law::LogNormal(d, _) => d.sample(rng),
+            Law::Gamma(d, _) => d.sample(rng),
+            Law::Weibull(d, _) => d.sample(rng),
+            Law::Pareto(d, _) => d.sample(rng),
+            Law::Empirical(e) => e.draw(rng),
         }
     }
 
     /// True for a trace replayed in order (see [`Dist::draw`]).
     pub fn is_replay(&self) -> bool {
-        matches!(self, Dist::Empirical(e) if e.mode() == EmpiricalMode::Replay)
+        matches!(&self.law, Law::Empirical(e) if e.mode() == EmpiricalMode::Replay)
     }
 
     /// The mean.
     pub fn mean(&self) -> f64 {
-        match self {
-            Dist::Exponential { mean } | Dist::Erlang { mean, .. } => *mean,
-            Dist::Deterministic { value } => *value,
-            Dist::Uniform { min, max } => 0.5 * (min + max),
-            Dist::HyperExp { p1, mean1, mean2 } => p1 * mean1 + (1.0 - p1) * mean2,
-            Dist::LogNormal(_, p) => (p.mu + 0.5 * p.sigma * p.sigma).exp(),
-            Dist::Gamma(_, p) => p.shape * p.scale,
-            Dist::Weibull(_, p) => p.scale * gamma_fn(1.0 + 1.0 / p.shape),
-            Dist::Pareto(_, p) => p.shape * p.scale / (p.shape - 1.0),
-            Dist::Empirical(e) => e.mean(),
+        match &self.law {
+            Law::Exponential { mean } | Law::Erlang { mean, .. } => *mean,
+            Law::Deterministic { value } => *value,
+            Law::Uniform { min, max } => 0.5 * (min + max),
+            Law::HyperExp { p1, mean1, mean2 } => p1 * mean1 + (1.0 - p1) * mean2,
+            Law::LogNormal(_, p) => (p.mu + 0.5 * p.sigma * p.sigma).exp(),
+            Law::Gamma(_, p) => p.shape * p.scale,
+            Law::Weibull(_, p) => p.scale * gamma_fn(1.0 + 1.0 / p.shape),
+            Law::Pareto(_, p) => p.shape * p.scale / (p.shape - 1.0),
+            Law::Empirical(e) => e.mean(),
         }
     }
 
     /// The squared coefficient of variation, `Var / mean^2` (infinite for a Pareto with
     /// shape `<= 2`).
     pub fn scv(&self) -> f64 {
-        match self {
-            Dist::Exponential { .. } => 1.0,
-            Dist::Deterministic { .. } => 0.0,
-            Dist::Uniform { min, max } => {
+        match &self.law {
+            Law::Exponential { .. } => 1.0,
+            Law::Deterministic { .. } => 0.0,
+            Law::Uniform { min, max } => {
                 let m = 0.5 * (min + max);
                 if m == 0.0 {
                     0.0
@@ -169,21 +201,21 @@ impl Dist {
                     (max - min).powi(2) / 12.0 / (m * m)
                 }
             }
-            Dist::Erlang { k, .. } => 1.0 / f64::from(*k),
-            Dist::HyperExp { p1, mean1, mean2 } => {
+            Law::Erlang { k, .. } => 1.0 / f64::from(*k),
+            Law::HyperExp { p1, mean1, mean2 } => {
                 let second = 2.0 * (p1 * mean1 * mean1 + (1.0 - p1) * mean2 * mean2);
                 let m = self.mean();
                 second / (m * m) - 1.0
             }
-            Dist::LogNormal(_, p) => (p.sigma * p.sigma).exp_m1(),
-            Dist::Gamma(_, p) => 1.0 / p.shape,
-            Dist::Weibull(_, p) => {
+            Law::LogNormal(_, p) => (p.sigma * p.sigma).exp_m1(),
+            Law::Gamma(_, p) => 1.0 / p.shape,
+            Law::Weibull(_, p) => {
                 let g1 = gamma_fn(1.0 + 1.0 / p.shape);
                 gamma_fn(1.0 + 2.0 / p.shape) / (g1 * g1) - 1.0
             }
-            Dist::Pareto(_, p) if p.shape > 2.0 => 1.0 / (p.shape * (p.shape - 2.0)),
-            Dist::Pareto(..) => f64::INFINITY,
-            Dist::Empirical(e) => e.scv(),
+            Law::Pareto(_, p) if p.shape > 2.0 => 1.0 / (p.shape * (p.shape - 2.0)),
+            Law::Pareto(..) => f64::INFINITY,
+            Law::Empirical(e) => e.scv(),
         }
     }
 
@@ -192,42 +224,42 @@ impl Dist {
         if x < 0.0 {
             return 0.0;
         }
-        match self {
-            Dist::Exponential { mean } => -(-x / mean).exp_m1(),
-            Dist::Deterministic { value } => f64::from(u8::from(x >= *value)),
-            Dist::Uniform { min, max } if max > min => ((x - min) / (max - min)).clamp(0.0, 1.0),
-            Dist::Uniform { min, .. } => f64::from(u8::from(x >= *min)),
-            Dist::Erlang { k, mean } => gamma_cdf(f64::from(*k), mean / f64::from(*k), x),
-            Dist::HyperExp { p1, mean1, mean2 } => {
+        match &self.law {
+            Law::Exponential { mean } => -(-x / mean).exp_m1(),
+            Law::Deterministic { value } => f64::from(u8::from(x >= *value)),
+            Law::Uniform { min, max } if max > min => ((x - min) / (max - min)).clamp(0.0, 1.0),
+            Law::Uniform { min, .. } => f64::from(u8::from(x >= *min)),
+            Law::Erlang { k, mean } => gamma_cdf(f64::from(*k), mean / f64::from(*k), x),
+            Law::HyperExp { p1, mean1, mean2 } => {
                 p1 * -(-x / mean1).exp_m1() + (1.0 - p1) * -(-x / mean2).exp_m1()
             }
-            Dist::LogNormal(..) if x == 0.0 => 0.0,
-            Dist::LogNormal(_, p) => {
+            Law::LogNormal(..) if x == 0.0 => 0.0,
+            Law::LogNormal(_, p) => {
                 let z = (x.ln() - p.mu) / (p.sigma * std::f64::consts::SQRT_2);
                 0.5 * statrs::function::erf::erfc(-z)
             }
-            Dist::Gamma(_, p) => gamma_cdf(p.shape, p.scale, x),
-            Dist::Weibull(_, p) => WeibullCdf::new(p.shape, p.scale).map_or(f64::NAN, |d| d.cdf(x)),
-            Dist::Pareto(_, p) if x < p.scale => 0.0,
-            Dist::Pareto(_, p) => 1.0 - (p.scale / x).powf(p.shape),
-            Dist::Empirical(e) => e.cdf(x),
+            Law::Gamma(_, p) => gamma_cdf(p.shape, p.scale, x),
+            Law::Weibull(_, p) => WeibullCdf::new(p.shape, p.scale).map_or(f64::NAN, |d| d.cdf(x)),
+            Law::Pareto(_, p) if x < p.scale => 0.0,
+            Law::Pareto(_, p) => 1.0 - (p.scale / x).powf(p.shape),
+            Law::Empirical(e) => e.cdf(x),
         }
     }
 
     /// The smallest value the distribution can take.
     pub fn lower_bound(&self) -> f64 {
-        match self {
-            Dist::Deterministic { value } => *value,
-            Dist::Uniform { min, .. } => *min,
-            Dist::Pareto(_, p) => p.scale,
-            Dist::Empirical(e) => e.min(),
+        match &self.law {
+            Law::Deterministic { value } => *value,
+            Law::Uniform { min, .. } => *min,
+            Law::Pareto(_, p) => p.scale,
+            Law::Empirical(e) => e.min(),
             _ => 0.0,
         }
     }
 
     /// True for the exponential distribution, the one product-form results assume.
     pub fn is_exponential(&self) -> bool {
-        matches!(self, Dist::Exponential { .. })
+        matches!(self.law, Law::Exponential { .. })
     }
 }
 

@@ -4,6 +4,7 @@
 use statrs::function::gamma::{gamma as gamma_fn, ln_gamma};
 
 use super::Dist;
+use super::Law;
 
 impl Dist {
     /// `E[X^n]` for `n >= 1`; infinite when the moment does not exist (a Pareto with shape
@@ -15,26 +16,26 @@ impl Dist {
             scale.powf(nf) * (ln_gamma(shape + nf) - ln_gamma(shape)).exp()
         };
         let factorial = gamma_fn(nf + 1.0);
-        match self {
-            Dist::Exponential { mean } => factorial * mean.powf(nf),
-            Dist::Deterministic { value } => value.powf(nf),
-            Dist::Uniform { min, max } if max > min => {
+        match &self.law {
+            Law::Exponential { mean } => factorial * mean.powf(nf),
+            Law::Deterministic { value } => value.powf(nf),
+            Law::Uniform { min, max } if max > min => {
                 (max.powf(nf + 1.0) - min.powf(nf + 1.0)) / ((nf + 1.0) * (max - min))
             }
-            Dist::Uniform { min, .. } => min.powf(nf),
-            Dist::Erlang { k, mean } => {
+            Law::Uniform { min, .. } => min.powf(nf),
+            Law::Erlang { k, mean } => {
                 let k = f64::from(*k);
                 gamma_moment(k, mean / k)
             }
-            Dist::Gamma(_, p) => gamma_moment(p.shape, p.scale),
-            Dist::HyperExp { p1, mean1, mean2 } => {
+            Law::Gamma(_, p) => gamma_moment(p.shape, p.scale),
+            Law::HyperExp { p1, mean1, mean2 } => {
                 factorial * (p1 * mean1.powf(nf) + (1.0 - p1) * mean2.powf(nf))
             }
-            Dist::LogNormal(_, p) => (nf * p.mu + 0.5 * nf * nf * p.sigma * p.sigma).exp(),
-            Dist::Weibull(_, p) => p.scale.powf(nf) * gamma_fn(1.0 + nf / p.shape),
-            Dist::Pareto(_, p) if p.shape > nf => p.shape * p.scale.powf(nf) / (p.shape - nf),
-            Dist::Pareto(..) => f64::INFINITY,
-            Dist::Empirical(e) => e.raw_moment(n),
+            Law::LogNormal(_, p) => (nf * p.mu + 0.5 * nf * nf * p.sigma * p.sigma).exp(),
+            Law::Weibull(_, p) => p.scale.powf(nf) * gamma_fn(1.0 + nf / p.shape),
+            Law::Pareto(_, p) if p.shape > nf => p.shape * p.scale.powf(nf) / (p.shape - nf),
+            Law::Pareto(..) => f64::INFINITY,
+            Law::Empirical(e) => e.raw_moment(n),
         }
     }
 }

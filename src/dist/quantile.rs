@@ -3,6 +3,7 @@
 use statrs::distribution::{ContinuousCDF, Gamma as GammaCdf, LogNormal as LogNormalCdf};
 
 use super::Dist;
+use super::Law;
 use crate::analytic::{AnalyticError, invert_cdf};
 
 impl Dist {
@@ -25,24 +26,24 @@ impl Dist {
         }
         let gamma =
             |shape: f64, scale: f64| GammaCdf::new(shape, 1.0 / scale).map(|g| g.inverse_cdf(q));
-        let x = match self {
-            Dist::Exponential { mean } => -mean * (-q).ln_1p(),
-            Dist::Deterministic { value } => *value,
-            Dist::Uniform { min, max } => min + q * (max - min),
-            Dist::Erlang { k, mean } => {
+        let x = match &self.law {
+            Law::Exponential { mean } => -mean * (-q).ln_1p(),
+            Law::Deterministic { value } => *value,
+            Law::Uniform { min, max } => min + q * (max - min),
+            Law::Erlang { k, mean } => {
                 let k = f64::from(*k);
                 gamma(k, mean / k).unwrap_or(f64::NAN)
             }
-            Dist::Gamma(_, p) => gamma(p.shape, p.scale).unwrap_or(f64::NAN),
-            Dist::LogNormal(_, p) => LogNormalCdf::new(p.mu, p.sigma)
+            Law::Gamma(_, p) => gamma(p.shape, p.scale).unwrap_or(f64::NAN),
+            Law::LogNormal(_, p) => LogNormalCdf::new(p.mu, p.sigma)
                 .map(|d| d.inverse_cdf(q))
                 .unwrap_or(f64::NAN),
-            Dist::Weibull(_, p) => p.scale * (-(-q).ln_1p()).powf(1.0 / p.shape),
-            Dist::Pareto(_, p) => p.scale * (1.0 - q).powf(-1.0 / p.shape),
-            Dist::HyperExp { .. } => {
+            Law::Weibull(_, p) => p.scale * (-(-q).ln_1p()).powf(1.0 / p.shape),
+            Law::Pareto(_, p) => p.scale * (1.0 - q).powf(-1.0 / p.shape),
+            Law::HyperExp { .. } => {
                 return invert_cdf(&|t| Ok(self.cdf(t)), q, 0.0, self.mean());
             }
-            Dist::Empirical(e) => e.quantile(q),
+            Law::Empirical(e) => e.quantile(q),
         };
         if x.is_finite() && x >= 0.0 {
             Ok(x)

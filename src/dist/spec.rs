@@ -5,6 +5,7 @@ use std::path::Path;
 
 use serde::Deserialize;
 
+use super::Law;
 use super::{Dist, Empirical, EmpiricalMode, LogParams, ShapeScale};
 
 /// A distribution as written in a scenario file: `{ dist = "exp", mean = 2.0 }`.
@@ -299,7 +300,9 @@ impl DistSpec {
     /// a variance the confidence intervals cannot use is refused rather than reported as
     /// zero.
     pub fn build(&self, base: &Path) -> Result<Dist, DistError> {
-        let dist = self.construct(base)?;
+        let dist = Dist {
+            law: self.construct(base)?,
+        };
         self.check_moments(&dist)?;
         Ok(dist)
     }
@@ -350,21 +353,21 @@ impl DistSpec {
         Ok(())
     }
 
-    fn construct(&self, base: &Path) -> Result<Dist, DistError> {
+    fn construct(&self, base: &Path) -> Result<Law, DistError> {
         match self {
             DistSpec::Exp { mean, rate } => {
                 let mean = match one_of(*mean, *rate, ("mean", "rate"))? {
                     Either::First(m) => positive("mean", m)?,
                     Either::Second(r) => 1.0 / positive("rate", r)?,
                 };
-                Ok(Dist::Exponential { mean })
+                Ok(Law::Exponential { mean })
             }
             DistSpec::Det { value, mean } => {
                 let value = match one_of(*value, *mean, ("value", "mean"))? {
                     Either::First(v) => non_negative("value", v)?,
                     Either::Second(m) => non_negative("mean", m)?,
                 };
-                Ok(Dist::Deterministic { value })
+                Ok(Law::Deterministic { value })
             }
             DistSpec::Uniform { min, max, mean } => {
                 let (min, max) = match one_of(
@@ -380,7 +383,7 @@ impl DistSpec {
                 if max < min {
                     return Err(err("max", format!("must be >= min ({min}), got {max}")));
                 }
-                Ok(Dist::Uniform { min, max })
+                Ok(Law::Uniform { min, max })
             }
             DistSpec::Erlang { k, mean } => {
                 let k = u32::try_from(*k)
@@ -392,7 +395,7 @@ impl DistSpec {
                             format!("must be a whole number from 1 to 1000, got {k}"),
                         )
                     })?;
-                Ok(Dist::Erlang {
+                Ok(Law::Erlang {
                     k,
                     mean: positive("mean", *mean)?,
                 })
@@ -406,7 +409,7 @@ impl DistSpec {
                     ));
                 }
                 let p1 = 0.5 * (1.0 + ((scv - 1.0) / (scv + 1.0)).sqrt());
-                Ok(Dist::HyperExp {
+                Ok(Law::HyperExp {
                     p1,
                     mean1: mean / (2.0 * p1),
                     mean2: mean / (2.0 * (1.0 - p1)),
@@ -441,7 +444,7 @@ impl DistSpec {
                 };
                 let d = rand_distr::LogNormal::new(params.mu, params.sigma)
                     .map_err(|e| err("sigma", e.to_string()))?;
-                Ok(Dist::LogNormal(d, params))
+                Ok(Law::LogNormal(d, params))
             }
             DistSpec::Gamma {
                 shape,
@@ -468,7 +471,7 @@ impl DistSpec {
                 };
                 let d = rand_distr::Gamma::new(p.shape, p.scale)
                     .map_err(|e| err("shape", e.to_string()))?;
-                Ok(Dist::Gamma(d, p))
+                Ok(Law::Gamma(d, p))
             }
             DistSpec::Weibull { shape, scale } => {
                 let p = ShapeScale {
@@ -477,7 +480,7 @@ impl DistSpec {
                 };
                 let d = rand_distr::Weibull::new(p.scale, p.shape)
                     .map_err(|e| err("shape", e.to_string()))?;
-                Ok(Dist::Weibull(d, p))
+                Ok(Law::Weibull(d, p))
             }
             DistSpec::Pareto { shape, scale } => {
                 if !(shape.is_finite() && *shape > 2.0) {
@@ -494,7 +497,7 @@ impl DistSpec {
                 };
                 let d = rand_distr::Pareto::new(p.scale, p.shape)
                     .map_err(|e| err("shape", e.to_string()))?;
-                Ok(Dist::Pareto(d, p))
+                Ok(Law::Pareto(d, p))
             }
             DistSpec::Empirical { file, mode, mean } => {
                 let mode = match mode.as_deref() {
@@ -521,7 +524,7 @@ impl DistSpec {
                         *x *= target / have;
                     }
                 }
-                Ok(Dist::Empirical(Empirical::new(samples, mode)))
+                Ok(Law::Empirical(Empirical::new(samples, mode)))
             }
         }
     }

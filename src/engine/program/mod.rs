@@ -23,7 +23,7 @@ use rustc_hash::FxHashMap;
 
 use super::calendar::{CalendarEvent, LaneCalendar, WIDE_SEQ_BITS};
 use super::ps::PsQueue;
-use crate::dist::Dist;
+use crate::dist::{Dist, Law};
 use crate::program::collective::{Algorithm, Collective, Shape, Step};
 use crate::program::control::{COLLECTIVE_TAG, Control, Phases};
 use crate::program::{
@@ -1134,8 +1134,8 @@ fn region_time(cost: &Dist, n: u64, rng: &mut StreamRng) -> f64 {
     }
     let nf = n as f64;
     let mean = cost.mean() * nf;
-    match cost {
-        Dist::Deterministic { value } => value * nf,
+    match cost.law() {
+        Law::Deterministic { value } => value * nf,
         _ => {
             let scv = cost.scv() / nf;
             if scv <= 0.0 || mean <= 0.0 {

@@ -353,7 +353,7 @@ impl Shape<'_> {
             // one family, mean and SCV: the open stages' test of identical branches
             let same_dist = branches.iter().all(|&b| {
                 service(b).is_some_and(|x| {
-                    std::mem::discriminant(&x) == std::mem::discriminant(d)
+                    std::mem::discriminant(x.law()) == std::mem::discriminant(d.law())
                         && (x.mean() - d.mean()).abs() <= 1e-12 * d.mean()
                         && (x.scv() - d.scv()).abs() <= 1e-12
                 })

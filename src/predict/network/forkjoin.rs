@@ -9,6 +9,7 @@ use crate::analytic::{
     fork_join_2_server, fork_join_independent_max, kingman, nelson_tantawi,
     nelson_tantawi_correlation_factor,
 };
+use crate::dist::Law;
 use crate::metrics::network::class_metric;
 use crate::model::{ClassKind, Discipline, Network, Routing, StationKind, Target};
 
@@ -16,14 +17,14 @@ use crate::model::{ClassKind, Discipline, Network, Routing, StationKind, Target}
 /// closed forms for exponential (`H_c` mean) and uniform delays, the numeric integral of
 /// `1 - F^c` otherwise.
 pub(super) fn delay_maximum(c: u32, d: &Dist) -> analytic::Result<(f64, &'static str)> {
-    match d {
-        Dist::Exponential { mean } => {
+    match d.law() {
+        Law::Exponential { mean } => {
             expected_max_exponential(c, *mean).map(|x| (x, "max of c exponentials (H_c mean)"))
         }
-        Dist::Uniform { min, max } => {
+        Law::Uniform { min, max } => {
             expected_max_uniform(c, *min, *max).map(|x| (x, "max of c uniforms"))
         }
-        other => expected_max_numeric(c, &|t| other.cdf(t), other.lower_bound(), f64::INFINITY)
+        _ => expected_max_numeric(c, &|t| d.cdf(t), d.lower_bound(), f64::INFINITY)
             .map(|x| (x, "max of c i.i.d. (numeric integral of 1 - F^c)")),
     }
 }
@@ -372,7 +373,7 @@ fn queue_stage(
     }
     // Deterministic branches fed the same arrivals have the same queue at every instant, so
     // the job's last task leaves with its first: the stage is one GI/D/1 queue.
-    if matches!(d, Dist::Deterministic { .. }) {
+    if matches!(d.law(), Law::Deterministic { .. }) {
         let (base, exact) = if renewal {
             (format!("{LOCKSTEP}, Kingman GI/D/1"), false)
         } else {

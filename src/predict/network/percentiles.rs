@@ -24,7 +24,7 @@ const MOMENT_STEPS: usize = 400;
 
 /// A sojourn-time law whose quantiles can be computed.
 #[derive(Clone, Debug)]
-enum Law {
+enum Sojourn {
     /// Phase-type (M/M/c, Erlang mixtures, sums along a route).
     Phase(PhaseType),
     /// A distribution of the model's own kinds (a delay's service time, a gamma fit).
@@ -40,15 +40,15 @@ enum Law {
         mean_wait: f64,
     },
     /// The maximum of independent draws of each law.
-    Max(Vec<Law>),
-    /// Law `i` with probability `weight_i` (the weights sum to 1).
-    Mixture(Vec<(f64, Law)>),
+    Max(Vec<Sojourn>),
+    /// Sojourn `i` with probability `weight_i` (the weights sum to 1).
+    Mixture(Vec<(f64, Sojourn)>),
 }
 
-impl Law {
+impl Sojourn {
     /// The gamma law with mean `mean` and second moment `second` (a point mass when the
     /// variance is 0).
-    fn gamma_fit(mean: f64, second: f64) -> Result<Law, AnalyticError> {
+    fn gamma_fit(mean: f64, second: f64) -> Result<Sojourn, AnalyticError> {
         let scv = second / (mean * mean) - 1.0;
         let spec = if scv.abs() < 1e-12 {
             DistSpec::det(mean)
@@ -60,7 +60,7 @@ impl Law {
                 scv: Some(scv),
             }
         };
-        spec.build(Path::new("")).map(Law::Dist).map_err(|e| {
+        spec.build(Path::new("")).map(Sojourn::Dist).map_err(|e| {
             AnalyticError::NotApplicable(format!("no gamma law with mean {mean}, SCV {scv}: {e}"))
         })
     }
@@ -68,9 +68,9 @@ impl Law {
     /// `P(T <= t)`.
     fn cdf(&self, t: f64) -> Result<f64, AnalyticError> {
         match self {
-            Law::Phase(p) => p.cdf(t),
-            Law::Dist(d) => Ok(d.cdf(t)),
-            Law::Waited {
+            Sojourn::Phase(p) => p.cdf(t),
+            Sojourn::Dist(d) => Ok(d.cdf(t)),
+            Sojourn::Waited {
                 service,
                 waits,
                 mean_wait,
@@ -86,31 +86,31 @@ impl Law {
                     t,
                 )
             }
-            Law::Max(parts) => parts.iter().map(|p| p.cdf(t)).product(),
-            Law::Mixture(parts) => parts.iter().map(|(w, p)| Ok(w * p.cdf(t)?)).sum(),
+            Sojourn::Max(parts) => parts.iter().map(|p| p.cdf(t)).product(),
+            Sojourn::Mixture(parts) => parts.iter().map(|(w, p)| Ok(w * p.cdf(t)?)).sum(),
         }
     }
 
     /// A time scale to start the search for a quantile from.
     fn scale(&self) -> f64 {
         match self {
-            Law::Phase(_) => 1.0,
-            Law::Dist(d) => d.mean(),
-            Law::Waited {
+            Sojourn::Phase(_) => 1.0,
+            Sojourn::Dist(d) => d.mean(),
+            Sojourn::Waited {
                 service, mean_wait, ..
             } => service.mean() + mean_wait,
-            Law::Max(parts) => parts.iter().map(Law::scale).fold(0.0, f64::max),
-            Law::Mixture(parts) => parts.iter().map(|(_, p)| p.scale()).fold(0.0, f64::max),
+            Sojourn::Max(parts) => parts.iter().map(Sojourn::scale).fold(0.0, f64::max),
+            Sojourn::Mixture(parts) => parts.iter().map(|(_, p)| p.scale()).fold(0.0, f64::max),
         }
     }
 
     /// The smallest value the law takes.
     fn lower(&self) -> f64 {
         match self {
-            Law::Phase(_) => 0.0,
-            Law::Dist(d) | Law::Waited { service: d, .. } => d.lower_bound(),
-            Law::Max(parts) => parts.iter().map(Law::lower).fold(0.0, f64::max),
-            Law::Mixture(parts) => parts
+            Sojourn::Phase(_) => 0.0,
+            Sojourn::Dist(d) | Sojourn::Waited { service: d, .. } => d.lower_bound(),
+            Sojourn::Max(parts) => parts.iter().map(Sojourn::lower).fold(0.0, f64::max),
+            Sojourn::Mixture(parts) => parts
                 .iter()
                 .map(|(_, p)| p.lower())
                 .fold(f64::INFINITY, f64::min),
@@ -120,9 +120,9 @@ impl Law {
     /// The mean and second moment (not for a maximum).
     fn moments(&self) -> Result<(f64, f64), AnalyticError> {
         match self {
-            Law::Phase(p) => p.moments(),
-            Law::Dist(d) => Ok((d.raw_moment(1), d.raw_moment(2))),
-            Law::Waited {
+            Sojourn::Phase(p) => p.moments(),
+            Sojourn::Dist(d) => Ok((d.raw_moment(1), d.raw_moment(2))),
+            Sojourn::Waited {
                 service,
                 waits,
                 mean_wait,
@@ -137,8 +137,8 @@ impl Law {
                 };
                 Ok((s1 + mean_wait, s2 + 2.0 * s1 * mean_wait + w2))
             }
-            Law::Max(_) => self.numeric_moments(),
-            Law::Mixture(parts) => parts.iter().try_fold((0.0, 0.0), |(m, m2), (w, p)| {
+            Sojourn::Max(_) => self.numeric_moments(),
+            Sojourn::Mixture(parts) => parts.iter().try_fold((0.0, 0.0), |(m, m2), (w, p)| {
                 let (pm, pm2) = p.moments()?;
                 Ok((m + w * pm, m2 + w * pm2))
             }),
@@ -170,8 +170,8 @@ impl Law {
     /// The quantile at level `q` in `(0, 1)`.
     fn quantile(&self, q: f64) -> Result<f64, AnalyticError> {
         match self {
-            Law::Phase(p) => p.quantile(q),
-            Law::Dist(d) => d.quantile(q),
+            Sojourn::Phase(p) => p.quantile(q),
+            Sojourn::Dist(d) => d.quantile(q),
             _ => invert_cdf(&|t| self.cdf(t), q, self.lower(), self.scale()),
         }
     }
@@ -180,7 +180,7 @@ impl Law {
 /// A law with the method that gives it and whether it is exact.
 #[derive(Clone, Debug)]
 struct Estimate {
-    law: Law,
+    law: Sojourn,
     method: String,
     exact: bool,
 }
@@ -217,7 +217,7 @@ fn emit(a: &mut Analysis, prefix: &str, est: &Estimate) {
 }
 
 /// The quantiles of `law` at the reported levels, or why not.
-fn quantiles(law: &Law) -> Result<Vec<f64>, AnalyticError> {
+fn quantiles(law: &Sojourn) -> Result<Vec<f64>, AnalyticError> {
     PERCENTILES.iter().map(|(_, q)| law.quantile(*q)).collect()
 }
 
@@ -225,14 +225,17 @@ fn quantiles(law: &Law) -> Result<Vec<f64>, AnalyticError> {
 mod tests {
     use std::path::Path;
 
-    use super::Law;
+    use super::Sojourn;
     use crate::dist::{Dist, DistSpec};
 
     #[test]
     fn a_mixture_weighs_the_cdfs_and_the_moments() {
         let exp1 = DistSpec::exp(1.0).build(Path::new("")).unwrap();
         let det2 = DistSpec::det(2.0).build(Path::new("")).unwrap();
-        let mix = Law::Mixture(vec![(0.25, Law::Dist(exp1)), (0.75, Law::Dist(det2))]);
+        let mix = Sojourn::Mixture(vec![
+            (0.25, Sojourn::Dist(exp1)),
+            (0.75, Sojourn::Dist(det2)),
+        ]);
         // at t = 1 only the exponential part counts: 0.25 (1 - e^-1); at 2 all of the point mass
         let hand = 0.25 * (1.0 - (-1.0f64).exp());
         assert!((mix.cdf(1.0).unwrap() - hand).abs() < 1e-12);
@@ -245,8 +248,8 @@ mod tests {
         );
         // the waited law: service 1, wait 0 w.p. 1/2 else exponential of mean 2 (Wq = 1):
         // E = 2, E[T^2] = 1 + 2 * 1 * 1 + 2 * 1 / 0.5 = 7
-        let waited = Law::Waited {
-            service: Dist::Deterministic { value: 1.0 },
+        let waited = Sojourn::Waited {
+            service: Dist::deterministic(1.0).unwrap(),
             waits: 0.5,
             mean_wait: 1.0,
         };
@@ -256,7 +259,7 @@ mod tests {
             "{m} {m2}"
         );
         // the gamma fit keeps both moments
-        let (m, m2) = Law::gamma_fit(2.0, 7.0).unwrap().moments().unwrap();
+        let (m, m2) = Sojourn::gamma_fit(2.0, 7.0).unwrap().moments().unwrap();
         assert!(
             (m - 2.0).abs() < 1e-9 && (m2 - 7.0).abs() < 1e-9,
             "{m} {m2}"

@@ -199,7 +199,7 @@ pub(super) fn station(
             };
             StationKind::Source {
                 class: class.unwrap_or(ClassId(0)),
-                interarrival: interarrival.unwrap_or(Dist::Exponential { mean: 1.0 }),
+                interarrival: interarrival.unwrap_or(Dist::EXP1),
             }
         }
         RawKind::Sink => StationKind::Sink,
@@ -320,10 +320,11 @@ fn service_table(
                 format!("must be a finite number > 0, got {d}"),
             );
             // a stand-in, so that no "no service time here" follows from the same mistake
-            table.fill(Some(Dist::Exponential { mean: 1.0 }));
+            table.fill(Some(Dist::EXP1));
         } else {
-            // the mean per visit is set once the routing gives the visits (demand_service)
-            table.fill(Some(Dist::Exponential { mean: d }));
+            // a stand-in: the mean per visit is set once the routing gives the visits
+            // (demand_service)
+            table.fill(Some(Dist::EXP1));
         }
         return table;
     }
@@ -373,11 +374,14 @@ pub(super) fn check_sources(ck: &mut Checker, raw: &RawScenario, net: &Network) 
 /// service gets the mean `demand / V`, with `V` its visits per job (open) or per cycle (closed)
 /// from the traffic equations, so that visits times mean service is the demand written.
 pub(super) fn demand_service(ck: &mut Checker, raw: &RawScenario, net: &mut Network) {
-    let given: Vec<(usize, f64)> = raw
+    let given: Vec<(usize, f64, usize)> = raw
         .stations
         .iter()
         .enumerate()
-        .filter_map(|(s, e)| Some((s, *e.value.as_ref()?.demand.as_ref()?.get_ref())))
+        .filter_map(|(s, e)| {
+            let demand = e.value.as_ref()?.demand.as_ref()?;
+            Some((s, *demand.get_ref(), demand.span().start))
+        })
         .collect();
     if given.is_empty() {
         return;
@@ -395,16 +399,24 @@ pub(super) fn demand_service(ck: &mut Checker, raw: &RawScenario, net: &mut Netw
             ClassKind::Closed { .. } => 1.0,
         })
         .collect();
-    for (s, demand) in given {
+    for (s, demand, at) in given {
         if let StationKind::Delay { service } | StationKind::Queue { service, .. } =
             &mut net.stations[s].kind
         {
             for (c, entry) in service.iter_mut().enumerate() {
                 let visits = v[c][s] / rates[c];
                 if entry.is_some() && visits > 0.0 {
-                    *entry = Some(Dist::Exponential {
-                        mean: demand / visits,
-                    });
+                    match Dist::exponential(demand / visits) {
+                        Ok(d) => *entry = Some(d),
+                        Err(e) => ck.add(
+                            Some(at),
+                            format!("station[{s}].demand"),
+                            format!(
+                                "{demand:?} over {visits:?} visits per job or cycle is a mean service time per visit that {}",
+                                e.message
+                            ),
+                        ),
+                    }
                 }
             }
         }

@@ -8,9 +8,10 @@
 //! independent branches (Nelson and Tantawi 1988 for the mean). Delay branches are independent,
 //! so their maximum is exact.
 
-use super::{Estimate, Law, emit, quantiles};
+use super::{Estimate, Sojourn, emit, quantiles};
 use crate::analytic::route_moments;
 use crate::dist::Dist;
+use crate::dist::Law;
 use crate::model::{ClassId, Network, Routing, StationId, StationKind, Target};
 use crate::predict::{Analysis, Bound};
 use crate::stats::PERCENTILES;
@@ -29,7 +30,7 @@ pub(super) enum Trust {
     /// percentile of `branches` bounds them from below.
     UpperBound {
         /// The branch laws.
-        branches: Vec<Law>,
+        branches: Vec<Sojourn>,
     },
 }
 
@@ -37,7 +38,7 @@ pub(super) enum Trust {
 #[derive(Clone, Debug)]
 pub(super) struct Stage {
     /// The law (for queue branches, of independent branches).
-    pub law: Law,
+    pub law: Sojourn,
     /// The method's label.
     pub method: String,
     /// How far it can be trusted.
@@ -114,12 +115,12 @@ fn stage(
     }
     let all_exact = parts.iter().all(|e| e.exact);
     let closed = net.classes[0].kind != crate::model::ClassKind::Open;
-    let law = Law::Max(parts.iter().map(|e| e.law.clone()).collect());
+    let law = Sojourn::Max(parts.iter().map(|e| e.law.clone()).collect());
     let lockstep = !delays_only
         && branches.iter().all(|b| {
             matches!(
-                net.station(*b).kind.service().and_then(|t| t[0].as_ref()),
-                Some(Dist::Deterministic { value }) if Some(*value) == net.station(branches[0]).kind.service().and_then(|t| t[0].as_ref()).map(Dist::mean)
+                net.station(*b).kind.service().and_then(|t| t[0].as_ref()).map(Dist::law),
+                Some(Law::Deterministic { value }) if Some(*value) == net.station(branches[0]).kind.service().and_then(|t| t[0].as_ref()).map(Dist::mean)
             )
         });
     Ok(if delays_only {
@@ -278,10 +279,10 @@ fn task_walks(
             })
             .collect::<Result<_, String>>()?;
         let (m1, m2) = route_moments(&entry, &dense, &visit).map_err(|e| e.to_string())?;
-        tasks.push(Law::gamma_fit(m1, m2).map_err(|e| e.to_string())?);
+        tasks.push(Sojourn::gamma_fit(m1, m2).map_err(|e| e.to_string())?);
     }
     Ok(Stage {
-        law: Law::Max(tasks),
+        law: Sojourn::Max(tasks),
         method: format!(
             "independent maximum of the tasks, each a gamma fit to the two moments of its walk to the join (independent per-visit sojourns); approximation: the tasks share stations and are dependent, and a task's time is not gamma; stations: {method}"
         ),

@@ -3,7 +3,7 @@
 //! station's law per visit, over the visits of all classes, as their mixture weighted by the
 //! classes' predicted throughputs at the station.
 
-use super::{Estimate, Law};
+use super::{Estimate, Sojourn};
 use crate::analytic::{PhaseType, erlang_c};
 use crate::dist::Dist;
 use crate::metrics::network::{station_class_prefix, visiting};
@@ -103,13 +103,13 @@ fn shared_queue(
             net.classes[c].name
         ))?;
         let law = if fcfs {
-            Law::Waited {
+            Sojourn::Waited {
                 service: d.clone(),
                 waits,
                 mean_wait: (mean - d.mean()).max(0.0),
             }
         } else {
-            Law::Phase(PhaseType::exponential(1.0 / mean).map_err(|e| e.to_string())?)
+            Sojourn::Phase(PhaseType::exponential(1.0 / mean).map_err(|e| e.to_string())?)
         };
         parts.push((throughput, law.clone()));
         classes.push((
@@ -127,7 +127,7 @@ fn shared_queue(
     }
     let law = match &parts[..] {
         [(_, one)] => one.clone(),
-        _ => Law::Mixture(parts.into_iter().map(|(x, l)| (x / total, l)).collect()),
+        _ => Sojourn::Mixture(parts.into_iter().map(|(x, l)| (x / total, l)).collect()),
     };
     Ok((
         Estimate {

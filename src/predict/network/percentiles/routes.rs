@@ -10,9 +10,9 @@
 
 use super::forks::{Stage, Trust, emit_stage};
 use super::stations::preferred_prediction;
-use super::{Estimate, Law, emit};
+use super::{Estimate, Sojourn, emit};
 use crate::analytic::{PhaseType, route_moments};
-use crate::dist::Dist;
+use crate::dist::Law;
 use crate::model::{
     ClassId, ClassKind, Discipline, Network, Routing, StationId, StationKind, Target,
 };
@@ -166,7 +166,7 @@ fn markov_route(
     };
     let law = PhaseType::routed(&blocks, &entry, &route).map_err(|e| e.to_string())?;
     Ok(Estimate {
-        law: Law::Phase(law),
+        law: Sojourn::Phase(law),
         method: match &problem {
             None => format!("{ROUTE}; tandem of M/M/1 queues (Reich, Burke)"),
             Some(p) => format!("{ROUTE}; approximation: {p}"),
@@ -199,7 +199,7 @@ fn gamma_route(
     let metric = crate::metrics::network::class_metric(net, c);
     let (mean, source) =
         preferred_prediction(a, &metric).unwrap_or((walk_mean, "the per-visit laws".to_owned()));
-    let law = Law::gamma_fit(mean, mean * mean + variance).map_err(|e| e.to_string())?;
+    let law = Sojourn::gamma_fit(mean, mean * mean + variance).map_err(|e| e.to_string())?;
     let broken = problem.map_or(String::new(), |p| format!("; {p}"));
     Ok(Estimate {
         law,
@@ -291,29 +291,34 @@ fn route_problem(
 /// `law` as a phase-type law, where it is one: exponential, Erlang and hyperexponential
 /// distributions, and the maximum of independent identical exponentials (hypoexponential of
 /// rates `k r, (k - 1) r, ..., r`, Renyi).
-fn as_phase(law: &Law) -> Option<PhaseType> {
+fn as_phase(law: &Sojourn) -> Option<PhaseType> {
     match law {
-        Law::Phase(p) => Some(p.clone()),
-        Law::Dist(Dist::Exponential { mean }) => PhaseType::exponential(1.0 / mean).ok(),
-        Law::Dist(Dist::Erlang { k, mean }) => {
-            let rate = f64::from(*k) / mean;
-            PhaseType::hypoexponential(&vec![rate; *k as usize]).ok()
-        }
-        Law::Dist(Dist::HyperExp { p1, mean1, mean2 }) => PhaseType::new(
-            vec![*p1, 1.0 - p1],
-            vec![1.0 / mean1, 1.0 / mean2],
-            vec![Vec::new(), Vec::new()],
-        )
-        .ok(),
-        Law::Max(parts) => {
+        Sojourn::Phase(p) => Some(p.clone()),
+        Sojourn::Dist(d) => match d.law() {
+            Law::Exponential { mean } => PhaseType::exponential(1.0 / mean).ok(),
+            Law::Erlang { k, mean } => {
+                let rate = f64::from(*k) / mean;
+                PhaseType::hypoexponential(&vec![rate; *k as usize]).ok()
+            }
+            Law::HyperExp { p1, mean1, mean2 } => PhaseType::new(
+                vec![*p1, 1.0 - p1],
+                vec![1.0 / mean1, 1.0 / mean2],
+                vec![Vec::new(), Vec::new()],
+            )
+            .ok(),
+            _ => None,
+        },
+        Sojourn::Max(parts) => {
             let rate = match parts.first()? {
-                Law::Dist(Dist::Exponential { mean }) => 1.0 / mean,
-                Law::Phase(p) => p.exponential_rate()?,
+                Sojourn::Dist(d) if d.is_exponential() => 1.0 / d.mean(),
+                Sojourn::Phase(p) => p.exponential_rate()?,
                 _ => return None,
             };
             let same = parts.iter().all(|p| match p {
-                Law::Dist(Dist::Exponential { mean }) => (1.0 / mean / rate - 1.0).abs() < 1e-12,
-                Law::Phase(p) => p
+                Sojourn::Dist(d) if d.is_exponential() => {
+                    (1.0 / d.mean() / rate - 1.0).abs() < 1e-12
+                }
+                Sojourn::Phase(p) => p
                     .exponential_rate()
                     .is_some_and(|r| (r / rate - 1.0).abs() < 1e-12),
                 _ => false,
@@ -435,7 +440,7 @@ fn chain_of_stages(
         if exact { "" } else { STAGES_DEPENDENT }
     );
     Ok(Stage {
-        law: Law::Phase(law),
+        law: Sojourn::Phase(law),
         method,
         trust: if exact {
             Trust::Exact
@@ -460,7 +465,7 @@ fn gamma_stages(net: &Network, parts: &[Stage], a: &Analysis) -> Result<Stage, S
     }
     let (mean, source) = preferred_prediction(a, &crate::metrics::network::class_metric(net, 0))
         .unwrap_or((mean, "the stages' laws".to_owned()));
-    let law = Law::gamma_fit(mean, mean * mean + variance).map_err(|e| e.to_string())?;
+    let law = Sojourn::gamma_fit(mean, mean * mean + variance).map_err(|e| e.to_string())?;
     Ok(Stage {
         law,
         method: format!(
@@ -544,7 +549,7 @@ fn walk_of_stages(
     let variance = (walk_second - walk_mean * walk_mean).max(0.0);
     let (mean, source) = preferred_prediction(a, &crate::metrics::network::class_metric(net, 0))
         .unwrap_or((walk_mean, "the stages' laws".to_owned()));
-    let law = Law::gamma_fit(mean, mean * mean + variance).map_err(|e| e.to_string())?;
+    let law = Sojourn::gamma_fit(mean, mean * mean + variance).map_err(|e| e.to_string())?;
     Ok(Stage {
         law,
         method: format!(

@@ -14,12 +14,13 @@
 //!   non-exponential single FCFS server gets the waited law around the mean of MVA with the
 //!   residual-service correction.
 
-use super::{Estimate, Law};
+use super::{Estimate, Sojourn};
 use crate::analytic::{
     Center, PhaseType, allen_cunneen, closed_queue_length, erlang_c, fcfs_exponential_sojourn, mg1,
     mg1_response_moments, mmc_sojourn, mva,
 };
 use crate::dist::Dist;
+use crate::dist::Law;
 use crate::model::{
     ClassId, ClassKind, Discipline, Network, Routing, Rule, StationId, StationKind, Target,
 };
@@ -44,7 +45,7 @@ pub(super) fn laws(net: &Network, v: &[Vec<f64>], a: &mut Analysis) -> Vec<Optio
             (&net.stations[s].kind, common_service(net, s))
         {
             out[s] = Some(Estimate {
-                law: Law::Dist(d.clone()),
+                law: Sojourn::Dist(d.clone()),
                 method: DELAY.to_owned(),
                 exact: true,
             });
@@ -72,8 +73,8 @@ pub(super) fn common_service(net: &Network, s: usize) -> Option<&Dist> {
     let mut laws = table.iter().flatten();
     let first = laws.next()?;
     let same = |d: &&Dist| {
-        std::mem::discriminant(*d) == std::mem::discriminant(first)
-            && !matches!(d, Dist::Empirical(_))
+        std::mem::discriminant(d.law()) == std::mem::discriminant(first.law())
+            && !matches!(d.law(), Law::Empirical(_))
             && (d.mean() / first.mean() - 1.0).abs() < 1e-12
             && (d.scv() - first.scv()).abs() < 1e-12
     };
@@ -111,7 +112,7 @@ fn open_queue(
             let mean = predicted_response(net, s, a).unwrap_or(d.mean() / (1.0 - lambda * d.mean()));
             let why = not_poisson.map_or(String::new(), |r| format!("; {r}"));
             PhaseType::exponential(1.0 / mean).map(|p| Estimate {
-                law: Law::Phase(p),
+                law: Sojourn::Phase(p),
                 method: format!(
                     "exponential with the PS mean response; approximation: the sojourn at a PS server is not exponential{why}"
                 ),
@@ -120,7 +121,7 @@ fn open_queue(
         }
         (Discipline::Fcfs, None) if d.is_exponential() => {
             mmc_sojourn(lambda, d.mean(), *servers).map(|p| Estimate {
-                law: Law::Phase(p),
+                law: Sojourn::Phase(p),
                 method: if *servers == 1 { M_M_1 } else { M_M_C }.to_owned(),
                 exact: true,
             })
@@ -143,7 +144,7 @@ fn open_queue(
             }
             let moments = [d.raw_moment(1), d.raw_moment(2), d.raw_moment(3)];
             mg1_response_moments(lambda, moments)
-                .and_then(|(m, second)| Law::gamma_fit(m, second))
+                .and_then(|(m, second)| Sojourn::gamma_fit(m, second))
                 .map(|law| Estimate {
                     law,
                     method: M_G_1.to_owned(),
@@ -193,14 +194,14 @@ fn waited(
     lambda: f64,
     servers: u32,
     mean_wait: f64,
-) -> Result<Law, crate::analytic::AnalyticError> {
+) -> Result<Sojourn, crate::analytic::AnalyticError> {
     let offered = lambda * d.mean();
     let waits = if servers == 1 {
         offered
     } else {
         erlang_c(servers, offered)?
     };
-    Ok(Law::Waited {
+    Ok(Sojourn::Waited {
         service: d.clone(),
         waits,
         mean_wait,
@@ -338,7 +339,7 @@ fn closed_queues(
             } if exponential => closed_queue_length(&before, centers[k].demand)
                 .and_then(|ahead| fcfs_exponential_sojourn(&ahead, s_mean))
                 .map(|p| Estimate {
-                    law: Law::Phase(p),
+                    law: Sojourn::Phase(p),
                     method: theorem.clone(),
                     exact,
                 }),
@@ -360,7 +361,7 @@ fn closed_queues(
                     .as_deref()
                     .map_or(String::new(), |p| format!("; {p}"));
                 PhaseType::exponential(1.0 / mean).map(|p| Estimate {
-                    law: Law::Phase(p),
+                    law: Sojourn::Phase(p),
                     method: format!("exponential with the MVA mean; approximation: the sojourn at a PS server is not exponential{why}"),
                     exact: false,
                 })
