@@ -28,7 +28,7 @@ use std::fmt;
 
 use toml::Spanned;
 
-use super::document::Element;
+use super::raw::Element;
 use super::raw::{RawBranch, RawClass, RawKind, RawRoute, RawScenario, RawStation};
 use super::{Problem, Scenario};
 use crate::dist::DistSpec;

@@ -8,8 +8,6 @@
 //! tables (`[[station]]`), is deserialized on its own through `serde_path_to_error`, which names
 //! the field that failed.
 
-use std::ops::Range;
-
 use serde::de::{DeserializeOwned, IntoDeserializer};
 use toml::Spanned;
 use toml::de::{DeTable, DeValue};
@@ -19,54 +17,9 @@ use super::assign::{self, Assignment};
 use super::raw::pipeline::RawPipeline;
 use super::raw::program::{RawDisk, RawMachine, RawProgram, RawTopology};
 use super::raw::spmd::RawSpmd;
-use super::raw::{RawClass, RawPath, RawRoute, RawRun, RawScenario, RawStation, RawValidate};
-
-/// One element of an array of tables: where it is, its `name` if it has one, and its contents
-/// when they have the right shape (`None`: its shape problems were reported).
-#[derive(Debug)]
-pub struct Element<T> {
-    /// Byte range of the element in the file.
-    pub span: Range<usize>,
-    /// Its `name` field, read from the document even when the element is broken, so that
-    /// references to it still resolve.
-    pub name: Option<String>,
-    /// The element as read: with `broken`, without the fields whose shape was wrong (`None`
-    /// when it could not be read at all).
-    pub value: Option<T>,
-    /// Some field had the wrong shape (reported): the element is checked for what can be, but
-    /// nothing that needs the whole network is.
-    pub broken: bool,
-    /// Each key of the element's table with the offset where it is written, so that a problem
-    /// with a field points at the field's own line.
-    pub keys: Vec<(String, usize)>,
-}
-
-impl<T> Element<T> {
-    /// An element that was built rather than read (by the Rust builder or a model), placed at
-    /// offset `at`.
-    pub fn built(at: usize, name: Option<String>, value: T) -> Element<T> {
-        Element {
-            span: at..at,
-            name,
-            value: Some(value),
-            broken: false,
-            keys: Vec::new(),
-        }
-    }
-
-    /// Byte offset of the element's start.
-    pub fn at(&self) -> usize {
-        self.span.start
-    }
-
-    /// Byte offset of `field` in the element (of the element itself when it is not written).
-    pub fn field_at(&self, field: &str) -> usize {
-        self.keys
-            .iter()
-            .find(|(k, _)| k == field)
-            .map_or(self.span.start, |(_, at)| *at)
-    }
-}
+use super::raw::{
+    Element, RawClass, RawPath, RawRoute, RawRun, RawScenario, RawStation, RawValidate,
+};
 
 /// How `serde_path_to_error` names the inner value of a `toml::Spanned` field in a path.
 const SPAN_WRAPPER: &str = "$__serde_spanned_private_value.";

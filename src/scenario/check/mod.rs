@@ -20,7 +20,7 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use super::Problem;
-use super::document::Element;
+use super::raw::Element;
 use super::raw::RawScenario;
 use super::{RunConfig, ValidateConfig, Workload};
 use crate::model::{Class, ClassKind, Network, Routing, Station, StationKind, visits};

@@ -4,7 +4,7 @@ use std::collections::HashMap;
 
 use super::{Checker, lookup, names};
 use crate::model::{Network, Path, StationId, StationKind};
-use crate::scenario::document::Element;
+use crate::scenario::raw::Element;
 use crate::scenario::raw::RawPath;
 
 /// The paths of the scenario, each station resolved; a station that reports no response

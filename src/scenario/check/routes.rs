@@ -4,7 +4,7 @@ use std::collections::HashMap;
 
 use super::{Checker, EXIT, lookup};
 use crate::model::{ClassId, ClassKind, Network, Rule, StationId, StationKind, Target};
-use crate::scenario::document::Element;
+use crate::scenario::raw::Element;
 use crate::scenario::raw::{RawBranch, RawPolicy, RawRoute, RawStation};
 
 /// Builds the routing rules; returns every (class, from) pair a route was written for, valid or

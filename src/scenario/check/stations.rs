@@ -10,7 +10,7 @@ use crate::dist::{Dist, DistSpec};
 use crate::model::{
     Class, ClassId, ClassKind, Discipline, Network, Station, StationId, StationKind,
 };
-use crate::scenario::document::Element;
+use crate::scenario::raw::Element;
 use crate::scenario::raw::{RawClass, RawKind, RawScenario, RawStation};
 
 /// Largest population of a closed class.

@@ -7,7 +7,7 @@ use std::ops::Range;
 use toml::Spanned;
 
 use crate::models::tables::{Destination, Disk, NetworkTables, Op, Station, StationKind, Topology};
-use crate::scenario::document::Element;
+use crate::scenario::raw::Element;
 use crate::scenario::raw::program::{
     ExprText, OpKind, RawDisk, RawOp, RawProgram, RawTopology, SizeSpec,
 };

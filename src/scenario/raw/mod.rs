@@ -5,11 +5,11 @@
 //! is read into these by [`super::document`], one section and one array element at a time.
 
 use std::collections::BTreeMap;
+use std::ops::Range;
 
 use serde::Deserialize;
 use toml::Spanned;
 
-use super::document::Element;
 use crate::dist::DistSpec;
 pub mod pipeline;
 pub mod program;
@@ -250,4 +250,51 @@ pub struct RawBranch {
     pub p: f64,
     /// Class after the move.
     pub to_class: Option<String>,
+}
+
+/// One element of an array of tables: where it is, its `name` if it has one, and its contents
+/// when they have the right shape (`None`: its shape problems were reported).
+#[derive(Debug)]
+pub struct Element<T> {
+    /// Byte range of the element in the file.
+    pub span: Range<usize>,
+    /// Its `name` field, read from the document even when the element is broken, so that
+    /// references to it still resolve.
+    pub name: Option<String>,
+    /// The element as read: with `broken`, without the fields whose shape was wrong (`None`
+    /// when it could not be read at all).
+    pub value: Option<T>,
+    /// Some field had the wrong shape (reported): the element is checked for what can be, but
+    /// nothing that needs the whole network is.
+    pub broken: bool,
+    /// Each key of the element's table with the offset where it is written, so that a problem
+    /// with a field points at the field's own line.
+    pub keys: Vec<(String, usize)>,
+}
+
+impl<T> Element<T> {
+    /// An element that was built rather than read (by the Rust builder or a model), placed at
+    /// offset `at`.
+    pub fn built(at: usize, name: Option<String>, value: T) -> Element<T> {
+        Element {
+            span: at..at,
+            name,
+            value: Some(value),
+            broken: false,
+            keys: Vec::new(),
+        }
+    }
+
+    /// Byte offset of the element's start.
+    pub fn at(&self) -> usize {
+        self.span.start
+    }
+
+    /// Byte offset of `field` in the element (of the element itself when it is not written).
+    pub fn field_at(&self, field: &str) -> usize {
+        self.keys
+            .iter()
+            .find(|(k, _)| k == field)
+            .map_or(self.span.start, |(_, at)| *at)
+    }
 }
