@@ -20,6 +20,8 @@ mod fit_comm;
 mod fit_spmd;
 /// Structured fuzzing of parse, check, analysis and short runs.
 mod fuzz;
+/// The user guide's scenarios and commands work as the guide shows them.
+mod guide;
 /// The layering of src/: imports point down, no circle, engines and program IR know no model.
 mod layers;
 /// Laws of random valid networks: Little, conservation, capacity, thread identity.
