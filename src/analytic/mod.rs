@@ -25,6 +25,7 @@
 //! | [`jackson`], [`solve_traffic`] | open multiclass; delay, FCFS/PS single server, M/M/c | station-by-station product form | exact (product form) |
 //! | [`expected_max_exponential`], [`expected_max_uniform`] | max of `c` i.i.d. times | `H_c m`; `min + (max - min) c/(c+1)` | exact |
 //! | [`expected_max_numeric`] | max of `c` i.i.d. times, any CDF | `lower + int (1 - F^c)`, adaptive Gauss-Kronrod, rel. `1e-9` | numerical |
+//! | [`expected_max`], [`max_moments`] | max of independent, non-identical times (laws with multiplicities, constants, tails unbounded either way) | `E[M] = L + int_L (1 - prod F_i^m_i)`, `E[(M - L)^2] = int_L 2 (t - L)(1 - prod F_i^m_i)`, adaptive Gauss-Kronrod, rel. `1e-9` | numerical |
 //! | [`fork_join_2_server`] | open 2-server fork-join, exponential | `(12 - rho)/8 / (mu - lambda)` (Flatto-Hahn) | exact |
 //! | [`nelson_tantawi`] | open `K`-server fork-join, exponential | Nelson-Tantawi scaling of the 2-server result | approximation (exact at `K = 2`) |
 //! | [`mmc_sojourn`] | M/M/c FCFS sojourn law (percentiles) | wait 0 w.p. `1 - C(c,a)`, else exponential `c mu - lambda`; plus service; phase-type | exact |
@@ -82,6 +83,7 @@ mod gigc;
 mod harmonic;
 mod inverse;
 mod jackson;
+mod maxima;
 mod messages;
 mod multiclass;
 mod mva;
@@ -111,6 +113,7 @@ pub use gigc::{allen_cunneen, kingman};
 pub use harmonic::harmonic;
 pub use inverse::invert_cdf;
 pub use jackson::{JacksonSolution, OpenClass, jackson, solve_traffic};
+pub use maxima::{Law, MaxMoments, expected_max, max_moments};
 pub use messages::MessageCost;
 pub use multiclass::{MulticlassModel, MulticlassSolution};
 pub use mva::mva;
