@@ -26,6 +26,9 @@
 //! | [`expected_max_exponential`], [`expected_max_uniform`] | max of `c` i.i.d. times | `H_c m`; `min + (max - min) c/(c+1)` | exact |
 //! | [`expected_max_numeric`] | max of `c` i.i.d. times, any CDF | `lower + int (1 - F^c)`, adaptive Gauss-Kronrod, rel. `1e-9` | numerical |
 //! | [`expected_max`], [`max_moments`] | max of independent, non-identical times (laws with multiplicities, constants, tails unbounded either way) | `E[M] = L + int_L (1 - prod F_i^m_i)`, `E[(M - L)^2] = int_L 2 (t - L)(1 - prod F_i^m_i)`, adaptive Gauss-Kronrod, rel. `1e-9` | numerical |
+//! | [`clark_max`], [`ClarkMax::covariance_with`] | max of two jointly normal times; its covariance with a third | Clark (1961): `E[max] = mu_x Phi(alpha) + mu_y Phi(-alpha) + a phi(alpha)`, second moment, `Cov(Z, max) = Phi(alpha) Cov(Z, X) + Phi(-alpha) Cov(Z, Y)` | exact |
+//! | [`clark_max_n`] | max of `n` jointly normal times (mean vector, covariance matrix) | Clark's pairwise iteration, each partial maximum taken as normal | approximation (exact at `n = 2`) |
+//! | [`expected_max_iid_normal`] | max of `n` i.i.d. normal times | `mean + sd E[Z_(n)]` by [`max_moments`] | numerical |
 //! | [`fork_join_2_server`] | open 2-server fork-join, exponential | `(12 - rho)/8 / (mu - lambda)` (Flatto-Hahn) | exact |
 //! | [`nelson_tantawi`] | open `K`-server fork-join, exponential | Nelson-Tantawi scaling of the 2-server result | approximation (exact at `K = 2`) |
 //! | [`mmc_sojourn`] | M/M/c FCFS sojourn law (percentiles) | wait 0 w.p. `1 - C(c,a)`, else exponential `c mu - lambda`; plus service; phase-type | exact |
@@ -73,6 +76,7 @@
 
 mod bounds;
 mod check;
+mod clark;
 mod closed;
 mod convolution;
 mod error;
@@ -99,6 +103,7 @@ mod sojourn;
 mod varki;
 
 pub use bounds::{Interval, PerformanceBounds, asymptotic_bounds, balanced_job_bounds};
+pub use clark::{ClarkMax, Normal, clark_max, clark_max_n, expected_max_iid_normal};
 pub use closed::{Center, ClosedLevel, ClosedSolution};
 pub use error::{AnalyticError, Result};
 pub use forkjoin::{
