@@ -29,6 +29,7 @@
 //! | [`clark_max`], [`ClarkMax::covariance_with`] | max of two jointly normal times; its covariance with a third | Clark (1961): `E[max] = mu_x Phi(alpha) + mu_y Phi(-alpha) + a phi(alpha)`, second moment, `Cov(Z, max) = Phi(alpha) Cov(Z, X) + Phi(-alpha) Cov(Z, Y)` | exact |
 //! | [`clark_max_n`] | max of `n` jointly normal times (mean vector, covariance matrix) | Clark's pairwise iteration, each partial maximum taken as normal | approximation (exact at `n = 2`) |
 //! | [`expected_max_iid_normal`] | max of `n` i.i.d. normal times | `mean + sd E[Z_(n)]` by [`max_moments`] | numerical |
+//! | [`StochasticMaxPlus`] | stochastic critical path: `F_v = max_pred F_u + D_v`, durations by mean and variance | finish times as normals, maxima by Clark; operands independent, or correlated through shared ancestors by the linear canonical form of statistical timing analysis (capped terms) | approximation (sums exact; one maximum of two exact) |
 //! | [`fork_join_2_server`] | open 2-server fork-join, exponential | `(12 - rho)/8 / (mu - lambda)` (Flatto-Hahn) | exact |
 //! | [`nelson_tantawi`] | open `K`-server fork-join, exponential | Nelson-Tantawi scaling of the 2-server result | approximation (exact at `K = 2`) |
 //! | [`mmc_sojourn`] | M/M/c FCFS sojourn law (percentiles) | wait 0 w.p. `1 - C(c,a)`, else exponential `c mu - lambda`; plus service; phase-type | exact |
@@ -88,6 +89,7 @@ mod harmonic;
 mod inverse;
 mod jackson;
 mod maxima;
+mod maxplus;
 mod messages;
 mod multiclass;
 mod mva;
@@ -119,6 +121,7 @@ pub use harmonic::harmonic;
 pub use inverse::invert_cdf;
 pub use jackson::{JacksonSolution, OpenClass, jackson, solve_traffic};
 pub use maxima::{Law, MaxMoments, expected_max, max_moments};
+pub use maxplus::{Dependence, NodeId, StochasticMaxPlus};
 pub use messages::MessageCost;
 pub use multiclass::{MulticlassModel, MulticlassSolution};
 pub use mva::mva;
