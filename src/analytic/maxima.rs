@@ -335,7 +335,18 @@ fn side(
 /// one); a ratio that does not fall below 1 before the shells leave the `f64` range is an
 /// infinite integral (`NotConverged`).
 fn shells(f: &mut dyn FnMut(f64) -> Result<f64>, s: f64) -> Result<f64> {
-    let mut total = quadrature::integrate(f, 0.0, s, EXPECTED_MAX_REL_TOL, MAX_SEGMENTS)?;
+    shells_to(f, s, EXPECTED_MAX_REL_TOL, 0.0)
+}
+
+/// [`shells`] to the relative accuracy `rel_tol`, or the absolute `abs_tol` where that is
+/// looser (for an integrand known only to some absolute accuracy).
+pub(crate) fn shells_to(
+    f: &mut dyn FnMut(f64) -> Result<f64>,
+    s: f64,
+    rel_tol: f64,
+    abs_tol: f64,
+) -> Result<f64> {
+    let mut total = quadrature::integrate_to(f, 0.0, s, rel_tol, abs_tol, MAX_SEGMENTS)?;
     let mut previous = total;
     let mut a = s;
     let mut shell = 0u32;
@@ -350,15 +361,15 @@ fn shells(f: &mut dyn FnMut(f64) -> Result<f64>, s: f64) -> Result<f64> {
         }
         // each shell to 1e-9 of itself or 1/16 of 1e-9 of the sum so far, whichever is looser:
         // far shells are small and their integrands rounding noise
-        let floor = EXPECTED_MAX_REL_TOL * total / 16.0;
-        let piece = quadrature::integrate_to(f, a, b, EXPECTED_MAX_REL_TOL, floor, MAX_SEGMENTS)?;
+        let floor = (rel_tol * total).max(abs_tol) / 16.0;
+        let piece = quadrature::integrate_to(f, a, b, rel_tol, floor, MAX_SEGMENTS)?;
         total += piece;
         if piece == 0.0 && previous == 0.0 {
             return Ok(total);
         }
         if previous > 0.0 {
             let ratio = piece / previous;
-            if ratio < 1.0 && piece * ratio / (1.0 - ratio) <= EXPECTED_MAX_REL_TOL * total {
+            if ratio < 1.0 && piece * ratio / (1.0 - ratio) <= (rel_tol * total).max(abs_tol) {
                 return Ok(total);
             }
         }

@@ -39,6 +39,7 @@
 //! | [`MessageCost`] | a message of `m` bytes over `l` links | store-and-forward `t_s + (m t_w + t_h) l`, cut-through `t_s + l t_h + m t_w` (lecture notes) | exact on an idle network |
 //! | [`fork_join_independent_max`] | open `K`-way fork-join of GI/G/1 FCFS branches, any service law | `E[max]` of `K` independent branch responses, each `S` plus a wait 0 w.p. `1 - rho` else exponential of mean `Wq/rho` | approximation (upper bound for exponential branches: Nelson-Tantawi) |
 //! | [`nelson_tantawi_correlation_factor`] | the same, corrected for the branches' correlation | times `R_NT / (H_K / (mu - lambda))` at the same `rho` | approximation (exact for exponential `K = 2`) |
+//! | [`fork_join_interpolation`] | open `K`-way fork-join of M/G/1 FCFS branches, any service law | `(1 - rho) E[T] = T0 + (T1 - T0) rho + (h - T1) rho^2`: exact light-traffic value `E[max S]` and slope `T1`, heavy-traffic limit `h = min(T1, H_K m (1 + c^2)/2)` (Reiman-Simon interpolation; Varma-Makowski's `h = T1`) | approximation (exact for `K = 1`, deterministic service, exponential `K = 2`) |
 //! | [`varki_closed_fork_join`] | closed network with `K`-way fork-join subsystems | Varki: `R_FJ(n) = s [H_K + Q_FJ(n-1)]` | approximation (exact at `n = 1`, `K = 1`, and `K = 2` alone) |
 //!
 //! # Conventions
@@ -83,6 +84,7 @@ mod convolution;
 mod error;
 mod forkjoin;
 mod forkjoin_branches;
+mod forkjoin_interpolation;
 mod forkjoin_tasks;
 mod gigc;
 mod harmonic;
@@ -115,6 +117,7 @@ pub use forkjoin::{
 pub use forkjoin_branches::{
     QueueBranch, branch_response_cdf, fork_join_independent_max, nelson_tantawi_correlation_factor,
 };
+pub use forkjoin_interpolation::{ForkJoinInterpolation, ServiceLaw, fork_join_interpolation};
 pub use forkjoin_tasks::{TaskFork, task_fork};
 pub use gigc::{allen_cunneen, kingman};
 pub use harmonic::harmonic;
