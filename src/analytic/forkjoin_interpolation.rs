@@ -33,10 +33,14 @@
 //! whose light-traffic slope is driven by rare long jobs that matter less under load.
 //!
 //! Exact: `K = 1` (any law), deterministic service (any `K`), exponential `K = 2` at every
-//! load; the light-traffic value and slope for any law. Elsewhere an approximation; against
-//! simulation (see the branch's notes) within 5% for uniform, Erlang and exponential service up
-//! to `K = 32` at `rho <= 0.7` and hyperexponential up to `K = 8`, low by 8% for uniform
-//! service at `rho = 0.8`, high by 6% for hyperexponential at `K = 16`.
+//! load; the light-traffic value and slope for any law. Elsewhere an approximation. Against
+//! simulation (95% half-widths below 0.4%; the table is in the notes of the `maxima` branch):
+//! at `rho <= 0.7` within 4.5% for uniform, Erlang-4 and exponential service up to `K = 32`,
+//! for hyperexponential (SCV 4 and 10) up to `K = 8` and lognormal (SCV 2) at `K = 4`; +6% for
+//! hyperexponential at `K = 16`. It breaks at high load with low-variability service, where the
+//! heavy-traffic limit `T1` is too low: uniform `K = 4` is 8% low at `rho = 0.8` and 11% low at
+//! `rho = 0.9`, Erlang-4 `K = 8` 7% low at 0.9 (exponential `K = 16`: 6% low at 0.9).
+//! Renewal (non-Poisson) arrivals are outside it: the light-traffic terms assume Poisson input.
 
 use serde::Serialize;
 
