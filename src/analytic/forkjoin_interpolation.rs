@@ -465,7 +465,7 @@ mod tests {
             scv: 1.0,
         };
         for law in [by_quantile, by_density] {
-            for lambda in [0.2, 1.0, 1.8] {
+            for lambda in [0.2, 1.8] {
                 let r = fork_join_interpolation(2, lambda, &law).unwrap();
                 let exact = fork_join_2_server(lambda, 2.0).unwrap();
                 assert!(
@@ -474,7 +474,7 @@ mod tests {
                 );
                 assert!(!r.capped);
             }
-            for k in [3, 4, 8] {
+            for k in [3, 8] {
                 let r = fork_join_interpolation(k, 1.0, &law).unwrap();
                 let a = varma_makowski_a(k);
                 assert!(

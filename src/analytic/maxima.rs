@@ -33,6 +33,10 @@ use super::quadrature;
 /// Subinterval cap of each adaptive quadrature.
 const MAX_SEGMENTS: u32 = 20_000;
 
+/// Consecutive shells that do not shrink (a tail no lighter than `1/t` over a factor `2^40`
+/// of time, `10^12`) before an integral is declared infinite.
+const GROWING_SHELLS: u32 = 40;
+
 /// Halvings or doublings of a step before a scale of the maximum is given up on.
 const MAX_SCALE_STEPS: u32 = 2_200;
 
@@ -162,7 +166,8 @@ fn invalid(what: &str, value: f64) -> AnalyticError {
 /// nothing depends on the time unit), integrated until the shells left are bounded, from the
 /// geometric decay of the last two, below `1e-9` of the sum: an exponential tail ends after a
 /// few shells, a power tail `P(M > t) ~ t^-a` after about `30 / (a - 1)` (first moment) or
-/// `30 / (a - 2)` (second). A tail too long for a moment is `NotConverged`: a law with
+/// `30 / (a - 2)` (second). A tail too long for a moment (shells that stop shrinking for 40
+/// doublings) is `NotConverged`: a law with
 /// `E[X^2] = inf` makes this function fail while [`expected_max`] still gives the finite
 /// mean. When no law is bounded below the pivot is
 /// a median of `M`, found by doubling and bisection.
@@ -332,8 +337,8 @@ fn side(
 /// each to [`EXPECTED_MAX_REL_TOL`], until the rest is bounded by `EXPECTED_MAX_REL_TOL` times
 /// the sum. The bound takes the shells' contributions as falling geometrically at the ratio of
 /// the last two (a power tail `x^-a` gives the ratio `2^(1-a)`, an exponential tail a falling
-/// one); a ratio that does not fall below 1 before the shells leave the `f64` range is an
-/// infinite integral (`NotConverged`).
+/// one); a ratio that stays at or above 1 for 40 shells in a row, or shells that leave the
+/// `f64` range, are an infinite integral (`NotConverged`).
 fn shells(f: &mut dyn FnMut(f64) -> Result<f64>, s: f64) -> Result<f64> {
     shells_to(f, s, EXPECTED_MAX_REL_TOL, 0.0)
 }
@@ -350,9 +355,10 @@ pub(crate) fn shells_to(
     let mut previous = total;
     let mut a = s;
     let mut shell = 0u32;
+    let mut growing = 0u32;
     loop {
         let b = 2.0 * a;
-        if !b.is_finite() {
+        if !b.is_finite() || growing >= GROWING_SHELLS {
             return Err(AnalyticError::NotConverged {
                 method: "integrating the tail of the maximum (an infinite moment?)".into(),
                 iterations: shell,
@@ -372,6 +378,7 @@ pub(crate) fn shells_to(
             if ratio < 1.0 && piece * ratio / (1.0 - ratio) <= (rel_tol * total).max(abs_tol) {
                 return Ok(total);
             }
+            growing = if ratio >= 1.0 { growing + 1 } else { 0 };
         }
         previous = piece;
         a = b;
