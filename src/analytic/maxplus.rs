@@ -75,7 +75,7 @@ impl NodeId {
 /// let a = g.add(&[start], 1.0, 1.0).unwrap();
 /// let b = g.add(&[start], 1.0, 1.0).unwrap();
 /// let barrier = g.add(&[a, b], 0.0, 0.0).unwrap();
-/// let f = g.finish(barrier);
+/// let f = g.finish(barrier).unwrap();
 /// assert!((f.mean - (11.0 + 1.0 / std::f64::consts::PI.sqrt())).abs() < 1e-12);
 /// ```
 #[derive(Debug, Clone)]
@@ -158,12 +158,25 @@ impl StochasticMaxPlus {
 
     /// The finish time of `node` as a normal law.
     ///
-    /// Panics if `node` is not a node of this graph (ids come only from
-    /// [`StochasticMaxPlus::add`] on the same graph).
-    pub fn finish(&self, node: NodeId) -> Normal {
+    /// Errors: `InvalidParameter` if `node` is not a node of this graph (an id from another
+    /// graph).
+    pub fn finish(&self, node: NodeId) -> Result<Normal> {
+        self.known(node)?;
+        Ok(self.normal(node))
+    }
+
+    fn normal(&self, node: NodeId) -> Normal {
         Normal {
             mean: self.means[node.index()],
             variance: self.variances[node.index()],
+        }
+    }
+
+    fn known(&self, node: NodeId) -> Result<()> {
+        if node.index() < self.len() {
+            Ok(())
+        } else {
+            Err(invalid("node", f64::from(node.0)))
         }
     }
 
@@ -171,13 +184,15 @@ impl StochasticMaxPlus {
     /// ([`Dependence::SharedAncestors`]); with [`Dependence::Independent`], the variance when
     /// `a == b` and 0 otherwise (what that mode assumes).
     ///
-    /// Panics if a node is not of this graph.
-    pub fn covariance(&self, a: NodeId, b: NodeId) -> f64 {
-        match self.dependence {
+    /// Errors: `InvalidParameter` if a node is not of this graph.
+    pub fn covariance(&self, a: NodeId, b: NodeId) -> Result<f64> {
+        self.known(a)?;
+        self.known(b)?;
+        Ok(match self.dependence {
             Dependence::Independent if a == b => self.variances[a.index()],
             Dependence::Independent => 0.0,
             Dependence::SharedAncestors { .. } => dot(self.form(a.index()), self.form(b.index())),
-        }
+        })
     }
 
     fn form(&self, v: usize) -> &[(u32, f64)] {
@@ -189,9 +204,9 @@ impl StochasticMaxPlus {
         let Some((first, rest)) = preds.split_first() else {
             return Ok((0.0, 0.0));
         };
-        let mut acc = self.finish(*first);
+        let mut acc = self.normal(*first);
         for p in rest {
-            let m = clark_max(acc, self.finish(*p), 0.0)?;
+            let m = clark_max(acc, self.normal(*p), 0.0)?;
             acc = Normal {
                 mean: m.mean,
                 variance: m.variance,
@@ -381,7 +396,7 @@ mod tests {
             let b = g.add(&[a], 3.0, 4.0).unwrap();
             let c = g.add(&[b, b], 0.5, 0.0).unwrap();
             assert_eq!(
-                g.finish(c),
+                g.finish(c).unwrap(),
                 Normal {
                     mean: 5.5,
                     variance: 5.0
@@ -396,7 +411,7 @@ mod tests {
             let b = g.add(&[a], 1.0, 1.0).unwrap();
             let c = g.add(&[a], 1.0, 1.0).unwrap();
             let d = g.add(&[b, c], 0.0, 0.0).unwrap();
-            (g.finish(d), g.covariance(a, d))
+            (g.finish(d).unwrap(), g.covariance(a, d).unwrap())
         };
         let (shared, cov) = diamond(SHARED);
         assert!(
@@ -427,7 +442,7 @@ mod tests {
             }
             barrier = g.add(&work, 0.0, 0.0).unwrap();
         }
-        g.finish(barrier)
+        g.finish(barrier).unwrap()
     }
 
     #[test]
@@ -499,7 +514,7 @@ mod tests {
                     .collect();
             }
             let end = g.add(&prev, 0.0, 0.0).unwrap();
-            g.finish(end)
+            g.finish(end).unwrap()
         };
         let (mc_mean, mc_var) = monte_carlo(40_000, 5, |z| {
             let mut t: Vec<f64> = (0..ranks).map(|_| 1.0 + sd * z()).collect();
@@ -538,6 +553,9 @@ mod tests {
         assert!(g.add(&[], 0.0, -1.0).is_err());
         assert!(g.add(&[NodeId(3)], 0.0, 1.0).is_err());
         assert!(g.is_empty());
+        let a = g.add(&[], 1.0, 1.0).unwrap();
+        assert!(g.finish(NodeId(1)).is_err());
+        assert!(g.covariance(a, NodeId(5)).is_err());
         let mut h = StochasticMaxPlus::new(Dependence::SharedAncestors { max_terms: 0 });
         assert!(h.add(&[], 0.0, 1.0).is_err());
     }
