@@ -25,6 +25,11 @@
 //! | [`jackson`], [`solve_traffic`] | open multiclass; delay, FCFS/PS single server, M/M/c | station-by-station product form | exact (product form) |
 //! | [`expected_max_exponential`], [`expected_max_uniform`] | max of `c` i.i.d. times | `H_c m`; `min + (max - min) c/(c+1)` | exact |
 //! | [`expected_max_numeric`] | max of `c` i.i.d. times, any CDF | `lower + int (1 - F^c)`, adaptive Gauss-Kronrod, rel. `1e-9` | numerical |
+//! | [`expected_max`], [`max_moments`] | max of independent, non-identical times (laws with multiplicities, constants, tails unbounded either way) | `E[M] = L + int_L (1 - prod F_i^m_i)`, `E[(M - L)^2] = int_L 2 (t - L)(1 - prod F_i^m_i)`, adaptive Gauss-Kronrod, rel. `1e-9` | numerical |
+//! | [`clark_max`], [`ClarkMax::covariance_with`] | max of two jointly normal times; its covariance with a third | Clark (1961): `E[max] = mu_x Phi(alpha) + mu_y Phi(-alpha) + a phi(alpha)`, second moment, `Cov(Z, max) = Phi(alpha) Cov(Z, X) + Phi(-alpha) Cov(Z, Y)` | exact |
+//! | [`clark_max_n`] | max of `n` jointly normal times (mean vector, covariance matrix) | Clark's pairwise iteration, each partial maximum taken as normal | approximation (exact at `n = 2`) |
+//! | [`expected_max_iid_normal`] | max of `n` i.i.d. normal times | `mean + sd E[Z_(n)]` by [`max_moments`] | numerical |
+//! | [`StochasticMaxPlus`] | stochastic critical path: `F_v = max_pred F_u + D_v`, durations by mean and variance | finish times as normals, maxima by Clark; operands independent, or correlated through shared ancestors by the linear canonical form of statistical timing analysis (capped terms) | approximation (sums exact; one maximum of two exact) |
 //! | [`fork_join_2_server`] | open 2-server fork-join, exponential | `(12 - rho)/8 / (mu - lambda)` (Flatto-Hahn) | exact |
 //! | [`nelson_tantawi`] | open `K`-server fork-join, exponential | Nelson-Tantawi scaling of the 2-server result | approximation (exact at `K = 2`) |
 //! | [`mmc_sojourn`] | M/M/c FCFS sojourn law (percentiles) | wait 0 w.p. `1 - C(c,a)`, else exponential `c mu - lambda`; plus service; phase-type | exact |
@@ -34,6 +39,7 @@
 //! | [`MessageCost`] | a message of `m` bytes over `l` links | store-and-forward `t_s + (m t_w + t_h) l`, cut-through `t_s + l t_h + m t_w` (lecture notes) | exact on an idle network |
 //! | [`fork_join_independent_max`] | open `K`-way fork-join of GI/G/1 FCFS branches, any service law | `E[max]` of `K` independent branch responses, each `S` plus a wait 0 w.p. `1 - rho` else exponential of mean `Wq/rho` | approximation (upper bound for exponential branches: Nelson-Tantawi) |
 //! | [`nelson_tantawi_correlation_factor`] | the same, corrected for the branches' correlation | times `R_NT / (H_K / (mu - lambda))` at the same `rho` | approximation (exact for exponential `K = 2`) |
+//! | [`fork_join_interpolation`] | open `K`-way fork-join of M/G/1 FCFS branches, any service law | `(1 - rho) E[T] = T0 + (T1 - T0) rho + (h - T1) rho^2`: exact light-traffic value `E[max S]` and slope `T1`, heavy-traffic limit `h = min(T1, H_K m (1 + c^2)/2)` (Reiman-Simon interpolation; Varma-Makowski's `h = T1`) | approximation (exact for `K = 1`, deterministic service, exponential `K = 2`) |
 //! | [`varki_closed_fork_join`] | closed network with `K`-way fork-join subsystems | Varki: `R_FJ(n) = s [H_K + Q_FJ(n-1)]` | approximation (exact at `n = 1`, `K = 1`, and `K = 2` alone) |
 //!
 //! # Conventions
@@ -72,16 +78,20 @@
 
 mod bounds;
 mod check;
+mod clark;
 mod closed;
 mod convolution;
 mod error;
 mod forkjoin;
 mod forkjoin_branches;
+mod forkjoin_interpolation;
 mod forkjoin_tasks;
 mod gigc;
 mod harmonic;
 mod inverse;
 mod jackson;
+mod maxima;
+mod maxplus;
 mod messages;
 mod multiclass;
 mod mva;
@@ -97,6 +107,7 @@ mod sojourn;
 mod varki;
 
 pub use bounds::{Interval, PerformanceBounds, asymptotic_bounds, balanced_job_bounds};
+pub use clark::{ClarkMax, Normal, clark_max, clark_max_n, expected_max_iid_normal};
 pub use closed::{Center, ClosedLevel, ClosedSolution};
 pub use error::{AnalyticError, Result};
 pub use forkjoin::{
@@ -106,11 +117,14 @@ pub use forkjoin::{
 pub use forkjoin_branches::{
     QueueBranch, branch_response_cdf, fork_join_independent_max, nelson_tantawi_correlation_factor,
 };
+pub use forkjoin_interpolation::{ForkJoinInterpolation, ServiceLaw, fork_join_interpolation};
 pub use forkjoin_tasks::{TaskFork, task_fork};
 pub use gigc::{allen_cunneen, kingman};
 pub use harmonic::harmonic;
 pub use inverse::invert_cdf;
 pub use jackson::{JacksonSolution, OpenClass, jackson, solve_traffic};
+pub use maxima::{Law, MaxMoments, expected_max, max_moments};
+pub use maxplus::{Dependence, NodeId, StochasticMaxPlus};
 pub use messages::MessageCost;
 pub use multiclass::{MulticlassModel, MulticlassSolution};
 pub use mva::mva;
