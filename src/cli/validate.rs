@@ -79,7 +79,19 @@ pub struct ValidateArgs {
 
 fn case_files(paths: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
     let roots = if paths.is_empty() {
-        vec![PathBuf::from("validation")]
+        let default = PathBuf::from("validation");
+        if !default.is_dir() {
+            let here = std::env::current_dir()
+                .map(|d| d.join("validation").display().to_string())
+                .unwrap_or_else(|_| "validation".to_owned());
+            anyhow::bail!(
+                "validate expects case files (*.toml) or directories of them; with none it reads \
+                 the directory validation/ of the repository, which is not here ({here} does not \
+                 exist): run it from the repository root or name the cases, e.g. \
+                 `parsim validate path/to/parsim/validation`"
+            );
+        }
+        vec![default]
     } else {
         paths.to_vec()
     };

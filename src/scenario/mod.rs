@@ -127,6 +127,40 @@ impl Scenario {
         }
     }
 
+    /// What the user should know before trusting a run's intervals: each service law of a
+    /// queue or delay whose variance or third moment is infinite (a Pareto of shape at most 3).
+    /// The mean wait of a queue depends on the second moment and its variance on the third, so
+    /// with either infinite the replication means of waits, responses and queue lengths
+    /// converge slowly and are heavy-tailed, and their Student-t intervals are unreliable.
+    pub fn warnings(&self) -> Vec<String> {
+        let Some(net) = self.network() else {
+            return Vec::new();
+        };
+        let mut found = Vec::new();
+        for st in &net.stations {
+            let Some(table) = st.kind.service() else {
+                continue;
+            };
+            for (c, dist) in table.iter().enumerate() {
+                let Some(dist) = dist else { continue };
+                let (infinite, so) = if !dist.raw_moment(2).is_finite() {
+                    ("variance", "the mean wait at a queue is infinite")
+                } else if !dist.raw_moment(3).is_finite() {
+                    ("third moment", "the waiting time's variance is infinite")
+                } else {
+                    continue;
+                };
+                found.push(format!(
+                    "{}: the service time of class {:?} at station {:?} has an infinite {infinite}: {so}, so the intervals of its waits, responses and queue lengths are unreliable (a Pareto needs a shape above 3 for a finite third moment)",
+                    self.path.display(),
+                    net.classes[c].name,
+                    st.name
+                ));
+            }
+        }
+        found
+    }
+
     /// The `[spmd]` model the workload was built from, if any.
     pub fn spmd(&self) -> Option<&Spmd> {
         self.model.as_ref().and_then(Model::spmd)
@@ -187,6 +221,20 @@ pub struct ScenarioError {
     pub problems: Vec<Problem>,
     /// True when the file could not be read at all (the one problem says why).
     pub unreadable: bool,
+}
+
+impl ScenarioError {
+    /// Why the scenario is unstable, when that is its only problem: an open class loads some
+    /// station to utilisation 1 or more, so there is no steady state to simulate or predict (a
+    /// sweep marks such a point and goes on). `None` when any other problem is found.
+    pub fn unstable(&self) -> Option<String> {
+        let why: Vec<&str> = self
+            .problems
+            .iter()
+            .map(|p| p.message.strip_prefix("unstable: "))
+            .collect::<Option<_>>()?;
+        (!why.is_empty() && !self.unreadable).then(|| why.join("; "))
+    }
 }
 
 impl fmt::Display for ScenarioError {

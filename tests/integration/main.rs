@@ -20,6 +20,9 @@ mod fit_comm;
 mod fit_spmd;
 /// Structured fuzzing of parse, check, analysis and short runs.
 mod fuzz;
+/// Messages that say what to do (issue 21): bare numbers for distributions, hints that fit,
+/// fixes for closed classes, defaults explained, warnings on heavy tails.
+mod messages;
 /// Laws of random valid networks: Little, conservation, capacity, thread identity.
 mod network_properties;
 /// Percentile predictions of networks against values computed by hand, and their labels.
