@@ -59,6 +59,9 @@ mod spmd_phases;
 mod statistics;
 /// `parsim sweep` and `run --set`: keys, values, grids, the seed rule.
 mod sweep;
+/// Sweeps that finish: unstable points marked, analytic-only sweeps, NaN written alike by a
+/// single run and a merge.
+mod sweep_finish;
 /// Shared helpers.
 mod util;
 /// `parsim validate`: exit codes, reports, reruns.
