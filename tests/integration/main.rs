@@ -24,6 +24,9 @@ mod fuzz;
 mod guide;
 /// The layering of src/: imports point down, no circle, engines and program IR know no model.
 mod layers;
+/// Messages that say what to do (issue 21): bare numbers for distributions, hints that fit,
+/// fixes for closed classes, defaults explained, warnings on heavy tails.
+mod messages;
 /// Laws of random valid networks: Little, conservation, capacity, thread identity.
 mod network_properties;
 /// Percentile predictions of networks against values computed by hand, and their labels.
@@ -60,6 +63,9 @@ mod spmd_phases;
 mod statistics;
 /// `parsim sweep` and `run --set`: keys, values, grids, the seed rule.
 mod sweep;
+/// Sweeps that finish: unstable points marked, analytic-only sweeps, NaN written alike by a
+/// single run and a merge.
+mod sweep_finish;
 /// Shared helpers.
 mod util;
 /// `parsim validate`: exit codes, reports, reruns.
