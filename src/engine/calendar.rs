@@ -271,9 +271,13 @@ enum Mode {
 /// Pending events above which the calendar's binary heap becomes a radix heap.
 pub const GROW_AT: usize = 2048;
 
+/// [`GROW_AT`] for the [`LaneCalendar`] of rank programs, whose heap holds the later events
+/// (deliveries, startups, computes, delayed hops) while the lanes hold the near ones.
+pub const LANE_GROW_AT: usize = 2048;
+
 /// Pending events below which the calendar's radix heap becomes a binary heap again (a gap, so
 /// that a size hovering around one threshold does not move the entries back and forth).
-pub const SHRINK_AT: usize = 256;
+pub const SHRINK_AT: usize = GROW_AT / 8;
 
 /// The pending entries: a binary min-heap while they are few (cheapest there, and in the cache),
 /// a radix heap when they are many (flat in their number). Either delivers the same order.
@@ -284,6 +288,9 @@ pub const SHRINK_AT: usize = 256;
 /// per operation.
 #[derive(Debug)]
 struct Queue {
+    /// Pending events above which the binary heap becomes a radix heap, and a quarter of it
+    /// below which it becomes a binary heap again.
+    grow_at: usize,
     heap: Vec<Entry>,
     mode: Mode,
     /// The radix heap, once made (kept, empty, while the binary heap serves).
@@ -291,8 +298,9 @@ struct Queue {
 }
 
 impl Queue {
-    fn new() -> Self {
+    fn new(grow_at: usize) -> Self {
         Queue {
+            grow_at,
             heap: Vec::new(),
             mode: Mode::Small,
             radix: None,
@@ -343,7 +351,7 @@ impl Queue {
             hole = parent;
         }
         v[hole] = e;
-        if hole == 0 && v.len() > GROW_AT {
+        if hole == 0 && v.len() > self.grow_at {
             // (tested only when the new entry reached the root, about one push in `log n`,
             // which is soon enough: the heap grows one entry at a time)
             self.mode = Mode::Outgrown;
@@ -441,7 +449,7 @@ impl Queue {
             .as_mut()
             .expect("the large mode has its radix heap");
         let e = r.pop();
-        if r.len() < SHRINK_AT {
+        if r.len() < self.grow_at / 8 {
             for b in r.buckets.iter_mut() {
                 for x in b.drain(..) {
                     self.heap.push(x);
@@ -468,7 +476,7 @@ pub struct Calendar<E: CalendarEvent, T: CalendarTime = SimTime> {
 impl<E: CalendarEvent, T: CalendarTime> Default for Calendar<E, T> {
     fn default() -> Self {
         Calendar {
-            queue: Queue::new(),
+            queue: Queue::new(GROW_AT),
             next_seq: 0,
             event: PhantomData,
         }
@@ -535,7 +543,7 @@ pub struct LaneCalendar<E: CalendarEvent, const LANES: usize> {
 impl<E: CalendarEvent, const LANES: usize> Default for LaneCalendar<E, LANES> {
     fn default() -> Self {
         LaneCalendar {
-            queue: Queue::new(),
+            queue: Queue::new(LANE_GROW_AT),
             lanes: std::array::from_fn(|_| VecDeque::new()),
             next_seq: 0,
             event: PhantomData,
