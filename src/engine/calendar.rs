@@ -351,9 +351,7 @@ impl Queue {
             hole = parent;
         }
         v[hole] = e;
-        if hole == 0 && v.len() > self.grow_at {
-            // (tested only when the new entry reached the root, about one push in `log n`,
-            // which is soon enough: the heap grows one entry at a time)
+        if v.len() > self.grow_at {
             self.mode = Mode::Outgrown;
         }
     }
