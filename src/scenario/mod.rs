@@ -12,6 +12,7 @@ pub mod builder;
 mod check;
 pub mod document;
 pub mod raw;
+pub mod schema;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
