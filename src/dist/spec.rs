@@ -15,7 +15,7 @@ use super::{Dist, Empirical, EmpiricalMode, LogParams, ShapeScale};
 ///
 /// A bare number where a distribution is expected (`time = 1e-3`) is refused with the table
 /// that writes it as a constant (`{ dist = "det", value = 0.001 }`).
-#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(
     remote = "Self",
     tag = "dist",

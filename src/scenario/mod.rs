@@ -2,7 +2,7 @@
 //!
 //! Loading has two stages, as ripgrep does with its flags: [`document`] reads the file's shape
 //! into [`raw`] (serde, unknown fields rejected, one section and one array element at a time),
-//! `build` checks meaning and resolves names to ids. Both stages collect **every** problem
+//! `check` gives it meaning and resolves names to ids. Both stages collect **every** problem
 //! before giving up, each with the file, the line and the field path
 //! (`station[2].service.mean`), in time linear in their number; an open class that would load
 //! some station to utilisation 1 or more is refused there, before anything runs.
@@ -13,6 +13,7 @@ mod check;
 pub mod document;
 mod problem;
 pub mod raw;
+pub mod schema;
 pub mod show;
 
 use std::path::{Path, PathBuf};

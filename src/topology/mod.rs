@@ -38,7 +38,7 @@ pub fn example_dims(nodes: u32) -> String {
 }
 
 /// The kinds of `[topology]`.
-#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum TopologyKind {
     /// One shared medium.

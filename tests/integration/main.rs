@@ -33,6 +33,8 @@ mod network_properties;
 mod percentile_hand_values;
 /// Exact percentile predictions (M/M/1, M/M/c) against simulation.
 mod percentiles;
+/// Every picture parsim writes, rendered: not blank, text inside, short ticks and names.
+mod pictures;
 /// Kuntraruk's parallel pipeline against eq. 6 and the report's arithmetic.
 mod pipeline;
 /// Every bundled file's metrics, percentiles included, have a prediction.
@@ -51,6 +53,8 @@ mod routing;
 mod run_shards;
 /// Every bundled scenario parses and runs.
 mod scenarios;
+/// `parsim schema`: the bundled scenarios are valid, the structural errors of tests/bad rejected.
+mod schema;
 /// Coverage of nominal 95% intervals over many independent experiments.
 mod selftest;
 /// `[spmd]`: the Cremonesi-Gennaro networks against their exact methods.
