@@ -30,7 +30,7 @@
 //! | [`mmc_sojourn`] | M/M/c FCFS sojourn law (percentiles) | wait 0 w.p. `1 - C(c,a)`, else exponential `c mu - lambda`; plus service; phase-type | exact |
 //! | [`closed_queue_length`], [`fcfs_exponential_sojourn`] | sojourn at a FCFS exponential server of a closed product-form network | arrival theorem: Erlang(`j+1`) mixture over the queue-length law at `N - 1` | exact |
 //! | [`mg1_response_moments`] | M/G/1 FCFS response moments (for percentiles) | Takacs' `E[T]`, `E[T^2]`; `predict` fits a gamma law to them | exact moments; the gamma law is an approximation |
-//! | [`PhaseType`], [`invert_cdf`] | sums and Markov routes of phase-type laws; quantile of any CDF | uniformization; bracketing and bisection | exact / numerical |
+//! | [`PhaseType`], [`invert_cdf`] | sums and Markov routes of phase-type laws; quantile of any CDF | uniformization, the chain run once per law; bracketing and bisection; a quantile refused before it starts when its estimated work ([`PhaseType::quantile_work`]) is over [`WORK_BUDGET`] | exact / numerical |
 //! | [`MessageCost`] | a message of `m` bytes over `l` links | store-and-forward `t_s + (m t_w + t_h) l`, cut-through `t_s + l t_h + m t_w` (lecture notes) | exact on an idle network |
 //! | [`fork_join_independent_max`] | open `K`-way fork-join of GI/G/1 FCFS branches, any service law | `E[max]` of `K` independent branch responses, each `S` plus a wait 0 w.p. `1 - rho` else exponential of mean `Wq/rho` | approximation (upper bound for exponential branches: Nelson-Tantawi) |
 //! | [`nelson_tantawi_correlation_factor`] | the same, corrected for the branches' correlation | times `R_NT / (H_K / (mu - lambda))` at the same `rho` | approximation (exact for exponential `K = 2`) |
@@ -74,6 +74,7 @@ mod bounds;
 mod check;
 mod closed;
 mod convolution;
+mod cost;
 mod error;
 mod forkjoin;
 mod forkjoin_branches;
@@ -98,6 +99,7 @@ mod varki;
 
 pub use bounds::{Interval, PerformanceBounds, asymptotic_bounds, balanced_job_bounds};
 pub use closed::{Center, ClosedLevel, ClosedSolution};
+pub use cost::{TRANSCENDENTAL, WORK_BUDGET};
 pub use error::{AnalyticError, Result};
 pub use forkjoin::{
     EXPECTED_MAX_REL_TOL, expected_max_exponential, expected_max_numeric, expected_max_uniform,
@@ -117,7 +119,7 @@ pub use mva::mva;
 pub use mva_multiclass::{MAX_LATTICE_POINTS, mva_multiclass};
 pub use mva_residual::{GeneralCenter, mva_residual};
 pub use network::{CenterKind, check_class_independent_service};
-pub use phase_type::{PhaseType, route_moments};
+pub use phase_type::{PhaseType, QuantileWork, route_moments};
 pub use qna::{QnaSolution, QnaStation, qna};
 pub use schweitzer::{SchweitzerOptions, schweitzer};
 pub use single::{StationMetrics, erlang_b, erlang_c, mg1, mm1, mmc, mminf};
