@@ -15,8 +15,8 @@
 //! | [`mg1`] | M/G/1 FCFS | Pollaczek-Khinchine `Wq = rho E[S](1 + scv)/(2(1 - rho))`; `scv = 0` is M/D/1 | exact |
 //! | [`mmc`], [`erlang_c`], [`erlang_b`] | M/M/c | Erlang C via the stable Erlang B recursion | exact |
 //! | [`mminf`] | M/G/inf | `R = E[S]`, `L = lambda E[S]` | exact |
-//! | [`mva`] | closed single class; delays, queues (FCFS exp or PS), multi-server | Reiser-Lavenberg MVA; log-space convolution when a center has `c >= 2` servers | exact (product form) |
-//! | [`mva_multiclass`] | closed multiclass; delays and single-server queues | MVA over the population lattice (refused above [`MAX_LATTICE_POINTS`]) | exact (product form) |
+//! | [`mva`] | closed single class; delays, queues (FCFS exp or PS), multi-server | Reiser-Lavenberg MVA; log-space convolution when a center has `c >= 2` servers (each refused over [`WORK_BUDGET`]) | exact (product form) |
+//! | [`mva_multiclass`] | closed multiclass; delays and single-server queues | MVA over the population lattice (refused above [`MAX_LATTICE_POINTS`] or [`WORK_BUDGET`]) | exact (product form) |
 //! | [`mva_residual`] | closed single class with non-exponential FCFS servers | MVA with the residual-service correction `R = D (1 + Q) + D U (scv - 1)/2` (Reiser 1979) | approximation (exact MVA when every `scv = 1`) |
 //! | [`allen_cunneen`], [`kingman`] | GI/G/c, GI/G/1 | `Wq ~ Wq(M/M/c) (c_a^2 + c_s^2)/2` (Allen-Cunneen; Kingman 1961 at `c = 1`) | approximation (exact for M/M/c and M/G/1) |
 //! | [`qna`] | open single class, GI/G/m and delay stations, renewal sources | Whitt's QNA: SCVs of flows through departure, splitting and merging; Kingman-KLB / Allen-Cunneen waits | approximation (Jackson's values when everything is Poisson/exponential) |
@@ -35,6 +35,14 @@
 //! | [`fork_join_independent_max`] | open `K`-way fork-join of GI/G/1 FCFS branches, any service law | `E[max]` of `K` independent branch responses, each `S` plus a wait 0 w.p. `1 - rho` else exponential of mean `Wq/rho` | approximation (upper bound for exponential branches: Nelson-Tantawi) |
 //! | [`nelson_tantawi_correlation_factor`] | the same, corrected for the branches' correlation | times `R_NT / (H_K / (mu - lambda))` at the same `rho` | approximation (exact for exponential `K = 2`) |
 //! | [`varki_closed_fork_join`] | closed network with `K`-way fork-join subsystems | Varki: `R_FJ(n) = s [H_K + Q_FJ(n-1)]` | approximation (exact at `n = 1`, `K = 1`, and `K = 2` alone) |
+//!
+//! # Cost
+//!
+//! A solver whose work grows with its inputs (a population, a lattice, the spread of a chain's
+//! rates, a quadratic sum) estimates that work before it starts and refuses with
+//! [`AnalyticError::TooCostly`], the estimate and the figures behind it when it is over
+//! [`WORK_BUDGET`] (2e7 operations, some 15 ms): an analysis is cheap or refuses fast. What is
+//! within the budget is computed exactly as before.
 //!
 //! # Conventions
 //!
@@ -99,6 +107,7 @@ mod varki;
 
 pub use bounds::{Interval, PerformanceBounds, asymptotic_bounds, balanced_job_bounds};
 pub use closed::{Center, ClosedLevel, ClosedSolution};
+pub(crate) use cost::within_budget;
 pub use cost::{TRANSCENDENTAL, WORK_BUDGET};
 pub use error::{AnalyticError, Result};
 pub use forkjoin::{

@@ -52,3 +52,43 @@ fn an_affordable_route_law_is_computed() {
     assert_eq!(refusal(&a, "class.groups"), None, "{:?}", a.refusals);
     assert!(a.predictions.iter().any(|p| p.metric == "class.groups.p99"));
 }
+
+#[test]
+fn the_quadratic_sio_reading_is_refused_at_thousands_of_groups() {
+    let text = r#"
+[spmd]
+p = 5000
+d = 3
+c = 1
+io = "sio"
+w = 0.5
+r = 2
+S_par = 4.0
+S_ser = 0.1
+S0_com = 0.05
+SR_com = 0.4
+S0_io = 0.1
+SR_io = 1.0
+n_io = 4
+"#;
+    let sc = scenario::parse(text, std::path::Path::new("sio5000.toml")).unwrap();
+    let a = analyze_scenario(&sc);
+    let reading_b = a
+        .refusals
+        .iter()
+        .find(|r| r.method.starts_with("SIO eq. 16 reading (b)"))
+        .expect("reading (b) is refused");
+    assert!(
+        reading_b
+            .reason
+            .contains("too costly: reading (b) sums R1(i) over i = 1..5000"),
+        "{}",
+        reading_b.reason
+    );
+    // reading (a) is linear in p/c: still there
+    assert!(
+        a.predictions
+            .iter()
+            .any(|p| p.method.starts_with("SIO eq. 16 reading (a)"))
+    );
+}
