@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard};
 
 use super::check;
-use super::cost::{TRANSCENDENTAL, within_budget};
+use super::cost::{TRANSCENDENTAL, WORK_BUDGET, within_budget};
 use super::error::{AnalyticError, Result};
 use super::inverse::invert_cdf;
 
@@ -19,6 +19,9 @@ const TAIL_EXTRA: f64 = 40.0;
 /// `t`) times the moves of one step. A cap behind the estimate a quantile is held to
 /// ([`PhaseType::quantile_work`]), for CDF values asked for directly.
 const MAX_WORK: f64 = 2e7;
+
+/// How far past the budget a quantile search may go when its estimate was too low.
+const GUARD: f64 = 2.0;
 
 /// CDF values a law remembers (a quantile search asks for about 45).
 const MAX_REMEMBERED: usize = 4096;
@@ -62,6 +65,8 @@ struct Steps {
     values: HashMap<u64, f64>,
     /// Set once `alive` fell below `1e-300`: the sum stops there.
     absorbed: bool,
+    /// Operations spent so far, counted as [`PhaseType::quantile_work`] estimates them.
+    spent: f64,
 }
 
 impl Clone for StepCache {
@@ -100,7 +105,9 @@ impl Steps {
             self.after = vec![0.0; self.state.len()];
             self.leave = law.rates.iter().map(|r| r / fastest).collect();
         }
+        let step = (law.moves() + law.rates.len()) as f64 + TRANSCENDENTAL;
         while self.alive.len() <= last && !self.absorbed {
+            self.spent += step;
             let k = self.alive.len();
             self.ln_k.push((k as f64).ln());
             let alive: f64 = self.state.iter().sum();
@@ -319,7 +326,7 @@ impl PhaseType {
         let fastest = self.rates.iter().copied().fold(0.0, f64::max);
         let lt = fastest * t;
         let steps = lt + TAIL_SDS * lt.sqrt() + TAIL_EXTRA;
-        let moves: usize = self.next.iter().map(|m| m.len() + 1).sum();
+        let moves = self.moves();
         if steps * moves as f64 > MAX_WORK {
             return Err(AnalyticError::NotApplicable(format!(
                 "uniformization would need {steps:.0} steps of {moves} moves (rates too far apart for t = {t})"
@@ -334,21 +341,25 @@ impl PhaseType {
         let ln_lt = lt.ln();
         let mut log_weight = -lt;
         let mut survival = 0.0;
+        let (mut summed, mut weighed) = (0.0, 0.0);
         for k in 0..=last {
             let Some(&alive) = cache.alive.get(k) else {
                 break;
             };
+            summed += 1.0;
             if k > 0 {
                 log_weight += ln_lt - cache.ln_k[k];
             }
             // below -750 the exponential is 0 in f64: the term adds nothing
             if log_weight >= -750.0 || log_weight.is_nan() {
+                weighed += 1.0;
                 survival += log_weight.exp() * alive;
             }
             if alive < 1e-300 {
                 break;
             }
         }
+        cache.spent += summed + TRANSCENDENTAL * weighed;
         let survival = survival.clamp(0.0, 1.0);
         if cache.values.len() < MAX_REMEMBERED {
             cache.values.insert(t.to_bits(), survival);
@@ -384,13 +395,33 @@ impl PhaseType {
 
     /// The quantile at level `q` in `(0, 1)` (see [`invert_cdf`]).
     ///
-    /// Errors: `TooCostly` when [`PhaseType::quantile_work`] is over the budget; as
-    /// [`invert_cdf`] and [`PhaseType::survival`].
+    /// Errors: `TooCostly` when [`PhaseType::quantile_work`] is over the budget, or when the
+    /// search, estimated within it, has spent twice the budget; as [`invert_cdf`] and
+    /// [`PhaseType::survival`].
     pub fn quantile(&self, q: f64) -> Result<f64> {
-        if q > 0.0 && q < 1.0 {
-            self.quantile_work(&[q]).check()?;
+        if !(q > 0.0 && q < 1.0) {
+            return invert_cdf(&|t| self.cdf(t), q, 0.0, 1.0);
         }
-        invert_cdf(&|t| self.cdf(t), q, 0.0, 1.0 / self.slowest())
+        let estimate = self.quantile_work(&[q]);
+        estimate.check()?;
+        // the estimate is a gamma fit's: should the search cost more than twice the budget
+        // after all, it stops there
+        let start = self.steps.lock().spent;
+        let guarded = |t: f64| {
+            let spent = self.steps.lock().spent - start;
+            if spent > GUARD * WORK_BUDGET {
+                return Err(AnalyticError::TooCostly {
+                    what: format!(
+                        "uniformization spent {spent:.1e} operations on the {q} quantile without finding it (estimated {:.1e})",
+                        estimate.work
+                    ),
+                    work: spent,
+                    budget: WORK_BUDGET,
+                });
+            }
+            self.cdf(t)
+        };
+        invert_cdf(&guarded, q, 0.0, 1.0 / self.slowest())
     }
 
     /// The work of computing the quantiles at `levels` (each in `(0, 1)`) by
@@ -406,7 +437,7 @@ impl PhaseType {
         let start = 1.0 / self.slowest();
         let (mean, second) = self.sparse_moments();
         let scv = (second / (mean * mean) - 1.0).max(0.0);
-        let moves: usize = self.next.iter().map(|m| m.len() + 1).sum();
+        let moves = self.moves();
         let steps = |t: f64| {
             let lt = fastest * t;
             lt + TAIL_SDS * lt.sqrt() + TAIL_EXTRA
@@ -467,13 +498,19 @@ impl PhaseType {
         }
     }
 
+    /// Moves of one step of the uniformized chain: one per phase and one per transition.
+    fn moves(&self) -> usize {
+        self.next.iter().map(|m| m.len() + 1).sum()
+    }
+
     fn slowest(&self) -> f64 {
         self.rates.iter().copied().fold(f64::INFINITY, f64::min)
     }
 
     /// The mean and second moment, [`PhaseType::moments`] found in one pass over the moves
-    /// when the phases form no cycle (Erlang mixtures, sums, tandem routes), else by a few
-    /// hundred sweeps of Gauss-Seidel from below (a lower estimate); for work estimates.
+    /// when the phases form no cycle (Erlang mixtures, sums, tandem routes), else by a dense
+    /// solve for up to 150 phases and by Gauss-Seidel sweeps from below (a lower estimate)
+    /// past that; for work estimates.
     fn sparse_moments(&self) -> (f64, f64) {
         let n = self.rates.len();
         // Kahn's algorithm: phases in an order where every move goes forward
@@ -496,12 +533,24 @@ impl PhaseType {
         }
         let acyclic = order.len() == n;
         if !acyclic {
+            // with cycles: exactly, by a dense solve, for a few phases; else from below by
+            // Gauss-Seidel sweeps, a million moves at most
+            if n <= 150
+                && let Ok(moments) = self.moments()
+            {
+                return moments;
+            }
             order = (0..n).collect();
         }
+        let sweeps = if acyclic {
+            1
+        } else {
+            (1e6 / self.moves() as f64).clamp(1.0, 300.0) as usize
+        };
         // g[i], h[i]: mean and second moment of the time left from phase i
         let mut g = vec![0.0; n];
         let mut h = vec![0.0; n];
-        for _ in 0..if acyclic { 1 } else { 300 } {
+        for _ in 0..sweeps {
             for &i in order.iter().rev() {
                 let m1 = 1.0 / self.rates[i];
                 let onward_g: f64 = self.next[i].iter().map(|&(j, p)| p * g[j]).sum();
