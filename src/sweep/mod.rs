@@ -8,6 +8,7 @@
 //! and the point's assignments: a point gives the same numbers alone (`parsim run --set`), in
 //! any sweep that contains it, in any shard, and on any number of threads.
 
+mod memo;
 pub mod output;
 pub mod plot;
 pub mod shard;
@@ -20,7 +21,6 @@ use serde::{Deserialize, Serialize};
 use crate::replicate::{self, Options, RunError};
 use crate::scenario::assign::{self, Assignment, Value, keyed_seed};
 use crate::scenario::{self, Scenario, ScenarioError};
-use crate::study::analyze_scenario;
 use crate::validate::{Verdict, compare_all};
 
 /// One `--vary KEY=VALUES`: a field and the values it takes.
@@ -268,7 +268,8 @@ pub fn evaluate(
     progress: &(dyn Fn(replicate::Step) + Sync),
 ) -> Result<(Vec<Row>, u64), RunError> {
     let ex = replicate::run_on(pool, sc, opt, progress)?;
-    let analysis = analyze_scenario(sc);
+    // points whose analytic inputs are equal share one analysis
+    let analysis = memo::analysis(sc);
     let compared = compare_all(
         sc,
         &ex,

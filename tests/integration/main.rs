@@ -2,6 +2,8 @@
 
 /// Which analytic methods apply to a network, and which refuse.
 mod analysis;
+/// Analysis that is cheap or refuses fast: work estimated before a method starts.
+mod analysis_cost;
 /// Wq, visits, residence and N/X - Z against closed forms and MVA.
 mod analyst_metrics;
 /// The corpus of malformed scenarios in tests/bad/: exit 2, field paths, no panic.
