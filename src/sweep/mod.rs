@@ -317,7 +317,7 @@ pub fn evaluate(
 /// Every prediction and bound of `sc`, as rows without a simulation (`--analytic-only`): the
 /// simulated columns NaN, no replications, no error and no verdict.
 pub fn predict_only(sc: &Scenario) -> Vec<Row> {
-    let analysis = analyze_scenario(sc);
+    let analysis = memo::analysis(sc);
     let row = |metric: &str| Row {
         metric: metric.to_owned(),
         method: None,

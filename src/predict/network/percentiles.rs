@@ -176,14 +176,14 @@ impl Sojourn {
     fn uniformization_work(&self) -> Option<QuantileWork> {
         let levels: Vec<f64> = PERCENTILES.iter().map(|(_, q)| *q).collect();
         match self {
-            Law::Phase(p) => Some(p.quantile_work(&levels)),
-            Law::Dist(_) | Law::Waited { .. } => None,
-            Law::Max(parts) => total_work(parts.iter()),
-            Law::Mixture(parts) => total_work(parts.iter().map(|(_, p)| p)),
+            Sojourn::Phase(p) => Some(p.quantile_work(&levels)),
+            Sojourn::Dist(_) | Sojourn::Waited { .. } => None,
+            Sojourn::Max(parts) => total_work(parts.iter()),
+            Sojourn::Mixture(parts) => total_work(parts.iter().map(|(_, p)| p)),
         }
     }
 
-    /// `Ok` when [`Law::uniformization_work`] is within the budget.
+    /// `Ok` when [`Sojourn::uniformization_work`] is within the budget.
     fn affordable(&self) -> Result<(), AnalyticError> {
         self.uniformization_work().map_or(Ok(()), |w| w.check())
     }
@@ -222,8 +222,8 @@ pub(super) fn add(net: &Network, v: &[Vec<f64>], a: &mut Analysis) {
 
 /// The work of several laws' quantiles together: the works and values summed, the other
 /// figures those of the dearest.
-fn total_work<'a>(laws: impl Iterator<Item = &'a Law>) -> Option<QuantileWork> {
-    laws.filter_map(Law::uniformization_work)
+fn total_work<'a>(laws: impl Iterator<Item = &'a Sojourn>) -> Option<QuantileWork> {
+    laws.filter_map(Sojourn::uniformization_work)
         .reduce(|total, w| {
             let dearest = if w.work > total.work { w } else { total };
             QuantileWork {
