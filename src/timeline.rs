@@ -207,7 +207,10 @@ pub fn gantt_svg(timeline: &Timeline, about: &About) -> Result<String, GanttErro
     let font = 12;
     let row = (480.0 / f64::from(ranks.max(1))).clamp(2.0, 22.0).floor();
     let bar = if row >= 6.0 { row - 3.0 } else { row };
-    let left = f64::from(text_width(&format!("rank {}", ranks.saturating_sub(1)), font)) + 14.0;
+    let left = f64::from(text_width(
+        &format!("rank {}", ranks.saturating_sub(1)),
+        font,
+    )) + 14.0;
     let right = 24.0;
     let top = 64.0;
     let rows_bottom = top + row * f64::from(ranks);
@@ -349,7 +352,9 @@ pub fn write_atomically(
         let mut w = io::BufWriter::new(f);
         write(&mut w)?;
         w.flush()?;
-        w.into_inner().map_err(io::IntoInnerError::into_error)?.sync_all()
+        w.into_inner()
+            .map_err(io::IntoInnerError::into_error)?
+            .sync_all()
     });
     match result.and_then(|()| std::fs::rename(&tmp, path)) {
         Ok(()) => Ok(()),
