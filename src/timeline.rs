@@ -17,7 +17,6 @@
 use std::io::{self, Write};
 use std::path::Path;
 
-use serde::Serialize;
 use serde_json::json;
 
 use crate::engine::program::timeline::{Span, Timeline};
@@ -32,7 +31,7 @@ pub const DEFAULT_LIMIT: u64 = 1_000_000;
 pub const MAX_GANTT_RANKS: u32 = 256;
 
 /// The run a timeline shows, for the trace's `otherData` and the chart's title.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug)]
 pub struct About {
     /// The scenario's name.
     pub scenario: String,

@@ -336,7 +336,7 @@ fn write_timeline(args: &RunArgs, sc: &Scenario) -> anyhow::Result<()> {
         .run_with_timeline(args.timeline_limit)
         .map_err(|e| match e {
             TimelineError::TooLarge { .. } => anyhow::anyhow!(
-                "{}: --timeline refused: {e}. Record a smaller run (fewer ranks or iterations: --set program.ranks=N, a smaller repeat count) or raise --timeline-limit {} (memory grows by about 50 bytes an event)",
+                "{}: --timeline refused: {e}. Record a smaller run (fewer ranks or iterations: --set program.ranks=N, a smaller repeat count) or raise --timeline-limit (now {}; memory grows by about 50 bytes an event)",
                 sc.path.display(),
                 args.timeline_limit
             ),

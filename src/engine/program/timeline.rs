@@ -1,7 +1,7 @@
 //! A timeline of one execution: what each rank did when, the phases it was in, and how many
 //! messages each link held, for a trace viewer or a Gantt chart (`crate::timeline` writes them).
 //!
-//! The executor keeps a [`Recorder`] only when a timeline is asked for
+//! The executor keeps a recorder only when a timeline is asked for
 //! ([`Execution::run_with_timeline`](super::Execution::run_with_timeline)); otherwise its only
 //! cost is a `None` test where a rank changes category, enters or leaves a phase, or a message
 //! enters or leaves a link. The recorder counts what it holds and stops at its limit (the run
