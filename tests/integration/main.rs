@@ -29,6 +29,8 @@ mod layers;
 /// Messages that say what to do (issue 21): bare numbers for distributions, hints that fit,
 /// fixes for closed classes, defaults explained, warnings on heavy tails.
 mod messages;
+/// Every metric a scenario reports is described (unit and meaning).
+mod metric_catalogue;
 /// Laws of random valid networks: Little, conservation, capacity, thread identity.
 mod network_properties;
 /// Percentile predictions of networks against values computed by hand, and their labels.
