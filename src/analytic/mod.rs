@@ -99,6 +99,7 @@ mod gigc;
 mod harmonic;
 mod inverse;
 mod jackson;
+pub mod loggp;
 mod maxima;
 mod maxplus;
 mod messages;

@@ -22,6 +22,10 @@ mod fit_comm;
 mod fit_spmd;
 /// Structured fuzzing of parse, check, analysis and short runs.
 mod fuzz;
+/// GOAL schedules on LogGP endpoints against LogGOPSim's own times.
+mod goal;
+/// `parsim run x.goal`, `parsim goal`, `irecv` and `wait`, and bad GOAL input.
+mod goal_programs;
 /// The user guide's scenarios and commands work as the guide shows them.
 mod guide;
 /// The layering of src/: imports point down, no circle, engines and program IR know no model.

@@ -194,6 +194,7 @@ pub fn build(
         machine: None,
         disks: Vec::new(),
         base,
+        endpoints: false,
     };
     let prog = super::program::compile(&sources)?;
     Ok((prog, pipeline))
