@@ -14,7 +14,10 @@
 
 pub mod delays;
 pub mod evaluation;
+pub mod graph;
+pub mod laws;
 mod mean_value;
+pub mod stochastic;
 
 use std::collections::HashMap;
 
@@ -29,7 +32,10 @@ use evaluation::Evaluation;
 /// Every prediction for a program.
 pub fn analyze(prog: &Program) -> Analysis {
     let mut a = Analysis::default();
-    let evaluation = evaluation::evaluate(prog);
+    let (evaluation, graph) = match evaluation::evaluate_with_graph(prog) {
+        Ok((ev, g)) => (Ok(ev), Some(g)),
+        Err(e) => (Err(e), None),
+    };
     let whole = whole_program_phase(prog);
     for (id, name) in prog.phases.iter().enumerate() {
         let Some((first, body)) = phase_body(prog, id as u16) else {
@@ -80,6 +86,9 @@ pub fn analyze(prog: &Program) -> Analysis {
         }
     }
     mean_value::predictions(prog, &evaluation, &mut a);
+    if let (Ok(ev), Some(g)) = (&evaluation, &graph) {
+        stochastic::predictions(prog, ev, g, &mut a);
+    }
     a
 }
 
