@@ -35,7 +35,7 @@
 use std::hash::{Hash, Hasher};
 use std::rc::Rc;
 
-use rustc_hash::{FxHashMap, FxHasher};
+use rustc_hash::{FxHashMap, FxHashSet, FxHasher};
 
 use super::graph::{Duration, Graph, NONE};
 use super::laws::{self, Maximum, Sum};
@@ -87,13 +87,21 @@ struct Composer<'g, 'p> {
     vars: Vec<Var<'p>>,
     forms: Vec<Option<Vec<Term>>>,
     remaining: Vec<u32>,
-    sigs: FxHashMap<u64, Vec<u32>>,
+    /// Live nodes by the signature of their form.
+    sigs: FxHashMap<u64, FxHashSet<u32>>,
     sig_of: Vec<u64>,
     /// Relative shifts are compared in multiples of this (absorbs the rounding of sums).
     quantum: f64,
     max_terms: usize,
     synchronisations: usize,
+    /// Variables handled in forms so far (against [`EXACT_WORK`]).
+    work: u64,
 }
+
+/// Most variables (summed over the forms' terms, times the terms compared where they share
+/// variables) the exact
+/// composition handles before it refuses as too costly (a fraction of a second on one core).
+pub const EXACT_WORK: u64 = 100_000_000;
 
 /// The exact expected makespan (and each rank's expected finish) of the graph, or why it
 /// cannot be composed exactly (see the module documentation).
@@ -110,6 +118,7 @@ pub fn exact(g: &Graph<'_>) -> Result<Exact, String> {
         quantum: 1e-11 * horizon.max(f64::MIN_POSITIVE),
         max_terms: max_terms(ranks),
         synchronisations: 0,
+        work: 0,
     };
     let finals = g.finals();
     for &f in &finals {
@@ -173,10 +182,11 @@ fn subset(a: &[u32], b: &[u32]) -> bool {
 }
 
 /// Drops the terms another term dominates (a superset of its variables, all non-negative,
-/// and a shift at least as large).
-fn prune(terms: Vec<Term>) -> Vec<Term> {
+/// and a shift at least as large); with the work done, in variables compared.
+fn prune(terms: Vec<Term>) -> (Vec<Term>, u64) {
+    let size: u64 = terms.iter().map(|t| t.vars.len() as u64 + 1).sum();
     if terms.len() < 2 {
-        return terms;
+        return (terms, size);
     }
     let (_, rests) = split(&terms);
     if disjoint(&rests) {
@@ -184,7 +194,7 @@ fn prune(terms: Vec<Term>) -> Vec<Term> {
         // have different variables, so there is at most one), by any term of a shift at
         // least as large
         let Some(bare) = rests.iter().position(Vec::is_empty) else {
-            return terms;
+            return (terms, size);
         };
         let shift = terms[bare].shift;
         let dominated = terms
@@ -195,8 +205,9 @@ fn prune(terms: Vec<Term>) -> Vec<Term> {
         if dominated {
             terms.remove(bare);
         }
-        return terms;
+        return (terms, size);
     }
+    let work = size * terms.len() as u64;
     let keep: Vec<bool> = (0..terms.len())
         .map(|i| {
             !terms.iter().enumerate().any(|(j, o)| {
@@ -204,11 +215,12 @@ fn prune(terms: Vec<Term>) -> Vec<Term> {
             })
         })
         .collect();
-    terms
+    let kept = terms
         .into_iter()
         .zip(keep)
         .filter_map(|(t, k)| k.then_some(t))
-        .collect()
+        .collect();
+    (kept, work)
 }
 
 /// The variables every term has, and each term's others.
@@ -277,7 +289,13 @@ impl<'p> Composer<'_, 'p> {
                 form.iter_mut().for_each(|t| t.vars.push(id));
             }
         }
-        let form = prune(form);
+        let (form, work) = prune(form);
+        self.work += work;
+        if self.work > EXACT_WORK {
+            return Err(format!(
+                "too costly: more than {EXACT_WORK} variables to compare in the max-plus forms"
+            ));
+        }
         if form.len() > self.max_terms {
             return Err(format!(
                 "the ranks are coupled without synchronising all of them (a time reached by more than {} paths with different random durations)",
@@ -317,7 +335,7 @@ impl<'p> Composer<'_, 'p> {
         }
         let sig = self.signature(&form);
         self.sig_of[v as usize] = sig;
-        self.sigs.entry(sig).or_default().push(v);
+        self.sigs.entry(sig).or_default().insert(v);
         self.forms[v as usize] = Some(form);
     }
 
@@ -327,7 +345,7 @@ impl<'p> Composer<'_, 'p> {
         }
         let sig = self.sig_of[v as usize];
         if let Some(list) = self.sigs.get_mut(&sig) {
-            list.retain(|&w| w != v);
+            list.remove(&v);
             if list.is_empty() {
                 self.sigs.remove(&sig);
             }
@@ -441,7 +459,7 @@ impl<'p> Composer<'_, 'p> {
             return Ok(());
         }
         let sig = self.sig_of[v as usize];
-        let live = self.sigs.get(&sig).map_or(0, Vec::len) as u32;
+        let live = self.sigs.get(&sig).map_or(0, FxHashSet::len) as u32;
         if rests
             .iter()
             .flatten()
@@ -462,7 +480,13 @@ impl<'p> Composer<'_, 'p> {
         self.synchronisations += 1;
         let mut vars = common;
         vars.push(id);
-        for w in self.sigs.get(&sig).cloned().unwrap_or_default() {
+        let mut equal: Vec<u32> = self
+            .sigs
+            .get(&sig)
+            .map(|l| l.iter().copied().collect())
+            .unwrap_or_default();
+        equal.sort_unstable();
+        for w in equal {
             let old = self.forms[w as usize].take().expect("registered");
             let shift = old
                 .iter()
@@ -592,6 +616,10 @@ pub struct Approximate {
 /// biases the maxima up).
 pub const CLARK_TERMS: usize = 512;
 
+/// Most canonical-form terms the stochastic critical path combines before it refuses as too
+/// costly (a fraction of a second on one core): the nodes times their forms' lengths.
+pub const CLARK_WORK: u64 = 50_000_000;
+
 /// A finish time in canonical form: `mean + sum_j a_j Z_j` over independent unit sources `Z_j`
 /// (one per node: its duration and what its maximum added beyond the linear part), sorted by
 /// source, and its variance.
@@ -665,6 +693,7 @@ pub fn clark(g: &Graph<'_>, extra: &[f64]) -> Result<Approximate, String> {
     }
     let mut forms: Vec<Option<Canonical>> = vec![None; g.len()];
     let fail = |e: crate::analytic::AnalyticError| format!("the stochastic critical path: {e}");
+    let mut work = 0_u64;
     for v in 0..g.len() as u32 {
         let preds = g.preds(v);
         let mut acc = Canonical {
@@ -729,13 +758,21 @@ pub fn clark(g: &Graph<'_>, extra: &[f64]) -> Result<Approximate, String> {
                 }
                 _ => 0.0,
             };
-            acc.terms
-                .sort_unstable_by(|x, y| y.1.abs().total_cmp(&x.1.abs()));
             let keep = CLARK_TERMS - 1;
+            acc.terms
+                .select_nth_unstable_by(keep, |x, y| y.1.abs().total_cmp(&x.1.abs()));
             let dropped: f64 = acc.terms[keep..].iter().map(|(_, a)| a * a).sum();
             acc.terms.truncate(keep);
             acc.terms.sort_unstable_by_key(|&(source, _)| source);
             add_private(&mut acc.terms, v, own + dropped);
+        }
+        work += acc.terms.len() as u64 * (preds.len() as u64).max(1);
+        if work > CLARK_WORK {
+            return Err(format!(
+                "too costly: more than {CLARK_WORK} canonical-form terms to combine ({} of {} activities done)",
+                v + 1,
+                g.len()
+            ));
         }
         if remaining[v as usize] > 0 {
             forms[v as usize] = Some(acc);
