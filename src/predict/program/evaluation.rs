@@ -80,11 +80,32 @@ pub struct Evaluation {
     pub phase_starts: Vec<Vec<f64>>,
     /// Per phase, per rank: when the rank last left the phase.
     pub phase_ends: Vec<Vec<f64>>,
+    /// Per phase: what its messages' routes were (for its closed forms' labels).
+    pub phase_routes: Vec<PhaseRoutes>,
     /// True when no resource can ever serve two uses at once whatever the durations: each link
     /// carries the blocking messages of one sender, each disk unit serves one rank, and no node
     /// has more ranks than cores.
     pub unshareable: bool,
 }
+
+/// The routes of the messages sent inside a phase (by ranks inside it), on the evaluation's
+/// own timeline: a contention-free closed form of one link per message is exact when every
+/// message crossed one link of unit capacity and no two crossings that overlapped in time shared
+/// a link.
+#[derive(Clone, Debug, Default)]
+pub struct PhaseRoutes {
+    /// The most links a message crossed.
+    pub most_hops: u32,
+    /// True when a message crossed a link of capacity other than 1.
+    pub uneven: bool,
+    /// Links whose crossings overlapped while a rank was in the phase: how many.
+    pub shared: usize,
+    /// The first few of them (by link order), by name.
+    pub shared_names: Vec<String>,
+}
+
+/// Shared links of a phase named in [`PhaseRoutes::shared_names`].
+const NAMED_SHARED: usize = 3;
 
 /// One link's load in the evaluation.
 #[derive(Clone, Debug)]
@@ -286,6 +307,8 @@ struct Walker<'p> {
     random: Vec<String>,
     phase_start: Vec<f64>,
     phase_end: Vec<f64>,
+    /// Per phase: its messages' routes (the shared links are found at the end).
+    phase_routes: Vec<PhaseRoutes>,
     ops: u64,
     /// The activity graph, while it is recorded (`None`: not asked for, or too large).
     graph: Option<Graph<'p>>,
@@ -339,6 +362,7 @@ impl<'p> Walker<'p> {
             random: Vec::new(),
             phase_start: vec![f64::INFINITY; p * prog.phases.len()],
             phase_end: vec![0.0; p * prog.phases.len()],
+            phase_routes: vec![PhaseRoutes::default(); prog.phases.len()],
             ops: 0,
             graph: record.then(|| Graph::new(prog.ranks)),
         }
@@ -502,6 +526,7 @@ impl<'p> Walker<'p> {
         let mut clock = inject;
         let mut latest = inject;
         let mut hops = 0_u32;
+        let mut uneven = false;
         // the delay's growth per byte of a random size: the sum of the hops' (store and
         // forward), the slowest hop's (cut-through)
         let mut per_byte = 0.0_f64;
@@ -512,6 +537,7 @@ impl<'p> Walker<'p> {
         let (mut clock_ticks, mut latest_ticks) = (0_u128, 0_u128);
         while let Some(hop) = net.topology.next(at, dst) {
             let capacity = net.topology.capacity(hop.link);
+            uneven |= capacity != 1.0;
             let link_per_byte = 1.0 / (net.bandwidth * capacity);
             let w = bytes * link_per_byte;
             let work = wide_ceil_from_f64(match uniform {
@@ -556,6 +582,12 @@ impl<'p> Walker<'p> {
             };
             at = hop.to;
             hops += 1;
+        }
+        for (ph, routes) in self.phase_routes.iter_mut().enumerate() {
+            if self.phases.inside(r, ph) {
+                routes.most_hops = routes.most_hops.max(hops);
+                routes.uneven |= uneven;
+            }
         }
         let delivered = match (hops, net.switching) {
             (0, _) => inject,
@@ -989,8 +1021,27 @@ impl<'p> Walker<'p> {
         };
         self.links.sort_by_key(|l| l.id);
         let topology = &prog.network.topology;
+        // each phase's window: from its first entry to its last exit
+        let windows: Vec<(f64, f64)> = (0..np)
+            .map(|ph| {
+                (0..prog.ranks as usize).fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), r| {
+                    let k = r * np + ph;
+                    (lo.min(self.phase_start[k]), hi.max(self.phase_end[k]))
+                })
+            })
+            .collect();
+        let mut phase_routes = std::mem::take(&mut self.phase_routes);
         for l in &mut self.links {
-            let met = first_overlap(&mut l.uses);
+            let met_at = overlaps(&mut l.uses);
+            for ((lo, hi), routes) in windows.iter().zip(&mut phase_routes) {
+                if met_at.iter().any(|t| lo <= t && t < hi) {
+                    routes.shared += 1;
+                    if routes.shared_names.len() < NAMED_SHARED {
+                        routes.shared_names.push(topology.link_name(l.id));
+                    }
+                }
+            }
+            let met = met_at.first().copied().unwrap_or(f64::INFINITY);
             sharing.from = sharing.from.min(met);
             if met.is_finite() {
                 sharing.links += 1;
@@ -1064,6 +1115,7 @@ impl<'p> Walker<'p> {
             tainted: self.ranks.iter().map(|r| r.tainted).collect(),
             phase_starts: per_phase(&self.phase_start),
             phase_ends: per_phase(&self.phase_end),
+            phase_routes,
             unshareable,
         };
         (ev, graph)
@@ -1075,16 +1127,23 @@ impl<'p> Walker<'p> {
 /// rounding of sums of times. An empty use (a message of no bytes) inside another, or at the
 /// start of another, overlaps it: a FCFS link makes it wait.
 fn first_overlap(uses: &mut [(f64, f64)]) -> f64 {
+    overlaps(uses).first().copied().unwrap_or(f64::INFINITY)
+}
+
+/// Every start of a use that overlaps an earlier one on a one-server timeline, in order,
+/// sorting it by start (overlap as in [`first_overlap`]).
+fn overlaps(uses: &mut [(f64, f64)]) -> Vec<f64> {
     // by start, the longer first at one instant
     uses.sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(b.1.total_cmp(&a.1)));
     let mut busy_until = f64::NEG_INFINITY;
+    let mut met = Vec::new();
     for &(s, e) in uses.iter() {
         if s < busy_until - 1e-12 * busy_until.abs() {
-            return s;
+            met.push(s);
         }
         busy_until = busy_until.max(e);
     }
-    f64::INFINITY
+    met
 }
 
 /// The most uses of a timeline at once, and the first time they exceed `servers` (infinite:

@@ -23,11 +23,10 @@ use std::collections::HashMap;
 
 use crate::analytic::MessageCost;
 use crate::predict::{Analysis, Prediction, Refusal};
-use crate::program::collective::{Algorithm, Collective, Cost};
+use crate::program::collective::Cost;
 use crate::program::expr::Env;
 use crate::program::{CollectiveOp, Instr, Program, Size, Switching};
-use crate::topology::Shape;
-use evaluation::Evaluation;
+use evaluation::{Evaluation, PhaseRoutes};
 
 /// Every prediction for a program.
 pub fn analyze(prog: &Program) -> Analysis {
@@ -42,7 +41,13 @@ pub fn analyze(prog: &Program) -> Analysis {
             continue;
         };
         let forms = match body {
-            [Instr::Collective(op)] => vec![collective(prog, op)],
+            [Instr::Collective(op)] => {
+                let routes = match &evaluation {
+                    Ok(ev) => Ok(&ev.phase_routes[id]),
+                    Err(why) => Err(why.as_str()),
+                };
+                vec![collective(prog, op, routes)]
+            }
             _ if body.iter().all(is_message_or_guard) => {
                 messages(prog, first, body).unwrap_or_default()
             }
@@ -191,7 +196,10 @@ fn common_breaks(prog: &Program) -> Vec<String> {
     why
 }
 
-fn collective(prog: &Program, op: &CollectiveOp) -> ClosedForm {
+/// A collective's closed form, labelled exact when its messages' actual `routes` (from the
+/// evaluation, or why there is none) are those of the formula: one link of unit capacity per
+/// message, and no link crossed by two messages at once.
+fn collective(prog: &Program, op: &CollectiveOp, routes: Result<&PhaseRoutes, &str>) -> ClosedForm {
     let net = &prog.network;
     let e = env(prog, 0);
     let bytes = op.bytes.eval(&e).map_err(|err| err.0)? as f64;
@@ -228,13 +236,7 @@ fn collective(prog: &Program, op: &CollectiveOp) -> ClosedForm {
             "the round model is exact for a power-of-two group, not {n} ranks"
         ));
     }
-    let ideal = op.kind == Collective::Barrier && op.algorithm == Algorithm::Ideal;
-    if net.topology.shape() != &Shape::Full && !ideal {
-        why.push(format!(
-            "the closed form has one link per pair of ranks; on a {} messages cross several links and share them",
-            net.topology.shape()
-        ));
-    }
+    why.extend(route_breaks(routes));
     if op.combine.as_ref().is_some_and(|d| d.scv() > 0.0) {
         why.push("combine times are random (the formula uses their mean)".to_owned());
     }
@@ -243,6 +245,39 @@ fn collective(prog: &Program, op: &CollectiveOp) -> ClosedForm {
         op.kind, op.algorithm
     );
     Ok((value, method, (!why.is_empty()).then(|| why.join("; "))))
+}
+
+/// What in a phase's routes breaks a closed form of one idle link of unit capacity per message
+/// (empty: nothing).
+fn route_breaks(routes: Result<&PhaseRoutes, &str>) -> Vec<String> {
+    let r = match routes {
+        Ok(r) => r,
+        Err(why) => return vec![format!("the routes were not evaluated ({why})")],
+    };
+    let mut why = Vec::new();
+    if r.shared > 0 {
+        let others = match r.shared - r.shared_names.len() {
+            0 => String::new(),
+            n => format!(" and {n} other links"),
+        };
+        why.push(format!(
+            "messages that overlap in time share link {}{others} on their routes (the closed form gives each message an idle link)",
+            r.shared_names.join(", ")
+        ));
+    }
+    if r.most_hops > 1 {
+        why.push(format!(
+            "messages cross up to {} links (the closed form counts one)",
+            r.most_hops
+        ));
+    }
+    if r.uneven {
+        why.push(
+            "messages cross links of capacity other than 1 (the closed form has the bandwidth)"
+                .to_owned(),
+        );
+    }
+    why
 }
 
 /// Point-to-point messages: each message's cost by its route's length, the longest of them;
