@@ -9,6 +9,7 @@ mod metrics;
 mod progress;
 mod route;
 mod run;
+mod schema;
 mod selftest;
 mod slurm;
 mod sweep;
@@ -52,9 +53,13 @@ enum Command {
     Slurm(slurm::SlurmArgs),
     /// Check the statistics themselves (coverage of nominal 95% intervals).
     Selftest(selftest::SelftestArgs),
-    /// List every metric name a scenario reports (the names --metric, [validate] metrics and
-    /// the result files use).
+    /// List every metric a scenario reports, with its unit and meaning (the names --metric,
+    /// [validate] metrics and the result files use; --names for the names alone).
     Metrics(metrics::MetricsArgs),
+    /// Print the JSON Schema of a scenario file, for editors that check TOML against a schema
+    /// (taplo, Even Better TOML): `parsim schema > parsim.schema.json`, then `#:schema
+    /// parsim.schema.json` as a scenario's first line.
+    Schema(schema::SchemaArgs),
     /// Print the links a program's message crosses between two ranks (dimension order on
     /// meshes and tori, up-down on trees), and its idle-network cost.
     Route(route::RouteArgs),
@@ -85,6 +90,7 @@ pub fn main() -> anyhow::Result<ExitCode> {
         Command::Selftest(args) => selftest::run(&args),
         Command::Metrics(args) => metrics::run(&args),
         Command::Route(args) => route::run(&args),
+        Command::Schema(args) => schema::run(&args),
         Command::FitComm(args) => fit_comm::run(&args),
         Command::Fit(args) => fit::run(&args),
         Command::FitW(args) => fit_w::run(&args),

@@ -39,8 +39,9 @@ pub fn run(args: &RouteArgs) -> anyhow::Result<ExitCode> {
     for (flag, r) in [("--from", args.from), ("--to", args.to)] {
         anyhow::ensure!(
             r < prog.ranks,
-            "{flag} {r}: the program has ranks 0..{}",
-            prog.ranks
+            "{flag} {r}: the program has {} ranks, 0 to {}",
+            prog.ranks,
+            prog.ranks - 1
         );
     }
     let net = &prog.network;
@@ -83,7 +84,8 @@ pub fn run(args: &RouteArgs) -> anyhow::Result<ExitCode> {
         };
         writeln!(
             std::io::stdout(),
-            "idle-network cost of {bytes} bytes ({name}): {t}"
+            "idle-network cost of {bytes} bytes ({name}): {}",
+            parsim::report::num(t)
         )?;
     }
     Ok(ExitCode::SUCCESS)
