@@ -12,6 +12,8 @@ use super::util::{parsim, root};
 struct Case {
     /// Path relative to the repository root, as the user would type it.
     file: String,
+    /// True when the file is a rank program (`--length` is refused for those alone).
+    program: bool,
     /// The line the first expected problem is reported at.
     line: Option<String>,
     /// The field path of that problem.
@@ -38,7 +40,11 @@ fn corpus() -> Vec<Case> {
                     .map(str::to_owned)
             };
             let file = format!("tests/bad/{}", p.file_name().unwrap().to_string_lossy());
+            let program = text
+                .lines()
+                .any(|l| matches!(l.trim(), "[program]" | "[spmd]" | "[pipeline]"));
             Case {
+                program,
                 line: expect("line"),
                 path: expect("path"),
                 message: expect("message")
@@ -85,10 +91,11 @@ fn every_malformed_scenario_is_refused_with_its_field_and_no_panic() {
     assert!(cases.len() >= 60, "the corpus has {} files", cases.len());
     let mut wrong = Vec::new();
     for case in &cases {
-        wrong.extend(problems(
-            case,
-            &["run", &case.file, "--replications", "2", "--length", "200"],
-        ));
+        let mut run = vec!["run", &case.file, "--replications", "2"];
+        if !case.program {
+            run.extend(["--length", "200"]);
+        }
+        wrong.extend(problems(case, &run));
         if case.path.is_some() {
             wrong.extend(problems(case, &["analyze", &case.file]));
             wrong.extend(problems(case, &["validate", "--quick", &case.file]));
