@@ -95,4 +95,9 @@ impl Empirical {
     pub fn min(&self) -> f64 {
         self.sorted[0]
     }
+
+    /// The largest sample.
+    pub fn max(&self) -> f64 {
+        self.sorted[self.sorted.len() - 1]
+    }
 }

@@ -36,6 +36,8 @@ mod messages;
 mod metric_catalogue;
 /// Laws of random valid networks: Little, conservation, capacity, thread identity.
 mod network_properties;
+/// Open fork-joins with non-exponential branches: the light-traffic interpolation.
+mod open_forkjoin;
 /// Percentile predictions of networks against values computed by hand, and their labels.
 mod percentile_hand_values;
 /// Exact percentile predictions (M/M/1, M/M/c) against simulation.
