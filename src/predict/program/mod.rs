@@ -1,15 +1,17 @@
 //! Analytic predictions for a program: the contention-free closed forms of its operations.
 //!
 //! A phase whose body is one collective gets the collective's closed form
-//! ([`Collective::closed_form`]); a phase whose body is point-to-point messages (`send`, `recv`,
+//! ([`crate::program::collective::Collective::closed_form`]); a phase whose body is point-to-point messages (`send`, `recv`,
 //! `sendrecv`, each maybe under a `when`) gets the longest of its messages' costs by the lecture
 //! notes' formulas ([`MessageCost`]: store-and-forward or cut-through over the route's length),
 //! and where messages share links, the lecture's congestion rule beside it.
 //! Both predict `phase.<name>.max`, and `program.makespan` when the phase is the whole program.
 //!
 //! A prediction is **exact** when nothing the formula leaves out can happen: one rank per node,
-//! deterministic sizes and combine times, and no two messages on one link (every pair on its own
-//! link for a collective: a `full` topology; the routes checked link by link for messages).
+//! deterministic sizes and combine times, and no two messages on one link (for a collective:
+//! every message crossed one link of unit capacity and no two that overlapped in time shared a
+//! link, on the evaluation's timeline, [`evaluation::PhaseRoutes`]; for messages: the routes
+//! checked link by link).
 //! Otherwise it is reported as an approximation, with the assumption that breaks.
 
 pub mod delays;
