@@ -15,6 +15,9 @@ mod cli;
 mod closed_forkjoin;
 /// Same seed, same bytes, on 1 thread or 4.
 mod determinism;
+/// Expected maxima where ranks meet: exact barriers and collectives, bounds and the stochastic
+/// critical path for neighbour exchanges.
+mod expected_maxima;
 /// `parsim fit-comm`: coefficients recovered from simulated measurements, profiles in place of a
 /// topology.
 mod fit_comm;
