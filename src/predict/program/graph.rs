@@ -23,7 +23,7 @@ use rustc_hash::FxHashMap;
 use crate::dist::Dist;
 
 /// Nodes recorded before the graph is given up (about 50 bytes each).
-pub const MAX_NODES: usize = 4_000_000;
+pub const MAX_NODES: usize = 250_000;
 
 /// No node (a rank's clock before its first node is the root, node 0).
 pub const NONE: u32 = u32::MAX;

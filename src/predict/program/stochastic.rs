@@ -101,7 +101,7 @@ struct Composer<'g, 'p> {
 /// Most variables (summed over the forms' terms, times the terms compared where they share
 /// variables) the exact
 /// composition handles before it refuses as too costly (a fraction of a second on one core).
-pub const EXACT_WORK: u64 = 100_000_000;
+pub const EXACT_WORK: u64 = 10_000_000;
 
 /// The exact expected makespan (and each rank's expected finish) of the graph, or why it
 /// cannot be composed exactly (see the module documentation).
@@ -618,7 +618,7 @@ pub const CLARK_TERMS: usize = 512;
 
 /// Most canonical-form terms the stochastic critical path combines before it refuses as too
 /// costly (a fraction of a second on one core): the nodes times their forms' lengths.
-pub const CLARK_WORK: u64 = 50_000_000;
+pub const CLARK_WORK: u64 = 5_000_000;
 
 /// A finish time in canonical form: `mean + sum_j a_j Z_j` over independent unit sources `Z_j`
 /// (one per node: its duration and what its maximum added beyond the linear part), sorted by
