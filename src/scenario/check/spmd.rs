@@ -228,6 +228,21 @@ fn check_network(
             format!("must be a whole number in 1..={MAX_CYCLES}, got {cycles}"),
         );
     }
+    // each cycle runs n_io computation bursts (and their messages) on each of p ranks:
+    // bounded before the program is built
+    let operations = 2.0 * cycles.max(1) as f64 * raw.n_io * p as f64;
+    if operations > crate::program::budget::MAX_OPERATIONS {
+        bad(
+            "n_io",
+            format!(
+                "{cycles} cycles of n_io = {} computation bursts on p = {p} ranks make about \
+                 {operations:.3e} rank operations per replication, beyond the limit of {:.3e} \
+                 (2^32) parsim runs: the run would not end in reasonable time",
+                raw.n_io,
+                crate::program::budget::MAX_OPERATIONS
+            ),
+        );
+    }
     let latency = raw.latency.unwrap_or(0.0);
     if !(latency.is_finite() && latency >= 0.0) {
         bad(
@@ -310,6 +325,22 @@ fn check_phases(raw: &RawSpmd, section: &Spmd, at: usize) -> Result<Vec<Phase>, 
             }
         }
         let n_io = ph.n_io.unwrap_or(raw.n_io);
+        // each cycle runs n_io computation bursts (and their messages) on each of p ranks:
+        // bounded before the program is built
+        let operations = 2.0 * ph.cycles.max(1) as f64 * n_io * raw.p.max(1) as f64;
+        if operations > crate::program::budget::MAX_OPERATIONS {
+            bad(
+                if ph.n_io.is_some() { "n_io" } else { "cycles" },
+                format!(
+                    "{} cycles of n_io = {n_io} computation bursts on p = {} ranks make about \
+                     {operations:.3e} rank operations per replication, beyond the limit of \
+                     {:.3e} (2^32) parsim runs: the run would not end in reasonable time",
+                    ph.cycles,
+                    raw.p,
+                    crate::program::budget::MAX_OPERATIONS
+                ),
+            );
+        }
         if raw.network.is_none() && n_io.fract() != 0.0 {
             bad(
                 "n_io",
