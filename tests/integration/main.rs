@@ -20,6 +20,9 @@ mod fit_comm;
 mod fit_spmd;
 /// Structured fuzzing of parse, check, analysis and short runs.
 mod fuzz;
+/// Hostile inputs (issue 23): script injection, outputs over inputs, pipes and devices, counts
+/// that multiply work, extreme numbers.
+mod hostile;
 /// The layering of src/: imports point down, no circle, engines and program IR know no model.
 mod layers;
 /// Laws of random valid networks: Little, conservation, capacity, thread identity.
