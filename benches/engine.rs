@@ -7,13 +7,19 @@
 //!   each run for about 10^6 events, next to a hand-written "speed of light" loop for A and B
 //!   (a `BinaryHeap` of `(time, seq, event)`, Xoshiro256++ draws, no statistics).
 //! * `calendar`: the hold model (pop the earliest event, push it back a random time later) with
-//!   `n` pending events, for [`Calendar`] and for `priority_queue::PriorityQueue`.
-//! * `large_calendar`: an open network of 1000 delay stations (about 5000 pending events) and a
-//!   closed network of delay stations with a growing population.
+//!   `n` pending events (10 to 10^6), for [`Calendar`] and (to 10^5) for
+//!   `priority_queue::PriorityQueue`.
+//! * `large_calendar`: open networks of 10 and 1000 delay stations (about 5000 pending events
+//!   either way: what differs is the per-station state) and a closed network of delay stations
+//!   with a growing population, 10 to 10^6 pending events.
 //! * `programs`: rank programs, a ring exchange (`sendrecv` to the right neighbour) and a
 //!   repeated binomial reduce, of 64 KiB messages, at 16, 256 and 4096 ranks on a bus and on a
 //!   2-D torus (1 GB/s links, 1 us per hop, 2 us startup, cut-through, FCFS), all statistics
 //!   on; throughput in messages (about 2*10^5 per execution).
+//!
+//! Rank programs at scale (4,096 to 1,048,576 ranks) are `benches/scale.rs`
+//! (`cargo bench --bench scale`): too long for criterion's samples, run once each under
+//! `/usr/bin/time`.
 //!
 //! Every throughput is in events (arrivals plus service completions, as counted by
 //! [`parsim::engine::network::RunSummary::events`]) or calendar holds per second.
@@ -303,7 +309,8 @@ fn ticks(span: f64) -> u64 {
     parsim::time::Clock::default().ticks(span)
 }
 
-/// The hold model on [`Calendar`] and on `PriorityQueue` with 10, 1000 and 100000 pending events.
+/// The hold model on [`Calendar`] with 10 to 10^6 pending events, and on `PriorityQueue` with
+/// 10 to 10^5.
 fn calendar(c: &mut Criterion) {
     let mut group = c.benchmark_group("calendar");
     group
@@ -311,7 +318,7 @@ fn calendar(c: &mut Criterion) {
         .measurement_time(Duration::from_secs(2))
         .warm_up_time(Duration::from_millis(500));
     group.throughput(Throughput::Elements(HOLDS));
-    for n in [10_u32, 1000, 100_000] {
+    for n in [10_u32, 1000, 10_000, 100_000, 1_000_000] {
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(SEED);
         let mut cal = Calendar::new();
         for job in 0..n {
@@ -329,6 +336,9 @@ fn calendar(c: &mut Criterion) {
             });
         });
 
+        if n > 100_000 {
+            continue;
+        }
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(SEED);
         let mut pq: PriorityQueue<Keyed, Reverse<(u64, u64)>> =
             PriorityQueue::with_capacity(n as usize);
@@ -364,8 +374,8 @@ fn calendar(c: &mut Criterion) {
     group.finish();
 }
 
-/// The engine with a large calendar: 1000 open delay stations, and closed delay networks of
-/// 10 to 100000 jobs.
+/// The engine with a large calendar: open networks of 10 and 1000 delay stations (about 5000
+/// pending events either way), and closed delay networks of 10 to 10^6 jobs.
 fn large_calendar(c: &mut Criterion) {
     let mut group = c.benchmark_group("large_calendar");
     group
@@ -373,15 +383,17 @@ fn large_calendar(c: &mut Criterion) {
         .sampling_mode(SamplingMode::Flat)
         .measurement_time(Duration::from_secs(3));
 
-    let open = network(&open_delays_toml(1000));
-    bench_engine(
-        &mut group,
-        BenchmarkId::new("open_delays", 1000),
-        &open,
-        EVENTS / 2,
-    );
+    for stations in [10, 1000] {
+        let open = network(&open_delays_toml(stations));
+        bench_engine(
+            &mut group,
+            BenchmarkId::new("open_delays", stations),
+            &open,
+            EVENTS / 2,
+        );
+    }
 
-    for population in [10_u64, 1000, 10_000, 100_000] {
+    for population in [10_u64, 1000, 10_000, 100_000, 1_000_000] {
         let closed = network(&closed_delays_toml(population));
         bench_engine(
             &mut group,

@@ -1,6 +1,7 @@
 //! What every picture parsim draws shares: its size, the colours of the simulated mean and of
-//! the analytic methods, the error type, ranges padded around the data, and file names made
-//! safe. The pictures themselves are drawn by the outputs that own them (`crate::sweep::plot`,
+//! the analytic methods, the error type, ranges padded around the data, tick labels written
+//! readably, units from metric names, text cut to the room it has, and file names made safe and
+//! short. The pictures themselves are drawn by the outputs that own them (`crate::sweep::plot`,
 //! `crate::validate::plot`).
 
 use std::path::{Path, PathBuf};
@@ -51,6 +52,22 @@ pub enum PlotError {
     },
 }
 
+/// `name` made safe and at most 40 characters for a file name: a longer one keeps its first 32
+/// and adds 6 hex digits of a hash of the whole.
+pub fn short_file_part(name: &str) -> String {
+    let safe = file_part(name);
+    if safe.len() <= 40 {
+        return safe;
+    }
+    let head: String = safe.chars().take(32).collect();
+    let hash = crate::hash::fnv1a(name.as_bytes());
+    format!(
+        "{}-{:06x}",
+        head.trim_end_matches(['_', '.', '-']),
+        hash & 0xff_ffff
+    )
+}
+
 /// A name safe in a file name.
 pub fn file_part(s: &str) -> String {
     s.chars()
@@ -83,5 +100,154 @@ pub fn draw_error(file: &Path) -> impl Fn(String) -> PlotError + '_ {
     move |message| PlotError::Draw {
         file: file.to_owned(),
         message,
+    }
+}
+
+/// A tick value written readably: four significant digits at most, trailing zeros dropped
+/// (`0.30000000000000004` is `0.3`), powers of ten for the very large and very small.
+pub fn tick(v: f64) -> String {
+    if !v.is_finite() {
+        return String::new();
+    }
+    let a = v.abs();
+    if a < 1e-12 {
+        return "0".to_owned();
+    }
+    let trim = |s: String| -> String {
+        if s.contains('.') {
+            s.trim_end_matches('0').trim_end_matches('.').to_owned()
+        } else {
+            s
+        }
+    };
+    if !(1e-3..1e6).contains(&a) {
+        let s = format!("{v:.3e}");
+        let (mantissa, exponent) = s.split_once('e').unwrap_or((&s, "0"));
+        return format!("{}e{exponent}", trim(mantissa.to_owned()));
+    }
+    let decimals = (3 - a.log10().floor() as i32).clamp(0, 6) as usize;
+    trim(format!("{v:.decimals$}"))
+}
+
+/// The unit of a metric, from its name: times in the scenario's time unit, throughputs per time
+/// unit, utilisations and speedups dimensionless, numbers of jobs, counts; empty when the name
+/// says nothing.
+pub fn unit(metric: &str) -> &'static str {
+    let parts: Vec<&str> = metric.split('.').collect();
+    let has = |w: &str| parts.contains(&w);
+    let last = parts.last().copied().unwrap_or("");
+    let percentile =
+        last.len() > 1 && last.starts_with('p') && last[1..].chars().all(|c| c.is_ascii_digit());
+    if has("utilisation") || has("utilization") || has("efficiency") || has("speedup") {
+        "dimensionless"
+    } else if has("throughput") {
+        "per time unit"
+    } else if last == "number" {
+        "jobs"
+    } else if has("visits") {
+        "visits per job"
+    } else if has("count") {
+        "count"
+    } else if percentile
+        || [
+            "response",
+            "cycle",
+            "wait",
+            "residence",
+            "makespan",
+            "delay",
+            "time",
+            "max",
+            "mean",
+            "overhead",
+            "cost",
+        ]
+        .contains(&last)
+    {
+        "time units"
+    } else {
+        ""
+    }
+}
+
+/// An axis label of `metric` with its unit: `station.cpu.response (time units)`.
+pub fn with_unit(metric: &str) -> String {
+    match unit(metric) {
+        "" => metric.to_owned(),
+        u => format!("{metric} ({u})"),
+    }
+}
+
+/// About how wide `text` is, in pixels, in a sans-serif font of `size` pixels (an upper estimate
+/// for DejaVu Sans: 0.62 of the size a character).
+pub fn text_width(text: &str, size: u32) -> u32 {
+    (text.chars().count() as f64 * 0.62 * f64::from(size)).ceil() as u32
+}
+
+/// `text` cut to fit `width` pixels in a font of `size` pixels, ending with an ellipsis where it
+/// was cut (the end is dropped, never the beginning).
+pub fn fit(text: &str, width: u32, size: u32) -> String {
+    if text_width(text, size) <= width {
+        return text.to_owned();
+    }
+    let most = ((f64::from(width) / (0.62 * f64::from(size))).floor() as usize).max(2);
+    let kept: String = text.chars().take(most - 1).collect();
+    format!("{}…", kept.trim_end())
+}
+
+/// A short file-name part for a method: its first words (up to its first comma, semicolon or
+/// parenthesis), made safe, at most 20 characters, then 6 hex digits of a hash of the whole
+/// name, so that two methods that begin alike still get two files.
+pub fn method_key(method: &str) -> String {
+    let head = method
+        .split([',', ';', '('])
+        .next()
+        .unwrap_or(method)
+        .trim();
+    let mut key: String = file_part(head).chars().take(20).collect();
+    key = key.trim_end_matches(['_', '.', '-']).to_owned();
+    let hash = crate::hash::fnv1a(method.as_bytes());
+    format!("{key}-{:06x}", hash & 0xff_ffff)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ticks_are_short() {
+        assert_eq!(tick(0.30000000000000004), "0.3");
+        assert_eq!(tick(0.1 + 0.2 - 0.3), "0");
+        assert_eq!(tick(1250.0), "1250");
+        assert_eq!(tick(-0.05), "-0.05");
+        assert_eq!(tick(2.5e-6), "2.5e-6");
+        assert_eq!(tick(12.345678), "12.35");
+    }
+
+    #[test]
+    fn units_come_from_the_metric_name() {
+        assert_eq!(unit("class.jobs.cycle"), "time units");
+        assert_eq!(unit("station.cpu.p99"), "time units");
+        assert_eq!(unit("station.cpu.utilisation"), "dimensionless");
+        assert_eq!(unit("class.jobs.throughput"), "per time unit");
+        assert_eq!(unit("station.cpu.number"), "jobs");
+        assert_eq!(unit("messages.count"), "count");
+        assert_eq!(
+            with_unit("program.makespan"),
+            "program.makespan (time units)"
+        );
+    }
+
+    #[test]
+    fn method_keys_are_short_and_distinct() {
+        let a = method_key("independent-branch maximum, correlation-corrected (Nelson-Tantawi)");
+        let b = method_key("independent-branch maximum, lockstep");
+        assert_ne!(a, b);
+        assert!(
+            a.len() <= 27 && a.starts_with("independent-branch_m"),
+            "{a}"
+        );
+        assert_eq!(fit("abcdefghij", 40, 10), "abcde…");
+        assert_eq!(fit("abc", 40, 10), "abc");
     }
 }

@@ -57,8 +57,13 @@ pub struct RunReport {
     /// Version, scenario hash, run id and date.
     #[serde(flatten)]
     pub provenance: Provenance,
-    /// Master seed.
+    /// Master seed, as the user set it (`--seed`, `run.seed`, or `--set run.seed=...`).
     pub seed: u64,
+    /// With `--set`: the seed the streams came from, derived from `seed` and the assignments
+    /// ([`crate::scenario::assign::keyed_seed`]) so that `run --set` gives a sweep point's
+    /// numbers; absent when the streams come from `seed` itself.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stream_key: Option<u64>,
     /// Replications run.
     pub replications: usize,
     /// Observations measured per replication.
@@ -110,6 +115,7 @@ impl RunReport {
             file,
             provenance,
             seed: opt.seed,
+            stream_key: None,
             replications: ex.replications.len(),
             length: opt.length,
             warmup: ex.warmup,
@@ -126,6 +132,25 @@ impl RunReport {
                     ci: ex.interval(i, LEVEL),
                 })
                 .collect(),
+        }
+    }
+
+    /// The report of a run whose streams came from `opt.seed` derived from the master seed
+    /// `master` and `--set` assignments: `seed` shows `master`, `stream_key` the derived seed
+    /// (none when they are the same).
+    pub fn keyed_from(mut self, master: u64) -> RunReport {
+        if self.seed != master {
+            self.stream_key = Some(self.seed);
+            self.seed = master;
+        }
+        self
+    }
+
+    /// The seed as the table shows it: the master seed, and the derived stream key if any.
+    fn seed_text(&self) -> String {
+        match self.stream_key {
+            Some(key) => format!("seed {} (streams keyed by it and --set: {key})", self.seed),
+            None => format!("seed {}", self.seed),
         }
     }
 
@@ -147,14 +172,16 @@ impl RunReport {
         if self.program {
             let _ = writeln!(
                 s,
-                "seed {}, {} replications, each one execution of the program to completion, {} events",
-                self.seed, self.replications, self.events
+                "{}, {} replications, each one execution of the program to completion, {} events",
+                self.seed_text(),
+                self.replications,
+                self.events
             );
         } else {
             let _ = writeln!(
                 s,
-                "seed {}, {} replications x {} observations, warm-up cut {} observations ({}){cut}, {} events",
-                self.seed,
+                "{}, {} replications x {} observations, warm-up cut {} observations ({}){cut}, {} events",
+                self.seed_text(),
                 self.replications,
                 self.length,
                 self.warmup.observations,

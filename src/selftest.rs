@@ -133,6 +133,33 @@ pub fn coverage(
     })
 }
 
+/// The range of coverages that `experiments` experiments are expected to show when the nominal
+/// 95% intervals are right: the central 99.9% of a binomial count of `experiments` trials of
+/// probability 0.95, as fractions. It narrows as experiments are added (92.6% to 97.1%
+/// for 1000, 87% to 100% for 100), so a short check is not failed by its own sampling error and a
+/// long one still finds a small miss.
+pub fn expected_band(experiments: u32) -> (f64, f64) {
+    const NOMINAL: f64 = 0.95;
+    const TAIL: f64 = 0.0005;
+    let n = u64::from(experiments);
+    let mut cdf = 0.0;
+    let (mut lo, mut hi) = (None, None);
+    for k in 0..=n {
+        let ln = statrs::function::factorial::ln_binomial(n, k)
+            + k as f64 * NOMINAL.ln()
+            + (n - k) as f64 * (1.0 - NOMINAL).ln();
+        cdf += ln.exp();
+        if lo.is_none() && cdf >= TAIL {
+            lo = Some(k);
+        }
+        if hi.is_none() && cdf >= 1.0 - TAIL {
+            hi = Some(k);
+        }
+    }
+    let at = |k: Option<u64>| k.unwrap_or(n) as f64 / n.max(1) as f64;
+    (at(lo), at(hi))
+}
+
 /// The Wilson score interval at 95% for a proportion `p` of `n` trials.
 fn wilson(p: f64, n: f64) -> (f64, f64) {
     let z = Normal::standard().inverse_cdf(0.975);
@@ -145,6 +172,21 @@ fn wilson(p: f64, n: f64) -> (f64, f64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_expected_band_follows_the_number_of_experiments() {
+        let (lo, hi) = expected_band(1000);
+        assert!(
+            (0.925..0.93).contains(&lo) && (0.97..0.975).contains(&hi),
+            "({lo}, {hi})"
+        );
+        // 100 experiments: a coverage of 91% (its own interval contains 95%) is no failure
+        let (lo, hi) = expected_band(100);
+        assert!(lo <= 0.89 && hi >= 0.99, "({lo}, {hi})");
+        assert!(hi <= 1.0);
+        let (lo, hi) = expected_band(100_000);
+        assert!(lo > 0.947 && hi < 0.953, "({lo}, {hi})");
+    }
 
     #[test]
     fn wilson_interval_brackets_the_proportion() {

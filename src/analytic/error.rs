@@ -64,6 +64,23 @@ pub enum AnalyticError {
         /// The last change or error estimate, to compare with the tolerance.
         residual: f64,
     },
+    /// The method would cost more than an analysis allows: its work, estimated before it
+    /// starts, is over [`WORK_BUDGET`](super::WORK_BUDGET), so it is refused at once instead
+    /// of being run.
+    ///
+    /// Fix: compare against simulation only, or shrink the system (fewer jobs, rates closer
+    /// together).
+    #[error(
+        "too costly: {what}: an estimated {work:.1e} operations, over the budget of {budget:.0e}"
+    )]
+    TooCostly {
+        /// What the work would be, with the figures behind the estimate.
+        what: String,
+        /// The estimated work, in operations of the method's innermost loop.
+        work: f64,
+        /// The budget it exceeds.
+        budget: f64,
+    },
 }
 
 /// Shorthand for results of this module.

@@ -15,8 +15,8 @@
 //! | [`mg1`] | M/G/1 FCFS | Pollaczek-Khinchine `Wq = rho E[S](1 + scv)/(2(1 - rho))`; `scv = 0` is M/D/1 | exact |
 //! | [`mmc`], [`erlang_c`], [`erlang_b`] | M/M/c | Erlang C via the stable Erlang B recursion | exact |
 //! | [`mminf`] | M/G/inf | `R = E[S]`, `L = lambda E[S]` | exact |
-//! | [`mva`] | closed single class; delays, queues (FCFS exp or PS), multi-server | Reiser-Lavenberg MVA; log-space convolution when a center has `c >= 2` servers | exact (product form) |
-//! | [`mva_multiclass`] | closed multiclass; delays and single-server queues | MVA over the population lattice (refused above [`MAX_LATTICE_POINTS`]) | exact (product form) |
+//! | [`mva`] | closed single class; delays, queues (FCFS exp or PS), multi-server | Reiser-Lavenberg MVA; log-space convolution when a center has `c >= 2` servers (each refused over [`WORK_BUDGET`]) | exact (product form) |
+//! | [`mva_multiclass`] | closed multiclass; delays and single-server queues | MVA over the population lattice (refused above [`MAX_LATTICE_POINTS`] or [`WORK_BUDGET`]) | exact (product form) |
 //! | [`mva_residual`] | closed single class with non-exponential FCFS servers | MVA with the residual-service correction `R = D (1 + Q) + D U (scv - 1)/2` (Reiser 1979) | approximation (exact MVA when every `scv = 1`) |
 //! | [`allen_cunneen`], [`kingman`] | GI/G/c, GI/G/1 | `Wq ~ Wq(M/M/c) (c_a^2 + c_s^2)/2` (Allen-Cunneen; Kingman 1961 at `c = 1`) | approximation (exact for M/M/c and M/G/1) |
 //! | [`qna`] | open single class, GI/G/m and delay stations, renewal sources | Whitt's QNA: SCVs of flows through departure, splitting and merging; Kingman-KLB / Allen-Cunneen waits | approximation (Jackson's values when everything is Poisson/exponential) |
@@ -25,16 +25,30 @@
 //! | [`jackson`], [`solve_traffic`] | open multiclass; delay, FCFS/PS single server, M/M/c | station-by-station product form | exact (product form) |
 //! | [`expected_max_exponential`], [`expected_max_uniform`] | max of `c` i.i.d. times | `H_c m`; `min + (max - min) c/(c+1)` | exact |
 //! | [`expected_max_numeric`] | max of `c` i.i.d. times, any CDF | `lower + int (1 - F^c)`, adaptive Gauss-Kronrod, rel. `1e-9` | numerical |
+//! | [`expected_max`], [`max_moments`] | max of independent, non-identical times (laws with multiplicities, constants, tails unbounded either way) | `E[M] = L + int_L (1 - prod F_i^m_i)`, `E[(M - L)^2] = int_L 2 (t - L)(1 - prod F_i^m_i)`, adaptive Gauss-Kronrod, rel. `1e-9` | numerical |
+//! | [`clark_max`], [`ClarkMax::covariance_with`] | max of two jointly normal times; its covariance with a third | Clark (1961): `E[max] = mu_x Phi(alpha) + mu_y Phi(-alpha) + a phi(alpha)`, second moment, `Cov(Z, max) = Phi(alpha) Cov(Z, X) + Phi(-alpha) Cov(Z, Y)` | exact |
+//! | [`clark_max_n`] | max of `n` jointly normal times (mean vector, covariance matrix) | Clark's pairwise iteration, each partial maximum taken as normal | approximation (exact at `n = 2`) |
+//! | [`expected_max_iid_normal`] | max of `n` i.i.d. normal times | `mean + sd E[Z_(n)]` by [`max_moments`] | numerical |
+//! | [`StochasticMaxPlus`] | stochastic critical path: `F_v = max_pred F_u + D_v`, durations by mean and variance | finish times as normals, maxima by Clark; operands independent, or correlated through shared ancestors by the linear canonical form of statistical timing analysis (capped terms) | approximation (sums exact; one maximum of two exact) |
 //! | [`fork_join_2_server`] | open 2-server fork-join, exponential | `(12 - rho)/8 / (mu - lambda)` (Flatto-Hahn) | exact |
 //! | [`nelson_tantawi`] | open `K`-server fork-join, exponential | Nelson-Tantawi scaling of the 2-server result | approximation (exact at `K = 2`) |
 //! | [`mmc_sojourn`] | M/M/c FCFS sojourn law (percentiles) | wait 0 w.p. `1 - C(c,a)`, else exponential `c mu - lambda`; plus service; phase-type | exact |
 //! | [`closed_queue_length`], [`fcfs_exponential_sojourn`] | sojourn at a FCFS exponential server of a closed product-form network | arrival theorem: Erlang(`j+1`) mixture over the queue-length law at `N - 1` | exact |
 //! | [`mg1_response_moments`] | M/G/1 FCFS response moments (for percentiles) | Takacs' `E[T]`, `E[T^2]`; `predict` fits a gamma law to them | exact moments; the gamma law is an approximation |
-//! | [`PhaseType`], [`invert_cdf`] | sums and Markov routes of phase-type laws; quantile of any CDF | uniformization; bracketing and bisection | exact / numerical |
+//! | [`PhaseType`], [`invert_cdf`] | sums and Markov routes of phase-type laws; quantile of any CDF | uniformization, the chain run once per law; bracketing and bisection; a quantile refused before it starts when its estimated work ([`PhaseType::quantile_work`]) is over [`WORK_BUDGET`] | exact / numerical |
 //! | [`MessageCost`] | a message of `m` bytes over `l` links | store-and-forward `t_s + (m t_w + t_h) l`, cut-through `t_s + l t_h + m t_w` (lecture notes) | exact on an idle network |
 //! | [`fork_join_independent_max`] | open `K`-way fork-join of GI/G/1 FCFS branches, any service law | `E[max]` of `K` independent branch responses, each `S` plus a wait 0 w.p. `1 - rho` else exponential of mean `Wq/rho` | approximation (upper bound for exponential branches: Nelson-Tantawi) |
 //! | [`nelson_tantawi_correlation_factor`] | the same, corrected for the branches' correlation | times `R_NT / (H_K / (mu - lambda))` at the same `rho` | approximation (exact for exponential `K = 2`) |
+//! | [`fork_join_interpolation`] | open `K`-way fork-join of M/G/1 FCFS branches, any service law | `(1 - rho) E[T] = T0 + (T1 - T0) rho + (h - T1) rho^2`: exact light-traffic value `E[max S]` and slope `T1`, heavy-traffic limit `h = min(T1, H_K m (1 + c^2)/2)` (Reiman-Simon interpolation; Varma-Makowski's `h = T1`) | approximation (exact for `K = 1`, deterministic service, exponential `K = 2`) |
 //! | [`varki_closed_fork_join`] | closed network with `K`-way fork-join subsystems | Varki: `R_FJ(n) = s [H_K + Q_FJ(n-1)]` | approximation (exact at `n = 1`, `K = 1`, and `K = 2` alone) |
+//!
+//! # Cost
+//!
+//! A solver whose work grows with its inputs (a population, a lattice, the spread of a chain's
+//! rates, a quadratic sum) estimates that work before it starts and refuses with
+//! [`AnalyticError::TooCostly`], the estimate and the figures behind it when it is over
+//! [`WORK_BUDGET`] (2e7 operations, some 15 ms): an analysis is cheap or refuses fast. What is
+//! within the budget is computed exactly as before.
 //!
 //! # Conventions
 //!
@@ -72,16 +86,21 @@
 
 mod bounds;
 mod check;
+mod clark;
 mod closed;
 mod convolution;
+mod cost;
 mod error;
 mod forkjoin;
 mod forkjoin_branches;
+mod forkjoin_interpolation;
 mod forkjoin_tasks;
 mod gigc;
 mod harmonic;
 mod inverse;
 mod jackson;
+mod maxima;
+mod maxplus;
 mod messages;
 mod multiclass;
 mod mva;
@@ -97,7 +116,10 @@ mod sojourn;
 mod varki;
 
 pub use bounds::{Interval, PerformanceBounds, asymptotic_bounds, balanced_job_bounds};
+pub use clark::{ClarkMax, Normal, clark_max, clark_max_n, expected_max_iid_normal};
 pub use closed::{Center, ClosedLevel, ClosedSolution};
+pub(crate) use cost::within_budget;
+pub use cost::{TRANSCENDENTAL, WORK_BUDGET};
 pub use error::{AnalyticError, Result};
 pub use forkjoin::{
     EXPECTED_MAX_REL_TOL, expected_max_exponential, expected_max_numeric, expected_max_uniform,
@@ -106,18 +128,21 @@ pub use forkjoin::{
 pub use forkjoin_branches::{
     QueueBranch, branch_response_cdf, fork_join_independent_max, nelson_tantawi_correlation_factor,
 };
+pub use forkjoin_interpolation::{ForkJoinInterpolation, ServiceLaw, fork_join_interpolation};
 pub use forkjoin_tasks::{TaskFork, task_fork};
 pub use gigc::{allen_cunneen, kingman};
 pub use harmonic::harmonic;
 pub use inverse::invert_cdf;
 pub use jackson::{JacksonSolution, OpenClass, jackson, solve_traffic};
+pub use maxima::{Law, MaxMoments, expected_max, max_moments};
+pub use maxplus::{Dependence, NodeId, StochasticMaxPlus};
 pub use messages::MessageCost;
 pub use multiclass::{MulticlassModel, MulticlassSolution};
 pub use mva::mva;
 pub use mva_multiclass::{MAX_LATTICE_POINTS, mva_multiclass};
 pub use mva_residual::{GeneralCenter, mva_residual};
 pub use network::{CenterKind, check_class_independent_service};
-pub use phase_type::{PhaseType, route_moments};
+pub use phase_type::{PhaseType, QuantileWork, route_moments};
 pub use qna::{QnaSolution, QnaStation, qna};
 pub use schweitzer::{SchweitzerOptions, schweitzer};
 pub use single::{StationMetrics, erlang_b, erlang_c, mg1, mm1, mmc, mminf};

@@ -2,6 +2,7 @@
 
 use super::closed::{self, Center, ClosedLevel, ClosedSolution};
 use super::convolution;
+use super::cost::within_budget;
 use super::error::Result;
 use super::network::CenterKind;
 
@@ -56,6 +57,28 @@ impl Station {
             CenterKind::MultiServer(_) => None,
         }
     }
+}
+
+/// The work of [`recursion`] over `stations` up to `population`: per level, a few operations
+/// per station and the level's vectors (about 150 operations of allocation).
+pub(crate) fn recursion_work(stations: usize, population: u32) -> f64 {
+    f64::from(population) * (10.0 * stations as f64 + 150.0)
+}
+
+/// [`recursion`] unless its work ([`recursion_work`]) is over the budget: then `TooCostly`,
+/// naming `method`.
+pub(crate) fn affordable_recursion(
+    stations: &[Station],
+    population: u32,
+    method: &str,
+) -> Result<ClosedSolution> {
+    within_budget(recursion_work(stations.len(), population), || {
+        format!(
+            "{method} over populations 1..{population} at {} centers",
+            stations.len()
+        )
+    })?;
+    Ok(recursion(stations, population))
 }
 
 /// The MVA population recursion over stations whose residence is given by [`Residence`].
@@ -117,14 +140,25 @@ pub(crate) fn recursion(stations: &[Station], population: u32) -> ClosedSolution
 /// Results are the same quantities either way; `MultiServer(1)` is treated as a `Queue`.
 ///
 /// Errors: `InvalidParameter` for `population == 0`, a negative or non-finite demand, a zero
-/// total demand or `MultiServer(0)`; `NotApplicable` for an empty network.
+/// total demand or `MultiServer(0)`; `NotApplicable` for an empty network; `TooCostly` when
+/// the work, estimated before it starts, is over [`WORK_BUDGET`](super::WORK_BUDGET) (about
+/// `N (10 K + 150)` operations for the recursion, `22 K N^2` for the convolution: `N` above
+/// about 100 000 at a few centers, or 500 with a multi-server center).
 pub fn mva(centers: &[Center], population: u32) -> Result<ClosedSolution> {
     closed::validate(centers, population)?;
     let stations: Option<Vec<Station>> = centers.iter().map(Station::load_independent).collect();
-    Ok(match stations {
-        Some(stations) => recursion(&stations, population),
-        None => convolution::solve(centers, population),
-    })
+    match stations {
+        Some(stations) => affordable_recursion(&stations, population, "the MVA recursion"),
+        None => {
+            within_budget(convolution::work(centers.len(), population), || {
+                format!(
+                    "the convolution algorithm (a center with several servers) over populations 1..{population} at {} centers",
+                    centers.len()
+                )
+            })?;
+            Ok(convolution::solve(centers, population))
+        }
+    }
 }
 
 #[cfg(test)]
@@ -190,5 +224,32 @@ pub(crate) mod tests {
         assert!(mva(&[center(CenterKind::Queue, f64::INFINITY)], 2).is_err());
         assert!(mva(&[center(CenterKind::Delay, 0.0)], 2).is_err());
         assert!(mva(&[center(CenterKind::MultiServer(0), 1.0)], 2).is_err());
+    }
+
+    #[test]
+    fn a_population_too_large_for_the_budget_is_refused_before_it_starts() {
+        use crate::analytic::AnalyticError;
+        // 10^7 levels of the recursion (gigabytes of levels) and a multi-server center at
+        // 5000 jobs (10^9 terms): refused at once, with the estimate
+        let too_costly = |r: Result<ClosedSolution>| match r {
+            Err(AnalyticError::TooCostly { what, work, .. }) => (what, work),
+            other => panic!(
+                "not refused as too costly: {:?}",
+                other.map(|s| s.levels().len())
+            ),
+        };
+        let (what, work) = too_costly(mva(&hand_network(), 10_000_000));
+        assert!(what.contains("the MVA recursion over populations 1..10000000 at 3 centers"));
+        assert!(work > 1e8);
+        let mut net = hand_network();
+        net[0].kind = CenterKind::MultiServer(4);
+        let (what, _) = too_costly(mva(&net, 5000));
+        assert!(what.starts_with("the convolution algorithm"), "{what}");
+        // within the budget, solved as before
+        assert_eq!(mva(&net, 300).unwrap().levels().len(), 300);
+        assert_eq!(
+            mva(&hand_network(), 100_000).unwrap().levels().len(),
+            100_000
+        );
     }
 }

@@ -1,5 +1,6 @@
 //! Exact multiclass MVA over the population lattice.
 
+use super::cost::within_budget;
 use super::error::{AnalyticError, Result};
 use super::multiclass::{MulticlassModel, MulticlassSolution};
 
@@ -18,7 +19,8 @@ pub const MAX_LATTICE_POINTS: usize = 10_000_000;
 /// and time `O(R K prod_r (N_r + 1))`.
 ///
 /// Errors: `NotApplicable` if the lattice has more than [`MAX_LATTICE_POINTS`] points (use
-/// [`schweitzer`](super::schweitzer)).
+/// [`schweitzer`](super::schweitzer)); `TooCostly` when the work, about `4 R K` operations per
+/// lattice point, is over [`WORK_BUDGET`](super::WORK_BUDGET).
 pub fn mva_multiclass(model: &MulticlassModel) -> Result<MulticlassSolution> {
     let pops = model.populations();
     let k_count = model.kinds().len();
@@ -36,6 +38,12 @@ pub fn mva_multiclass(model: &MulticlassModel) -> Result<MulticlassSolution> {
                  use Schweitzer-Bard"
             ))
         })?;
+    within_budget(4.0 * (pops.len() * k_count) as f64 * points as f64, || {
+        format!(
+            "exact multiclass MVA over a lattice of {points} population vectors, {} classes at {k_count} centers (Schweitzer-Bard approximates it)",
+            pops.len()
+        )
+    })?;
     let strides: Vec<usize> = dims
         .iter()
         .scan(1usize, |acc, &d| {
@@ -86,6 +94,24 @@ mod tests {
     use crate::analytic::mva::mva;
     use crate::analytic::mva::tests::{close, hand_network};
     use crate::analytic::network::CenterKind;
+
+    #[test]
+    fn a_lattice_too_dear_for_the_budget_is_refused_before_it_starts() {
+        // three classes of 150 jobs: 151^3 = 3.4e6 lattice points (under the lattice cap), at
+        // 4 R K operations each
+        let kinds = vec![CenterKind::Queue, CenterKind::Queue, CenterKind::Delay];
+        let demands = vec![vec![1.0, 0.5, 2.0]; 3];
+        let m = MulticlassModel::new(kinds.clone(), demands.clone(), vec![150; 3]).unwrap();
+        match mva_multiclass(&m) {
+            Err(AnalyticError::TooCostly { what, work, .. }) => {
+                assert!(what.contains("3442951 population vectors"), "{what}");
+                assert!(work > 1e8, "{work}");
+            }
+            other => panic!("not refused as too costly: {other:?}"),
+        }
+        let small = MulticlassModel::new(kinds, demands, vec![20; 3]).unwrap();
+        assert!(mva_multiclass(&small).is_ok());
+    }
 
     #[test]
     fn one_class_equals_single_class_mva() {

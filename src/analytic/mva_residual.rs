@@ -4,7 +4,7 @@
 use super::check;
 use super::closed::{self, Center, ClosedSolution};
 use super::error::{AnalyticError, Result};
-use super::mva::{Residence, Station, recursion};
+use super::mva::{Residence, Station, affordable_recursion};
 use super::network::CenterKind;
 
 /// A center of a single-class closed network with the squared coefficient of variation of its
@@ -62,7 +62,11 @@ pub fn mva_residual(centers: &[GeneralCenter], population: u32) -> Result<Closed
             Ok(station)
         })
         .collect::<Result<Vec<Station>>>()?;
-    Ok(recursion(&stations, population))
+    affordable_recursion(
+        &stations,
+        population,
+        "the MVA recursion with the residual-service correction",
+    )
 }
 
 #[cfg(test)]

@@ -2,7 +2,11 @@
 //! hypoexponential, the M/M/c sojourn and sums of them along a Markov route are all phase-type,
 //! and their CDF is computed the same robust way (uniformization).
 
+use std::collections::HashMap;
+use std::sync::{Mutex, MutexGuard};
+
 use super::check;
+use super::cost::{TRANSCENDENTAL, WORK_BUDGET, within_budget};
 use super::error::{AnalyticError, Result};
 use super::inverse::invert_cdf;
 
@@ -12,8 +16,15 @@ const TAIL_SDS: f64 = 12.0;
 const TAIL_EXTRA: f64 = 40.0;
 
 /// Work allowed for one CDF value: uniformization steps (about the chain's fastest rate times
-/// `t`) times the moves of one step, about 0.02 s; a quantile takes about 40 values.
+/// `t`) times the moves of one step. A cap behind the estimate a quantile is held to
+/// ([`PhaseType::quantile_work`]), for CDF values asked for directly.
 const MAX_WORK: f64 = 2e7;
+
+/// How far past the budget a quantile search may go when its estimate was too low.
+const GUARD: f64 = 2.0;
+
+/// CDF values a law remembers (a quantile search asks for about 45).
+const MAX_REMEMBERED: usize = 4096;
 
 /// A phase-type law: start in phase `i` with probability `initial[i]` (the initial
 /// probabilities sum to 1), stay an exponential time of rate `rates[i]`, then move to phase `j`
@@ -23,6 +34,103 @@ pub struct PhaseType {
     initial: Vec<f64>,
     rates: Vec<f64>,
     next: Vec<Vec<(usize, f64)>>,
+    /// The steps of the uniformized chain computed so far, kept for the next CDF value.
+    steps: StepCache,
+}
+
+/// What uniformization knows of a law whatever `t` is: the probability `alive[k]` that the
+/// uniformized chain has not absorbed after `k` steps (and `ln k`). A CDF value is the
+/// Poisson-weighted sum of these, so a quantile search, which asks for some forty values at
+/// nearby `t`, runs the chain once instead of once per value. The numbers are those the chain
+/// gives when run afresh, in the same order, so a value does not depend on what was asked
+/// before.
+#[derive(Default)]
+struct StepCache(Mutex<Steps>);
+
+/// The chain's steps so far (see [`StepCache`]).
+#[derive(Default)]
+struct Steps {
+    /// `alive[k]`: the chain's mass not yet absorbed after `k` steps.
+    alive: Vec<f64>,
+    /// `ln_k[k] = ln k` (`ln_k[0]` unused).
+    ln_k: Vec<f64>,
+    /// The chain's distribution after `alive.len()` steps (empty before the first step).
+    state: Vec<f64>,
+    /// Scratch for the next step.
+    after: Vec<f64>,
+    /// Per phase, the probability `rate / L` that a step leaves it (`L` the fastest rate).
+    leave: Vec<f64>,
+    /// CDF values already computed, by the bits of `t` (a quantile search meets the same `t`
+    /// again: every search doubles from the same start).
+    values: HashMap<u64, f64>,
+    /// Set once `alive` fell below `1e-300`: the sum stops there.
+    absorbed: bool,
+    /// Operations spent so far, counted as [`PhaseType::quantile_work`] estimates them.
+    spent: f64,
+}
+
+impl Clone for StepCache {
+    fn clone(&self) -> Self {
+        Self::default()
+    }
+}
+
+impl PartialEq for StepCache {
+    /// A cache never makes two laws differ.
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl std::fmt::Debug for StepCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "StepCache({} steps)", self.lock().alive.len())
+    }
+}
+
+impl StepCache {
+    fn lock(&self) -> MutexGuard<'_, Steps> {
+        // a panic while the cache was held leaves it consistent up to its last whole step
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+impl Steps {
+    /// Runs `law`'s uniformized chain until `alive[last]` is known or it has absorbed.
+    fn extend(&mut self, law: &PhaseType, fastest: f64, last: usize) {
+        if self.alive.is_empty() && self.state.is_empty() {
+            self.state = law.initial.clone();
+            self.after = vec![0.0; self.state.len()];
+            self.leave = law.rates.iter().map(|r| r / fastest).collect();
+        }
+        let step = (law.moves() + law.rates.len()) as f64 + TRANSCENDENTAL;
+        while self.alive.len() <= last && !self.absorbed {
+            self.spent += step;
+            let k = self.alive.len();
+            self.ln_k.push((k as f64).ln());
+            let alive: f64 = self.state.iter().sum();
+            self.alive.push(alive);
+            if alive < 1e-300 {
+                self.absorbed = true;
+                break;
+            }
+            self.after.iter_mut().for_each(|x| *x = 0.0);
+            for (i, &p) in self.state.iter().enumerate() {
+                if p == 0.0 {
+                    continue;
+                }
+                let leave = self.leave[i];
+                self.after[i] += p * (1.0 - leave);
+                let moving = p * leave;
+                for &(j, m) in &law.next[i] {
+                    self.after[j] += moving * m;
+                }
+            }
+            std::mem::swap(&mut self.state, &mut self.after);
+        }
+    }
 }
 
 impl PhaseType {
@@ -83,6 +191,7 @@ impl PhaseType {
             initial,
             rates,
             next,
+            steps: StepCache::default(),
         })
     }
 
@@ -206,7 +315,9 @@ impl PhaseType {
     /// `P(T > t)` by uniformization: with `L` the largest rate, the chain observed at the
     /// events of a Poisson process of rate `L` is a discrete chain, and `P(T > t)` is the
     /// Poisson-weighted probability of not having absorbed after `k` steps. Every term is
-    /// non-negative, so equal or close rates cause no cancellation.
+    /// non-negative, so equal or close rates cause no cancellation. The chain's steps do not
+    /// depend on `t`: the law keeps them (and the values it gave) for the next call, so the
+    /// values of a quantile search cost a Poisson sum each and the chain is run once.
     ///
     /// Errors: `InvalidParameter` for a negative or non-finite `t`; `NotApplicable` when the
     /// steps times the moves per step exceed `2e7`.
@@ -215,39 +326,45 @@ impl PhaseType {
         let fastest = self.rates.iter().copied().fold(0.0, f64::max);
         let lt = fastest * t;
         let steps = lt + TAIL_SDS * lt.sqrt() + TAIL_EXTRA;
-        let moves: usize = self.next.iter().map(|m| m.len() + 1).sum();
+        let moves = self.moves();
         if steps * moves as f64 > MAX_WORK {
             return Err(AnalyticError::NotApplicable(format!(
                 "uniformization would need {steps:.0} steps of {moves} moves (rates too far apart for t = {t})"
             )));
         }
-        let mut state = self.initial.clone();
-        let mut after = vec![0.0; state.len()];
+        let last = steps as u64 as usize;
+        let mut cache = self.steps.lock();
+        if let Some(&known) = cache.values.get(&t.to_bits()) {
+            return Ok(known);
+        }
+        cache.extend(self, fastest, last);
+        let ln_lt = lt.ln();
         let mut log_weight = -lt;
         let mut survival = 0.0;
-        for k in 0..=(steps as u64) {
+        let (mut summed, mut weighed) = (0.0, 0.0);
+        for k in 0..=last {
+            let Some(&alive) = cache.alive.get(k) else {
+                break;
+            };
+            summed += 1.0;
             if k > 0 {
-                log_weight += lt.ln() - (k as f64).ln();
+                log_weight += ln_lt - cache.ln_k[k];
             }
-            let alive: f64 = state.iter().sum();
-            survival += log_weight.exp() * alive;
+            // below -750 the exponential is 0 in f64: the term adds nothing
+            if log_weight >= -750.0 || log_weight.is_nan() {
+                weighed += 1.0;
+                survival += log_weight.exp() * alive;
+            }
             if alive < 1e-300 {
                 break;
             }
-            after.iter_mut().for_each(|x| *x = 0.0);
-            for (i, &p) in state.iter().enumerate() {
-                if p == 0.0 {
-                    continue;
-                }
-                let leave = self.rates[i] / fastest;
-                after[i] += p * (1.0 - leave);
-                for &(j, m) in &self.next[i] {
-                    after[j] += p * leave * m;
-                }
-            }
-            std::mem::swap(&mut state, &mut after);
         }
-        Ok(survival.clamp(0.0, 1.0))
+        cache.spent += summed + TRANSCENDENTAL * weighed;
+        let survival = survival.clamp(0.0, 1.0);
+        if cache.values.len() < MAX_REMEMBERED {
+            cache.values.insert(t.to_bits(), survival);
+        }
+        Ok(survival)
     }
 
     /// `P(T <= t)`.
@@ -278,11 +395,210 @@ impl PhaseType {
 
     /// The quantile at level `q` in `(0, 1)` (see [`invert_cdf`]).
     ///
-    /// Errors: as [`invert_cdf`] and [`PhaseType::survival`].
+    /// Errors: `TooCostly` when [`PhaseType::quantile_work`] is over the budget, or when the
+    /// search, estimated within it, has spent twice the budget; as [`invert_cdf`] and
+    /// [`PhaseType::survival`].
     pub fn quantile(&self, q: f64) -> Result<f64> {
-        let slowest = self.rates.iter().copied().fold(f64::INFINITY, f64::min);
-        invert_cdf(&|t| self.cdf(t), q, 0.0, 1.0 / slowest)
+        if !(q > 0.0 && q < 1.0) {
+            return invert_cdf(&|t| self.cdf(t), q, 0.0, 1.0);
+        }
+        let estimate = self.quantile_work(&[q]);
+        estimate.check()?;
+        // the estimate is a gamma fit's: should the search cost more than twice the budget
+        // after all, it stops there
+        let start = self.steps.lock().spent;
+        let guarded = |t: f64| {
+            let spent = self.steps.lock().spent - start;
+            if spent > GUARD * WORK_BUDGET {
+                return Err(AnalyticError::TooCostly {
+                    what: format!(
+                        "uniformization spent {spent:.1e} operations on the {q} quantile without finding it (estimated {:.1e})",
+                        estimate.work
+                    ),
+                    work: spent,
+                    budget: WORK_BUDGET,
+                });
+            }
+            self.cdf(t)
+        };
+        invert_cdf(&guarded, q, 0.0, 1.0 / self.slowest())
     }
+
+    /// The work of computing the quantiles at `levels` (each in `(0, 1)`) by
+    /// [`PhaseType::quantile`], estimated before any CDF value is, in operations: a quantile
+    /// is found by bracketing and bisection ([`invert_cdf`]), some forty CDF values around the
+    /// `t` where a gamma law with the same mean and variance puts it; each value is a
+    /// Poisson-weighted sum over `L t + 12 sqrt(L t) + 40` steps of the uniformized chain (`L`
+    /// the fastest rate), of which those within about `51 sqrt(L t)` of `L t` take an
+    /// exponential; and the chain itself is run once as far as the largest `t`, each step
+    /// costing its moves.
+    pub fn quantile_work(&self, levels: &[f64]) -> QuantileWork {
+        let fastest = self.rates.iter().copied().fold(0.0, f64::max);
+        let start = 1.0 / self.slowest();
+        let (mean, second) = self.sparse_moments();
+        let scv = (second / (mean * mean) - 1.0).max(0.0);
+        let moves = self.moves();
+        let steps = |t: f64| {
+            let lt = fastest * t;
+            lt + TAIL_SDS * lt.sqrt() + TAIL_EXTRA
+        };
+        let value_work = |t: f64| {
+            let all = steps(t);
+            let weighed = all.min(51.0 * (fastest * t).sqrt() + TAIL_EXTRA);
+            all + TRANSCENDENTAL * weighed
+        };
+        // every search takes the value at 0, then doubles from `start`: those values are
+        // shared (remembered); the bisections are each search's own
+        let mut work = value_work(0.0);
+        let mut values = 1u32;
+        let mut largest = start;
+        for &q in levels.iter().filter(|&&q| q > 0.0 && q < 1.0) {
+            let at = gamma_quantile(mean, scv, q);
+            let mut hi = start;
+            let mut doublings = 0;
+            while hi < at && doublings < 1100 {
+                hi *= 2.0;
+                doublings += 1;
+            }
+            if hi > largest {
+                // the doublings past those already counted
+                let mut t = largest;
+                while t < hi {
+                    t *= 2.0;
+                    work += value_work(t);
+                    values += 1;
+                }
+                largest = hi;
+            }
+            let lo = if hi > start { hi / 2.0 } else { 0.0 };
+            let halvings = ((hi - lo) / (1e-12 * at)).log2().ceil().clamp(0.0, 200.0);
+            work += halvings * value_work(at);
+            values += halvings as u32;
+        }
+        if levels.is_empty() {
+            return QuantileWork {
+                work: 0.0,
+                steps: 0.0,
+                moves,
+                values: 0,
+                fastest,
+                mean,
+            };
+        }
+        work += value_work(start);
+        values += 1;
+        let chain = steps(largest) * (moves + self.rates.len()) as f64;
+        QuantileWork {
+            work: work + chain + TRANSCENDENTAL * steps(largest),
+            steps: steps(largest),
+            moves,
+            values,
+            fastest,
+            mean,
+        }
+    }
+
+    /// Moves of one step of the uniformized chain: one per phase and one per transition.
+    fn moves(&self) -> usize {
+        self.next.iter().map(|m| m.len() + 1).sum()
+    }
+
+    fn slowest(&self) -> f64 {
+        self.rates.iter().copied().fold(f64::INFINITY, f64::min)
+    }
+
+    /// The mean and second moment, [`PhaseType::moments`] found in one pass over the moves
+    /// when the phases form no cycle (Erlang mixtures, sums, tandem routes), else by a dense
+    /// solve for up to 150 phases and by Gauss-Seidel sweeps from below (a lower estimate)
+    /// past that; for work estimates.
+    fn sparse_moments(&self) -> (f64, f64) {
+        let n = self.rates.len();
+        // Kahn's algorithm: phases in an order where every move goes forward
+        let mut into = vec![0usize; n];
+        for moves in &self.next {
+            for &(j, _) in moves {
+                into[j] += 1;
+            }
+        }
+        let mut order: Vec<usize> = (0..n).filter(|&i| into[i] == 0).collect();
+        let mut at = 0;
+        while at < order.len() {
+            for &(j, _) in &self.next[order[at]] {
+                into[j] -= 1;
+                if into[j] == 0 {
+                    order.push(j);
+                }
+            }
+            at += 1;
+        }
+        let acyclic = order.len() == n;
+        if !acyclic {
+            // with cycles: exactly, by a dense solve, for a few phases; else from below by
+            // Gauss-Seidel sweeps, a million moves at most
+            if n <= 150
+                && let Ok(moments) = self.moments()
+            {
+                return moments;
+            }
+            order = (0..n).collect();
+        }
+        let sweeps = if acyclic {
+            1
+        } else {
+            (1e6 / self.moves() as f64).clamp(1.0, 300.0) as usize
+        };
+        // g[i], h[i]: mean and second moment of the time left from phase i
+        let mut g = vec![0.0; n];
+        let mut h = vec![0.0; n];
+        for _ in 0..sweeps {
+            for &i in order.iter().rev() {
+                let m1 = 1.0 / self.rates[i];
+                let onward_g: f64 = self.next[i].iter().map(|&(j, p)| p * g[j]).sum();
+                let onward_h: f64 = self.next[i].iter().map(|&(j, p)| p * h[j]).sum();
+                g[i] = m1 + onward_g;
+                h[i] = 2.0 * m1 * m1 + 2.0 * m1 * onward_g + onward_h;
+            }
+        }
+        let dot = |x: &[f64]| self.initial.iter().zip(x).map(|(e, v)| e * v).sum::<f64>();
+        (dot(&g), dot(&h))
+    }
+}
+
+/// The estimated work of [`PhaseType::quantile`] at some levels, with the figures behind it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct QuantileWork {
+    /// The estimated work, in operations (see [`WORK_BUDGET`](super::WORK_BUDGET)).
+    pub work: f64,
+    /// Steps of the uniformized chain at the largest `t` the searches reach.
+    pub steps: f64,
+    /// Moves of one step of the chain (one per phase and one per transition).
+    pub moves: usize,
+    /// CDF values the searches take.
+    pub values: u32,
+    /// The fastest rate, which sets the steps per unit of time.
+    pub fastest: f64,
+    /// The law's mean.
+    pub mean: f64,
+}
+
+impl QuantileWork {
+    /// `Ok` within the budget, else `TooCostly` with the figures.
+    pub fn check(&self) -> Result<()> {
+        within_budget(self.work, || {
+            format!(
+                "uniformization would take {} CDF values of up to {:.0} steps and run a chain of {} moves that far (fastest rate {:.4e} for a mean of {:.4e}: rates too far apart)",
+                self.values, self.steps, self.moves, self.fastest, self.mean,
+            )
+        })
+    }
+}
+
+/// The `q` quantile of a gamma law of mean `mean` and SCV `scv` by Wilson and Hilferty's cube
+/// of a normal (`mean` itself for SCV 0); an estimate for work.
+fn gamma_quantile(mean: f64, scv: f64, q: f64) -> f64 {
+    let z = std::f64::consts::SQRT_2 * statrs::function::erf::erf_inv(2.0 * q - 1.0);
+    let base = 1.0 - scv / 9.0 + z * scv.sqrt() / 3.0;
+    mean * base.max(0.05).powi(3)
 }
 
 /// The mean and second moment of the total time of a walk that enters state `i` with
@@ -395,6 +711,74 @@ mod tests {
         // rates 1e9 apart: refused, not an endless loop
         let wide = PhaseType::hypoexponential(&[1e-3, 1e6]).unwrap();
         assert!(wide.quantile(0.99).is_err());
+    }
+
+    #[test]
+    fn a_dear_quantile_is_refused_before_any_value_with_the_estimate() {
+        // rates 1e9 apart: the 0.99 quantile is near 4600, a chain of 4.6e9 steps
+        let wide = PhaseType::hypoexponential(&[1e-3, 1e6]).unwrap();
+        let work = wide.quantile_work(&[0.99]);
+        assert!(work.work > 1e9, "{work:?}");
+        let Err(AnalyticError::TooCostly { what, work: w, .. }) = wide.quantile(0.99) else {
+            panic!("not refused as too costly");
+        };
+        assert_eq!(w, work.work);
+        assert!(what.contains("rates too far apart"), "{what}");
+        assert!(wide.steps.lock().alive.is_empty(), "the chain was run");
+        // a quantile level outside (0, 1) is an invalid parameter, not a cost
+        assert!(matches!(
+            wide.quantile(1.0),
+            Err(AnalyticError::InvalidParameter { .. })
+        ));
+    }
+
+    #[test]
+    fn the_estimate_counts_the_values_a_search_takes() {
+        // the arrival-theorem law of a bus: an Erlang mixture of 64 phases
+        let weights: Vec<f64> = (0..64)
+            .map(|j| 0.9f64.powi(j) * 0.1 / (1.0 - 0.9f64.powi(64)))
+            .collect();
+        for law in [
+            PhaseType::erlang_mixture(&weights, 800.0).unwrap(),
+            PhaseType::hypoexponential(&[1.0, 3.0, 10.0]).unwrap(),
+            PhaseType::exponential(0.5).unwrap(),
+        ] {
+            let levels = [0.5, 0.9, 0.95, 0.99];
+            let work = law.quantile_work(&levels);
+            for q in levels {
+                law.quantile(q).unwrap();
+            }
+            let taken = law.steps.lock().values.len() as f64;
+            let estimated = f64::from(work.values);
+            assert!(
+                (estimated / taken - 1.0).abs() < 0.15,
+                "estimated {estimated} values, took {taken}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_value_does_not_depend_on_what_was_asked_before() {
+        let weights = [0.2, 0.3, 0.5];
+        let law = PhaseType::routed(
+            &[
+                PhaseType::erlang_mixture(&weights, 40.0).unwrap(),
+                PhaseType::exponential(2.0).unwrap(),
+            ],
+            &[1.0, 0.0],
+            &[vec![0.0, 1.0], vec![0.3, 0.0]],
+        )
+        .unwrap();
+        let fresh = |t: f64| law.clone().survival(t).unwrap();
+        let later = [0.7, 3.5, 0.01];
+        for t in [2.0, 0.3, 9.0] {
+            law.survival(t).unwrap();
+        }
+        for t in later {
+            assert_eq!(law.survival(t).unwrap().to_bits(), fresh(t).to_bits());
+        }
+        // and the remembered values are the same as computed afresh
+        assert_eq!(law.survival(9.0).unwrap().to_bits(), fresh(9.0).to_bits());
     }
 
     #[test]

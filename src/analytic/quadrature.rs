@@ -78,6 +78,20 @@ pub(crate) fn integrate(
     rel_tol: f64,
     max_segments: u32,
 ) -> Result<f64> {
+    integrate_to(f, a, b, rel_tol, 0.0, max_segments)
+}
+
+/// [`integrate`] stopping as soon as the summed error estimate is below
+/// `max(rel_tol |value|, abs_tol)`: for a piece of a larger integral whose own value may be
+/// too small for a relative tolerance to be met above rounding noise.
+pub(crate) fn integrate_to(
+    f: &mut dyn FnMut(f64) -> Result<f64>,
+    a: f64,
+    b: f64,
+    rel_tol: f64,
+    abs_tol: f64,
+    max_segments: u32,
+) -> Result<f64> {
     let mut segments = vec![rule(f, a, b)?];
     loop {
         let value: f64 = segments.iter().map(|s| s.value).sum();
@@ -85,7 +99,7 @@ pub(crate) fn integrate(
         if !value.is_finite() || !error.is_finite() {
             return Err(not_converged(segments.len(), error));
         }
-        if error <= rel_tol * value.abs() || error == 0.0 {
+        if error <= (rel_tol * value.abs()).max(abs_tol) || error == 0.0 {
             return Ok(value);
         }
         if segments.len() >= max_segments as usize {
@@ -137,5 +151,9 @@ mod tests {
         assert!((v - (0.045 + 0.245)).abs() < 1e-12);
         let mut g = |x: f64| Ok(1.0 / x);
         assert!(integrate(&mut g, 0.0, 1.0, 1e-12, 50).is_err());
+        // an absolute floor ends it once the error is below the floor
+        let mut h = |x: f64| Ok(x.sqrt());
+        let v = integrate_to(&mut h, 0.0, 1.0, 0.0, 1e-6, 1000).unwrap();
+        assert!((v - 2.0 / 3.0).abs() < 1e-6);
     }
 }

@@ -3,6 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::check;
+use super::cost::WORK_BUDGET;
 use super::error::{AnalyticError, Result};
 use super::multiclass::{MulticlassModel, MulticlassSolution};
 
@@ -35,7 +36,9 @@ impl Default for SchweitzerOptions {
 /// sweep `O(R K)`, independent of the population.
 ///
 /// Errors: `InvalidParameter` for a non-positive tolerance or `max_iterations == 0`;
-/// `NotConverged` if the cap is reached.
+/// `NotConverged` if the cap is reached; `TooCostly` if the sweeps up to the cap would cost
+/// more than [`WORK_BUDGET`] and those it allows (about `WORK_BUDGET / (4 R K)`) did not
+/// converge: the work of a sweep is known, the number of sweeps is not.
 pub fn schweitzer(
     model: &MulticlassModel,
     options: SchweitzerOptions,
@@ -52,8 +55,14 @@ pub fn schweitzer(
             row.iter().map(|d| n * d / total).collect()
         })
         .collect();
+    // a sweep's work: the totals, the residences (a vector per class) and the update; the
+    // sweeps a budget allows, where fewer than the cap
+    let (classes, centers) = (pops.len(), model.kinds().len());
+    let per_sweep = (4 * classes * centers + 30 * classes + 30) as f64;
+    let affordable = (WORK_BUDGET / per_sweep).floor().min(f64::from(u32::MAX)) as u32;
+    let sweeps = options.max_iterations.min(affordable.max(1));
     let mut change = f64::INFINITY;
-    for _ in 0..options.max_iterations {
+    for _ in 0..sweeps {
         let totals: Vec<f64> = (0..model.kinds().len())
             .map(|k| queue.iter().map(|row| row[k]).sum())
             .collect();
@@ -70,6 +79,16 @@ pub fn schweitzer(
         if change < options.tolerance {
             return Ok(MulticlassSolution::from_residence(model, residence));
         }
+    }
+    if sweeps < options.max_iterations {
+        return Err(AnalyticError::TooCostly {
+            what: format!(
+                "Schweitzer-Bard MVA had not converged after {sweeps} sweeps of {classes} classes at {centers} centers (last change {change:e}), and {} sweeps may follow",
+                options.max_iterations - sweeps
+            ),
+            work: per_sweep * f64::from(options.max_iterations),
+            budget: WORK_BUDGET,
+        });
     }
     Err(AnalyticError::NotConverged {
         method: "Schweitzer-Bard MVA".into(),

@@ -4,6 +4,7 @@
 //! (Takacs), to which a caller may fit a law (an approximation).
 
 use super::check;
+use super::cost::within_budget;
 use super::error::Result;
 use super::phase_type::PhaseType;
 use super::single::erlang_c;
@@ -41,8 +42,18 @@ pub fn mmc_sojourn(lambda: f64, mean_service: f64, servers: u32) -> Result<Phase
 /// Lavenberg 1980; Lazowska et al., *Quantitative System Performance*, 20.2). With no
 /// throughputs (population 0) the station is empty.
 ///
-/// Errors: `InvalidParameter` for a negative or non-finite demand or throughput.
+/// Errors: `InvalidParameter` for a negative or non-finite demand or throughput; `TooCostly`
+/// when the `n^2` work (about `2 n^2` operations: `n` above about 3000) is over
+/// [`WORK_BUDGET`](super::WORK_BUDGET).
 pub fn closed_queue_length(throughputs: &[f64], demand: f64) -> Result<Vec<f64>> {
+    let n = throughputs.len() as f64;
+    within_budget(2.0 * n * n, || {
+        format!(
+            "the queue-length law at population {} ({} levels of a growing law)",
+            throughputs.len(),
+            throughputs.len()
+        )
+    })?;
     let demand = check::non_negative("demand", demand)?;
     let mut law = vec![1.0];
     for &x in throughputs {
@@ -126,6 +137,16 @@ mod tests {
         // two equal queues, N = 1: each holds the job half the time
         let law = closed_queue_length(&[0.5], 1.0).unwrap();
         assert!((law[0] - 0.5).abs() < 1e-12 && (law[1] - 0.5).abs() < 1e-12);
+    }
+
+    #[test]
+    fn a_queue_length_law_too_long_for_the_budget_is_refused() {
+        let x = vec![0.5; 20_000];
+        assert!(matches!(
+            closed_queue_length(&x, 1.0),
+            Err(crate::analytic::AnalyticError::TooCostly { .. })
+        ));
+        assert_eq!(closed_queue_length(&x[..2000], 1.0).unwrap().len(), 2001);
     }
 
     #[test]

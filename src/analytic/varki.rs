@@ -44,7 +44,7 @@ pub struct ForkJoinCenter {
 ///
 /// Errors: `InvalidParameter` for `population == 0`, `branches == 0`, negative or non-finite
 /// demands, or a zero total demand; `NotApplicable` for `MultiServer(c >= 2)` centers (the
-/// technique is stated for load-independent centers).
+/// technique is stated for load-independent centers); `TooCostly` as [`super::mva`].
 pub fn varki_closed_fork_join(
     fork_joins: &[ForkJoinCenter],
     centers: &[Center],
@@ -78,7 +78,7 @@ pub fn varki_closed_fork_join(
         });
     }
     check::positive("total demand", total)?;
-    Ok(mva::recursion(&stations, population))
+    mva::affordable_recursion(&stations, population, "Varki's recursion")
 }
 
 /// The residence per cycle of a task at one server of a fork-join subsystem whose per-task

@@ -16,9 +16,13 @@ pub struct AnalyzeArgs {
     /// Scenario files (TOML).
     #[arg(required = true)]
     files: Vec<PathBuf>,
-    /// Print JSON instead of a table.
-    #[arg(long)]
+    /// Print JSON instead of tables.
+    #[arg(long, conflicts_with = "long")]
     json: bool,
+    /// Print one line per prediction (metric, value, kind, method) instead of a table per
+    /// station and class with the methods side by side.
+    #[arg(long)]
+    long: bool,
 }
 
 /// Prints the predictions and refusals of each scenario.
@@ -38,88 +42,267 @@ pub fn run(args: &AnalyzeArgs) -> anyhow::Result<ExitCode> {
     }
     for (sc, a) in analyses {
         writeln!(std::io::stdout(), "# {} ({})", sc.name, sc.path.display())?;
-        let width = a
-            .predictions
-            .iter()
-            .map(|p| p.metric.len())
-            .max()
-            .unwrap_or(6)
-            .max(6);
-        writeln!(
-            std::io::stdout(),
-            "{:<width$}  {:>14}  {:<13}  method",
-            "metric",
-            "value",
-            "kind"
-        )?;
-        for p in &a.predictions {
-            let kind = if p.exact { "exact" } else { "approximation" };
-            writeln!(
-                std::io::stdout(),
-                "{:<width$}  {:>14}  {kind:<13}  {}",
-                p.metric,
-                num(p.value),
-                p.method
-            )?;
+        if args.long {
+            long_form(&a)?;
+        } else {
+            writeln!(std::io::stdout(), "{}", tables(&a))?;
         }
-        for t in &a.terms {
-            writeln!(
-                std::io::stdout(),
-                "{:<width$}  {:>14}  {:<13}  {}",
-                t.metric,
-                num(t.value),
-                "term",
-                t.method
-            )?;
-        }
-        for b in &a.bounds {
-            writeln!(
-                std::io::stdout(),
-                "{:<width$}  {:>14}  {:<13}  {}",
-                b.metric,
-                format!("[{}, {}]", num(b.lower), num(b.upper)),
-                "bounds",
-                b.method
-            )?;
-        }
-        if !a.demands.is_empty() {
-            writeln!(
-                std::io::stdout(),
-                "visits and demands (any distribution; Little's law L = X R holds at every station):"
-            )?;
-            for d in &a.demands {
-                writeln!(
-                    std::io::stdout(),
-                    "  {} at {}: visits {}, demand {}",
-                    d.class,
-                    d.station,
-                    num(d.visits),
-                    num(d.demand)
-                )?;
-            }
-        }
-        for b in &a.bottlenecks {
-            let n_star = b
-                .saturation_population
-                .map_or(String::new(), |n| format!(", N* = {}", num(n)));
-            writeln!(
-                std::io::stdout(),
-                "bottleneck of {}: {} (demand per server {}, throughput at most {}{n_star})",
-                b.class,
-                b.station,
-                num(b.demand_per_server),
-                num(1.0 / b.demand_per_server)
-            )?;
-        }
-        for r in &a.refusals {
-            writeln!(
-                std::io::stdout(),
-                "not applicable: {}: {}",
-                r.method,
-                r.reason
-            )?;
-        }
+        details(&a)?;
         writeln!(std::io::stdout())?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// What a cell of the tables holds: a method's value, or its bounds.
+#[derive(Clone, Copy)]
+enum Cell {
+    Value(f64),
+    Bounds(f64, f64),
+}
+
+/// A method as the tables name it: its key letter, its label and what kind of answer it gives.
+struct Method<'a> {
+    name: &'a str,
+    kind: &'static str,
+}
+
+/// The name of the `i`-th method's column: A, B, ..., Z, AA, AB, ...
+fn key(i: usize) -> String {
+    let letter = |k: usize| char::from(b'A' + (k % 26) as u8);
+    if i < 26 {
+        letter(i).to_string()
+    } else {
+        format!("{}{}", letter(i / 26 - 1), letter(i))
+    }
+}
+
+/// The metric's table and row: `station.cpu.response` is row `response` of `station cpu`; a
+/// name without a dot (a model's term) is a row of `terms`.
+fn place(metric: &str) -> (String, &str) {
+    match metric.rsplit_once('.') {
+        Some((group, quantity)) => (group.replace('.', " "), quantity),
+        None => ("terms".to_owned(), metric),
+    }
+}
+
+/// The predictions as tables: the methods listed once with a key and their kind (exact,
+/// approximation, bounds, term), then one table per station, class or other group of metrics
+/// (rows: its quantities; columns: the methods that predict one of them).
+fn tables(a: &parsim::predict::Analysis) -> String {
+    use std::fmt::Write as _;
+    let mut methods: Vec<Method> = Vec::new();
+    // (group, quantity, method index, cell), in the analysis's order
+    let mut cells: Vec<(String, &str, usize, Cell)> = Vec::new();
+    let entries = a
+        .predictions
+        .iter()
+        .map(|p| {
+            let kind = if p.exact { "exact" } else { "approximation" };
+            (
+                p.metric.as_str(),
+                p.method.as_str(),
+                kind,
+                Cell::Value(p.value),
+            )
+        })
+        .chain(a.terms.iter().map(|t| {
+            (
+                t.metric.as_str(),
+                t.method.as_str(),
+                "term",
+                Cell::Value(t.value),
+            )
+        }))
+        .chain(a.bounds.iter().map(|b| {
+            (
+                b.metric.as_str(),
+                b.method.as_str(),
+                "bounds",
+                Cell::Bounds(b.lower, b.upper),
+            )
+        }));
+    for (metric, method, kind, cell) in entries {
+        let m = match methods
+            .iter()
+            .position(|m| m.name == method && m.kind == kind)
+        {
+            Some(m) => m,
+            None => {
+                methods.push(Method { name: method, kind });
+                methods.len() - 1
+            }
+        };
+        let (group, quantity) = place(metric);
+        cells.push((group, quantity, m, cell));
+    }
+    let mut s = String::new();
+    if methods.is_empty() {
+        let _ = writeln!(s, "no analytic prediction applies (the reasons follow)");
+        return s;
+    }
+    let _ = writeln!(s, "methods:");
+    for (i, m) in methods.iter().enumerate() {
+        let _ = writeln!(s, "  {:<3} {:<13}  {}", key(i), m.kind, m.name);
+    }
+    let mut groups: Vec<&str> = Vec::new();
+    for (g, ..) in &cells {
+        if !groups.contains(&g.as_str()) {
+            groups.push(g);
+        }
+    }
+    let shown = |c: Cell| match c {
+        Cell::Value(v) => num(v),
+        Cell::Bounds(lo, hi) => format!("[{}, {}]", num(lo), num(hi)),
+    };
+    for group in groups {
+        let of_group: Vec<&(String, &str, usize, Cell)> =
+            cells.iter().filter(|c| c.0 == group).collect();
+        let mut rows: Vec<&str> = Vec::new();
+        let mut cols: Vec<usize> = Vec::new();
+        for (_, q, m, _) in &of_group {
+            if !rows.contains(q) {
+                rows.push(q);
+            }
+            if !cols.contains(m) {
+                cols.push(*m);
+            }
+        }
+        cols.sort_unstable();
+        // a method giving two values of one metric (rare) shows the first
+        let cell = |q: &str, m: usize| {
+            of_group
+                .iter()
+                .find(|c| c.1 == q && c.2 == m)
+                .map_or_else(|| "-".to_owned(), |c| shown(c.3))
+        };
+        let first = rows.iter().map(|q| q.len()).max().unwrap_or(0).max(8);
+        let widths: Vec<usize> = cols
+            .iter()
+            .map(|&m| {
+                rows.iter()
+                    .map(|q| cell(q, m).len())
+                    .chain([key(m).len(), short_kind(methods[m].kind).len()])
+                    .max()
+                    .unwrap_or(1)
+            })
+            .collect();
+        let _ = writeln!(s, "\n{group}");
+        let mut line = format!("  {:<first$}", "");
+        for (&m, w) in cols.iter().zip(&widths) {
+            let _ = write!(line, "  {:>w$}", key(m));
+        }
+        let _ = writeln!(s, "{}", line.trim_end());
+        let mut line = format!("  {:<first$}", "");
+        for (&m, w) in cols.iter().zip(&widths) {
+            let _ = write!(line, "  {:>w$}", short_kind(methods[m].kind));
+        }
+        let _ = writeln!(s, "{}", line.trim_end());
+        for q in &rows {
+            let mut line = format!("  {q:<first$}");
+            for (&m, w) in cols.iter().zip(&widths) {
+                let _ = write!(line, "  {:>w$}", cell(q, m));
+            }
+            let _ = writeln!(s, "{line}");
+        }
+    }
+    s
+}
+
+/// The kind of a method's answer as a column head.
+fn short_kind(kind: &str) -> &str {
+    match kind {
+        "approximation" => "approx.",
+        other => other,
+    }
+}
+
+/// One line per prediction, term and bound (`--long`).
+fn long_form(a: &parsim::predict::Analysis) -> anyhow::Result<()> {
+    let width = a
+        .predictions
+        .iter()
+        .map(|p| p.metric.len())
+        .max()
+        .unwrap_or(6)
+        .max(6);
+    writeln!(
+        std::io::stdout(),
+        "{:<width$}  {:>14}  {:<13}  method",
+        "metric",
+        "value",
+        "kind"
+    )?;
+    for p in &a.predictions {
+        let kind = if p.exact { "exact" } else { "approximation" };
+        writeln!(
+            std::io::stdout(),
+            "{:<width$}  {:>14}  {kind:<13}  {}",
+            p.metric,
+            num(p.value),
+            p.method
+        )?;
+    }
+    for t in &a.terms {
+        writeln!(
+            std::io::stdout(),
+            "{:<width$}  {:>14}  {:<13}  {}",
+            t.metric,
+            num(t.value),
+            "term",
+            t.method
+        )?;
+    }
+    for b in &a.bounds {
+        writeln!(
+            std::io::stdout(),
+            "{:<width$}  {:>14}  {:<13}  {}",
+            b.metric,
+            format!("[{}, {}]", num(b.lower), num(b.upper)),
+            "bounds",
+            b.method
+        )?;
+    }
+    Ok(())
+}
+
+/// Visits and demands, bottlenecks and the methods that do not apply.
+fn details(a: &parsim::predict::Analysis) -> anyhow::Result<()> {
+    if !a.demands.is_empty() {
+        writeln!(
+            std::io::stdout(),
+            "visits and demands (any distribution; Little's law L = X R holds at every station):"
+        )?;
+        for d in &a.demands {
+            writeln!(
+                std::io::stdout(),
+                "  {} at {}: visits {}, demand {}",
+                d.class,
+                d.station,
+                num(d.visits),
+                num(d.demand)
+            )?;
+        }
+    }
+    for b in &a.bottlenecks {
+        let n_star = b
+            .saturation_population
+            .map_or(String::new(), |n| format!(", N* = {}", num(n)));
+        writeln!(
+            std::io::stdout(),
+            "bottleneck of {}: {} (demand per server {}, throughput at most {}{n_star})",
+            b.class,
+            b.station,
+            num(b.demand_per_server),
+            num(1.0 / b.demand_per_server)
+        )?;
+    }
+    for r in &a.refusals {
+        writeln!(
+            std::io::stdout(),
+            "not applicable: {}: {}",
+            r.method,
+            r.reason
+        )?;
+    }
+    Ok(())
 }

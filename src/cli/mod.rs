@@ -9,6 +9,7 @@ mod metrics;
 mod progress;
 mod route;
 mod run;
+mod schema;
 mod selftest;
 mod slurm;
 mod sweep;
@@ -55,6 +56,10 @@ enum Command {
     /// List every metric name a scenario reports (the names --metric, [validate] metrics and
     /// the result files use).
     Metrics(metrics::MetricsArgs),
+    /// Print the JSON Schema of a scenario file, for editors that check TOML against a schema
+    /// (taplo, Even Better TOML): `parsim schema > parsim.schema.json`, then `#:schema
+    /// parsim.schema.json` as a scenario's first line.
+    Schema(schema::SchemaArgs),
     /// Print the links a program's message crosses between two ranks (dimension order on
     /// meshes and tori, up-down on trees), and its idle-network cost.
     Route(route::RouteArgs),
@@ -85,6 +90,7 @@ pub fn main() -> anyhow::Result<ExitCode> {
         Command::Selftest(args) => selftest::run(&args),
         Command::Metrics(args) => metrics::run(&args),
         Command::Route(args) => route::run(&args),
+        Command::Schema(args) => schema::run(&args),
         Command::FitComm(args) => fit_comm::run(&args),
         Command::Fit(args) => fit::run(&args),
         Command::FitW(args) => fit_w::run(&args),

@@ -39,8 +39,9 @@ pub fn run(args: &RouteArgs) -> anyhow::Result<ExitCode> {
     for (flag, r) in [("--from", args.from), ("--to", args.to)] {
         anyhow::ensure!(
             r < prog.ranks,
-            "{flag} {r}: the program has ranks 0..{}",
-            prog.ranks
+            "{flag} {r}: the program has {} ranks, 0 to {}",
+            prog.ranks,
+            prog.ranks - 1
         );
     }
     // every option is checked before anything is printed

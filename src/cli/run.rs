@@ -45,7 +45,9 @@ pub struct RunArgs {
     /// Replications (overrides the scenario's; at least 2).
     #[arg(long, value_parser = clap::value_parser!(u32).range(2..))]
     replications: Option<u32>,
-    /// Observations measured per replication (overrides the scenario's).
+    /// Observations measured per replication (overrides the scenario's). A rank program has no
+    /// run length (each replication runs it once to completion): for a program --length is
+    /// ignored with a warning (use --replications for more samples).
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
     length: Option<u64>,
     /// Fixed warm-up in observations (overrides MSER-5).
@@ -91,11 +93,25 @@ pub struct RunArgs {
 }
 
 impl RunArgs {
+    /// The master seed of `sc`'s run: `--seed`, else the scenario's (after `--set`).
+    fn master_seed(&self, sc: &Scenario) -> u64 {
+        self.seed.unwrap_or(Options::from_scenario(sc).seed)
+    }
+
     fn options(&self, sc: &Scenario) -> anyhow::Result<Options> {
         let mut o = Options::from_scenario(sc);
-        o.seed = keyed_seed(self.seed.unwrap_or(o.seed), &self.set);
+        o.seed = keyed_seed(self.master_seed(sc), &self.set);
         o.replications = self.replications.unwrap_or(o.replications);
-        o.length = self.length.unwrap_or(o.length);
+        if let Some(length) = self.length {
+            if sc.program().is_some() {
+                eprintln!(
+                    "parsim: warning: --length {length} ignored for {}: a rank program runs to completion once per replication and has no run length (--replications gives more samples)",
+                    sc.path.display()
+                );
+            } else {
+                o.length = length;
+            }
+        }
         if let Some(w) = self.warmup {
             o.warmup = Warmup::Fixed(w);
         }
@@ -241,7 +257,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
         let ex = replicate::run(sc, &opt, &|step| bar.tell(step))
             .with_context(|| format!("running {}", sc.path.display()))?;
         bar.finish();
-        let report = RunReport::new(sc, &opt, &ex);
+        let report = RunReport::new(sc, &opt, &ex).keyed_from(args.master_seed(sc));
         if let Some(w) = &mut per_rep {
             parsim::report::write_replications(w, &report.provenance.run_id, &ex)?;
         }
@@ -298,7 +314,8 @@ fn run_shard(args: &RunArgs, sc: &Scenario, shard: Shard, dir: &Path) -> anyhow:
         .with_context(|| format!("running {}", sc.path.display()))?;
     bar.finish();
     let text = scenario::read_text(&sc.path)?;
-    let file = RunShard::new(sc, &text, &args.set, &opt, shard, share);
+    let mut file = RunShard::new(sc, &text, &args.set, &opt, shard, share);
+    file.master_seed = Some(args.master_seed(sc));
     let path = parsim::shard::write(&file, dir)
         .with_context(|| format!("writing shard {} to {}", shard.index, dir.display()))?;
     eprintln!("parsim: wrote {}", path.display());
@@ -328,6 +345,9 @@ pub fn load_all(files: &[PathBuf], assignments: &[Assignment]) -> anyhow::Result
         }
     }
     if errors.is_empty() {
+        for w in scenarios.iter().flat_map(Scenario::warnings) {
+            eprintln!("parsim: warning: {w}");
+        }
         return Ok(scenarios);
     }
     let text: Vec<String> = errors.iter().map(ToString::to_string).collect();

@@ -11,7 +11,7 @@ use rayon::prelude::*;
 use parsim::scenario::assign::Assignment;
 use parsim::sweep::output::SweepReport;
 use parsim::sweep::shard::{Shard, ShardFile};
-use parsim::sweep::{Axis, Layout, Point, PointResult, Sweep, evaluate, plot};
+use parsim::sweep::{Axis, Layout, Point, PointResult, Sweep, evaluate, plot, predict_only};
 
 /// How VALUES are written, for `--help`.
 const VALUES_HELP: &str = "\
@@ -70,6 +70,11 @@ pub struct SweepArgs {
     /// Master seed (overrides the scenario's).
     #[arg(long)]
     seed: Option<u64>,
+    /// Only the analytic side, the what-if of a solver such as JMVA: every prediction and
+    /// bound at every point, nothing simulated (the simulated columns empty, 0 replications);
+    /// milliseconds a point.
+    #[arg(long, conflicts_with = "plot")]
+    analytic_only: bool,
     /// Worker threads, shared by the points and their replications (default: one per core).
     /// Results do not depend on it.
     #[arg(long, default_value_t = 0)]
@@ -186,7 +191,11 @@ pub fn run(args: &SweepArgs) -> anyhow::Result<ExitCode> {
         .iter()
         .filter(|p| args.shard.is_none_or(|s| s.owns(p.index)))
         .collect();
-    let total = checked.replications;
+    let total = if args.analytic_only {
+        0
+    } else {
+        checked.replications
+    };
     let bar = super::progress::Progress::new(&format!("{} points", owned.len()), total);
     let pool = parsim::replicate::thread_pool(args.threads)?;
     // points side by side on one pool; results in point order, the first failure in that order
@@ -196,24 +205,53 @@ pub fn run(args: &SweepArgs) -> anyhow::Result<ExitCode> {
             .map(|point| {
                 // parsed again rather than kept from the check, so memory does not grow with
                 // the points
-                let sc = sweep
-                    .scenario(point)
-                    .with_context(|| sweep.describe(point))?;
+                let values = point.values.iter().map(ToString::to_string).collect();
+                let sc = match sweep.scenario(point) {
+                    Ok(sc) => sc,
+                    Err(e) => {
+                        // an unstable point is marked and the sweep goes on (the check found
+                        // no other problem); any other problem was reported by the check
+                        let why = e
+                            .unstable()
+                            .ok_or(e)
+                            .with_context(|| sweep.describe(point))?;
+                        return Ok(PointResult {
+                            index: point.index,
+                            values,
+                            seed: 0,
+                            events: 0,
+                            rows: Vec::new(),
+                            unstable: Some(why),
+                        });
+                    }
+                };
                 let opt = sweep.options(point, &sc, args.threads);
-                let (rows, events) = evaluate(&pool, &sc, &opt, &|step| bar.tell(step))
-                    .with_context(|| sweep.describe(point))?;
+                let (rows, events) = if args.analytic_only {
+                    (predict_only(&sc), 0)
+                } else {
+                    evaluate(&pool, &sc, &opt, &|step| bar.tell(step))
+                        .with_context(|| sweep.describe(point))?
+                };
                 Ok(PointResult {
                     index: point.index,
-                    values: point.values.iter().map(ToString::to_string).collect(),
+                    values,
                     seed: opt.seed,
                     events,
                     rows,
+                    unstable: None,
                 })
             })
             .collect()
     });
     let results = results.into_iter().collect::<anyhow::Result<Vec<_>>>()?;
     bar.finish();
+    let unstable = results.iter().filter(|p| p.unstable.is_some()).count();
+    if unstable > 0 {
+        eprintln!(
+            "parsim: {unstable} of {} points unstable (utilisation >= 1): marked `unstable`, not run",
+            results.len()
+        );
+    }
     let report = SweepReport {
         scenario: checked.name,
         file: sweep.path.display().to_string(),
@@ -242,7 +280,7 @@ struct Checked {
 }
 
 /// Checks the scenario of every point (the same in every shard), reporting the problems of the
-/// first few bad points.
+/// first few bad points; an unstable point is no problem (it is marked, not run).
 fn check_points(sweep: &Sweep, points: &[Point], shard: Option<Shard>) -> anyhow::Result<Checked> {
     const SHOWN: usize = 5;
     let mut checked = Checked {
@@ -254,13 +292,14 @@ fn check_points(sweep: &Sweep, points: &[Point], shard: Option<Shard>) -> anyhow
     for p in points {
         match sweep.scenario(p) {
             Ok(sc) => {
-                if p.index == 0 {
+                if checked.name.is_empty() {
                     checked.name = sc.name;
                 }
                 if shard.is_none_or(|s| s.owns(p.index)) {
                     checked.replications += u64::from(sc.run.replications);
                 }
             }
+            Err(e) if e.unstable().is_some() => {}
             Err(e) => {
                 count += 1;
                 if bad.len() < SHOWN {
@@ -270,6 +309,13 @@ fn check_points(sweep: &Sweep, points: &[Point], shard: Option<Shard>) -> anyhow
         }
     }
     if count == 0 {
+        if checked.name.is_empty() {
+            // every point unstable: the file's stem, as a scenario without a name has
+            checked.name = sweep
+                .path
+                .file_stem()
+                .map_or_else(String::new, |s| s.to_string_lossy().into_owned());
+        }
         return Ok(checked);
     }
     if count > SHOWN {

@@ -11,7 +11,9 @@ use parsim::scenario::Scenario;
 use parsim::shard::Shard;
 use parsim::validate::markdown::markdown;
 use parsim::validate::record;
-use parsim::validate::shard::{CaseResult, Settings, ValidateShard, fingerprint};
+use parsim::validate::shard::{
+    CaseResult, Settings, ValidateShard, estimated_cost, fingerprint, owners,
+};
 use parsim::validate::table::table;
 use parsim::validate::{CaseValidation, Comparison, Effort, ValidationRun, Verdict, validate};
 
@@ -61,9 +63,10 @@ pub struct ValidateArgs {
     /// exact disagreements and undeclared missing predictions still do).
     #[arg(long)]
     allow_outside_tolerance: bool,
-    /// Validate only shard K of N (K from 0 to N-1: the cases whose index in the sorted list of
-    /// case files is K modulo N) and write its rows to --out, for `parsim merge`, which prints
-    /// the single run's report and exits with its code.
+    /// Validate only shard K of N (K from 0 to N-1) and write its rows to --out, for `parsim
+    /// merge`, which prints the single run's report and exits with its code. The cases are
+    /// shared out by estimated cost (events to simulate), costliest first to the least loaded
+    /// shard, the same way in every shard.
     #[arg(
         long,
         value_name = "K/N",
@@ -79,7 +82,19 @@ pub struct ValidateArgs {
 
 fn case_files(paths: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
     let roots = if paths.is_empty() {
-        vec![PathBuf::from("validation")]
+        let default = PathBuf::from("validation");
+        if !default.is_dir() {
+            let here = std::env::current_dir()
+                .map(|d| d.join("validation").display().to_string())
+                .unwrap_or_else(|_| "validation".to_owned());
+            anyhow::bail!(
+                "validate expects case files (*.toml) or directories of them; with none it reads \
+                 the directory validation/ of the repository, which is not here ({here} does not \
+                 exist): run it from the repository root or name the cases, e.g. \
+                 `parsim validate path/to/parsim/validation`"
+            );
+        }
+        vec![default]
     } else {
         paths.to_vec()
     };
@@ -137,9 +152,21 @@ pub fn run(args: &ValidateArgs) -> anyhow::Result<ExitCode> {
         Effort::Full
     };
     let mut per_rep = super::run::per_replication_file(args.per_replication.as_deref())?;
+    // which shard validates each case, by estimated cost (the same in every shard)
+    let assigned = args.shard.map(|shard| {
+        let costs: Vec<f64> = scenarios
+            .iter()
+            .map(|sc| estimated_cost(sc, args.quick))
+            .collect();
+        owners(&costs, shard.count)
+    });
     let mut cases = Vec::new();
     for (index, sc) in scenarios.iter().enumerate() {
-        if args.shard.is_none_or(|s| s.owns(index)) {
+        let mine = match (args.shard, &assigned) {
+            (Some(shard), Some(owners)) => owners[index] == shard.index,
+            _ => true,
+        };
+        if mine {
             let (case, runs) = validate_case(sc, index, effort, args)?;
             for w in &case.warnings {
                 eprintln!("parsim: {w}");

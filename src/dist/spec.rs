@@ -12,8 +12,16 @@ use super::{Dist, Empirical, EmpiricalMode, LogParams, ShapeScale};
 ///
 /// Parameters have explicit names; which ones a family accepts is listed on each variant.
 /// Nothing is checked here: [`DistSpec::build`] checks and reports every problem.
-#[derive(Clone, Debug, Deserialize, PartialEq)]
-#[serde(tag = "dist", rename_all = "snake_case", deny_unknown_fields)]
+///
+/// A bare number where a distribution is expected (`time = 1e-3`) is refused with the table
+/// that writes it as a constant (`{ dist = "det", value = 0.001 }`).
+#[derive(Clone, Debug, Deserialize, PartialEq, schemars::JsonSchema)]
+#[serde(
+    remote = "Self",
+    tag = "dist",
+    rename_all = "snake_case",
+    deny_unknown_fields
+)]
 pub enum DistSpec {
     /// Exponential: `mean` or `rate`.
     #[serde(alias = "exponential")]
@@ -181,6 +189,40 @@ impl fmt::Display for DistSpec {
         }
         f.write_str(" }")
     }
+}
+
+impl<'de> Deserialize<'de> for DistSpec {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::{self, MapAccess, Visitor};
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = DistSpec;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a distribution table, e.g. { dist = \"exp\", mean = 2.0 }")
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<DistSpec, E> {
+                Err(bare_number(&v.to_string()))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<DistSpec, E> {
+                Err(bare_number(&v.to_string()))
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<DistSpec, E> {
+                Err(bare_number(&v.to_string()))
+            }
+            fn visit_map<M: MapAccess<'de>>(self, map: M) -> Result<DistSpec, M::Error> {
+                DistSpec::deserialize(de::value::MapAccessDeserializer::new(map))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// The error for a bare number `v` written where a distribution is expected: the fix for a
+/// constant, and for the exponential most models mean.
+fn bare_number<E: serde::de::Error>(v: &str) -> E {
+    E::custom(format!(
+        "a bare number is not a distribution: for the constant {v} write {{ dist = \"det\", value = {v} }} (an exponential of mean {v}: {{ dist = \"exp\", mean = {v} }})"
+    ))
 }
 
 /// One problem with a distribution's parameters: the parameter's name and what is wrong.

@@ -1,27 +1,37 @@
 //! The event calendar.
 //!
-//! A binary min-heap of `(time, seq, event)`, generic over the event type
+//! A **radix heap** of `(time, seq, event)` entries, generic over the event type
 //! ([`CalendarEvent`]: the queueing engine's events, the rank programs' events) and the time
 //! type ([`CalendarTime`]: 64-bit [`SimTime`] ticks or the programs' 128-bit ticks; either way
-//! the key with the sequence number is one `u128`, compared in one go). `seq` is a counter incremented at every
-//! [`Calendar::schedule`], so **events at the same time are delivered in the order they were
-//! scheduled (FIFO)**: the tie-break never depends on hashing, threads or random draws. Both
-//! `schedule` and [`Calendar::pop`] cost `O(log n)` in the number of pending events; the heap
-//! keeps its capacity, so a steady state allocates nothing.
+//! the time and the sequence number make one `u128` key, compared in one go). `seq` is a
+//! counter incremented at every [`Calendar::schedule`], so **events at the same time are
+//! delivered in the order they were scheduled (FIFO)**: the tie-break never depends on
+//! hashing, threads or random draws.
 //!
-//! **Hold.** [`Calendar::pop`] leaves the earliest entry in the heap, marked as taken, and the
-//! next [`Calendar::schedule`] overwrites it in place and sifts it down once. An event that
-//! schedules one successor (the common case: a departure starting the next service, an arrival
-//! scheduling the next arrival) thus costs one sift instead of a pop and a push. The entry is
-//! removed for real only if the next call is another `pop`. The delivery order is unchanged:
-//! `(time, seq)` keys are unique, so any valid heap yields the same sequence.
+//! **Why a radix heap.** A discrete-event calendar is *monotone*: nothing is ever scheduled
+//! before the time of the event being processed, so every key pushed is at least the last key
+//! popped. A radix heap (Ahuja, Mehlhorn, Orlin and Tarjan, 1990) uses exactly that: bucket `b`
+//! holds the keys whose highest bit differing from the last popped key is bit `b - 1` (bucket 0:
+//! the key equal to it). A push is one `xor`, one leading-zero count and a `Vec` append; a pop
+//! takes the lowest non-empty bucket and, if it holds more than one entry, moves its entries to
+//! lower buckets relative to their minimum (which each bucket keeps, so the move is one pass).
+//! An entry only ever moves down, at most 128 times and in practice a few, so both operations
+//! cost `O(1)` amortised whatever the number of pending events, and every access is a
+//! sequential walk of a `Vec` rather than a sift through a binary heap that no longer fits in
+//! the cache: the binary heap alone ran 4-5 times slower at 10^5 pending events than at 10
+//! (`benches/RESULTS.md`). Buckets keep their capacity, so a steady state allocates nothing.
 //!
-//! `std::collections::BinaryHeap` was chosen over the `priority-queue` crate by measurement
-//! (`cargo bench --bench engine -- calendar`): the calendar never changes a priority in place,
-//! which is what `priority-queue` is for, and the plain heap is about twice as fast.
+//! **While few events pend** (below a couple of thousand) a binary heap is cheaper: with two
+//! pending events (an M/M/1 queue) a pop and a push cost a sift of one level, and the heap
+//! keeps the entry it just returned and overwrites it with the next event scheduled (one sift
+//! instead of a pop and a push: most events schedule one successor). The calendar therefore
+//! starts as a binary heap, moves its entries to a radix heap when more than [`GROW_AT`] pend and
+//! back below [`SHRINK_AT`] (the gap keeps a size near one threshold from moving them back and
+//! forth; each move is linear in the pending events and rare).
+//!
+//! The delivery order is exactly that of any priority queue on the unique `(time, seq)` keys.
 
-use std::cmp::Ordering;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::VecDeque;
 use std::marker::PhantomData;
 
 use crate::time::SimTime;
@@ -36,22 +46,17 @@ pub trait CalendarEvent: Copy {
     fn decode(tag: u64, payload: u64) -> Self;
 }
 
-/// A time the calendar orders by: with the scheduling sequence number, one ordered key.
+/// A time the calendar orders by: with the scheduling sequence number, one `u128` key.
 pub trait CalendarTime: Copy {
-    /// `(time, seq)` as something compared in one go.
-    type Key: Ord + Copy + std::fmt::Debug;
-    /// The key of this time and a sequence word.
-    fn key(self, seq: u64) -> Self::Key;
+    /// The key of this time and a sequence word: `(time, seq)` as one integer.
+    fn key(self, seq: u64) -> u128;
     /// The time back from its key.
-    fn from_key(key: Self::Key) -> Self;
+    fn from_key(key: u128) -> Self;
     /// The sequence word back from its key.
-    fn seq(key: Self::Key) -> u64;
+    fn seq(key: u128) -> u64;
 }
 
 impl CalendarTime for SimTime {
-    /// One 128-bit integer: a single comparison.
-    type Key = u128;
-
     #[inline(always)]
     fn key(self, seq: u64) -> u128 {
         (u128::from(self.ticks()) << 64) | u128::from(seq)
@@ -75,9 +80,6 @@ impl CalendarTime for SimTime {
 pub const WIDE_SEQ_BITS: u32 = 44;
 
 impl CalendarTime for u128 {
-    /// Wide ticks (rank programs) above, the sequence word below.
-    type Key = u128;
-
     #[inline(always)]
     fn key(self, seq: u64) -> u128 {
         debug_assert!(self < 1 << (128 - WIDE_SEQ_BITS) && seq < 1 << WIDE_SEQ_BITS);
@@ -95,140 +97,384 @@ impl CalendarTime for u128 {
     }
 }
 
+/// One pending event: its `u128` key as two words (24 bytes in all rather than the 32 a
+/// 16-byte-aligned `u128` would take) and its payload.
 #[derive(Clone, Copy, Debug)]
-struct Entry<K> {
-    /// `(time, seq << TAG_BITS | tag)`.
-    key: K,
+struct Entry {
+    hi: u64,
+    lo: u64,
     payload: u64,
 }
 
-impl<K: Ord> PartialEq for Entry<K> {
-    fn eq(&self, other: &Self) -> bool {
-        self.key == other.key
+impl Entry {
+    #[inline(always)]
+    fn new(key: u128, payload: u64) -> Entry {
+        Entry {
+            hi: (key >> 64) as u64,
+            lo: key as u64,
+            payload,
+        }
     }
-}
 
-impl<K: Ord> Eq for Entry<K> {}
-
-/// Reversed, so the max-heap pops the earliest `(time, seq)` first. The operators are written
-/// out because `BinaryHeap` sifts with `<=`, which would otherwise go through `cmp`.
-impl<K: Ord> PartialOrd for Entry<K> {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-    #[inline]
-    fn lt(&self, other: &Self) -> bool {
-        other.key < self.key
-    }
-    #[inline]
-    fn le(&self, other: &Self) -> bool {
-        other.key <= self.key
-    }
-    #[inline]
-    fn gt(&self, other: &Self) -> bool {
-        other.key > self.key
-    }
-    #[inline]
-    fn ge(&self, other: &Self) -> bool {
-        other.key >= self.key
-    }
-}
-
-impl<K: Ord> Ord for Entry<K> {
-    #[inline]
-    fn cmp(&self, other: &Self) -> Ordering {
-        other.key.cmp(&self.key)
+    #[inline(always)]
+    fn key(&self) -> u128 {
+        (u128::from(self.hi) << 64) | u128::from(self.lo)
     }
 }
 
 /// The entry of `event` at `time`, taking the next sequence number from `next_seq`.
 #[inline(always)]
-fn entry<E: CalendarEvent, T: CalendarTime>(
-    next_seq: &mut u64,
-    time: T,
-    event: E,
-) -> Entry<T::Key> {
+fn entry<E: CalendarEvent, T: CalendarTime>(next_seq: &mut u64, time: T, event: E) -> Entry {
     let seq = *next_seq;
     *next_seq += 1;
     let (tag, payload) = event.encode();
-    Entry {
-        key: time.key((seq << E::TAG_BITS) | tag),
-        payload,
-    }
+    Entry::new(time.key((seq << E::TAG_BITS) | tag), payload)
 }
 
 /// The time and event an entry holds.
 #[inline(always)]
-fn open<E: CalendarEvent, T: CalendarTime>(e: Entry<T::Key>) -> (T, E) {
-    let tag = T::seq(e.key) & ((1 << E::TAG_BITS) - 1);
-    (T::from_key(e.key), E::decode(tag, e.payload))
+fn open<E: CalendarEvent, T: CalendarTime>(e: Entry) -> (T, E) {
+    let key = e.key();
+    let tag = T::seq(key) & ((1 << E::TAG_BITS) - 1);
+    (T::from_key(key), E::decode(tag, e.payload))
 }
 
-/// A binary heap of entries whose top, once returned, stays in place until the next push
-/// overwrites it (one sift instead of a pop and a push: most events schedule a successor) or
-/// the next pop removes it.
+/// Buckets of a radix heap over `u128` keys: 0 (equal to the last popped key) to 128.
+const BUCKETS: usize = 129;
+
+/// The bucket of `key` relative to `last`: one plus the position of the highest differing bit.
+#[inline(always)]
+fn bucket_of(key: u128, last: u128) -> usize {
+    (128 - (key ^ last).leading_zeros()) as usize
+}
+
+/// A monotone radix heap of entries (see the module docs): every key pushed is at least the
+/// last key popped, keys are unique.
 #[derive(Debug)]
-struct Heap<K> {
-    entries: BinaryHeap<Entry<K>>,
-    /// The top entry was returned and is only waiting to be replaced or removed.
-    taken: bool,
+struct RadixHeap {
+    buckets: Box<[Vec<Entry>; BUCKETS]>,
+    /// The least key in each bucket (`u128::MAX` when empty).
+    mins: Box<[u128; BUCKETS]>,
+    /// Bit `b` set when bucket `b` is not empty.
+    occupied: [u64; 3],
+    /// The last key popped (0 before the first pop).
+    last: u128,
+    len: usize,
 }
 
-impl<K: Ord + Copy> Heap<K> {
+impl RadixHeap {
     fn new() -> Self {
-        Heap {
-            entries: BinaryHeap::new(),
-            taken: false,
+        RadixHeap {
+            buckets: Box::new(std::array::from_fn(|_| Vec::new())),
+            mins: Box::new([u128::MAX; BUCKETS]),
+            occupied: [0; 3],
+            last: 0,
+            len: 0,
         }
     }
 
-    /// Adds `entry`, in place of the returned top if there is one.
+    /// Appends `e` to bucket `b`.
     #[inline(always)]
-    fn push(&mut self, entry: Entry<K>) {
-        if self.taken {
-            self.taken = false;
-            if let Some(mut top) = self.entries.peek_mut() {
-                *top = entry;
-                return;
+    fn put(&mut self, b: usize, e: Entry) {
+        let key = e.key();
+        self.buckets[b].push(e);
+        if key < self.mins[b] {
+            self.mins[b] = key;
+        }
+        self.occupied[b >> 6] |= 1 << (b & 63);
+    }
+
+    /// Adds `e`, whose key is at least the last popped key.
+    #[inline(always)]
+    fn push(&mut self, e: Entry) {
+        debug_assert!(e.key() >= self.last, "the calendar is monotone");
+        let b = bucket_of(e.key(), self.last);
+        self.put(b, e);
+        self.len += 1;
+    }
+
+    /// The lowest non-empty bucket.
+    #[inline(always)]
+    fn lowest(&self) -> Option<usize> {
+        if self.occupied[0] != 0 {
+            Some(self.occupied[0].trailing_zeros() as usize)
+        } else if self.occupied[1] != 0 {
+            Some(64 + self.occupied[1].trailing_zeros() as usize)
+        } else if self.occupied[2] != 0 {
+            Some(128 + self.occupied[2].trailing_zeros() as usize)
+        } else {
+            None
+        }
+    }
+
+    /// The least pending key, without removing it.
+    #[inline(always)]
+    fn peek_key(&self) -> Option<u128> {
+        self.lowest().map(|b| self.mins[b])
+    }
+
+    /// Removes and returns the entry with the least key.
+    #[inline(always)]
+    fn pop(&mut self) -> Option<Entry> {
+        let b = self.lowest()?;
+        self.len -= 1;
+        let min = self.mins[b];
+        self.last = min;
+        if self.buckets[b].len() == 1 {
+            // the common case on a small calendar: no entry to move
+            self.occupied[b >> 6] &= !(1 << (b & 63));
+            self.mins[b] = u128::MAX;
+            return self.buckets[b].pop();
+        }
+        Some(self.redistribute(b, min))
+    }
+
+    /// Empties bucket `b` (more than one entry, least key `min`, now the last key): every other
+    /// entry moves to a lower bucket relative to `min`; returns the entry of `min`.
+    #[inline(never)]
+    fn redistribute(&mut self, b: usize, min: u128) -> Entry {
+        let mut from = std::mem::take(&mut self.buckets[b]);
+        self.occupied[b >> 6] &= !(1 << (b & 63));
+        self.mins[b] = u128::MAX;
+        let mut found = None;
+        for e in from.drain(..) {
+            let key = e.key();
+            if key == min {
+                found = Some(e);
+            } else {
+                self.put(bucket_of(key, min), e);
             }
         }
-        self.entries.push(entry);
+        // keep the bucket's capacity for the next time it fills
+        self.buckets[b] = from;
+        found.expect("a bucket's minimum is one of its entries")
     }
 
-    /// The earliest pending entry, after removing the returned top if there is one.
-    #[inline(always)]
-    fn top(&mut self) -> Option<Entry<K>> {
-        if self.taken {
-            self.entries.pop();
-            self.taken = false;
-        }
-        self.entries.peek().copied()
-    }
-
-    /// Marks the top (as [`Heap::top`] just gave it) returned.
-    #[inline(always)]
-    fn take_top(&mut self) {
-        self.taken = true;
-    }
-
-    /// Pending entries.
     fn len(&self) -> usize {
-        self.entries.len() - usize::from(self.taken)
+        self.len
+    }
+}
+
+/// Where the pending entries are (see [`Queue`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Mode {
+    /// In the binary heap.
+    Small,
+    /// In the binary heap, whose top was returned and waits to be replaced or removed.
+    Taken,
+    /// In the binary heap, which outgrew [`GROW_AT`]: the next pop moves them to the radix heap.
+    Outgrown,
+    /// In the radix heap.
+    Large,
+}
+
+/// Pending events above which the calendar's binary heap becomes a radix heap.
+pub const GROW_AT: usize = 2048;
+
+/// [`GROW_AT`] for the [`LaneCalendar`] of rank programs, whose heap holds the later events
+/// (deliveries, startups, computes, delayed hops) while the lanes hold the near ones.
+pub const LANE_GROW_AT: usize = 2048;
+
+/// Pending events below which the calendar's radix heap becomes a binary heap again (a gap, so
+/// that a size hovering around one threshold does not move the entries back and forth).
+pub const SHRINK_AT: usize = GROW_AT / 8;
+
+/// The pending entries: a binary min-heap while they are few (cheapest there, and in the cache),
+/// a radix heap when they are many (flat in their number). Either delivers the same order.
+///
+/// The binary heap's top, once returned, stays in place until the next push overwrites it and
+/// sifts it down once (most events schedule one successor: one sift instead of a pop and a
+/// push) or the next pop removes it. The mode and that "taken" flag are one byte, tested once
+/// per operation.
+#[derive(Debug)]
+struct Queue {
+    /// Pending events above which the binary heap becomes a radix heap, and a quarter of it
+    /// below which it becomes a binary heap again.
+    grow_at: usize,
+    heap: Vec<Entry>,
+    mode: Mode,
+    /// The radix heap, once made (kept, empty, while the binary heap serves).
+    radix: Option<Box<RadixHeap>>,
+}
+
+impl Queue {
+    fn new(grow_at: usize) -> Self {
+        Queue {
+            grow_at,
+            heap: Vec::new(),
+            mode: Mode::Small,
+            radix: None,
+        }
+    }
+
+    /// Moves `e` down from the binary heap's root to its place (the root's old entry is
+    /// overwritten).
+    #[inline(always)]
+    fn sift_down_from_root(&mut self, e: Entry) {
+        let v = &mut self.heap;
+        let n = v.len();
+        let key = e.key();
+        let mut hole = 0;
+        loop {
+            let left = 2 * hole + 1;
+            if left >= n {
+                break;
+            }
+            let right = left + 1;
+            let child = if right < n && v[right].key() < v[left].key() {
+                right
+            } else {
+                left
+            };
+            if v[child].key() >= key {
+                break;
+            }
+            v[hole] = v[child];
+            hole = child;
+        }
+        v[hole] = e;
+    }
+
+    /// Appends `e` to the binary heap and sifts it up.
+    #[inline(always)]
+    fn sift_up(&mut self, e: Entry) {
+        let v = &mut self.heap;
+        let key = e.key();
+        let mut hole = v.len();
+        v.push(e);
+        while hole > 0 {
+            let parent = (hole - 1) / 2;
+            if v[parent].key() <= key {
+                break;
+            }
+            v[hole] = v[parent];
+            hole = parent;
+        }
+        v[hole] = e;
+        if v.len() > self.grow_at {
+            self.mode = Mode::Outgrown;
+        }
+    }
+
+    /// Removes the binary heap's returned top.
+    #[inline(always)]
+    fn remove_taken(&mut self) {
+        let last = self.heap.pop().expect("a returned top is an entry");
+        if !self.heap.is_empty() {
+            self.sift_down_from_root(last);
+        }
+    }
+
+    // (`if`s rather than a `match`: the common mode first, one comparison each)
+    #[inline(always)]
+    fn push(&mut self, e: Entry) {
+        if self.mode == Mode::Taken {
+            self.mode = Mode::Small;
+            self.sift_down_from_root(e);
+        } else if self.mode != Mode::Large {
+            self.sift_up(e);
+        } else {
+            self.push_large(e);
+        }
+    }
+
+    /// The entry with the least key.
+    #[inline(always)]
+    fn pop(&mut self) -> Option<Entry> {
+        if self.mode == Mode::Taken {
+            self.remove_taken();
+            self.mode = Mode::Small;
+        } else if self.mode != Mode::Small {
+            return self.pop_large();
+        }
+        let top = self.heap.first().copied();
+        if top.is_some() {
+            self.mode = Mode::Taken;
+        }
+        top
+    }
+
+    /// The least pending key.
+    #[inline(always)]
+    fn peek_key(&mut self) -> Option<u128> {
+        match self.mode {
+            Mode::Taken => {
+                self.remove_taken();
+                self.mode = Mode::Small;
+            }
+            Mode::Small | Mode::Outgrown => {}
+            Mode::Large => return self.radix.as_ref().and_then(|r| r.peek_key()),
+        }
+        self.heap.first().map(Entry::key)
+    }
+
+    fn len(&self) -> usize {
+        match self.mode {
+            Mode::Taken => self.heap.len() - 1,
+            Mode::Small | Mode::Outgrown => self.heap.len(),
+            Mode::Large => self.radix.as_ref().map_or(0, |r| r.len()),
+        }
+    }
+
+    #[inline(never)]
+    fn push_large(&mut self, e: Entry) {
+        self.radix
+            .as_mut()
+            .expect("the large mode has its radix heap")
+            .push(e);
+    }
+
+    /// A pop from the radix heap, which an outgrown binary heap first moves to (the key just
+    /// returned is then the radix heap's last key: nothing pending or scheduled later is below
+    /// it); below [`SHRINK_AT`] the entries go back to the binary heap.
+    #[inline(never)]
+    fn pop_large(&mut self) -> Option<Entry> {
+        if self.mode == Mode::Outgrown {
+            // the binary heap's least entry is returned; the rest move
+            let top = self.heap.first().copied()?;
+            self.mode = Mode::Taken;
+            self.remove_taken();
+            let r = self.radix.get_or_insert_with(|| Box::new(RadixHeap::new()));
+            r.last = top.key();
+            for e in self.heap.drain(..) {
+                r.push(e);
+            }
+            self.mode = Mode::Large;
+            return Some(top);
+        }
+        let r = self
+            .radix
+            .as_mut()
+            .expect("the large mode has its radix heap");
+        let e = r.pop();
+        if r.len() < self.grow_at / 8 {
+            for b in r.buckets.iter_mut() {
+                for x in b.drain(..) {
+                    self.heap.push(x);
+                }
+            }
+            r.occupied = [0; 3];
+            r.mins.fill(u128::MAX);
+            r.len = 0;
+            self.heap.sort_unstable_by_key(Entry::key);
+            self.mode = Mode::Small;
+        }
+        e
     }
 }
 
 /// Pending events ordered by `(time, scheduling order)`.
 #[derive(Debug)]
 pub struct Calendar<E: CalendarEvent, T: CalendarTime = SimTime> {
-    heap: Heap<T::Key>,
+    queue: Queue,
     next_seq: u64,
-    event: PhantomData<E>,
+    event: PhantomData<(E, T)>,
 }
 
 impl<E: CalendarEvent, T: CalendarTime> Default for Calendar<E, T> {
     fn default() -> Self {
         Calendar {
-            heap: Heap::new(),
+            queue: Queue::new(GROW_AT),
             next_seq: 0,
             event: PhantomData,
         }
@@ -241,19 +487,19 @@ impl<E: CalendarEvent, T: CalendarTime> Calendar<E, T> {
         Self::default()
     }
 
-    /// Adds `event` at `time`. `O(log n)`.
+    /// Adds `event` at `time`, which is not before the time of the last event popped (the
+    /// calendar is monotone, as a simulation's clock is). `O(1)`.
     #[inline(always)]
     pub fn schedule(&mut self, time: T, event: E) {
         let e = entry(&mut self.next_seq, time, event);
-        self.heap.push(e);
+        self.queue.push(e);
     }
 
-    /// Removes and returns the earliest event (the first scheduled among equal times). `O(log n)`.
+    /// Removes and returns the earliest event (the first scheduled among equal times).
+    /// `O(1)` amortised.
     #[inline(always)]
     pub fn pop(&mut self) -> Option<(T, E)> {
-        let e = self.heap.top()?;
-        self.heap.take_top();
-        Some(open(e))
+        self.queue.pop().map(open)
     }
 
     /// Events scheduled since the calendar was made (the next sequence number).
@@ -263,7 +509,7 @@ impl<E: CalendarEvent, T: CalendarTime> Calendar<E, T> {
 
     /// Number of pending events.
     pub fn len(&self) -> usize {
-        self.heap.len()
+        self.queue.len()
     }
 
     /// True when nothing is pending.
@@ -272,21 +518,22 @@ impl<E: CalendarEvent, T: CalendarTime> Calendar<E, T> {
     }
 }
 
-/// A [`Calendar`] of wide (128-bit) times with `LANES` first-in-first-out lanes beside its heap,
-/// for the rank-program engine, whose events mostly fall a fixed span after the current time
-/// (a message's header reaches the next vertex one hop latency after it entered a free link; a
-/// send's startup ends one startup time after it began).
+/// A [`Calendar`] of wide (128-bit) times with `LANES` first-in-first-out lanes beside its
+/// radix heap, for the rank-program engine, whose events mostly fall a fixed span after the
+/// current time (a message's header reaches the next vertex one hop latency after it entered a
+/// free link).
 ///
 /// Events scheduled through [`LaneCalendar::schedule_lane`] at times that never decrease within
 /// a lane (as `now + constant` with a clock that never goes back) form a lane already sorted by
 /// `(time, seq)`, since the sequence numbers grow too; pushing one costs a `VecDeque` append and
-/// popping compares the lanes' fronts with the heap's top. All events share one sequence
-/// counter, so the delivery order is exactly that of one heap: the earliest time, the first
-/// scheduled among equal times. An event that would break a lane's order goes to the heap.
+/// popping compares the lanes' fronts with the heap's least key, which the radix heap knows
+/// without moving anything. All events share one sequence counter, so the delivery order is
+/// exactly that of one heap: the earliest time, the first scheduled among equal times. An event
+/// that would break a lane's order goes to the heap.
 #[derive(Debug)]
 pub struct LaneCalendar<E: CalendarEvent, const LANES: usize> {
-    heap: Heap<u128>,
-    lanes: [VecDeque<Entry<u128>>; LANES],
+    queue: Queue,
+    lanes: [VecDeque<Entry>; LANES],
     next_seq: u64,
     event: PhantomData<E>,
 }
@@ -294,7 +541,7 @@ pub struct LaneCalendar<E: CalendarEvent, const LANES: usize> {
 impl<E: CalendarEvent, const LANES: usize> Default for LaneCalendar<E, LANES> {
     fn default() -> Self {
         LaneCalendar {
-            heap: Heap::new(),
+            queue: Queue::new(LANE_GROW_AT),
             lanes: std::array::from_fn(|_| VecDeque::new()),
             next_seq: 0,
             event: PhantomData,
@@ -308,21 +555,21 @@ impl<E: CalendarEvent, const LANES: usize> LaneCalendar<E, LANES> {
         Self::default()
     }
 
-    /// Adds `event` at `time` to the heap. `O(log n)`.
+    /// Adds `event` at `time` (not before the last event popped) to the heap. `O(1)`.
     #[inline(always)]
     pub fn schedule(&mut self, time: u128, event: E) {
         let e = entry(&mut self.next_seq, time, event);
-        self.heap.push(e);
+        self.queue.push(e);
     }
 
     /// Adds `event` at `time` to lane `lane`, or to the heap if `time` is earlier than the
-    /// lane's last event. `O(1)` in the lane.
+    /// lane's last event. `O(1)`.
     #[inline(always)]
     pub fn schedule_lane(&mut self, lane: usize, time: u128, event: E) {
         let e = entry(&mut self.next_seq, time, event);
         let l = &mut self.lanes[lane];
         match l.back() {
-            Some(last) if last.key > e.key => self.heap.push(e),
+            Some(back) if back.key() > e.key() => self.queue.push(e),
             _ => l.push_back(e),
         }
     }
@@ -330,25 +577,20 @@ impl<E: CalendarEvent, const LANES: usize> LaneCalendar<E, LANES> {
     /// Removes and returns the earliest event (the first scheduled among equal times).
     #[inline(always)]
     pub fn pop(&mut self) -> Option<(u128, E)> {
-        // the smallest key among the heap's top and the lanes' fronts (`None`: the heap)
-        let top = self.heap.top();
-        let mut best = top.map(|e| e.key);
+        // the smallest key among the heap's least and the lanes' fronts (`None`: the heap)
+        let mut best = self.queue.peek_key();
         let mut from = None;
         for (i, l) in self.lanes.iter().enumerate() {
             if let Some(f) = l.front()
-                && best.is_none_or(|b| f.key < b)
+                && best.is_none_or(|b| f.key() < b)
             {
-                best = Some(f.key);
+                best = Some(f.key());
                 from = Some(i);
             }
         }
         let e = match from {
             Some(i) => self.lanes[i].pop_front()?,
-            None => {
-                let e = top?;
-                self.heap.take_top();
-                e
-            }
+            None => self.queue.pop()?,
         };
         Some(open(e))
     }
@@ -360,7 +602,7 @@ impl<E: CalendarEvent, const LANES: usize> LaneCalendar<E, LANES> {
 
     /// Number of pending events.
     pub fn len(&self) -> usize {
-        self.heap.len() + self.lanes.iter().map(VecDeque::len).sum::<usize>()
+        self.queue.len() + self.lanes.iter().map(VecDeque::len).sum::<usize>()
     }
 
     /// True when nothing is pending.
@@ -479,6 +721,61 @@ mod tests {
             now = time.ticks() as f64 / 1000.0;
         }
     }
+    /// xorshift64: the test schedules' randomness.
+    fn xorshift(x: &mut u64) -> u64 {
+        *x ^= *x << 13;
+        *x ^= *x >> 7;
+        *x ^= *x << 17;
+        *x
+    }
+
+    #[test]
+    fn the_radix_heap_delivers_a_binary_heaps_order_at_every_scale() {
+        use std::cmp::Reverse;
+        use std::collections::BinaryHeap;
+        // time gaps from none (every event ties) to 2^62 ticks, on both key layouts; up to
+        // 50,000 pending events, so every bucket of the radix heap fills and empties
+        for spread in [0_u32, 2, 9, 31, 47, 62] {
+            let mut x = 0x9e37_79b9_7f4a_7c15 ^ u64::from(spread);
+            let mut narrow: Calendar<Event> = Calendar::new();
+            let mut wide: Calendar<Event, u128> = Calendar::new();
+            // (time, scheduling index): what any exact priority queue delivers
+            let mut reference: BinaryHeap<Reverse<(u128, u32)>> = BinaryHeap::new();
+            let mut now = 0_u64;
+            let mut job = 0_u32;
+            for round in 0..200_000 {
+                let grow = round < 50_000 && spread > 0;
+                let successors = xorshift(&mut x) % if grow { 3 } else { 2 } + u64::from(grow);
+                for _ in 0..successors {
+                    let gap = if spread == 0 {
+                        0
+                    } else {
+                        xorshift(&mut x) >> (64 - spread)
+                    };
+                    let at = now.saturating_add(gap).min(u64::MAX >> 1);
+                    let ev = Event::Departure { station: 1, job };
+                    narrow.schedule(SimTime::from_ticks(at), ev);
+                    wide.schedule(u128::from(at) << 20, ev);
+                    reference.push(Reverse((u128::from(at), job)));
+                    job += 1;
+                }
+                assert_eq!(narrow.len(), reference.len());
+                assert_eq!(wide.len(), reference.len());
+                let Some(Reverse((at, id))) = reference.pop() else {
+                    assert!(narrow.pop().is_none() && wide.pop().is_none());
+                    break;
+                };
+                let want = Event::Departure {
+                    station: 1,
+                    job: id,
+                };
+                assert_eq!(narrow.pop(), Some((SimTime::from_ticks(at as u64), want)));
+                assert_eq!(wide.pop(), Some((at << 20, want)), "spread {spread}");
+                now = at as u64;
+            }
+        }
+    }
+
     #[test]
     fn lanes_deliver_in_the_heaps_order() {
         // the same random schedule on a plain wide calendar and on one with two lanes (lane 0:

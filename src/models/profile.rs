@@ -3,7 +3,8 @@
 //! scenario can use a profile's point-to-point fit in place of a `[topology]` (`[machine]`),
 //! which is the paper's way of projecting an application onto a measured machine.
 //!
-//! Measurements are CSV with the header `primitive,ranks,bytes,time`, one measured time a line:
+//! Measurements are CSV with the columns `primitive,ranks,bytes,time` (in any order, others
+//! ignored; fields may be quoted), one measured time a line:
 //!
 //! ```text
 //! primitive,ranks,bytes,time
@@ -159,62 +160,77 @@ fn least_squares(points: &[(f64, f64)]) -> ([f64; 5], f64) {
     )
 }
 
-/// Reads measurements from CSV text (see the module documentation); every bad line is an error
-/// naming its line and column.
+/// Reads measurements from CSV text (see the module documentation) with the `csv` crate, as
+/// `parsim fit` reads its observations: quoted fields are unquoted, the columns are found by
+/// name in any order and other columns are ignored. Every bad line is an error naming its line
+/// and column.
 pub fn read_measurements(text: &str) -> Result<Vec<Measurement>, ProfileError> {
-    let mut lines = text
-        .lines()
-        .enumerate()
-        .filter(|(_, l)| !l.trim().is_empty());
-    let bad = |line: usize, message: String| ProfileError::Csv {
-        line: line + 1,
+    const HEADER: &str = "primitive,ranks,bytes,time";
+    let bad = |line: u64, message: String| ProfileError::Csv {
+        line: line as usize,
         message,
     };
-    let (i, header) = lines.next().ok_or_else(|| {
-        bad(
-            0,
-            "empty: expected the header primitive,ranks,bytes,time".into(),
-        )
-    })?;
-    let columns: Vec<&str> = header.split(',').map(str::trim).collect();
-    if columns != ["primitive", "ranks", "bytes", "time"] {
-        return Err(bad(
-            i,
-            format!("header must be primitive,ranks,bytes,time, got {header:?}"),
-        ));
+    let mut reader = csv::ReaderBuilder::new()
+        .trim(csv::Trim::All)
+        .from_reader(text.as_bytes());
+    let headers = reader
+        .headers()
+        .map_err(|e| bad(1, format!("header: {e}")))?
+        .clone();
+    if headers.iter().all(str::is_empty) {
+        return Err(bad(1, format!("empty: expected the header {HEADER}")));
     }
+    let column = |name: &str| {
+        headers.iter().position(|h| h == name).ok_or_else(|| {
+            bad(
+                1,
+                format!("header must name the columns {HEADER} (others are ignored), got {headers:?}, without {name}"),
+            )
+        })
+    };
+    let [ip, ir, ib, it] = [
+        column("primitive")?,
+        column("ranks")?,
+        column("bytes")?,
+        column("time")?,
+    ];
     let mut out = Vec::new();
-    for (i, l) in lines {
-        let f: Vec<&str> = l.split(',').map(str::trim).collect();
-        if f.len() != 4 {
-            return Err(bad(i, format!("expected 4 fields, got {}", f.len())));
+    for record in reader.records() {
+        let record = record.map_err(|e| {
+            let line = e.position().map_or(0, csv::Position::line);
+            bad(line, e.to_string())
+        })?;
+        let line = record.position().map_or(0, csv::Position::line);
+        if record.iter().all(str::is_empty) {
+            continue;
         }
+        let field = |k: usize| record.get(k).unwrap_or("");
         let number = |k: usize, name: &str| -> Result<f64, ProfileError> {
-            match f[k].parse::<f64>() {
+            match field(k).parse::<f64>() {
                 Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
                 _ => Err(bad(
-                    i,
-                    format!("{name}: expected a finite number >= 0, got {:?}", f[k]),
+                    line,
+                    format!("{name}: expected a finite number >= 0, got {:?}", field(k)),
                 )),
             }
         };
-        let ranks = match f[1].parse::<u32>() {
+        let ranks = match field(ir).parse::<u32>() {
             Ok(r) if r >= 1 => r,
             _ => {
                 return Err(bad(
-                    i,
-                    format!("ranks: expected a whole number >= 1, got {:?}", f[1]),
+                    line,
+                    format!("ranks: expected a whole number >= 1, got {:?}", field(ir)),
                 ));
             }
         };
-        if f[0].is_empty() {
-            return Err(bad(i, "primitive: is empty".into()));
+        if field(ip).is_empty() {
+            return Err(bad(line, "primitive: is empty".into()));
         }
         out.push(Measurement {
-            primitive: f[0].to_owned(),
+            primitive: field(ip).to_owned(),
             ranks,
-            bytes: number(2, "bytes")?,
-            time: number(3, "time")?,
+            bytes: number(ib, "bytes")?,
+            time: number(it, "time")?,
         });
     }
     Ok(out)
@@ -380,5 +396,25 @@ mod tests {
             fit(&same.unwrap()),
             Err(ProfileError::OneSize { .. })
         ));
+    }
+
+    #[test]
+    fn measurements_are_read_as_csv_with_quotes_and_extra_columns() {
+        let text = "\"primitive\",ranks,bytes,time,host\n\"send\",2,\"1024\",1.5e-5,node01\n";
+        let m = read_measurements(text).expect("quoted fields and an extra column are CSV");
+        assert_eq!(
+            m[0].primitive, "send",
+            "the quotes are not part of the name"
+        );
+        assert_eq!((m[0].ranks, m[0].bytes, m[0].time), (2, 1024.0, 1.5e-5));
+        // the columns are found by name, in any order
+        let m = read_measurements("time,bytes,primitive,ranks\n2.0,8,bcast,4\n").unwrap();
+        assert_eq!(
+            (m[0].primitive.as_str(), m[0].ranks, m[0].bytes),
+            ("bcast", 4, 8.0)
+        );
+        // a short record is refused with its line
+        let e = read_measurements("primitive,ranks,bytes,time\nsend,2,1\n").unwrap_err();
+        assert!(e.to_string().starts_with("line 2:"), "{e}");
     }
 }

@@ -2,7 +2,7 @@
 //!
 //! Loading has two stages, as ripgrep does with its flags: [`document`] reads the file's shape
 //! into [`raw`] (serde, unknown fields rejected, one section and one array element at a time),
-//! `build` checks meaning and resolves names to ids. Both stages collect **every** problem
+//! `check` gives it meaning and resolves names to ids. Both stages collect **every** problem
 //! before giving up, each with the file, the line and the field path
 //! (`station[2].service.mean`), in time linear in their number; an open class that would load
 //! some station to utilisation 1 or more is refused there, before anything runs.
@@ -13,6 +13,7 @@ mod check;
 pub mod document;
 mod problem;
 pub mod raw;
+pub mod schema;
 pub mod show;
 
 use std::path::{Path, PathBuf};
@@ -127,6 +128,40 @@ impl Scenario {
             Workload::Program(p) => Some(p),
             Workload::Network(_) => None,
         }
+    }
+
+    /// What the user should know before trusting a run's intervals: each service law of a
+    /// queue or delay whose variance or third moment is infinite (a Pareto of shape at most 3).
+    /// The mean wait of a queue depends on the second moment and its variance on the third, so
+    /// with either infinite the replication means of waits, responses and queue lengths
+    /// converge slowly and are heavy-tailed, and their Student-t intervals are unreliable.
+    pub fn warnings(&self) -> Vec<String> {
+        let Some(net) = self.network() else {
+            return Vec::new();
+        };
+        let mut found = Vec::new();
+        for st in &net.stations {
+            let Some(table) = st.kind.service() else {
+                continue;
+            };
+            for (c, dist) in table.iter().enumerate() {
+                let Some(dist) = dist else { continue };
+                let (infinite, so) = if !dist.raw_moment(2).is_finite() {
+                    ("variance", "the mean wait at a queue is infinite")
+                } else if !dist.raw_moment(3).is_finite() {
+                    ("third moment", "the waiting time's variance is infinite")
+                } else {
+                    continue;
+                };
+                found.push(format!(
+                    "{}: the service time of class {:?} at station {:?} has an infinite {infinite}: {so}, so the intervals of its waits, responses and queue lengths are unreliable (a Pareto needs a shape above 3 for a finite third moment)",
+                    self.path.display(),
+                    net.classes[c].name,
+                    st.name
+                ));
+            }
+        }
+        found
     }
 
     /// The `[spmd]` model the workload was built from, if any.

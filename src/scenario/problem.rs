@@ -42,6 +42,20 @@ pub struct ScenarioError {
     pub unreadable: bool,
 }
 
+impl ScenarioError {
+    /// Why the scenario is unstable, when that is its only problem: an open class loads some
+    /// station to utilisation 1 or more, so there is no steady state to simulate or predict (a
+    /// sweep marks such a point and goes on). `None` when any other problem is found.
+    pub fn unstable(&self) -> Option<String> {
+        let why: Vec<&str> = self
+            .problems
+            .iter()
+            .map(|p| p.message.strip_prefix("unstable: "))
+            .collect::<Option<_>>()?;
+        (!why.is_empty() && !self.unreadable).then(|| why.join("; "))
+    }
+}
+
 impl fmt::Display for ScenarioError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let n = self.problems.len();

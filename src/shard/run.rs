@@ -44,6 +44,10 @@ pub struct RunShard {
     pub metrics: Vec<String>,
     /// The shard's replications.
     pub rows: Vec<Row>,
+    /// The master seed the run's streams were keyed from with its `--set` assignments (the
+    /// header's seed is the keyed one); the merged report shows it as the single run does.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub master_seed: Option<u64>,
 }
 
 impl super::ShardFile for RunShard {
@@ -118,6 +122,7 @@ impl RunShard {
             },
             metrics: share.metrics,
             rows: share.rows,
+            master_seed: None,
         }
     }
 }
@@ -194,7 +199,7 @@ pub fn merge(dir: &Path) -> Result<RunReport, MergeError> {
         max_replications: first.replications,
         threads: 0,
     };
-    Ok(RunReport::of(
+    let report = RunReport::of(
         first.scenario.clone(),
         first.file.clone(),
         crate::provenance::Provenance {
@@ -204,5 +209,9 @@ pub fn merge(dir: &Path) -> Result<RunReport, MergeError> {
         first.program,
         &opt,
         &ex,
-    ))
+    );
+    Ok(match first.master_seed {
+        Some(master) => report.keyed_from(master),
+        None => report,
+    })
 }

@@ -8,6 +8,7 @@
 //! and the point's assignments: a point gives the same numbers alone (`parsim run --set`), in
 //! any sweep that contains it, in any shard, and on any number of threads.
 
+mod memo;
 pub mod output;
 pub mod plot;
 pub mod shard;
@@ -20,7 +21,6 @@ use serde::{Deserialize, Serialize};
 use crate::replicate::{self, Options, RunError};
 use crate::scenario::assign::{self, Assignment, Value, keyed_seed};
 use crate::scenario::{self, Scenario, ScenarioError};
-use crate::study::analyze_scenario;
 use crate::validate::{Verdict, compare_all};
 
 /// One `--vary KEY=VALUES`: a field and the values it takes.
@@ -216,18 +216,25 @@ pub struct Row {
     /// Whether the method is exact.
     pub exact: Option<bool>,
     /// Its value (none for bounds).
+    #[serde(with = "output::optional_number")]
     pub analytic: Option<f64>,
     /// For bounds: the lower one.
+    #[serde(with = "output::optional_number")]
     pub lower_bound: Option<f64>,
     /// For bounds: the upper one.
+    #[serde(with = "output::optional_number")]
     pub upper_bound: Option<f64>,
-    /// Simulated mean over the replications.
+    /// Simulated mean over the replications (NaN when nothing was simulated:
+    /// `--analytic-only`).
+    #[serde(with = "output::number")]
     pub simulated: f64,
-    /// Half-width of its 95% interval.
+    /// Half-width of its 95% interval (NaN when nothing was simulated).
+    #[serde(with = "output::number")]
     pub half_width_95: f64,
-    /// Replications.
+    /// Replications (0 when nothing was simulated).
     pub replications: u64,
-    /// `(analytic - simulated) / simulated`.
+    /// `(analytic - simulated) / simulated` (NaN or infinite where the simulated mean is 0).
+    #[serde(with = "output::optional_number")]
     pub relative_error: Option<f64>,
     /// The verdict by [`crate::validate`]'s rules (on the 99% interval).
     pub verdict: Option<Verdict>,
@@ -240,12 +247,16 @@ pub struct PointResult {
     pub index: usize,
     /// One value per axis, as the output shows them.
     pub values: Vec<String>,
-    /// The seed its streams came from.
+    /// The seed its streams came from (0 for an unstable point, which is not run).
     pub seed: u64,
     /// Events simulated over its replications.
     pub events: u64,
     /// One row per metric and method.
     pub rows: Vec<Row>,
+    /// Why the point was not run, when its scenario is unstable (an open class loads a station
+    /// to utilisation 1 or more: no steady state to simulate or predict); it then has no rows.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unstable: Option<String>,
 }
 
 /// Simulates `sc` under `opt` on the threads of `pool` and compares every metric with every
@@ -257,7 +268,8 @@ pub fn evaluate(
     progress: &(dyn Fn(replicate::Step) + Sync),
 ) -> Result<(Vec<Row>, u64), RunError> {
     let ex = replicate::run_on(pool, sc, opt, progress)?;
-    let analysis = analyze_scenario(sc);
+    // points whose analytic inputs are equal share one analysis
+    let analysis = memo::analysis(sc);
     let compared = compare_all(
         sc,
         &ex,
@@ -300,6 +312,43 @@ pub fn evaluate(
         }
     }
     Ok((rows, ex.events))
+}
+
+/// Every prediction and bound of `sc`, as rows without a simulation (`--analytic-only`): the
+/// simulated columns NaN, no replications, no error and no verdict.
+pub fn predict_only(sc: &Scenario) -> Vec<Row> {
+    let analysis = memo::analysis(sc);
+    let row = |metric: &str| Row {
+        metric: metric.to_owned(),
+        method: None,
+        exact: None,
+        analytic: None,
+        lower_bound: None,
+        upper_bound: None,
+        simulated: f64::NAN,
+        half_width_95: f64::NAN,
+        replications: 0,
+        relative_error: None,
+        verdict: None,
+    };
+    let mut rows: Vec<Row> = analysis
+        .predictions
+        .iter()
+        .map(|p| Row {
+            method: Some(p.method.clone()),
+            exact: Some(p.exact),
+            analytic: Some(p.value),
+            ..row(&p.metric)
+        })
+        .collect();
+    rows.extend(analysis.bounds.iter().map(|b| Row {
+        method: Some(b.method.clone()),
+        exact: Some(false),
+        lower_bound: Some(b.lower),
+        upper_bound: Some(b.upper),
+        ..row(&b.metric)
+    }));
+    rows
 }
 
 #[cfg(test)]

@@ -26,6 +26,81 @@ pub const COLUMNS: [&str; 11] = [
     "verdict",
 ];
 
+/// The verdict column of a point not run because it is unstable.
+pub const UNSTABLE: &str = "unstable";
+
+/// A number as the CSV writes it: NaN (no value: nothing simulated, or `0 / 0`) as an empty
+/// field, infinities as `inf` and `-inf`, anything else as Rust prints it (the shortest text that
+/// reads back to the same number). The JSON writes the same values: NaN as `null`, infinities
+/// as the strings `"inf"` and `"-inf"` ([`number`]), so a merge of shards prints the same bytes
+/// as the single run.
+pub fn number_text(v: f64) -> String {
+    if v.is_nan() {
+        String::new()
+    } else {
+        v.to_string()
+    }
+}
+
+/// Serde for an `f64` of a sweep's rows: a finite number as a JSON number, NaN as `null`, an
+/// infinity as `"inf"` or `"-inf"` (JSON has no infinities, and `serde_json` would write them
+/// as `null` and fail to read them back).
+pub mod number {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    /// A number, as the JSON holds it.
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Written {
+        Number(f64),
+        Text(String),
+    }
+
+    /// Writes `v`.
+    pub fn serialize<S: Serializer>(v: &f64, s: S) -> Result<S::Ok, S::Error> {
+        if v.is_nan() {
+            s.serialize_none()
+        } else if v.is_infinite() {
+            s.serialize_str(if *v > 0.0 { "inf" } else { "-inf" })
+        } else {
+            s.serialize_f64(*v)
+        }
+    }
+
+    /// Reads what [`serialize`] wrote.
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+        match Option::<Written>::deserialize(d)? {
+            None => Ok(f64::NAN),
+            Some(Written::Number(v)) => Ok(v),
+            Some(Written::Text(t)) => match t.as_str() {
+                "inf" => Ok(f64::INFINITY),
+                "-inf" => Ok(f64::NEG_INFINITY),
+                "NaN" => Ok(f64::NAN),
+                other => Err(serde::de::Error::custom(format!(
+                    "expected a number, `inf` or `-inf`, got {other:?}"
+                ))),
+            },
+        }
+    }
+}
+
+/// Serde for an `Option<f64>` of a sweep's rows, as [`number`] writes an `f64`; `None` and NaN
+/// are both `null` (and both an empty CSV field).
+pub mod optional_number {
+    use serde::{Deserializer, Serializer};
+
+    /// Writes `v`.
+    pub fn serialize<S: Serializer>(v: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {
+        super::number::serialize(&v.unwrap_or(f64::NAN), s)
+    }
+
+    /// Reads what [`serialize`] wrote: `null` as `None`.
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
+        let v = super::number::deserialize(d)?;
+        Ok((!v.is_nan()).then_some(v))
+    }
+}
+
 /// A whole sweep's results.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SweepReport {
@@ -56,8 +131,21 @@ impl SweepReport {
             .chain(COLUMNS)
             .collect();
         w.write_record(&header).map_err(csv_io_error)?;
-        let opt = |v: Option<f64>| v.map(|v| v.to_string()).unwrap_or_default();
+        let opt = |v: Option<f64>| v.map(number_text).unwrap_or_default();
         for p in &self.points {
+            if let Some(why) = &p.unstable {
+                // one record: the point's values, `unstable` as its verdict, the reason as its
+                // method
+                let mut record = p.values.clone();
+                record.extend(COLUMNS.iter().map(|c| match *c {
+                    "method" => why.clone(),
+                    "replications" => "0".to_owned(),
+                    "verdict" => UNSTABLE.to_owned(),
+                    _ => String::new(),
+                }));
+                w.write_record(&record).map_err(csv_io_error)?;
+                continue;
+            }
             for r in &p.rows {
                 let mut record = p.values.clone();
                 record.extend([
@@ -67,8 +155,8 @@ impl SweepReport {
                     opt(r.analytic),
                     opt(r.lower_bound),
                     opt(r.upper_bound),
-                    r.simulated.to_string(),
-                    r.half_width_95.to_string(),
+                    number_text(r.simulated),
+                    number_text(r.half_width_95),
                     r.replications.to_string(),
                     opt(r.relative_error),
                     r.verdict.map(|v| v.label().to_owned()).unwrap_or_default(),
@@ -119,6 +207,7 @@ mod tests {
                 seed: 1,
                 events: 10,
                 rows: vec![bound],
+                unstable: None,
             }],
         };
         let mut out = Vec::new();

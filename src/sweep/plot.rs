@@ -8,14 +8,19 @@
 //!   `<metric>.svg`.
 //! - Two keys on a grid: for each such metric, a heat map of the simulated mean
 //!   (`<metric>.simulated.svg`) and one of each method's signed relative error
-//!   (`<metric>.<method>.error.svg`, red where the formula is above the simulation, blue below):
-//!   the picture that says where a formula can be trusted. Each map has a colour scale.
+//!   (`<metric>.<method key>.error.svg`, [`crate::plot::method_key`]; red where the formula is
+//!   above the simulation, blue below): the picture that says where a formula can be trusted.
+//!   Each map has a labelled colour scale; an error map's is symmetric and reaches at least
+//!   ±10%, so that noise does not set it, a `*` marks an error whose
+//!   interval excludes 0 and a black frame a failing verdict.
 //! - Two keys on a grid drawn as [`Style::Lines`]: for each metric, the first key along x and
 //!   one curve per value of the second (its simulated mean and band, and each method's curve in
-//!   the same colour, dashed; drawn once in black where it does not depend on the second key).
+//!   the same colour, dashed; drawn once in black or grey where it does not depend on the
+//!   second key), each method in a dash pattern of its own and under its own name.
 //!
-//! Axis labels carry the metric's name; x values that are not numbers are drawn at their
-//! positions.
+//! Axis labels carry the metric's name and unit ([`crate::plot::unit`]); ticks are written short
+//! ([`crate::plot::tick`]); titles and legend entries are cut to the picture's width; x values
+//! that are not numbers are drawn at their positions.
 
 use std::path::{Path, PathBuf};
 
@@ -24,7 +29,11 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::output::SweepReport;
 use super::{Layout, Row};
-use crate::plot::{PALETTE, PlotError, SIMULATED, SIZE, draw_error, file_part, padded};
+use crate::plot::{
+    PALETTE, PlotError, SIMULATED, SIZE, draw_error, file_part, fit, method_key, padded, tick,
+    with_unit,
+};
+use crate::validate::Verdict;
 
 /// A curve's points `(x, y)`.
 type Curve = Vec<(f64, f64)>;
@@ -95,21 +104,39 @@ pub fn write(
                 &file,
                 &title,
                 &simulated,
+                None,
                 Shade::Range,
-                crate::report::num,
+                tick,
+                &format!("simulated mean, {}", with_unit(&metric)),
             )?;
             files.push(file);
             for method in methods(report, &metric, false) {
                 let file = dir.join(format!(
                     "{}.{}.error.svg",
                     file_part(&metric),
-                    file_part(&method)
+                    method_key(&method)
                 ));
                 let title = format!("{metric}: relative error of {}", short(&method));
                 let of_method = |r: &Row| r.method.as_deref() == Some(method.as_str());
                 let errors = cell_values(report, &metric, of_method, |r| r.relative_error);
-                let percent = |v: f64| format!("{:+.1}%", 100.0 * v);
-                heat_map(report, &file, &title, &errors, Shade::Signed, percent)?;
+                let marks = cell_marks(report, &metric, of_method);
+                let percent = |v: f64| {
+                    if (100.0 * v).abs() < 0.05 {
+                        "0%".to_owned()
+                    } else {
+                        format!("{:+.1}%", 100.0 * v)
+                    }
+                };
+                heat_map(
+                    report,
+                    &file,
+                    &title,
+                    &errors,
+                    Some(&marks),
+                    Shade::Signed,
+                    percent,
+                    "(analytic - simulated) / simulated",
+                )?;
                 files.push(file);
             }
         } else {
@@ -121,7 +148,7 @@ pub fn write(
                     let file = dir.join(format!(
                         "{}.{}.error.svg",
                         file_part(&metric),
-                        file_part(&method)
+                        method_key(&method)
                     ));
                     error_lines(report, &file, &metric, &method, &series)?;
                     files.push(file);
@@ -269,10 +296,37 @@ enum Stroke {
     Measured,
     /// A solid line (a method's curve).
     Solid,
-    /// A dashed line (a method's curve beside several series).
-    Dashed,
+    /// A dashed line (a method's curve beside several series), in the `k`-th method's dash
+    /// pattern ([`DASHES`]).
+    Dashed(usize),
     /// A thin dashed line (a bound).
     Bound,
+}
+
+/// The dash patterns (dash, gap, in pixels) of the methods' curves beside several series, one
+/// per method in order, so that two methods never share a line style.
+const DASHES: [(u32, u32); 4] = [(10, 4), (3, 3), (16, 4), (6, 6)];
+
+/// The inks of methods drawn once beside several series (their curve the same for every
+/// series): black and greys, told apart by their dashes.
+const INKS: [RGBColor; 4] = [
+    RGBColor(0, 0, 0),
+    RGBColor(90, 90, 90),
+    RGBColor(40, 40, 40),
+    RGBColor(130, 130, 130),
+];
+
+/// The legend names of `methods`: each one's short name, or its whole name where two short
+/// names are the same.
+fn legend_names(methods: &[String]) -> Vec<String> {
+    methods
+        .iter()
+        .map(|m| {
+            let name = short(m);
+            let shared = methods.iter().filter(|o| short(o) == name).count() > 1;
+            if shared { m.clone() } else { name.to_owned() }
+        })
+        .collect()
 }
 
 /// One line of a chart, with its 95% band if it has one.
@@ -324,15 +378,17 @@ fn curves(
     }
     // each method once where every series gives the same curve (in black beside several
     // series), else once per series in its colour
-    for (k, method) in methods(report, metric, false).into_iter().enumerate() {
+    let predicting = methods(report, metric, false);
+    let names = legend_names(&predicting);
+    for (k, method) in predicting.into_iter().enumerate() {
         let per_series: Vec<Curve> = series
             .iter()
             .map(|s| method_curve(report, &xs, s, metric, &method, |r| r.analytic))
             .collect();
-        let name = short(&method);
+        let name = names[k].as_str();
         if !several || per_series.windows(2).all(|w| w[0] == w[1]) {
             let (colour, stroke) = if several {
-                (BLACK, Stroke::Dashed)
+                (INKS[k % INKS.len()], Stroke::Dashed(k % DASHES.len()))
             } else {
                 (PALETTE[k % PALETTE.len()], Stroke::Solid)
             };
@@ -349,7 +405,7 @@ fn curves(
                 lines.push(Line {
                     label: Some(format!("{name}, {label}")),
                     colour: colour_of(i),
-                    stroke: Stroke::Dashed,
+                    stroke: Stroke::Dashed(k % DASHES.len()),
                     points,
                     band: None,
                 });
@@ -374,7 +430,7 @@ fn curves(
         }
     }
     let title = format!("{metric} against {}", report.keys[0]);
-    draw_lines(report, file, &title, metric, &xs, &lines)
+    draw_lines(report, file, &title, &with_unit(metric), &xs, &lines, false)
 }
 
 /// Each method's signed relative error `(analytic - simulated) / simulated` for `metric`
@@ -412,10 +468,18 @@ fn error_lines(
         });
     }
     let title = format!("{metric}: relative error of {}", short(method));
-    draw_lines(report, file, &title, "relative error", &xs, &lines)
+    draw_lines(
+        report,
+        file,
+        &title,
+        "relative error (analytic - simulated) / simulated",
+        &xs,
+        &lines,
+        true,
+    )
 }
 
-/// Draws `lines` against the first key into `file`.
+/// Draws `lines` against the first key into `file` (y values as percentages when `percent`).
 fn draw_lines(
     report: &SweepReport,
     file: &Path,
@@ -423,6 +487,7 @@ fn draw_lines(
     y_desc: &str,
     xs: &[f64],
     lines: &[Line],
+    percent: bool,
 ) -> Result<(), PlotError> {
     let fail = draw_error(file);
     let ys = lines.iter().flat_map(|l| {
@@ -436,8 +501,9 @@ fn draw_lines(
     let root = SVGBackend::new(file, SIZE).into_drawing_area();
     root.fill(&WHITE).map_err(|e| fail(e.to_string()))?;
     let mut chart = ChartBuilder::on(&root)
-        .caption(title, ("sans-serif", 20))
+        .caption(fit(title, SIZE.0 - 24, 20), ("sans-serif", 20))
         .margin(12)
+        .margin_right(24)
         .x_label_area_size(45)
         .y_label_area_size(80)
         .build_cartesian_2d(x_range, y_range)
@@ -447,14 +513,22 @@ fn draw_lines(
         if integral {
             format!("{v:.0}")
         } else {
-            format!("{v}")
+            tick(*v)
+        }
+    };
+    let y_tick = |v: &f64| {
+        if percent {
+            format!("{}%", tick(100.0 * v))
+        } else {
+            tick(*v)
         }
     };
     chart
         .configure_mesh()
         .x_desc(report.keys[0].as_str())
-        .y_desc(y_desc)
+        .y_desc(fit(y_desc, SIZE.1 - 120, 14))
         .x_label_formatter(&x_tick)
+        .y_label_formatter(&y_tick)
         .draw()
         .map_err(|e| fail(e.to_string()))?;
     let one_band = lines.iter().filter(|l| l.band.is_some()).count() == 1;
@@ -488,18 +562,31 @@ fn draw_lines(
         }
         let width = if line.stroke == Stroke::Bound { 1 } else { 2 };
         let style = colour.stroke_width(width);
-        let drawn = match line.stroke {
-            Stroke::Dashed | Stroke::Bound => chart
-                .draw_series(DashedLineSeries::new(line.points.clone(), 8, 4, style))
+        let dashes = match line.stroke {
+            Stroke::Dashed(k) => Some(DASHES[k % DASHES.len()]),
+            Stroke::Bound => Some((8, 4)),
+            Stroke::Solid | Stroke::Measured => None,
+        };
+        let drawn = match dashes {
+            Some((dash, gap)) => chart
+                .draw_series(DashedLineSeries::new(line.points.clone(), dash, gap, style))
                 .map_err(|e| fail(e.to_string()))?,
-            Stroke::Solid | Stroke::Measured => chart
+            None => chart
                 .draw_series(LineSeries::new(line.points.clone(), style))
                 .map_err(|e| fail(e.to_string()))?,
         };
         if let Some(label) = &line.label {
+            // the legend's sample drawn in the line's own dashes, 24 pixels long
+            let (dash, gap) = dashes.map_or((24, 0), |(d, g)| (d as i32, g as i32));
             drawn
-                .label(label)
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], style));
+                .label(fit(label, LEGEND_WIDTH, 13))
+                .legend(move |(x, y)| {
+                    let piece = |k: i32| {
+                        let from = (k * (dash + gap)).min(24);
+                        PathElement::new(vec![(from, 0), ((from + dash).min(24), 0)], style)
+                    };
+                    EmptyElement::at((x, y)) + piece(0) + piece(1) + piece(2)
+                });
         }
         if line.stroke == Stroke::Measured {
             chart
@@ -521,10 +608,14 @@ fn draw_lines(
     root.present().map_err(|e| fail(e.to_string()))
 }
 
-/// Where the legend hides the least: below a rising curve, above a falling one.
+/// The widest a legend's label may be, in pixels (longer ones are cut with an ellipsis).
+const LEGEND_WIDTH: u32 = 420;
+
+/// Where the legend hides the least: above the start of a rising curve (upper left), above
+/// the end of a falling one (upper right).
 fn legend_place(first: &[(f64, f64)]) -> SeriesLabelPosition {
     match (first.first(), first.last()) {
-        (Some(a), Some(b)) if b.1 >= a.1 => SeriesLabelPosition::LowerRight,
+        (Some(a), Some(b)) if b.1 >= a.1 => SeriesLabelPosition::UpperLeft,
         _ => SeriesLabelPosition::UpperRight,
     }
 }
@@ -557,15 +648,62 @@ fn cell_values(
         .collect()
 }
 
+/// What an error cell says beyond its value.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Mark {
+    /// The error's 95% interval (from the simulated mean's) excludes 0: more than noise.
+    significant: bool,
+    /// Its verdict fails: a disagreement, or an approximation outside its tolerance.
+    failing: bool,
+}
+
+/// The smallest half-range of an error map's colour scale: errors within it are pale, so that
+/// a map of noise looks like one.
+const ERROR_FLOOR: f64 = 0.10;
+
+/// At every point, the [`Mark`] of the first row of `metric` that `pick` chooses.
+fn cell_marks(report: &SweepReport, metric: &str, pick: impl Fn(&Row) -> bool) -> Vec<Mark> {
+    report
+        .points
+        .iter()
+        .map(|p| {
+            let Some(r) = p.rows.iter().find(|r| r.metric == metric && pick(r)) else {
+                return Mark::default();
+            };
+            let significant = match (r.analytic, r.relative_error) {
+                (Some(a), Some(e)) if r.simulated != 0.0 && e.is_finite() => {
+                    let m = r.simulated;
+                    e.abs() > (a / m).abs() * r.half_width_95 / m.abs()
+                }
+                _ => false,
+            };
+            let failing = r
+                .verdict
+                .is_some_and(|v| matches!(v, Verdict::Disagree | Verdict::OutsideTolerance));
+            Mark {
+                significant,
+                failing,
+            }
+        })
+        .collect()
+}
+
 /// A heat map over the grid of two keys: each point's cell coloured by its value as `shade`
-/// says, with the value written in it by `show` when the grid is small enough to read.
+/// says, with the value written in it by `show` when the grid is small enough to read, and
+/// with `marks` (error maps): a `*` after a value whose error is more than noise, a black frame
+/// around a failing verdict. The colour scale beside it is labelled `scale_label`. An error
+/// map's scale is symmetric about 0 and reaches at least [`ERROR_FLOOR`], so noise does not set
+/// it.
+#[allow(clippy::too_many_arguments)]
 fn heat_map(
     report: &SweepReport,
     file: &Path,
     title: &str,
     values: &[Option<f64>],
+    marks: Option<&[Mark]>,
     shade: Shade,
     show: fn(f64) -> String,
+    scale_label: &str,
 ) -> Result<(), PlotError> {
     let fail = draw_error(file);
     let labels = |axis: usize| -> Vec<String> {
@@ -588,9 +726,17 @@ fn heat_map(
             (x, y, v)
         })
         .collect();
-    let known = || values.iter().flatten().copied();
+    let known = || values.iter().flatten().copied().filter(|v| v.is_finite());
+    // an error map's scale: the largest error that is more than noise, at least the floor
+    let beyond_noise = values
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| marks.is_none_or(|m| m[*i].significant))
+        .filter_map(|(_, v)| *v)
+        .filter(|v| v.is_finite())
+        .fold(0.0_f64, |m, v| m.max(v.abs()));
     let (lo, hi) = match shade {
-        Shade::Signed => (0.0, known().fold(0.0_f64, |m, v| m.max(v.abs()))),
+        Shade::Signed => (0.0, beyond_noise.max(ERROR_FLOOR)),
         Shade::Range => (
             known().fold(f64::INFINITY, f64::min),
             known().fold(f64::NEG_INFINITY, f64::max),
@@ -616,14 +762,15 @@ fn heat_map(
     let root = SVGBackend::new(file, SIZE).into_drawing_area();
     root.fill(&WHITE).map_err(|e| fail(e.to_string()))?;
     let root = root
-        .titled(title, ("sans-serif", 18))
+        .titled(&fit(title, SIZE.0 - 24, 18), ("sans-serif", 18))
         .map_err(|e| fail(e.to_string()))?;
-    let (map_area, scale_area) = root.split_horizontally(SIZE.0 - 110);
+    let (map_area, scale_area) = root.split_horizontally(SIZE.0 - 130);
     let scale = match shade {
         Shade::Signed => -hi..hi,
         Shade::Range => lo..hi,
     };
-    colour_scale(&scale_area, scale, &colour, show).map_err(|e| fail(e.to_string()))?;
+    colour_scale(&scale_area, scale, &colour, show, scale_label)
+        .map_err(|e| fail(e.to_string()))?;
     let (nx, ny) = (xl.len() as f64, yl.len() as f64);
     let mut chart = ChartBuilder::on(&map_area)
         .margin(12)
@@ -659,12 +806,30 @@ fn heat_map(
             )
         }))
         .map_err(|e| fail(e.to_string()))?;
-    if xl.len() <= 12 && yl.len() <= 16 {
-        let written = |v: Option<f64>| v.map_or_else(|| "-".to_owned(), show);
+    if let Some(marks) = marks {
+        // a failing verdict framed in black
         chart
-            .draw_series(cells.iter().map(|&(x, y, v)| {
+            .draw_series(cells.iter().zip(marks).filter(|(_, m)| m.failing).map(
+                |(&(x, y, _), _)| {
+                    let (x, y) = (x as f64, y as f64);
+                    Rectangle::new(
+                        [(x + 0.04, y + 0.04), (x + 0.96, y + 0.96)],
+                        BLACK.stroke_width(3),
+                    )
+                },
+            ))
+            .map_err(|e| fail(e.to_string()))?;
+    }
+    if xl.len() <= 12 && yl.len() <= 16 {
+        let written = |i: usize, v: Option<f64>| {
+            let star = marks.is_some_and(|m| m[i].significant);
+            let text = v.map_or_else(|| "-".to_owned(), show);
+            if star { format!("{text}*") } else { text }
+        };
+        chart
+            .draw_series(cells.iter().enumerate().map(|(i, &(x, y, v))| {
                 Text::new(
-                    written(v),
+                    written(i, v),
                     (x as f64 + 0.5, y as f64 + 0.5),
                     ("sans-serif", 13)
                         .into_font()
@@ -678,21 +843,38 @@ fn heat_map(
 }
 
 /// A vertical colour scale over `range` (values coloured by `colour`, ticks written by `show`)
-/// in `area`; nothing when the range is empty or not finite (no known value).
+/// in `area`, with `label` written along it; nothing when the range is empty or not finite (no
+/// known value).
 fn colour_scale<DB: DrawingBackend>(
     area: &DrawingArea<DB, plotters::coord::Shift>,
     range: std::ops::Range<f64>,
     colour: &dyn Fn(f64) -> RGBColor,
     show: fn(f64) -> String,
+    label: &str,
 ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
     if !(range.start.is_finite() && range.end.is_finite()) || range.end <= range.start {
         return Ok(());
     }
-    let mut chart = ChartBuilder::on(area)
+    let (width, height) = area.dim_in_pixel();
+    let (label_area, area) = area.split_horizontally(22);
+    // the label, read from the bottom up, centred on the bar
+    let size = 13;
+    let text = fit(label, height.saturating_sub(110), size);
+    label_area.draw(&Text::new(
+        text,
+        (4, height as i32 / 2 + 8),
+        ("sans-serif", size)
+            .into_font()
+            .transform(FontTransform::Rotate270)
+            .color(&BLACK)
+            .pos(Pos::new(HPos::Center, VPos::Top)),
+    ))?;
+    let _ = width;
+    let mut chart = ChartBuilder::on(&area)
         .margin_top(40)
         .margin_bottom(57)
         .margin_right(8)
-        .y_label_area_size(70)
+        .y_label_area_size(62)
         .build_cartesian_2d(0.0..1.0, range.clone())?;
     chart
         .configure_mesh()

@@ -22,8 +22,23 @@
 use serde::Deserialize;
 use std::fmt;
 
+/// Dimensions whose product is `nodes`, as square as they come (`[4, 4]` for 16, `[4, 2]` for 8,
+/// `[7]` for 7), written as TOML: the example of a `dims` hint.
+pub fn example_dims(nodes: u32) -> String {
+    let side = (1..=nodes)
+        .take_while(|d| d * d <= nodes)
+        .filter(|d| nodes.is_multiple_of(*d))
+        .last()
+        .unwrap_or(1);
+    if side == 1 {
+        format!("[{nodes}]")
+    } else {
+        format!("[{}, {side}]", nodes / side)
+    }
+}
+
 /// The kinds of `[topology]`.
-#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum TopologyKind {
     /// One shared medium.
@@ -123,7 +138,8 @@ impl Topology {
                 let product: u64 = dims.iter().map(|&d| u64::from(d)).product();
                 if product != u64::from(nodes) {
                     return Err(format!(
-                        "dims {dims:?} hold {product} nodes, but the program needs {nodes}"
+                        "dims {dims:?} hold {product} nodes, but the program needs {nodes}: give dimensions whose product is {nodes}, e.g. dims = {}",
+                        example_dims(nodes)
                     ));
                 }
             }

@@ -1,4 +1,5 @@
-//! `parsim validate --plot DIR`: one SVG per case, `<case>.svg`, comparing for each metric the
+//! `parsim validate --plot DIR`: one SVG per case, `<case>.svg` (a long case name cut, with a
+//! hash: [`crate::plot::short_file_part`]), comparing for each metric the
 //! simulated mean with its 99% interval and every analytic method's value (or bounds). Metrics
 //! of different units share one picture by being drawn relative to their simulated mean: the
 //! simulation is the bar around 1, a method agrees where its marker falls within the bar.
@@ -8,7 +9,9 @@ use std::path::{Path, PathBuf};
 use plotters::prelude::*;
 
 use super::Comparison;
-use crate::plot::{PALETTE, PlotError, SIMULATED, SIZE, draw_error, file_part, padded};
+use crate::plot::{
+    PALETTE, PlotError, SIMULATED, SIZE, draw_error, fit, padded, short_file_part, tick,
+};
 
 /// One metric's column: its simulated relative half-width and each method's value (or
 /// `[lower, upper]`), relative to the simulated mean.
@@ -68,7 +71,7 @@ pub fn write(rows: &[Comparison], dir: &Path) -> Result<Vec<PathBuf>, PlotError>
         if cols.is_empty() {
             continue;
         }
-        let file = dir.join(format!("{}.svg", file_part(case)));
+        let file = dir.join(format!("{}.svg", short_file_part(case)));
         draw(case, &cols, &file)?;
         files.push(file);
     }
@@ -98,18 +101,25 @@ fn draw(case: &str, cols: &[Column], file: &Path) -> Result<(), PlotError> {
     root.fill(&WHITE).map_err(|e| fail(e.to_string()))?;
     let mut chart = ChartBuilder::on(&root)
         .caption(
-            format!("{case}: simulated (99% interval) and analytic"),
+            fit(
+                &format!("{case}: simulated (99% interval) and analytic"),
+                SIZE.0 - 24,
+                20,
+            ),
             ("sans-serif", 20),
         )
         .margin(12)
+        .margin_right(24)
         .x_label_area_size(45)
         .y_label_area_size(80)
         .build_cartesian_2d(x_range, y_range)
         .map_err(|e| fail(e.to_string()))?;
+    // each metric's name cut to its column's width (the plot is about 680 pixels wide)
+    let column = (SIZE.0 - 110) / cols.len().max(1) as u32;
     let x_tick = |v: &f64| {
         let i = v.round();
         match cols.get(i as usize) {
-            Some(c) if (v - i).abs() < 1e-9 && i >= 0.0 => c.metric.to_owned(),
+            Some(c) if (v - i).abs() < 1e-9 && i >= 0.0 => fit(c.metric, column - 6, 12),
             _ => String::new(),
         }
     };
@@ -117,9 +127,11 @@ fn draw(case: &str, cols: &[Column], file: &Path) -> Result<(), PlotError> {
         .configure_mesh()
         .x_labels(cols.len().max(2))
         .x_label_formatter(&x_tick)
+        .x_label_style(("sans-serif", 12))
+        .y_label_formatter(&|v| tick(*v))
         .disable_x_mesh()
         .x_desc("metric")
-        .y_desc("value / simulated mean")
+        .y_desc("value / simulated mean (dimensionless)")
         .draw()
         .map_err(|e| fail(e.to_string()))?;
     // the simulation: a bar of the 99% interval around 1 in every column
@@ -149,9 +161,14 @@ fn draw(case: &str, cols: &[Column], file: &Path) -> Result<(), PlotError> {
                 .iter()
                 .filter(|(m, _)| m == method)
                 .flat_map(move |&(_, v)| {
-                    let dot = Circle::new((x, v[0]), 4, colour.filled());
+                    // a seventh method and on: the palette again, in another marker
+                    let dot = match k / PALETTE.len() {
+                        0 => Circle::new((x, v[0]), 4, colour.filled()).into_dyn(),
+                        1 => TriangleMarker::new((x, v[0]), 6, colour.filled()).into_dyn(),
+                        _ => Cross::new((x, v[0]), 5, colour.stroke_width(2)).into_dyn(),
+                    };
                     let bounds = (v[0] != v[1]).then(|| bar(x, v, 0.04));
-                    std::iter::once(dot.into_dyn()).chain(
+                    std::iter::once(dot).chain(
                         bounds
                             .into_iter()
                             .flatten()
@@ -162,8 +179,12 @@ fn draw(case: &str, cols: &[Column], file: &Path) -> Result<(), PlotError> {
         chart
             .draw_series(marks)
             .map_err(|e| fail(e.to_string()))?
-            .label(*method)
-            .legend(move |(x, y)| Circle::new((x + 10, y), 4, colour.filled()));
+            .label(fit(method, 420, 13))
+            .legend(move |(x, y)| match k / PALETTE.len() {
+                0 => Circle::new((x + 10, y), 4, colour.filled()).into_dyn(),
+                1 => TriangleMarker::new((x + 10, y), 6, colour.filled()).into_dyn(),
+                _ => Cross::new((x + 10, y), 5, colour.stroke_width(2)).into_dyn(),
+            });
     }
     chart
         .configure_series_labels()

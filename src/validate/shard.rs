@@ -1,7 +1,13 @@
-//! `parsim validate --shard K/N`: shard `K` validates the cases whose index (in the sorted list
-//! of case files) is `K` modulo `N`, each exactly as the single run does (a case's streams
-//! depend on its seed only), and writes their comparison rows; [`merge`] puts the rows back in
-//! case order, from which `parsim merge` prints the single run's report and exit code.
+//! `parsim validate --shard K/N`: shard `K` validates the cases [`owners`] gives it, each
+//! exactly as the single run does (a case's streams depend on its seed only), and writes their
+//! comparison rows; [`merge`] puts the rows back in case order, from which `parsim merge` prints
+//! the single run's report and exit code.
+//!
+//! Cases differ in cost by orders of magnitude (an M/M/1 at rho 0.3 against a 64-rank program),
+//! so cases are not dealt out by index: each case's cost is estimated from its scenario
+//! ([`estimated_cost`]), and the cases are given, costliest first, each to the shard with the
+//! least estimated work so far (the longest-processing-time rule). Every shard computes the same
+//! assignment from the same files.
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -9,6 +15,8 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use super::Comparison;
+use crate::program::{Instr, Program};
+use crate::scenario::{Scenario, Workload};
 use crate::shard::{Header, MergeError, Shard, read_all};
 
 /// The format tag of a validate shard file.
@@ -54,6 +62,74 @@ pub struct Settings {
     pub seed: Option<u64>,
     /// `--allow-outside-tolerance`.
     pub allow_outside_tolerance: bool,
+}
+
+/// About how many events validating `sc` simulates (`quick`: `--quick`'s shorter runs): for a
+/// network, replications x (run length + a fifth for the warm-up pilot) x events per observation
+/// ([`crate::model::estimates::events_per_observation`]); for a program, replications x the
+/// operations its ranks execute (loops multiplied out where their counts are constants, a
+/// collective counted as its `log2 P + 1` steps). An estimate for sharing work out, not a
+/// prediction: a precision target may add replications.
+pub fn estimated_cost(sc: &Scenario, quick: bool) -> f64 {
+    let replications = if quick {
+        10.0
+    } else {
+        f64::from(sc.run.replications)
+    };
+    match &sc.workload {
+        Workload::Network(net) => {
+            let length = if quick {
+                (sc.run.length / 5).max(2000)
+            } else {
+                sc.run.length
+            } as f64;
+            replications * 1.2 * length * crate::model::estimates::events_per_observation(net)
+        }
+        Workload::Program(p) => replications * program_operations(p),
+    }
+}
+
+/// The operations a program's ranks execute, loops multiplied out (a loop whose count is not a
+/// constant counted as 10 iterations).
+fn program_operations(p: &Program) -> f64 {
+    let ranks = f64::from(p.ranks.max(1));
+    let collective = ranks.log2().ceil() + 1.0;
+    let mut multiplier = vec![1.0_f64];
+    let mut total = 0.0;
+    for instr in &p.code {
+        let times = *multiplier.last().unwrap_or(&1.0);
+        match instr {
+            Instr::Loop { times: n, .. } => {
+                let n = n.as_constant().map_or(10.0, |n| n.max(0) as f64);
+                multiplier.push(times * n);
+            }
+            Instr::Next { .. } => {
+                multiplier.pop();
+            }
+            Instr::Collective(_) => total += times * collective,
+            _ => total += times,
+        }
+    }
+    ranks * total.max(1.0)
+}
+
+/// The shard of each case, given the cases' estimated `costs` and `count` shards: the cases
+/// taken costliest first (ties by index), each given to the shard with the least cost so far
+/// (ties to the lowest shard). Deterministic, so every shard finds the same assignment.
+pub fn owners(costs: &[f64], count: usize) -> Vec<usize> {
+    let count = count.max(1);
+    let mut order: Vec<usize> = (0..costs.len()).collect();
+    order.sort_by(|&a, &b| costs[b].total_cmp(&costs[a]).then(a.cmp(&b)));
+    let mut load = vec![0.0_f64; count];
+    let mut owner = vec![0; costs.len()];
+    for case in order {
+        let lightest = (0..count)
+            .min_by(|&a, &b| load[a].total_cmp(&load[b]).then(a.cmp(&b)))
+            .unwrap_or(0);
+        owner[case] = lightest;
+        load[lightest] += costs[case].max(0.0);
+    }
+    owner
 }
 
 /// A fingerprint of a suite: every case file's name and text, and the settings.
@@ -122,4 +198,29 @@ pub fn merge(dir: &Path) -> Result<Merged, MergeError> {
         cases,
         allow_outside_tolerance,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cases_go_costliest_first_to_the_least_loaded_shard() {
+        // one costly case and many cheap ones: the costly one gets a shard to itself
+        let costs = [1.0, 100.0, 1.0, 1.0, 1.0, 50.0, 1.0, 1.0];
+        let owner = owners(&costs, 2);
+        assert_eq!(owner[1], 0);
+        assert_eq!(owner[5], 1);
+        let load = |k: usize| -> f64 {
+            (0..costs.len())
+                .filter(|&i| owner[i] == k)
+                .map(|i| costs[i])
+                .sum()
+        };
+        assert_eq!((load(0), load(1)), (100.0, 56.0));
+        // deterministic, and every case has a shard
+        assert_eq!(owners(&costs, 2), owner);
+        assert_eq!(owners(&costs, 3).len(), costs.len());
+        assert_eq!(owners(&[], 4), Vec::<usize>::new());
+    }
 }

@@ -161,11 +161,12 @@ pub fn summary(rows: &[Comparison]) -> Vec<String> {
         counted.join(", ")
     };
     let comparisons = rows.iter().filter(|r| r.replications > 0).count();
+    // none when no row has an exact prediction (said so, not 0%)
     let worst = rows
         .iter()
         .filter(|r| r.exact)
         .map(|r| r.relative_error.abs())
-        .fold(0.0, f64::max);
+        .reduce(f64::max);
     let tests = rows
         .iter()
         .filter(|r| r.exact || r.bounds.is_some())
@@ -198,10 +199,14 @@ pub fn summary(rows: &[Comparison]) -> Vec<String> {
             "cases without a prediction: {}",
             counts(&[Verdict::NoPrediction, Verdict::NoPredictionExpected])
         ),
-        format!(
-            "worst |relative_error| of an exact prediction: {}",
-            pct(worst)
-        ),
+        match worst {
+            Some(worst) => format!(
+                "worst |relative_error| of an exact prediction: {}",
+                pct(worst)
+            ),
+            None => "worst |relative_error| of an exact prediction: none (no exact prediction)"
+                .to_owned(),
+        },
         format!(
             "first experiments: {} of {} tests at 99% disagreed (about {:.1} expected by chance if every formula is right); rerun on independent streams, {} confirmed",
             rerun.count(),
@@ -382,6 +387,43 @@ mod tests {
         let heading = format!("{:METHOD_INDENT$}{method}", "");
         assert_eq!(text.lines().filter(|l| *l == heading).count(), 1, "{text}");
         assert_eq!(text.lines().filter(|l| *l == sc.name).count(), 1, "{text}");
+    }
+
+    #[test]
+    fn a_summary_without_an_exact_prediction_says_so() {
+        let approximation = Comparison {
+            case: "c".into(),
+            metric: "class.jobs.response".into(),
+            method: "an approximation".into(),
+            exact: false,
+            analytic: 1.1,
+            simulated: 1.0,
+            half_width_99: 0.01,
+            bounds: None,
+            relative_error: 0.1,
+            relative_error_half_width_99: 0.01,
+            verdict: Verdict::Reported,
+            replications: 10,
+            first_run: None,
+            run: None,
+        };
+        let lines = summary(std::slice::from_ref(&approximation));
+        let worst = lines
+            .iter()
+            .find(|l| l.starts_with("worst |relative_error|"))
+            .expect("a line on the worst error");
+        assert!(worst.ends_with("none (no exact prediction)"), "{worst}");
+        let exact = Comparison {
+            exact: true,
+            relative_error: -0.002,
+            verdict: Verdict::Agree,
+            ..approximation
+        };
+        let lines = summary(&[exact]);
+        assert!(
+            lines.iter().any(|l| l.ends_with("prediction: 0.20%")),
+            "{lines:?}"
+        );
     }
 
     #[test]

@@ -2,6 +2,8 @@
 
 /// Which analytic methods apply to a network, and which refuse.
 mod analysis;
+/// Analysis that is cheap or refuses fast: work estimated before a method starts.
+mod analysis_cost;
 /// Wq, visits, residence and N/X - Z against closed forms and MVA.
 mod analyst_metrics;
 /// The corpus of malformed scenarios in tests/bad/: exit 2, field paths, no panic.
@@ -20,17 +22,24 @@ mod fit_comm;
 mod fit_spmd;
 /// Structured fuzzing of parse, check, analysis and short runs.
 mod fuzz;
+/// The user guide's scenarios and commands work as the guide shows them.
+mod guide;
 /// Hostile inputs (issue 23): script injection, outputs over inputs, pipes and devices, counts
 /// that multiply work, extreme numbers.
 mod hostile;
 /// The layering of src/: imports point down, no circle, engines and program IR know no model.
 mod layers;
+/// Messages that say what to do (issue 21): bare numbers for distributions, hints that fit,
+/// fixes for closed classes, defaults explained, warnings on heavy tails.
+mod messages;
 /// Laws of random valid networks: Little, conservation, capacity, thread identity.
 mod network_properties;
 /// Percentile predictions of networks against values computed by hand, and their labels.
 mod percentile_hand_values;
 /// Exact percentile predictions (M/M/1, M/M/c) against simulation.
 mod percentiles;
+/// Every picture parsim writes, rendered: not blank, text inside, short ticks and names.
+mod pictures;
 /// Kuntraruk's parallel pipeline against eq. 6 and the report's arithmetic.
 mod pipeline;
 /// Every bundled file's metrics, percentiles included, have a prediction.
@@ -49,6 +58,8 @@ mod routing;
 mod run_shards;
 /// Every bundled scenario parses and runs.
 mod scenarios;
+/// `parsim schema`: the bundled scenarios are valid, the structural errors of tests/bad rejected.
+mod schema;
 /// Coverage of nominal 95% intervals over many independent experiments.
 mod selftest;
 /// `[spmd]`: the Cremonesi-Gennaro networks against their exact methods.
@@ -61,6 +72,9 @@ mod spmd_phases;
 mod statistics;
 /// `parsim sweep` and `run --set`: keys, values, grids, the seed rule.
 mod sweep;
+/// Sweeps that finish: unstable points marked, analytic-only sweeps, NaN written alike by a
+/// single run and a merge.
+mod sweep_finish;
 /// Shared helpers.
 mod util;
 /// `parsim validate`: exit codes, reports, reruns.

@@ -76,3 +76,64 @@ proptest! {
         prop_assert!(close(lognormal.mean(), mean) && close(lognormal.scv(), scv));
     }
 }
+
+proptest! {
+    // fewer cases: each schedules up to 12,000 events
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    /// The same order on calendars large enough to move from the binary heap to the radix heap
+    /// and back (more than `GROW_AT` pending events, then fewer than `SHRINK_AT`), with time
+    /// gaps of any size from none (every event ties) to 2^60 ticks, on 64-bit and 128-bit
+    /// times alike.
+    #[test]
+    fn large_calendars_pop_earliest_then_first_scheduled(
+        fill in 0_usize..6000,
+        gap_bits in 0_u32..61,
+        seed in any::<u64>(),
+    ) {
+        use std::cmp::Reverse;
+        use std::collections::BinaryHeap;
+        use parsim::engine::calendar::{GROW_AT, SHRINK_AT};
+        let mut x = seed | 1;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let mut narrow: Calendar<Event> = Calendar::new();
+        let mut wide: Calendar<Event, u128> = Calendar::new();
+        let mut reference: BinaryHeap<Reverse<(u64, u32)>> = BinaryHeap::new();
+        let (mut now, mut job, mut peak) = (0_u64, 0_u32, 0);
+        // grow to `fill` pending events, hold there, then drain
+        for round in 0..3 * fill + 200 {
+            let wanted = if round < fill { 2 } else if round < 2 * fill { next() % 2 } else { 0 };
+            for _ in 0..wanted {
+                let gap = if gap_bits == 0 { 0 } else { next() >> (64 - gap_bits) };
+                let at = now + gap;
+                let ev = Event::Departure { station: 0, job };
+                narrow.schedule(SimTime::from_ticks(at), ev);
+                wide.schedule(u128::from(at), ev);
+                reference.push(Reverse((at, job)));
+                job += 1;
+            }
+            peak = peak.max(reference.len());
+            prop_assert_eq!(narrow.len(), reference.len());
+            prop_assert_eq!(wide.len(), reference.len());
+            match reference.pop() {
+                Some(Reverse((at, id))) => {
+                    let want = Event::Departure { station: 0, job: id };
+                    prop_assert_eq!(narrow.pop(), Some((SimTime::from_ticks(at), want)));
+                    prop_assert_eq!(wide.pop(), Some((u128::from(at), want)));
+                    now = at;
+                }
+                None => {
+                    prop_assert!(narrow.pop().is_none() && wide.pop().is_none());
+                    break;
+                }
+            }
+        }
+        prop_assert!(fill < GROW_AT || peak > GROW_AT, "peak {}", peak);
+        prop_assert!(SHRINK_AT < GROW_AT);
+    }
+}

@@ -291,7 +291,11 @@ fn plots_draw_curves_for_one_key_and_heat_maps_for_two() {
             two.to_str().unwrap(),
         ],
     );
-    let heat = std::fs::read_to_string(two.join("class.jobs.response.M_M_1.error.svg")).unwrap();
+    let heat = std::fs::read_to_string(two.join(format!(
+        "class.jobs.response.{}.error.svg",
+        parsim::plot::method_key("M/M/1")
+    )))
+    .unwrap();
     // the background, one cell per point, and the colour scale's 100 steps
     assert_eq!(
         heat.matches("<rect").count(),
@@ -321,8 +325,11 @@ fn plots_draw_curves_for_one_key_and_heat_maps_for_two() {
     ] {
         assert!(chart.contains(label), "{label} not drawn");
     }
-    let errors =
-        std::fs::read_to_string(lines.join("class.jobs.response.M_M_1.error.svg")).unwrap();
+    let errors = std::fs::read_to_string(lines.join(format!(
+        "class.jobs.response.{}.error.svg",
+        parsim::plot::method_key("M/M/1")
+    )))
+    .unwrap();
     assert!(errors.contains("relative error of M/M/1"));
     assert_eq!(errors.matches("<polygon").count(), 2, "one band per series");
     let file = mm1(T);

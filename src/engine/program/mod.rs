@@ -51,8 +51,10 @@ enum PEvent {
     Disk { unit: u32 },
     /// A fair-shared link's next departure, unless superseded.
     LinkPs { slot: u32, generation: u32 },
-    /// A message's header reaches its next vertex after the per-hop latency.
-    Hop { msg: u32 },
+    /// A message's header reaches its next vertex after the per-hop latency and enters the
+    /// link of slot `slot` (its route computed when the event was scheduled, so the link's
+    /// state and the message's are read side by side, not one after the other).
+    Hop { msg: u32, slot: u32 },
     /// A message is delivered after the last hop's latency.
     Deliver { msg: u32 },
 }
@@ -68,7 +70,7 @@ impl CalendarEvent for PEvent {
             PEvent::Cpu { rank } => (1, u64::from(rank)),
             PEvent::Disk { unit } => (2, u64::from(unit)),
             PEvent::LinkPs { slot, generation } => (3, pair(slot, generation)),
-            PEvent::Hop { msg } => (4, u64::from(msg)),
+            PEvent::Hop { msg, slot } => (4, pair(slot, msg)),
             PEvent::Deliver { msg } => (5, u64::from(msg)),
         }
     }
@@ -84,7 +86,7 @@ impl CalendarEvent for PEvent {
                 slot: hi,
                 generation: lo,
             },
-            4 => PEvent::Hop { msg: lo },
+            4 => PEvent::Hop { msg: lo, slot: hi },
             _ => PEvent::Deliver { msg: lo },
         }
     }
@@ -136,25 +138,30 @@ struct Rank {
     finish: Ticks,
 }
 
+/// A message in flight. What a hop reads and writes comes first, in one cache line (the
+/// struct is aligned to it); the rest, read at its injection and delivery, in the second.
 #[derive(Clone, Copy, Debug)]
+#[repr(C, align(64))]
 struct Msg {
-    src: u32,
-    dst: u32,
-    tag: u64,
-    bytes: f64,
-    /// The vertex the header is at.
-    at: u32,
-    dst_node: u32,
-    /// The sender waits for the delivery.
-    notify: bool,
     /// Its transmission time on a link of the base capacity.
     work: Ticks,
-    injected: Ticks,
     /// Cut-through over FCFS links: the latest end of its transmission on a link so far.
     finish: Ticks,
+    /// The vertex the header is at.
+    at: u32,
+    /// The vertex the header reaches over the link of its pending hop.
+    next: u32,
+    dst_node: u32,
     /// Cut-through over fair links: links still serving it; the header reached the destination.
     serving: u32,
     header_done: bool,
+    /// The sender waits for the delivery.
+    notify: bool,
+    injected: Ticks,
+    bytes: f64,
+    tag: u64,
+    src: u32,
+    dst: u32,
 }
 
 /// One message at one fair-shared link.
@@ -166,26 +173,34 @@ struct Visit {
     to: u32,
 }
 
-/// A link. A FCFS link needs no events: messages reach it in time order, so each one's start
-/// is `max(arrival, free_at)` (Lindley's recursion) and its transmission ends `work` later, all
-/// known on arrival. A fair-shared link is a processor-sharing queue with departure events.
-#[derive(Debug)]
+/// A link's state that every crossing reads and writes: one cache line. A FCFS link needs no
+/// events: messages reach it in time order, so each one's start is `max(arrival, free_at)`
+/// (Lindley's recursion) and its transmission ends `work` later, all known on arrival. A
+/// fair-shared link is a processor-sharing queue with departure events, its sharing state in
+/// [`FairRun`] beside this.
+///
+/// Nothing else is kept per link: a link's delay percentiles are counted only when the run
+/// reports per-link figures ([`Program::report_each`]), in [`Execution::link_percentiles`].
+#[derive(Clone, Copy, Debug, Default)]
+#[repr(align(64))]
 struct LinkRun {
-    id: u64,
-    /// Bytes per tick.
-    per_tick: f64,
     /// FCFS: when the link finishes the transmissions it has accepted.
     free_at: Ticks,
-    /// Fair: its sharing state, whether it serves anything, since when.
-    ps: Option<PsQueue>,
-    busy: bool,
-    busy_since: Ticks,
-    /// Time spent transmitting.
+    /// Time spent transmitting (FCFS: added on arrival; fair: when the link empties).
     busy_total: Ticks,
-    messages: u64,
     /// Sum of the delays (the mean is what is reported per replication).
     delay: Ticks,
-    percentiles: Percentiles,
+    messages: u64,
+    /// A message entered it: it is one of the links used, which the run reports.
+    used: bool,
+}
+
+/// The rest of a fair-shared link's state: its sharing, whether it serves anything, since when.
+#[derive(Debug, Default)]
+struct FairRun {
+    ps: PsQueue,
+    busy: bool,
+    busy_since: Ticks,
 }
 
 #[derive(Debug, Default)]
@@ -235,10 +250,16 @@ impl<T> Slab<T> {
     }
 }
 
-/// Maps topology link ids to dense slots, created on first use.
+/// Where a link's state is: its slot in [`Execution::links`].
 #[derive(Debug)]
 enum SlotMap {
+    /// Slot = link id, every link's state made at the start (zeroed memory, which the system
+    /// only commits when a link is first used): for topologies with a few links per node
+    /// (grids, trees, the bus), where this saves a look-up per hop.
+    Direct,
+    /// Slots made on first use, in a table by link id.
     Dense(Vec<u32>),
+    /// Slots made on first use, in a hash map by link id (more than 2^24 links).
     Sparse(HashMap<u64, u32>),
 }
 
@@ -270,7 +291,8 @@ pub struct ProgramRun {
 /// A link's figures over one execution.
 #[derive(Clone, Debug)]
 pub struct LinkFigures {
-    /// Its name ([`crate::topology::Topology::link_name`]).
+    /// Its name ([`crate::topology::Topology::link_name`]) when the program reports per-link
+    /// figures ([`Program::report_each`]), empty otherwise.
     pub name: String,
     /// Busy fraction of the makespan.
     pub utilisation: f64,
@@ -278,7 +300,8 @@ pub struct LinkFigures {
     pub messages: u64,
     /// Mean time from arrival at the link to the end of its transmission.
     pub delay: f64,
-    /// 99th percentile of the same.
+    /// 99th percentile of the same, counted only when the program reports per-link figures
+    /// ([`Program::report_each`]); `NaN` otherwise.
     pub p99: f64,
 }
 
@@ -300,6 +323,14 @@ pub struct Execution<'p> {
     disk_base: Vec<u32>,
     units: Vec<Server>,
     links: Vec<LinkRun>,
+    /// Per slot, when slots are made on first use: the link's id.
+    link_ids: Vec<u64>,
+    /// Per slot, with fair sharing: the link's sharing state.
+    fair: Vec<FairRun>,
+    /// Per slot, when links differ in capacity: bytes per tick.
+    per_tick: Vec<f64>,
+    /// Per slot, when per-link figures are reported: the link's delay percentiles.
+    link_percentiles: FxHashMap<u32, Percentiles>,
     slots: SlotMap,
     msgs: Slab<Msg>,
     visits: Slab<Visit>,
@@ -321,6 +352,8 @@ pub struct Execution<'p> {
     base_per_tick: f64,
     /// Every link has the base capacity.
     uniform: bool,
+    /// Per-link figures are reported, their percentiles with them.
+    report_links: bool,
 }
 
 impl<'p> Execution<'p> {
@@ -337,6 +370,10 @@ impl<'p> Execution<'p> {
             units += d.count;
         }
         let scale = |t: f64| if t > 0.0 { t } else { 1.0 };
+        // every link's state up front when links are few per node (FCFS: a fair link's state
+        // is larger and made on first use)
+        let direct =
+            net.sharing == Sharing::Fcfs && links <= 8 * u64::from(net.topology.nodes()) + 64;
         Execution {
             prog,
             clock,
@@ -370,8 +407,24 @@ impl<'p> Execution<'p> {
             nodes: (0..prog.nodes()).map(|_| Server::default()).collect(),
             disk_base,
             units: (0..units).map(|_| Server::default()).collect(),
-            links: Vec::new(),
-            slots: if links <= 1 << 24 {
+            links: if direct {
+                vec![LinkRun::default(); links as usize]
+            } else {
+                Vec::new()
+            },
+            link_ids: Vec::new(),
+            fair: Vec::new(),
+            per_tick: if direct && !net.topology.uniform() {
+                (0..links)
+                    .map(|l| net.bandwidth * net.topology.capacity(l) * clock.tick())
+                    .collect()
+            } else {
+                Vec::new()
+            },
+            link_percentiles: FxHashMap::default(),
+            slots: if direct {
+                SlotMap::Direct
+            } else if links <= 1 << 24 {
                 SlotMap::Dense(vec![u32::MAX; links as usize])
             } else {
                 SlotMap::Sparse(HashMap::new())
@@ -390,6 +443,7 @@ impl<'p> Execution<'p> {
             startup: clock.wide_ticks(net.startup),
             base_per_tick: net.bandwidth * clock.tick(),
             uniform: net.topology.uniform(),
+            report_links: prog.report_each,
         }
     }
 
@@ -479,25 +533,27 @@ impl<'p> Execution<'p> {
             }
             PEvent::LinkPs { slot, generation } => {
                 let now = self.now;
-                let l = &mut self.links[slot as usize];
-                let ps = l.ps.as_mut().expect("a fair link has its sharing state");
-                if !ps.is_current(generation) {
+                let f = &mut self.fair[slot as usize];
+                if !f.ps.is_current(generation) {
                     self.events -= 1;
                     return;
                 }
-                let (visit, next) = ps.depart(now);
+                let (visit, next) = f.ps.depart(now);
                 match next {
                     Some((generation, due)) => self
                         .calendar
                         .schedule(due, PEvent::LinkPs { slot, generation }),
                     None => {
-                        l.busy = false;
-                        l.busy_total += now - l.busy_since;
+                        f.busy = false;
+                        self.links[slot as usize].busy_total += now - f.busy_since;
                     }
                 }
                 self.left_link(slot, visit);
             }
-            PEvent::Hop { msg } => self.enter_link(msg),
+            PEvent::Hop { msg, slot } => {
+                let to = self.msgs.items[msg as usize].next;
+                self.enter_link(msg, slot, to);
+            }
             PEvent::Deliver { msg } => self.deliver(msg),
         }
     }
@@ -719,6 +775,7 @@ impl<'p> Execution<'p> {
             tag,
             bytes,
             at: self.ctl.node(r),
+            next: 0,
             dst_node,
             notify: blocks,
             work: wide_ceil_from_f64(bytes / self.base_per_tick),
@@ -755,35 +812,67 @@ impl<'p> Execution<'p> {
         if m.at == m.dst_node {
             self.deliver(msg);
         } else {
-            self.enter_link(msg);
+            let (slot, to) = self.route(m.at, m.dst_node);
+            self.enter_link(msg, slot, to);
         }
     }
 
+    /// The next hop from vertex `at` towards node `dst`: the slot of its link and the vertex
+    /// it leads to.
+    #[inline(always)]
+    fn route(&mut self, at: u32, dst: u32) -> (u32, u32) {
+        let hop = self
+            .prog
+            .network
+            .topology
+            .next(at, dst)
+            .expect("a message in the network is not yet at its destination");
+        (self.slot(hop.link), hop.to)
+    }
+
+    /// The hop event of message `msg`, whose header is at `at`, towards node `dst`: its next
+    /// link found now (the vertex it leads to kept in the message).
+    #[inline(always)]
+    fn hop_event(&mut self, msg: u32, at: u32, dst: u32) -> PEvent {
+        let (slot, to) = self.route(at, dst);
+        self.msgs.items[msg as usize].next = to;
+        PEvent::Hop { msg, slot }
+    }
+
+    /// The slot of `link`'s state, made on its first use (direct slots are marked used when
+    /// a message enters them).
+    #[inline(always)]
     fn slot(&mut self, link: u64) -> u32 {
         let existing = match &self.slots {
+            SlotMap::Direct => return link as u32,
             SlotMap::Dense(v) => v[link as usize],
             SlotMap::Sparse(m) => m.get(&link).copied().unwrap_or(u32::MAX),
         };
         if existing != u32::MAX {
             return existing;
         }
+        self.new_slot(link)
+    }
+
+    /// A slot for `link`, on its first use.
+    #[inline(never)]
+    fn new_slot(&mut self, link: u64) -> u32 {
         let net = &self.prog.network;
-        let per_tick = net.bandwidth * net.topology.capacity(link) * self.clock.tick();
-        let scale = self.prog.typical_bytes / (net.bandwidth * net.topology.capacity(link));
         let slot = self.links.len() as u32;
         self.links.push(LinkRun {
-            id: link,
-            per_tick,
-            free_at: 0,
-            ps: (net.sharing == Sharing::Fair).then(PsQueue::default),
-            busy: false,
-            busy_since: 0,
-            busy_total: 0,
-            messages: 0,
-            delay: 0,
-            percentiles: Percentiles::wide(&self.clock, scale.max(self.clock.tick())),
+            used: true,
+            ..LinkRun::default()
         });
+        self.link_ids.push(link);
+        if net.sharing == Sharing::Fair {
+            self.fair.push(FairRun::default());
+        }
+        if !net.topology.uniform() {
+            self.per_tick
+                .push(net.bandwidth * net.topology.capacity(link) * self.clock.tick());
+        }
         match &mut self.slots {
+            SlotMap::Direct => unreachable!("direct slots exist from the start"),
             SlotMap::Dense(v) => v[link as usize] = slot,
             SlotMap::Sparse(m) => {
                 m.insert(link, slot);
@@ -792,65 +881,90 @@ impl<'p> Execution<'p> {
         slot
     }
 
-    /// The message's header enters the next link of its route.
-    fn enter_link(&mut self, msg: u32) {
+    /// The link id of `slot`.
+    fn link_id(&self, slot: u32) -> u64 {
+        match self.slots {
+            SlotMap::Direct => u64::from(slot),
+            _ => self.link_ids[slot as usize],
+        }
+    }
+
+    /// Counts a delay of `ticks` at the link of `slot` in its percentiles (only when per-link
+    /// figures are reported).
+    #[cold]
+    #[inline(never)]
+    fn record_link_delay(&mut self, slot: u32, ticks: Ticks) {
+        let link = self.link_id(slot);
+        let net = &self.prog.network;
+        let (clock, typical) = (self.clock, self.prog.typical_bytes);
+        self.link_percentiles
+            .entry(slot)
+            .or_insert_with(|| {
+                let scale = typical / (net.bandwidth * net.topology.capacity(link));
+                Percentiles::wide(&clock, scale.max(clock.tick()))
+            })
+            .record_wide(ticks);
+    }
+
+    /// The message's header enters the link of `slot`, which leads to vertex `to`.
+    fn enter_link(&mut self, msg: u32, slot: u32, to: u32) {
         let m = self.msgs.items[msg as usize];
-        let hop = self
-            .prog
-            .network
-            .topology
-            .next(m.at, m.dst_node)
-            .expect("a message in the network is not yet at its destination");
-        let slot = self.slot(hop.link);
         let now = self.now;
-        let last = hop.to == m.dst_node;
-        let l = &mut self.links[slot as usize];
+        let last = to == m.dst_node;
         let work = if self.uniform {
             m.work
         } else {
-            wide_ceil_from_f64(m.bytes / l.per_tick)
+            wide_ceil_from_f64(m.bytes / self.per_tick[slot as usize])
         };
-        if let Some(ps) = &mut l.ps {
+        if let Some(f) = self.fair.get_mut(slot as usize) {
+            self.links[slot as usize].used = true;
             let visit = self.visits.insert(Visit {
                 msg,
                 arrived: now,
-                to: hop.to,
+                to,
             });
-            let (generation, due) = ps.arrive(now, visit, work);
-            if !l.busy {
-                l.busy = true;
-                l.busy_since = now;
+            let (generation, due) = f.ps.arrive(now, visit, work);
+            if !f.busy {
+                f.busy = true;
+                f.busy_since = now;
             }
             self.calendar
                 .schedule(due, PEvent::LinkPs { slot, generation });
             if self.prog.network.switching == Switching::CutThrough {
                 let m = &mut self.msgs.items[msg as usize];
                 m.serving += 1;
-                m.at = hop.to;
+                m.at = to;
                 if last {
                     m.header_done = true;
                 } else {
-                    self.at(now + self.latency, PEvent::Hop { msg });
+                    let dst = m.dst_node;
+                    let event = self.hop_event(msg, to, dst);
+                    self.at(now + self.latency, event);
                 }
             }
             return;
         }
         // FCFS: Lindley's recursion
+        let l = &mut self.links[slot as usize];
         let start = now.max(l.free_at);
         let finish = start + work;
+        l.used = true;
         l.free_at = finish;
         l.busy_total += work;
         l.messages += 1;
         l.delay += finish - now;
-        l.percentiles.record_wide(finish - now);
+        if self.report_links {
+            self.record_link_delay(slot, finish - now);
+        }
         let m = &mut self.msgs.items[msg as usize];
-        m.at = hop.to;
+        m.at = to;
         m.finish = m.finish.max(finish);
+        let (dst, latest) = (m.dst_node, m.finish);
         let (next, event) = match (self.prog.network.switching, last) {
-            (Switching::StoreAndForward, false) => (finish, PEvent::Hop { msg }),
+            (Switching::StoreAndForward, false) => (finish, self.hop_event(msg, to, dst)),
             (Switching::StoreAndForward, true) => (finish, PEvent::Deliver { msg }),
-            (Switching::CutThrough, false) => (start, PEvent::Hop { msg }),
-            (Switching::CutThrough, true) => (m.finish, PEvent::Deliver { msg }),
+            (Switching::CutThrough, false) => (start, self.hop_event(msg, to, dst)),
+            (Switching::CutThrough, true) => (latest, PEvent::Deliver { msg }),
         };
         self.at(next + self.latency, event);
     }
@@ -878,16 +992,18 @@ impl<'p> Execution<'p> {
         let delay = now - v.arrived;
         l.messages += 1;
         l.delay += delay;
-        l.percentiles.record_wide(delay);
+        if self.report_links {
+            self.record_link_delay(slot, delay);
+        }
         let msg = v.msg;
         match self.prog.network.switching {
             Switching::StoreAndForward => {
                 self.msgs.items[msg as usize].at = v.to;
-                let arrived = v.to == self.msgs.items[msg as usize].dst_node;
-                let event = if arrived {
+                let dst = self.msgs.items[msg as usize].dst_node;
+                let event = if v.to == dst {
                     PEvent::Deliver { msg }
                 } else {
-                    PEvent::Hop { msg }
+                    self.hop_event(msg, v.to, dst)
                 };
                 self.at(now + self.latency, event);
             }
@@ -1097,19 +1213,29 @@ impl<'p> Execution<'p> {
         let mut links: Vec<(u64, LinkFigures)> = self
             .links
             .iter()
-            .map(|l| {
-                let busy = (l.busy_total
-                    + if l.busy {
-                        makespan_ticks.saturating_sub(l.busy_since)
-                    } else {
-                        0
-                    })
-                .min(makespan_ticks);
-                let [p99] = l.percentiles.quantiles([0.99]);
+            .enumerate()
+            .filter(|(_, l)| l.used)
+            .map(|(slot, l)| {
+                let open = match self.fair.get(slot) {
+                    Some(f) if f.busy => makespan_ticks.saturating_sub(f.busy_since),
+                    _ => 0,
+                };
+                let busy = (l.busy_total + open).min(makespan_ticks);
+                let slot = slot as u32;
+                let p99 = self
+                    .link_percentiles
+                    .get(&slot)
+                    .map_or(f64::NAN, |p| p.quantiles([0.99])[0]);
+                let id = self.link_id(slot);
                 (
-                    l.id,
+                    id,
                     LinkFigures {
-                        name: topology.link_name(l.id),
+                        // (only reported with the per-link figures: no string per link else)
+                        name: if self.report_links {
+                            topology.link_name(id)
+                        } else {
+                            String::new()
+                        },
                         utilisation: if makespan_ticks > 0 {
                             busy as f64 / makespan_ticks as f64
                         } else {

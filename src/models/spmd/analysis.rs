@@ -109,9 +109,22 @@ pub fn analyze(m: &Spmd, cycle: &str, a: &mut Analysis) {
                 false,
                 a,
             );
+            // R1(i) sums i terms of an exponential and a logarithm: the sum over i is
+            // quadratic in p/c
+            let groups = f64::from(m.groups());
+            let draining = analytic::within_budget(
+                groups * groups / 2.0 * (2.0 * analytic::TRANSCENDENTAL + 5.0),
+                || {
+                    format!(
+                        "reading (b) sums R1(i) over i = 1..{}, each a sum of i terms",
+                        m.groups()
+                    )
+                },
+            )
+            .map(|()| sio_draining(m, hc));
             method(
                 format!("SIO eq. 16 reading (b), draining sum over i = 1..p/c; {h_label}"),
-                Ok(sio_draining(m, hc)),
+                draining,
                 false,
                 a,
             );

@@ -114,7 +114,7 @@ pub struct Spmd {
     /// I/O burst family.
     pub io_dist: Family,
     /// The explicit interconnect that replaces the `w` submodel (`network = ...`), if any.
-    pub network: Option<Net>,
+    pub network: Option<NetworkForm>,
     /// The phases of a multi-phase program (`[[spmd.phase]]`), in order; empty for one phase.
     pub phases: Vec<Phase>,
 }
@@ -122,7 +122,7 @@ pub struct Spmd {
 /// The network form of an `[spmd]` section: a rank program on an explicit interconnect
 /// ([`program`]).
 #[derive(Clone, Debug, PartialEq)]
-pub struct Net {
+pub struct NetworkForm {
     /// The interconnect's shape.
     pub kind: TopologyKind,
     /// The process grid of the `r`-dimensional block decomposition (x fastest).

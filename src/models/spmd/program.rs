@@ -45,7 +45,7 @@
 //! paper's network draws it geometrically.
 
 use super::formulas::{com_delay, com_queue, cpu_mean, t_io};
-use super::{Io, Net, Spmd};
+use super::{Io, NetworkForm, Spmd};
 use crate::models::tables::{Disk, Op, ProgramTables, Topology};
 use crate::topology::TopologyKind;
 
@@ -109,7 +109,7 @@ pub fn edge(stride: u32, n: u32, up: bool) -> String {
 }
 
 /// The bytes of one face message: `g(p) 2^20 / (2r)`.
-pub fn face_bytes(m: &Spmd, net: &Net) -> f64 {
+pub fn face_bytes(m: &Spmd, net: &NetworkForm) -> f64 {
     m.g * MB / (2.0 * net.dims.len() as f64)
 }
 
@@ -252,7 +252,7 @@ fn cycle(m: &Spmd, scale: &Scale) -> Vec<Op> {
 }
 
 /// The communication burst on an explicit interconnect: the nearest-neighbour exchange.
-fn exchange(m: &Spmd, net: &Net) -> Vec<Op> {
+fn exchange(m: &Spmd, net: &NetworkForm) -> Vec<Op> {
     let bytes = m.com.spec(face_bytes(m, net));
     let wrap = periodic(net.kind);
     let mut exchange = Vec::new();

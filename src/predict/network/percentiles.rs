@@ -7,7 +7,9 @@
 
 use std::path::Path;
 
-use crate::analytic::{AnalyticError, PhaseType, QueueBranch, branch_response_cdf, invert_cdf};
+use crate::analytic::{
+    AnalyticError, PhaseType, QuantileWork, QueueBranch, branch_response_cdf, invert_cdf,
+};
 use crate::dist::{Dist, DistSpec};
 use crate::model::Network;
 use crate::stats::PERCENTILES;
@@ -167,6 +169,25 @@ impl Sojourn {
         Ok((m1 * h / 3.0, m2 * h / 3.0))
     }
 
+    /// The estimated work of the reported quantiles of the law's phase-type parts (the only
+    /// parts whose work grows with the system: uniformization; the rest are closed forms and
+    /// quadratures of bounded length), each part's search taken as the law's; `None` without
+    /// such parts.
+    fn uniformization_work(&self) -> Option<QuantileWork> {
+        let levels: Vec<f64> = PERCENTILES.iter().map(|(_, q)| *q).collect();
+        match self {
+            Sojourn::Phase(p) => Some(p.quantile_work(&levels)),
+            Sojourn::Dist(_) | Sojourn::Waited { .. } => None,
+            Sojourn::Max(parts) => total_work(parts.iter()),
+            Sojourn::Mixture(parts) => total_work(parts.iter().map(|(_, p)| p)),
+        }
+    }
+
+    /// `Ok` when [`Sojourn::uniformization_work`] is within the budget.
+    fn affordable(&self) -> Result<(), AnalyticError> {
+        self.uniformization_work().map_or(Ok(()), |w| w.check())
+    }
+
     /// The quantile at level `q` in `(0, 1)`.
     fn quantile(&self, q: f64) -> Result<f64, AnalyticError> {
         match self {
@@ -199,8 +220,33 @@ pub(super) fn add(net: &Network, v: &[Vec<f64>], a: &mut Analysis) {
     routes::classes(net, v, &per_class, &forks, a);
 }
 
+/// The work of several laws' quantiles together: the works and values summed, the other
+/// figures those of the dearest.
+fn total_work<'a>(laws: impl Iterator<Item = &'a Sojourn>) -> Option<QuantileWork> {
+    laws.filter_map(Sojourn::uniformization_work)
+        .reduce(|total, w| {
+            let dearest = if w.work > total.work { w } else { total };
+            QuantileWork {
+                work: total.work + w.work,
+                values: total.values + w.values,
+                ..dearest
+            }
+        })
+}
+
+/// The metrics of the reported percentiles of `prefix`, as a refusal names them together.
+fn percentile_range(prefix: &str) -> String {
+    let first = PERCENTILES.first().map_or("", |p| p.0);
+    let last = PERCENTILES.last().map_or("", |p| p.0);
+    format!("{prefix}.{first}..{last}")
+}
+
 /// Predictions of the four reported percentiles of `prefix` from `est` (or one refusal).
 fn emit(a: &mut Analysis, prefix: &str, est: &Estimate) {
+    if let Err(e) = est.law.affordable() {
+        a.refuse(&est.method, format!("{}: {e}", percentile_range(prefix)));
+        return;
+    }
     let mut values = Vec::with_capacity(PERCENTILES.len());
     for (label, q) in PERCENTILES {
         match est.law.quantile(q) {

@@ -494,7 +494,7 @@ impl Compiler<'_> {
             },
             TopologyKind::Mesh | TopologyKind::Torus => {
                 let Some(dims) = &r.dims else {
-                    self.add(at, "topology.dims", format!("a mesh or torus needs its dimensions, e.g. dims = [4, 4] for {nodes} nodes"));
+                    self.add(at, "topology.dims", format!("a mesh or torus needs its dimensions, whose product is the {nodes} nodes, e.g. dims = {}", crate::topology::example_dims(nodes)));
                     return None;
                 };
                 if dims

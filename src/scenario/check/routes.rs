@@ -110,6 +110,7 @@ pub(super) fn routes(
             (None, Some(branches), None, None) if route.to_class.is_none() => random_rule(
                 ck,
                 branches,
+                matches!(net.classes[class.index()].kind, ClassKind::Closed { .. }),
                 &path,
                 &mut |ck, b: &RawBranch, k| {
                     target(ck, &b.to, &b.to_class, &format!("branches[{k}].to"))
@@ -199,9 +200,14 @@ fn check_switch(
 
 type BranchTarget<'a> = dyn FnMut(&mut Checker, &RawBranch, usize) -> Option<Target> + 'a;
 
+/// The rule of `branches` (of a closed class when `closed`). Probabilities that are each valid
+/// but do not sum to 1 are a problem, reported with the fix that fits the class; the rule is
+/// still made, scaled to sum to 1, so that the checks of the whole network see the stations the
+/// branches reach (and do not call them unvisited).
 fn random_rule(
     ck: &mut Checker,
     branches: &[RawBranch],
+    closed: bool,
     path: &dyn Fn(&str) -> String,
     target: &mut BranchTarget<'_>,
     at: usize,
@@ -227,8 +233,29 @@ fn random_rule(
         cumulative.push(sum);
     }
     if (sum - 1.0).abs() > 1e-9 {
-        ck.add(Some(at), path("branches"), format!("probabilities must sum to 1 (write `exit` explicitly for the rest), they sum to {sum}"));
-        ok = false;
+        let fix = if closed {
+            "a closed class's jobs never leave, so its branches share all of the probability: raise some p (or add a branch to a station) to make up the rest"
+                .to_owned()
+        } else if sum < 1.0 {
+            format!(
+                "add the missing {0} to a branch, or give it a branch of its own, e.g. {{ to = \"exit\", p = {0} }}",
+                ((1.0 - sum) * 1e12).round() / 1e12
+            )
+        } else {
+            "lower some p".to_owned()
+        };
+        ck.add(
+            Some(at),
+            path("branches"),
+            format!("probabilities must sum to 1, they sum to {sum}: {fix}"),
+        );
+        if ok && sum > 0.0 && sum.is_finite() {
+            for c in &mut cumulative {
+                *c /= sum;
+            }
+        } else {
+            ok = false;
+        }
     }
     if let Some(last) = cumulative.last_mut() {
         *last = 1.0;

@@ -3,7 +3,7 @@
 //! `spmd.<field>` or `spmd.phase[<i>].<field>`.
 
 use crate::models::spmd::program::grid;
-use crate::models::spmd::{Family, Io, MAX_CYCLES, MAX_P, Net, Phase, Spmd, formulas};
+use crate::models::spmd::{Family, Io, MAX_CYCLES, MAX_P, NetworkForm, Phase, Spmd, formulas};
 use crate::scenario::Problem;
 use crate::scenario::raw::spmd::RawSpmd;
 
@@ -155,7 +155,7 @@ fn check_network(
     at: usize,
     prefix: &str,
     found: &mut Vec<Problem>,
-) -> Option<Net> {
+) -> Option<NetworkForm> {
     let mut bad = |field: &str, message: String| {
         found.push(Problem::new(Some(at), format!("{prefix}.{field}"), message));
     };
@@ -250,7 +250,7 @@ fn check_network(
             format!("must be a finite time >= 0, got {latency}"),
         );
     }
-    ok.then(|| Net {
+    ok.then(|| NetworkForm {
         kind,
         dims: grid(p, r),
         cycles: cycles as u32,

@@ -7,6 +7,7 @@
 use std::collections::BTreeMap;
 use std::ops::Range;
 
+use schemars::JsonSchema;
 use serde::Deserialize;
 use toml::Spanned;
 
@@ -65,7 +66,7 @@ impl RawScenario {
 }
 
 /// `[validate]`: which predictions to compare and how strictly.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawValidate {
     /// Metrics to compare (default: every predicted metric).
@@ -83,7 +84,7 @@ pub struct RawValidate {
 }
 
 /// `[run]`: replications, run length, warm-up, seed and precision target.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawRun {
     /// Independent replications (default 10).
@@ -103,7 +104,7 @@ pub struct RawRun {
 }
 
 /// `[[class]]`: a job class, closed when it has a population.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawClass {
     /// Unique name.
@@ -115,7 +116,7 @@ pub struct RawClass {
 }
 
 /// The kinds of `[[station]]`.
-#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum RawKind {
     /// Infinite server.
@@ -135,7 +136,7 @@ pub enum RawKind {
 }
 
 /// `[[station]]`: which fields apply depends on `kind`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawStation {
     /// Unique name (`exit` is reserved).
@@ -143,11 +144,14 @@ pub struct RawStation {
     /// What it is.
     pub kind: RawKind,
     /// Delay, fcfs, ps: service time of every class.
+    #[schemars(with = "Option<DistSpec>")]
     pub service: Option<Spanned<DistSpec>>,
     /// Delay, fcfs, ps: service time per class name (overrides `service`).
+    #[schemars(with = "Option<BTreeMap<String, DistSpec>>")]
     pub service_by_class: Option<BTreeMap<String, Spanned<DistSpec>>>,
     /// Delay, fcfs, ps: service demand per job or cycle (visits times mean service time),
     /// instead of `service`: exponential service of mean `demand / visits`.
+    #[schemars(with = "Option<f64>")]
     pub demand: Option<Spanned<f64>>,
     /// Fcfs: number of servers (default 1).
     pub servers: Option<i64>,
@@ -162,6 +166,7 @@ pub struct RawStation {
     /// Source: the class of arriving jobs.
     pub class: Option<String>,
     /// Source: time between arrivals.
+    #[schemars(with = "Option<DistSpec>")]
     pub interarrival: Option<Spanned<DistSpec>>,
 }
 
@@ -186,7 +191,7 @@ impl RawStation {
 }
 
 /// The routing policies of a `[[route]]` with `among`.
-#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum RawPolicy {
     /// Join the shortest queue.
@@ -196,7 +201,7 @@ pub enum RawPolicy {
 }
 
 /// `[[route]]`: where `class` goes after `from`: one of `to`, `branches`, or `policy`+`among`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawRoute {
     /// The class routed.
@@ -231,7 +236,7 @@ impl RawRoute {
 }
 
 /// `[[path]]`: stations whose mean responses per visit are summed as `path.<name>.response`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawPath {
     /// The name in `path.<name>.response`.
@@ -241,7 +246,7 @@ pub struct RawPath {
 }
 
 /// One probabilistic destination.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawBranch {
     /// A station or `exit`.

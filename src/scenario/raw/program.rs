@@ -25,6 +25,7 @@
 
 use std::fmt;
 
+use schemars::JsonSchema;
 use serde::Deserialize;
 use serde::de::{self, Deserializer, MapAccess, Visitor};
 use toml::Spanned;
@@ -33,7 +34,7 @@ use crate::dist::DistSpec;
 use crate::topology::TopologyKind;
 
 /// `[program]`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawProgram {
     /// Number of ranks `P`.
@@ -46,11 +47,12 @@ pub struct RawProgram {
     pub report_each: Option<bool>,
     /// The operations (`[[program.op]]`).
     #[serde(default, rename = "op")]
+    #[schemars(with = "Vec<RawOp>")]
     pub ops: Vec<Spanned<RawOp>>,
 }
 
 /// The kinds of operation.
-#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum OpKind {
     /// Hold the processor for a time.
@@ -88,7 +90,7 @@ pub enum OpKind {
 }
 
 /// One `[[program.op]]` (or an element of a `body`): which fields apply depends on `kind`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawOp {
     /// What it is.
@@ -96,10 +98,12 @@ pub struct RawOp {
     /// Run only on the ranks where this is true.
     pub when: Option<ExprText>,
     /// Compute: its time.
+    #[schemars(with = "Option<DistSpec>")]
     pub time: Option<Spanned<DistSpec>>,
     /// Compute region: total iterations.
     pub iterations: Option<ExprText>,
     /// Compute region: cost of one iteration.
+    #[schemars(with = "Option<DistSpec>")]
     pub cost: Option<Spanned<DistSpec>>,
     /// Compute region: split over the ranks (default) or replicated on each.
     pub split: Option<bool>,
@@ -118,6 +122,7 @@ pub struct RawOp {
     /// Chain algorithms: segments (default 1).
     pub segments: Option<i64>,
     /// Reductions: time to combine one received block.
+    #[schemars(with = "Option<DistSpec>")]
     pub combine: Option<Spanned<DistSpec>>,
     /// Reductions: time per byte combined.
     pub combine_per_byte: Option<f64>,
@@ -134,6 +139,7 @@ pub struct RawOp {
     /// Phase: its name.
     pub name: Option<String>,
     /// Repeat, phase: the operations inside.
+    #[schemars(with = "Option<Vec<RawOp>>")]
     pub body: Option<Vec<Spanned<RawOp>>>,
 }
 
@@ -168,7 +174,7 @@ impl RawOp {
 }
 
 /// How messages cross several hops.
-#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum RawSwitching {
     /// `t_s + (m t_w + t_h) l`.
@@ -178,7 +184,7 @@ pub enum RawSwitching {
 }
 
 /// How a link is shared.
-#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum RawSharing {
     /// Packets queue.
@@ -188,7 +194,7 @@ pub enum RawSharing {
 }
 
 /// `[topology]`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawTopology {
     /// The shape.
@@ -211,7 +217,7 @@ pub struct RawTopology {
 
 /// `[machine]`: message costs from a machine profile (see [`crate::models::profile`]) instead of a
 /// `[topology]`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawMachine {
     /// The profile file written by `parsim fit-comm`, relative to the scenario.
@@ -221,7 +227,7 @@ pub struct RawMachine {
 }
 
 /// `[[disk]]`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawDisk {
     /// Its name (what `io` ops refer to).
@@ -237,6 +243,15 @@ pub struct RawDisk {
 /// An expression as written: a string, or a plain integer.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ExprText(pub String);
+
+impl JsonSchema for ExprText {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Expression".into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::scenario::schema::expr_schema(generator)
+    }
+}
 
 impl<'de> Deserialize<'de> for ExprText {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -270,6 +285,15 @@ pub enum SizeSpec {
     Dist(DistSpec),
     /// A float that is not a whole number (refused by the check, with its value).
     Fraction(f64),
+}
+
+impl JsonSchema for SizeSpec {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Size".into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::scenario::schema::size_schema(generator)
+    }
 }
 
 impl<'de> Deserialize<'de> for SizeSpec {

@@ -1,5 +1,6 @@
 //! `[spmd]` as written: plain serde structs, checked for nothing but shape.
 
+use schemars::JsonSchema;
 use serde::Deserialize;
 use toml::Spanned;
 
@@ -7,7 +8,7 @@ use crate::models::spmd::{Family, Io};
 use crate::topology::TopologyKind;
 
 /// `[spmd]`: the parameters of Cremonesi and Gennaro's Table 1, one phase.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawSpmd {
     /// Processors `p`.
@@ -43,12 +44,16 @@ pub struct RawSpmd {
     /// Mean computation bursts per I/O burst (`1 / p_io`).
     pub n_io: f64,
     /// I/O organisation: `sio`, `bus-aio` or `clu-aio`.
+    #[schemars(with = "crate::scenario::schema::Io")]
     pub io: Io,
     /// Distribution of CPU bursts (default exponential).
+    #[schemars(with = "Option<crate::scenario::schema::Family>")]
     pub cpu: Option<Family>,
     /// Distribution of communication bursts (default exponential).
+    #[schemars(with = "Option<crate::scenario::schema::Family>")]
     pub com: Option<Family>,
     /// Distribution of I/O bursts (default exponential).
+    #[schemars(with = "Option<crate::scenario::schema::Family>")]
     pub io_dist: Option<Family>,
     /// An explicit interconnect in place of the `w` submodel: the program form of
     /// [`super::program`] (`bus`, `full`, `ring`, `mesh`, `torus`, `tree`, `fat_tree`).
@@ -60,12 +65,13 @@ pub struct RawSpmd {
     /// The phases of a multi-phase program (`[[spmd.phase]]`), in the order they run; none
     /// for a one-phase section.
     #[serde(default, rename = "phase")]
+    #[schemars(with = "Vec<RawPhase>")]
     pub phases: Vec<Spanned<RawPhase>>,
 }
 
 /// `[[spmd.phase]]`: one phase of a multi-phase program, its name, its cycles and the
 /// parameters in which it differs from the section's.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawPhase {
     /// The phase's name, in its metrics (`phase.<name>.max`, `spmd.<name>.speedup`).
@@ -99,22 +105,31 @@ pub struct RawPhase {
     /// Computation bursts per I/O burst, in place of the section's.
     pub n_io: Option<f64>,
     /// CPU burst family, in place of the section's.
+    #[schemars(with = "Option<crate::scenario::schema::Family>")]
     pub cpu: Option<Family>,
     /// Communication burst family, in place of the section's.
+    #[schemars(with = "Option<crate::scenario::schema::Family>")]
     pub com: Option<Family>,
     /// I/O burst family, in place of the section's.
+    #[schemars(with = "Option<crate::scenario::schema::Family>")]
     pub io_dist: Option<Family>,
     /// Machine-wide: refused in a phase (read only to say so).
+    #[schemars(skip)]
     pub p: Option<toml::Value>,
     /// Machine-wide: refused in a phase.
+    #[schemars(skip)]
     pub d: Option<toml::Value>,
     /// Machine-wide: refused in a phase.
+    #[schemars(skip)]
     pub c: Option<toml::Value>,
     /// Machine-wide: refused in a phase.
+    #[schemars(skip)]
     pub io: Option<toml::Value>,
     /// Machine-wide: refused in a phase.
+    #[schemars(skip)]
     pub network: Option<toml::Value>,
     /// Machine-wide: refused in a phase.
+    #[schemars(skip)]
     pub latency: Option<toml::Value>,
 }
 

@@ -191,6 +191,16 @@ pub(super) fn emit_stage(a: &mut Analysis, prefix: &str, stage: &Stage) {
         emit(a, prefix, &est);
         return;
     };
+    // the maximum's quantiles and every branch's
+    if let Some(Err(e)) =
+        super::total_work(std::iter::once(&stage.law).chain(branches)).map(|w| w.check())
+    {
+        a.refuse(
+            &stage.method,
+            format!("{}: {e}", super::percentile_range(prefix)),
+        );
+        return;
+    }
     let upper = quantiles(&stage.law);
     let lower: Result<Vec<Vec<f64>>, _> = branches.iter().map(quantiles).collect();
     match (upper, lower) {

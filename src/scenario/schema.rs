@@ -1,0 +1,213 @@
+//! A JSON Schema of the scenario file (`parsim schema`), made from the serde shapes under
+//! [`super::raw`] by `schemars`, so that an editor that checks TOML against a schema (taplo,
+//! Even Better TOML) completes and checks the fields as they are typed.
+//!
+//! The schema holds the file's shape, as reading it checks it ([`super::document`]): the
+//! sections, their fields and types, the `kind`s and `dist`s; an unknown field is an error, as it
+//! is for parsim. What the checks after reading find (values out of range, names that refer to
+//! nothing, routing and stability) is not in it.
+
+use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
+
+use super::raw::pipeline::RawPipeline;
+use super::raw::program::{RawDisk, RawMachine, RawProgram, RawTopology};
+use super::raw::spmd::RawSpmd;
+use super::raw::{RawClass, RawPath, RawRoute, RawRun, RawStation, RawValidate};
+
+/// A whole scenario file as the schema describes it: each top-level section (a scenario file
+/// is read section by section, so [`super::raw::RawScenario`] itself is no serde shape).
+#[derive(JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(
+    title = "parsim scenario",
+    description = "A parsim scenario file: a queueing network ([[class]], [[station]], [[route]]), a rank program ([program], [topology] or [machine], [[disk]]), or a model built into one ([spmd], [pipeline])."
+)]
+#[allow(dead_code)] // read by schemars only
+struct ScenarioFile {
+    /// A title for reports.
+    name: Option<String>,
+    /// Free text.
+    description: Option<String>,
+    /// How to run it.
+    run: Option<RawRun>,
+    /// How `parsim validate` compares this scenario with its analytic predictions.
+    validate: Option<RawValidate>,
+    /// Job classes.
+    class: Option<Vec<RawClass>>,
+    /// Stations.
+    station: Option<Vec<RawStation>>,
+    /// Routing rules.
+    route: Option<Vec<RawRoute>>,
+    /// Named sums of station responses.
+    path: Option<Vec<RawPath>>,
+    /// A rank program, instead of classes, stations and routes.
+    program: Option<RawProgram>,
+    /// Kuntraruk's parallel pipeline, built into a program.
+    pipeline: Option<RawPipeline>,
+    /// The program's interconnect.
+    topology: Option<RawTopology>,
+    /// The program's message costs from a machine profile, instead of a topology.
+    machine: Option<RawMachine>,
+    /// The program's disks.
+    disk: Option<Vec<RawDisk>>,
+    /// An SPMD program of Cremonesi and Gennaro, built into the network.
+    spmd: Option<RawSpmd>,
+}
+
+/// The names serde also accepts for a `dist` (its `alias`es, which schemars does not read).
+const DIST_ALIASES: [(&str, &str); 3] = [
+    ("exp", "exponential"),
+    ("det", "deterministic"),
+    ("h2", "hyperexp"),
+];
+
+/// The JSON Schema (draft 2020-12) of a scenario file.
+pub fn scenario_schema() -> serde_json::Value {
+    let mut schema =
+        serde_json::to_value(schemars::schema_for!(ScenarioFile)).expect("a schema is JSON");
+    add_aliases(&mut schema);
+    schema
+}
+
+/// Lets every `dist` tag also take its alias: `{ "const": "exp" }` becomes
+/// `{ "enum": ["exp", "exponential"] }`, wherever a `dist` property is declared.
+fn add_aliases(v: &mut serde_json::Value) {
+    match v {
+        serde_json::Value::Object(map) => {
+            if let Some(dist) = map
+                .get_mut("properties")
+                .and_then(|p| p.get_mut("dist"))
+                .and_then(serde_json::Value::as_object_mut)
+                && let Some(name) = dist.get("const").and_then(|c| c.as_str())
+                && let Some((_, alias)) = DIST_ALIASES.iter().find(|(n, _)| *n == name)
+            {
+                let both = serde_json::json!([name, alias]);
+                dist.remove("const");
+                dist.insert("enum".to_owned(), both);
+            }
+            for value in map.values_mut() {
+                add_aliases(value);
+            }
+        }
+        serde_json::Value::Array(items) => items.iter_mut().for_each(add_aliases),
+        _ => {}
+    }
+}
+
+/// The schema of an expression field ([`super::raw::program::ExprText`]): an integer or an
+/// expression of `rank`, `P` and loop variables in a string.
+pub(crate) fn expr_schema(_: &mut SchemaGenerator) -> Schema {
+    json_schema!({
+        "description": "An integer, or an expression of rank, P and loop variables in a string, e.g. \"(rank + 1) % P\".",
+        "type": ["integer", "string"]
+    })
+}
+
+/// The schema of a message size ([`super::raw::program::SizeSpec`]): a number of bytes, an
+/// expression, or a distribution table.
+pub(crate) fn size_schema(generator: &mut SchemaGenerator) -> Schema {
+    let dist = generator.subschema_for::<crate::dist::DistSpec>();
+    json_schema!({
+        "description": "Bytes: a whole number, an expression in a string, or a distribution table drawn per message.",
+        "anyOf": [
+            { "type": ["number", "string"] },
+            dist
+        ]
+    })
+}
+
+/// The mirror of [`crate::models::spmd::Family`] the schema is made from.
+#[derive(JsonSchema)]
+#[serde(tag = "dist", rename_all = "snake_case", deny_unknown_fields)]
+#[allow(dead_code)] // read by schemars only
+pub(crate) enum Family {
+    /// Exponential.
+    Exp,
+    /// Uniform on `[0, 2 mean]`.
+    Uniform,
+    /// Deterministic.
+    Det,
+    /// Erlang with `k` phases.
+    Erlang {
+        /// Phases, at least 1.
+        k: i64,
+    },
+    /// Balanced hyperexponential with squared coefficient of variation `scv >= 1`.
+    H2 {
+        /// Squared coefficient of variation.
+        scv: f64,
+    },
+    /// Lognormal with squared coefficient of variation `scv`.
+    Lognormal {
+        /// Squared coefficient of variation.
+        scv: f64,
+    },
+    /// The samples of a trace file (relative to the scenario), scaled to the model's mean.
+    Empirical {
+        /// Path of the trace.
+        file: String,
+    },
+}
+
+/// The mirror of [`crate::models::spmd::Io`] the schema is made from.
+#[derive(JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+#[allow(dead_code)] // read by schemars only
+pub(crate) enum Io {
+    /// Synchronous I/O: all groups join, one I/O burst, fork again.
+    Sio,
+    /// Asynchronous I/O to one pool of disks.
+    BusAio,
+    /// Asynchronous I/O, one disk per cluster of groups.
+    CluAio,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_mirrors_of_the_spmd_types_read_as_the_types_do() {
+        use crate::models::spmd::{Family as Real, Io as RealIo};
+        let schema = serde_json::to_value(schemars::schema_for!(Family)).unwrap();
+        let tags: Vec<String> = schema["oneOf"]
+            .as_array()
+            .expect("one schema per family")
+            .iter()
+            .map(|v| {
+                v["properties"]["dist"]["const"]
+                    .as_str()
+                    .unwrap()
+                    .to_owned()
+            })
+            .collect();
+        assert_eq!(tags.len(), 7);
+        for tag in &tags {
+            let extra = match tag.as_str() {
+                "erlang" => ", k = 2",
+                "h2" | "lognormal" => ", scv = 2.0",
+                "empirical" => ", file = \"t.txt\"",
+                _ => "",
+            };
+            let text = format!("f = {{ dist = \"{tag}\"{extra} }}");
+            #[derive(serde::Deserialize)]
+            struct F {
+                #[allow(dead_code)]
+                f: Real,
+            }
+            toml::from_str::<F>(&text).unwrap_or_else(|e| panic!("{text}: {e}"));
+        }
+        // documented unit variants come as one `const` each
+        let io = serde_json::to_value(schemars::schema_for!(Io)).unwrap();
+        let names: Vec<&str> = io["oneOf"]
+            .as_array()
+            .expect("one schema per organisation")
+            .iter()
+            .map(|v| v["const"].as_str().unwrap())
+            .collect();
+        assert_eq!(names, ["sio", "bus-aio", "clu-aio"]);
+        for name in names {
+            serde_json::from_value::<RealIo>(serde_json::json!(name)).expect(name);
+        }
+    }
+}

@@ -1,0 +1,205 @@
+//! The user guide (`docs/guide/`) runs: every scenario it shows is a file the reader can save
+//! and every command it shows prints what the guide says.
+//!
+//! Conventions of the guide's Markdown, which this test reads:
+//! - a fenced block whose first line is `# file: NAME` is saved as `NAME` in the chapter's own
+//!   directory, in the order the chapter gives them (a later block of the same name replaces
+//!   it);
+//! - a ```` ```console ```` block holds commands, each on a line starting with `$ `, followed by
+//!   what it prints. The command runs in the chapter's directory with the blocks saved so far;
+//!   every printed line the guide shows must appear, in order, in what the command printed
+//!   (stdout then stderr; other lines may come between). A line `...` only tells the reader
+//!   that lines were left out. The command must exit with status 0, or with the status the
+//!   guide gives on a last line `(exit N)`.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::util::root;
+
+/// One fenced block: its info string and its lines.
+struct Block {
+    info: String,
+    lines: Vec<String>,
+    /// 1-based line of the opening fence.
+    at: usize,
+}
+
+fn blocks(text: &str) -> Vec<Block> {
+    let mut out = Vec::new();
+    let mut open: Option<Block> = None;
+    for (i, line) in text.lines().enumerate() {
+        let fence = line.trim_start().starts_with("```");
+        match (&mut open, fence) {
+            (None, true) => {
+                open = Some(Block {
+                    info: line.trim_start().trim_start_matches('`').trim().to_owned(),
+                    lines: Vec::new(),
+                    at: i + 1,
+                })
+            }
+            (Some(_), true) => out.extend(open.take()),
+            (Some(b), false) => b.lines.push(line.to_owned()),
+            (None, false) => {}
+        }
+    }
+    out
+}
+
+/// Splits a command line into words: white space separates, single and double quotes group.
+fn words(line: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut word = String::new();
+    let mut quote: Option<char> = None;
+    let mut any = false;
+    for c in line.chars() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), c) => word.push(c),
+            (None, '\'' | '"') => {
+                quote = Some(c);
+                any = true;
+            }
+            (None, c) if c.is_whitespace() => {
+                if any || !word.is_empty() {
+                    out.push(std::mem::take(&mut word));
+                }
+                any = false;
+            }
+            (None, c) => word.push(c),
+        }
+    }
+    if any || !word.is_empty() {
+        out.push(word);
+    }
+    out
+}
+
+/// The Markdown files of the guide.
+fn chapters(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            out.extend(chapters(&path));
+        } else if path.extension().is_some_and(|e| e == "md") {
+            out.push(path);
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Runs one chapter; returns what went wrong (empty: nothing).
+fn check_chapter(md: &Path) -> Vec<String> {
+    let text = std::fs::read_to_string(md).unwrap();
+    let name = md.strip_prefix(root()).unwrap_or(md).display().to_string();
+    let dir = std::env::temp_dir().join(format!(
+        "parsim-guide-{}-{}",
+        std::process::id(),
+        name.replace(['/', '.'], "_")
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut wrong = Vec::new();
+    for b in blocks(&text) {
+        if let Some(file) = b.lines.first().and_then(|l| l.strip_prefix("# file: ")) {
+            std::fs::write(dir.join(file.trim()), b.lines.join("\n") + "\n").unwrap();
+            continue;
+        }
+        if b.info != "console" {
+            continue;
+        }
+        // commands and what each prints
+        let mut runs: Vec<(String, Vec<String>)> = Vec::new();
+        for line in &b.lines {
+            if let Some(cmd) = line.strip_prefix("$ ") {
+                runs.push((cmd.to_owned(), Vec::new()));
+            } else if let Some((_, shown)) = runs.last_mut() {
+                shown.push(line.trim_end().to_owned());
+            }
+        }
+        for (cmd, mut shown) in runs {
+            let mut expected_status = 0;
+            if let Some(last) = shown.last()
+                && let Some(n) = last
+                    .strip_prefix("(exit ")
+                    .and_then(|r| r.strip_suffix(')'))
+            {
+                expected_status = n.parse().unwrap();
+                shown.pop();
+            }
+            let argv = words(&cmd);
+            if argv.first().map(String::as_str) != Some("parsim") {
+                wrong.push(format!(
+                    "{name}:{}: a guide command must start with `parsim`: {cmd}",
+                    b.at
+                ));
+                continue;
+            }
+            let out = Command::new(env!("CARGO_BIN_EXE_parsim"))
+                .args(&argv[1..])
+                .current_dir(&dir)
+                .env("NO_COLOR", "1")
+                .output()
+                .unwrap();
+            let printed = String::from_utf8_lossy(&out.stdout).into_owned()
+                + &String::from_utf8_lossy(&out.stderr);
+            let lines: Vec<&str> = printed.lines().map(str::trim_end).collect();
+            if out.status.code() != Some(expected_status) {
+                wrong.push(format!(
+                    "{name}:{}: `{cmd}` exited with {:?}, the guide says {expected_status}:\n{printed}",
+                    b.at,
+                    out.status.code()
+                ));
+                continue;
+            }
+            let mut next = 0;
+            for want in shown
+                .iter()
+                .filter(|l| l.as_str() != "..." && !l.is_empty())
+            {
+                match lines[next..].iter().position(|l| l == want) {
+                    Some(i) => next += i + 1,
+                    None => {
+                        wrong.push(format!(
+                            "{name}:{}: `{cmd}` did not print, in order, the line\n  {want}\nIt printed:\n{printed}",
+                            b.at
+                        ));
+                        break;
+                    }
+                }
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    wrong
+}
+
+#[test]
+fn every_scenario_and_command_of_the_guide_works_as_shown() {
+    let mut wrong = Vec::new();
+    let files = chapters(&root().join("docs/guide"));
+    assert!(!files.is_empty(), "docs/guide has no chapter");
+    for md in files {
+        wrong.extend(check_chapter(&md));
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n\n"));
+}
+
+#[test]
+fn command_lines_split_as_a_shell_would() {
+    assert_eq!(
+        words(r#"parsim sweep a.toml --vary "class.jobs.population=1..4" --set 'run.seed=2'"#),
+        [
+            "parsim",
+            "sweep",
+            "a.toml",
+            "--vary",
+            "class.jobs.population=1..4",
+            "--set",
+            "run.seed=2"
+        ]
+    );
+    assert_eq!(words("a '' b"), ["a", "", "b"]);
+}
