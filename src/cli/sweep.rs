@@ -166,8 +166,9 @@ pub fn run(args: &SweepArgs) -> anyhow::Result<ExitCode> {
         args.seed,
     )
     .map_err(anyhow::Error::msg)?;
-    if args.output.plot.is_some() {
+    if let Some(dir) = &args.output.plot {
         plot::check_shape(layout, sweep.axes.len())?;
+        parsim::plot::make_dir(dir)?;
     }
     let points = sweep.points();
     let checked = check_points(&sweep, &points, args.shard)?;

@@ -146,6 +146,9 @@ pub fn run(args: &ValidateArgs) -> anyhow::Result<ExitCode> {
             .map(|p| p.as_path()),
         &[],
     )?;
+    if let Some(dir) = &args.plot {
+        parsim::plot::make_dir(dir)?;
+    }
     let effort = if args.quick {
         Effort::Quick
     } else {

@@ -89,10 +89,7 @@ pub fn write(
             points: (0..report.points.len()).collect(),
         }]
     };
-    std::fs::create_dir_all(dir).map_err(|source| PlotError::Directory {
-        dir: dir.to_owned(),
-        source,
-    })?;
+    crate::plot::make_dir(dir)?;
     let mut files = Vec::new();
     for metric in metrics {
         if two_d && style == Style::HeatMaps {

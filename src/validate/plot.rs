@@ -54,10 +54,7 @@ fn columns<'a>(rows: &[&'a Comparison]) -> Vec<Column<'a>> {
 /// Writes one picture per case of `rows` into `dir` (created if needed); returns their files.
 /// Cases with nothing to compare get no picture.
 pub fn write(rows: &[Comparison], dir: &Path) -> Result<Vec<PathBuf>, PlotError> {
-    std::fs::create_dir_all(dir).map_err(|source| PlotError::Directory {
-        dir: dir.to_owned(),
-        source,
-    })?;
+    crate::plot::make_dir(dir)?;
     let mut cases: Vec<&str> = Vec::new();
     for r in rows {
         if !cases.contains(&r.case.as_str()) {
