@@ -32,6 +32,19 @@ pub const MAX_TIME_RATIO: f64 = (1u64 << 37) as f64;
 /// `2^32`, minutes to hours of simulation.
 pub const MAX_OPERATIONS: f64 = 4_294_967_296.0;
 
+/// The refusal of a model whose `what` (its counts, in words) make `operations` rank
+/// operations per replication, when that is beyond [`MAX_OPERATIONS`]: the models bound their
+/// own counts at their own fields, before their programs are built.
+pub fn operations_beyond_limit(what: &str, operations: f64) -> Option<String> {
+    (operations > MAX_OPERATIONS).then(|| {
+        format!(
+            "{what} make about {operations:.3e} rank operations per replication, beyond the \
+             limit of {MAX_OPERATIONS:.3e} (2^32) parsim runs: the run would not end in \
+             reasonable time"
+        )
+    })
+}
+
 /// Most events one execution may schedule before it is stopped (`2^34`): the bound on the
 /// work whose size is only known while the program runs.
 pub const MAX_EVENTS: u64 = 1 << 34;

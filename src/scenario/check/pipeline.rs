@@ -47,18 +47,11 @@ pub fn build(
     // each group's ranks run about two operations per item (a task and a send), each group
     // the same: bounded before the program is built
     let groups = r.groups.unwrap_or(1).max(1) as f64;
-    let operations = 2.0 * r.items as f64 * groups;
-    if operations > crate::program::budget::MAX_OPERATIONS {
-        add(
-            "pipeline.items",
-            format!(
-                "{} items in each of {groups} groups make about {operations:.3e} rank operations \
-                 per replication, beyond the limit of {:.3e} (2^32) parsim runs: the run would \
-                 not end in reasonable time",
-                r.items,
-                crate::program::budget::MAX_OPERATIONS
-            ),
-        );
+    let what = format!("{} items in each of {groups} groups", r.items);
+    if let Some(why) =
+        crate::program::budget::operations_beyond_limit(&what, 2.0 * r.items as f64 * groups)
+    {
+        add("pipeline.items", why);
     }
     if let Some(b) = r.bandwidth
         && !(b.is_finite() && b > 0.0)
