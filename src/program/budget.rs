@@ -33,14 +33,14 @@ pub const MAX_TIME_RATIO: f64 = (1u64 << 37) as f64;
 pub const MAX_OPERATIONS: f64 = 4_294_967_296.0;
 
 /// The refusal of a model whose `what` (its counts, in words) make `operations` rank
-/// operations per replication, when that is beyond [`MAX_OPERATIONS`]: the models bound their
-/// own counts at their own fields, before their programs are built.
-pub fn operations_beyond_limit(what: &str, operations: f64) -> Option<String> {
+/// operations per replication, when that is beyond [`MAX_OPERATIONS`], ending with `fix`: the
+/// models bound their own counts at their own fields, before their programs are built.
+pub fn operations_beyond_limit(what: &str, operations: f64, fix: &str) -> Option<String> {
     (operations > MAX_OPERATIONS).then(|| {
         format!(
             "{what} make about {operations:.3e} rank operations per replication, beyond the \
              limit of {MAX_OPERATIONS:.3e} (2^32) parsim runs: the run would not end in \
-             reasonable time"
+             reasonable time; {fix}"
         )
     })
 }

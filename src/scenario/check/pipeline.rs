@@ -48,9 +48,11 @@ pub fn build(
     // the same: bounded before the program is built
     let groups = r.groups.unwrap_or(1).max(1) as f64;
     let what = format!("{} items in each of {groups} groups", r.items);
-    if let Some(why) =
-        crate::program::budget::operations_beyond_limit(&what, 2.0 * r.items as f64 * groups)
-    {
+    if let Some(why) = crate::program::budget::operations_beyond_limit(
+        &what,
+        2.0 * r.items as f64 * groups,
+        "use fewer items or groups",
+    ) {
         add("pipeline.items", why);
     }
     if let Some(b) = r.bandwidth

@@ -383,5 +383,6 @@ fn too_many_bursts(cycles: f64, n_io: f64, p: f64) -> Option<String> {
     crate::program::budget::operations_beyond_limit(
         &format!("{cycles} cycles of n_io = {n_io} computation bursts on p = {p} ranks"),
         2.0 * cycles.max(1.0) * n_io * p.max(1.0),
+        "use a smaller n_io, fewer cycles or fewer ranks",
     )
 }
