@@ -52,6 +52,17 @@ pub enum PlotError {
     },
 }
 
+/// Draws a picture of [`SIZE`] with `draw` and writes it to `file` as every output is written
+/// ([`crate::files::write_text`]: never over an input of the command, complete or not at all).
+pub fn svg_file(
+    file: &Path,
+    draw: impl FnOnce(DrawingArea<SVGBackend<'_>, plotters::coord::Shift>) -> Result<(), PlotError>,
+) -> Result<(), PlotError> {
+    let mut svg = String::new();
+    draw(SVGBackend::with_string(&mut svg, SIZE).into_drawing_area())?;
+    crate::files::write_text(file, &svg).map_err(|e| draw_error(file)(e.reason()))
+}
+
 /// Makes the directory pictures are drawn into: called before anything is simulated, so that
 /// a directory that cannot be made is refused at once, and again by the drawing.
 pub fn make_dir(dir: &Path) -> Result<(), PlotError> {

@@ -384,6 +384,29 @@ fn an_output_never_replaces_an_input_of_the_same_command() {
 }
 
 #[test]
+fn a_picture_never_replaces_an_input() {
+    // validate --plot DIR draws DIR/<case name>.svg: a case file of that name in DIR was drawn
+    // over (plotters wrote the file itself); pictures are written as every output is
+    let dir = scratch("picture-input");
+    let case = dir.join("case.svg");
+    let text = std::fs::read_to_string(root().join("scenarios/mm1.toml"))
+        .unwrap()
+        .replacen("name = \"M/M/1 at rho 0.8\"", "name = \"case\"", 1);
+    std::fs::write(&case, &text).unwrap();
+    let (code, _, err) = call(&[
+        "validate",
+        "--quick",
+        case.to_str().unwrap(),
+        "--plot",
+        dir.to_str().unwrap(),
+    ]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("also an input"), "{err}");
+    assert_eq!(std::fs::read_to_string(&case).unwrap(), text);
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
 fn a_failed_run_leaves_no_half_written_output_and_a_full_disk_is_named() {
     let dir = scratch("half-written");
     let out = dir.join("per-rep.csv");
