@@ -803,3 +803,35 @@ fn a_program_of_the_size_limit_is_read_in_memory_proportional_to_it() {
         .unwrap_or_else(|| panic!("no peak in {err}"));
     assert!(kib < 1 << 20, "{kib} KiB for an 8 MiB scenario");
 }
+
+#[test]
+fn a_delay_of_random_sizes_rounded_to_bytes_is_not_called_exact() {
+    // found by the fuzz: sizes of mean 1e-100 bytes all round to 0 in the run (delay 0) while
+    // the contention-free delay, labelled exact, was 6.25e-109; of mean 1 byte, exponential,
+    // the rounding's mean is 0.96. Deterministic sizes stay exact.
+    for (task, message, exact) in [
+        ("1e-100", "{ dist = \"uniform\", mean = 1e-100 }", false),
+        ("1.0", "{ dist = \"exp\", mean = 1.0 }", false),
+        ("1.0", "{ dist = \"det\", value = 1000.0 }", true),
+    ] {
+        let text = format!(
+            "[run]\nreplications = 2\n\n[pipeline]\nranks = 2\nitems = 8\ngroups = 1\n\
+             task = {{ dist = \"det\", value = {task} }}\nmessage = {message}\n\
+             bandwidth = 1.6e8\n"
+        );
+        let sc = parsim::scenario::parse(&text, Path::new("pipeline.toml")).unwrap();
+        let analysis = parsim::study::analyze_scenario(&sc);
+        let delays: Vec<_> = analysis
+            .predictions
+            .iter()
+            .filter(|p| p.metric == "messages.delay" && p.method.starts_with("contention-free"))
+            .collect();
+        assert!(!delays.is_empty(), "{message}");
+        for p in delays {
+            assert_eq!(p.exact, exact, "{message}: {}", p.method);
+            if !exact {
+                assert!(p.method.contains("rounded to whole bytes"), "{}", p.method);
+            }
+        }
+    }
+}
