@@ -206,6 +206,18 @@ pub fn build(
         disks: Vec::new(),
         base,
     };
-    let prog = super::program::compile(&sources)?;
+    // the built program's paths are in a text the user never wrote: say so, at [pipeline]
+    let prog = super::program::compile(&sources).map_err(|found| {
+        found
+            .into_iter()
+            .map(|p| {
+                Problem::new(
+                    p.at,
+                    format!("pipeline (built program) {}", p.path),
+                    p.message,
+                )
+            })
+            .collect::<Vec<_>>()
+    })?;
     Ok((prog, pipeline))
 }
