@@ -53,8 +53,8 @@ enum Command {
     Slurm(slurm::SlurmArgs),
     /// Check the statistics themselves (coverage of nominal 95% intervals).
     Selftest(selftest::SelftestArgs),
-    /// List every metric name a scenario reports (the names --metric, [validate] metrics and
-    /// the result files use).
+    /// List every metric a scenario reports, with its unit and meaning (the names --metric,
+    /// [validate] metrics and the result files use; --names for the names alone).
     Metrics(metrics::MetricsArgs),
     /// Print the JSON Schema of a scenario file, for editors that check TOML against a schema
     /// (taplo, Even Better TOML): `parsim schema > parsim.schema.json`, then `#:schema

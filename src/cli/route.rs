@@ -91,7 +91,8 @@ pub fn run(args: &RouteArgs) -> anyhow::Result<ExitCode> {
         };
         writeln!(
             std::io::stdout(),
-            "idle-network cost of {bytes} bytes ({name}): {t}"
+            "idle-network cost of {bytes} bytes ({name}): {}",
+            parsim::report::num(t)
         )?;
     }
     Ok(ExitCode::SUCCESS)

@@ -46,8 +46,9 @@ pub struct RunArgs {
     #[arg(long, value_parser = clap::value_parser!(u32).range(2..))]
     replications: Option<u32>,
     /// Observations measured per replication (overrides the scenario's). A rank program has no
-    /// run length (each replication runs it once to completion): for a program --length is
-    /// ignored with a warning (use --replications for more samples).
+    /// run length (each replication runs it once to completion): --length is refused when every
+    /// scenario given is a program, and ignored with a warning for the programs among queueing
+    /// networks (use --replications for more samples).
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
     length: Option<u64>,
     /// Fixed warm-up in observations (overrides MSER-5).
@@ -225,6 +226,13 @@ impl RunArgs {
 /// shard of one file).
 pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     let scenarios = load_all(&args.files, &args.set)?;
+    if let Some(length) = args.length
+        && scenarios.iter().all(|sc| sc.program().is_some())
+    {
+        anyhow::bail!(
+            "--length {length} sets the run length of a queueing network, and every scenario given is a rank program, which runs to completion once per replication: drop --length (--replications gives more samples)"
+        );
+    }
     if let (Some(shard), Some(dir)) = (args.shard, &args.out) {
         let [sc] = scenarios.as_slice() else {
             anyhow::bail!("--shard runs one scenario file at a time");

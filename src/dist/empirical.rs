@@ -106,6 +106,11 @@ impl Empirical {
     pub fn min(&self) -> f64 {
         self.sorted[0]
     }
+
+    /// The largest sample.
+    pub fn max(&self) -> f64 {
+        self.sorted[self.sorted.len() - 1]
+    }
 }
 
 /// The mean of finite numbers `>= 0` without overflow: the sum of samples near `f64::MAX` is

@@ -21,7 +21,7 @@ pub use spec::{DistError, DistSpec, TIME_BOUNDS};
 use rand::RngExt;
 use rand_distr::{Distribution, Exp1, Gamma, LogNormal, Pareto, Weibull};
 use statrs::distribution::{ContinuousCDF, Gamma as GammaCdf, Weibull as WeibullCdf};
-use statrs::function::gamma::gamma as gamma_fn;
+use statrs::function::gamma::{gamma as gamma_fn, ln_gamma};
 
 use crate::rng::StreamRng;
 
@@ -246,6 +246,57 @@ impl Dist {
         }
     }
 
+    /// The density `dF/dx` at `x`, for the laws that have one (every family but `det` and
+    /// `empirical`, which have atoms); `None` for those.
+    pub fn density(&self, x: f64) -> Option<f64> {
+        if x < 0.0 {
+            return self.has_density().then_some(0.0);
+        }
+        Some(match &self.law {
+            Law::Deterministic { .. } | Law::Empirical(_) => return None,
+            Law::Uniform { min, max } if max <= min => return None,
+            Law::Exponential { mean } => (-x / mean).exp() / mean,
+            Law::Uniform { min, max } if x < *min || x > *max => 0.0,
+            Law::Uniform { min, max } => 1.0 / (max - min),
+            Law::Erlang { k, mean } => gamma_density(f64::from(*k), mean / f64::from(*k), x),
+            Law::HyperExp { p1, mean1, mean2 } => {
+                p1 * (-x / mean1).exp() / mean1 + (1.0 - p1) * (-x / mean2).exp() / mean2
+            }
+            Law::LogNormal(..) if x == 0.0 => 0.0,
+            Law::LogNormal(_, p) => {
+                let z = (x.ln() - p.mu) / p.sigma;
+                (-0.5 * z * z).exp() / (x * p.sigma * (2.0 * std::f64::consts::PI).sqrt())
+            }
+            Law::Gamma(_, p) => gamma_density(p.shape, p.scale, x),
+            Law::Weibull(_, p) => {
+                let r = x / p.scale;
+                p.shape / p.scale * r.powf(p.shape - 1.0) * (-r.powf(p.shape)).exp()
+            }
+            Law::Pareto(_, p) if x < p.scale => 0.0,
+            Law::Pareto(_, p) => p.shape * p.scale.powf(p.shape) / x.powf(p.shape + 1.0),
+        })
+    }
+
+    /// Whether the law has a density (no atom): every family but `det`, `empirical` and a
+    /// uniform law of width zero.
+    pub fn has_density(&self) -> bool {
+        match &self.law {
+            Law::Deterministic { .. } | Law::Empirical(_) => false,
+            Law::Uniform { min, max } => max > min,
+            _ => true,
+        }
+    }
+
+    /// The largest value the distribution can take (`+inf` for unbounded laws).
+    pub fn upper_bound(&self) -> f64 {
+        match &self.law {
+            Law::Deterministic { value } => *value,
+            Law::Uniform { max, .. } => *max,
+            Law::Empirical(e) => e.max(),
+            _ => f64::INFINITY,
+        }
+    }
+
     /// The smallest value the distribution can take.
     pub fn lower_bound(&self) -> f64 {
         match &self.law {
@@ -261,6 +312,19 @@ impl Dist {
     pub fn is_exponential(&self) -> bool {
         matches!(self.law, Law::Exponential { .. })
     }
+}
+
+fn gamma_density(shape: f64, scale: f64, x: f64) -> f64 {
+    if x == 0.0 {
+        return if shape < 1.0 {
+            f64::INFINITY
+        } else if shape == 1.0 {
+            1.0 / scale
+        } else {
+            0.0
+        };
+    }
+    ((shape - 1.0) * x.ln() - x / scale - ln_gamma(shape) - shape * scale.ln()).exp()
 }
 
 fn gamma_cdf(shape: f64, scale: f64, x: f64) -> f64 {

@@ -211,3 +211,41 @@ fn raw_moments_match_mean_and_scv() {
     let pareto = build("dist = \"pareto\"\nshape = 2.5\nscale = 1.0").unwrap();
     assert!(pareto.raw_moment(3).is_infinite());
 }
+
+#[test]
+fn the_density_is_the_cdfs_derivative() {
+    for case in FAMILIES {
+        let d = build(case).unwrap();
+        if !d.has_density() {
+            assert!(d.density(1.0).is_none(), "{case}");
+            continue;
+        }
+        for q in [0.1, 0.3, 0.5, 0.7, 0.9, 0.99] {
+            let x = d.quantile(q).unwrap();
+            let h = 1e-5 * x.max(1e-3);
+            let slope = (d.cdf(x + h) - d.cdf(x - h)) / (2.0 * h);
+            let f = d.density(x).unwrap();
+            assert!(
+                (f - slope).abs() <= 1e-5 * slope.max(1e-3),
+                "{case}: density {f} at {x}, central difference {slope}"
+            );
+        }
+        assert_eq!(d.density(-1.0), Some(0.0), "{case}");
+    }
+}
+
+#[test]
+fn bounds_enclose_every_quantile() {
+    for case in FAMILIES {
+        let d = build(case).unwrap();
+        for q in [0.001, 0.5, 0.999] {
+            let x = d.quantile(q).unwrap();
+            assert!(
+                d.lower_bound() <= x && x <= d.upper_bound(),
+                "{case}: {x} outside [{}, {}]",
+                d.lower_bound(),
+                d.upper_bound()
+            );
+        }
+    }
+}

@@ -6,6 +6,7 @@
 //! the analytic side: a prediction names the metric it predicts exactly as a run reports it.
 //! `parsim metrics <scenario>` lists a scenario's names.
 
+pub mod catalogue;
 pub mod network;
 pub mod program;
 

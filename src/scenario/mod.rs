@@ -21,6 +21,7 @@ use std::path::{Path, PathBuf};
 pub use assign::Assignment;
 pub use problem::{Problem, ScenarioError};
 
+use crate::metrics::catalogue::{self, Entry};
 use crate::model::Network;
 use crate::models::Model;
 use crate::models::spmd::Spmd;
@@ -188,6 +189,17 @@ impl Scenario {
                 names
             }
         }
+    }
+
+    /// What the metric `name` means (its unit and a sentence), from the core catalogue and
+    /// the model's own; `None` for a name no entry describes.
+    pub fn describe_metric(&self, name: &str) -> Option<&'static Entry> {
+        let model: &[Entry] = if self.spmd().is_some() {
+            crate::models::spmd::CATALOGUE
+        } else {
+            &[]
+        };
+        catalogue::describe(name, &[model, catalogue::CORE])
     }
 
     /// The metric a precision target applies to by default: the first class's end-to-end

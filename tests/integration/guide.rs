@@ -90,21 +90,43 @@ fn chapters(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
-/// Runs one chapter; returns what went wrong (empty: nothing).
-fn check_chapter(md: &Path) -> Vec<String> {
+/// Where a page's commands run.
+enum Workdir {
+    /// A fresh directory of its own, where its `# file:` blocks are saved (the guide).
+    Scratch,
+    /// The repository's root, which the page must not write into (the README's tour).
+    Root,
+}
+
+/// Runs one page; returns what went wrong (empty: nothing).
+fn check_chapter(md: &Path, workdir: Workdir) -> Vec<String> {
     let text = std::fs::read_to_string(md).unwrap();
     let name = md.strip_prefix(root()).unwrap_or(md).display().to_string();
-    let dir = std::env::temp_dir().join(format!(
+    let scratch = std::env::temp_dir().join(format!(
         "parsim-guide-{}-{}",
         std::process::id(),
         name.replace(['/', '.'], "_")
     ));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = match workdir {
+        Workdir::Scratch => {
+            let _ = std::fs::remove_dir_all(&scratch);
+            std::fs::create_dir_all(&scratch).unwrap();
+            scratch.clone()
+        }
+        Workdir::Root => root(),
+    };
     let mut wrong = Vec::new();
     for b in blocks(&text) {
         if let Some(file) = b.lines.first().and_then(|l| l.strip_prefix("# file: ")) {
-            std::fs::write(dir.join(file.trim()), b.lines.join("\n") + "\n").unwrap();
+            match workdir {
+                Workdir::Scratch => {
+                    std::fs::write(dir.join(file.trim()), b.lines.join("\n") + "\n").unwrap()
+                }
+                Workdir::Root => wrong.push(format!(
+                    "{name}:{}: `# file:` blocks belong in the guide, not here",
+                    b.at
+                )),
+            }
             continue;
         }
         if b.info != "console" {
@@ -172,7 +194,9 @@ fn check_chapter(md: &Path) -> Vec<String> {
             }
         }
     }
-    let _ = std::fs::remove_dir_all(&dir);
+    if let Workdir::Scratch = workdir {
+        let _ = std::fs::remove_dir_all(&scratch);
+    }
     wrong
 }
 
@@ -182,9 +206,73 @@ fn every_scenario_and_command_of_the_guide_works_as_shown() {
     let files = chapters(&root().join("docs/guide"));
     assert!(!files.is_empty(), "docs/guide has no chapter");
     for md in files {
-        wrong.extend(check_chapter(&md));
+        wrong.extend(check_chapter(&md, Workdir::Scratch));
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n\n"));
+}
+
+#[test]
+fn the_readme_tour_prints_what_it_shows() {
+    let wrong = check_chapter(&root().join("README.md"), Workdir::Root);
+    assert!(wrong.is_empty(), "{}", wrong.join("\n\n"));
+}
+
+/// The targets of a page's relative Markdown links and images, with their 1-based lines
+/// (`](target)` outside fenced blocks; web addresses and in-page anchors left out).
+fn relative_links(text: &str) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    let mut fenced = false;
+    for (i, line) in text.lines().enumerate() {
+        if line.trim_start().starts_with("```") {
+            fenced = !fenced;
+            continue;
+        }
+        if fenced {
+            continue;
+        }
+        let mut rest = line;
+        while let Some(at) = rest.find("](") {
+            rest = &rest[at + 2..];
+            let Some(end) = rest.find(')') else { break };
+            let target = &rest[..end];
+            let file = target.split('#').next().unwrap_or("");
+            if !file.is_empty() && !target.contains("://") && !target.starts_with("mailto:") {
+                out.push((i + 1, file.to_owned()));
+            }
+            rest = &rest[end..];
+        }
+    }
+    out
+}
+
+#[test]
+fn every_relative_link_of_the_readme_and_the_guide_leads_to_a_file() {
+    let mut pages = chapters(&root().join("docs/guide"));
+    pages.push(root().join("README.md"));
+    let mut broken = Vec::new();
+    for page in &pages {
+        let text = std::fs::read_to_string(page).unwrap();
+        let base = page.parent().unwrap();
+        for (line, target) in relative_links(&text) {
+            if !base.join(&target).exists() {
+                broken.push(format!("{}:{line}: {target}", page.display()));
+            }
+        }
+    }
+    assert!(
+        broken.is_empty(),
+        "links to nothing:\n{}",
+        broken.join("\n")
+    );
+}
+
+#[test]
+fn links_are_found_outside_code_only() {
+    let page = "see [a](a.md) and ![b](../b.svg#x), [web](https://x.org)\n```\n[c](c.md)\n```\n[d](#in-page)";
+    assert_eq!(
+        relative_links(page),
+        [(1, "a.md".to_owned()), (1, "../b.svg".to_owned())]
+    );
 }
 
 #[test]

@@ -32,8 +32,12 @@ mod layers;
 /// Messages that say what to do (issue 21): bare numbers for distributions, hints that fit,
 /// fixes for closed classes, defaults explained, warnings on heavy tails.
 mod messages;
+/// Every metric a scenario reports is described (unit and meaning).
+mod metric_catalogue;
 /// Laws of random valid networks: Little, conservation, capacity, thread identity.
 mod network_properties;
+/// Open fork-joins with non-exponential branches: the light-traffic interpolation.
+mod open_forkjoin;
 /// Percentile predictions of networks against values computed by hand, and their labels.
 mod percentile_hand_values;
 /// Exact percentile predictions (M/M/1, M/M/c) against simulation.

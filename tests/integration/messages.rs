@@ -216,6 +216,17 @@ fn length_given_to_a_program_is_ignored_with_a_warning() {
 }
 
 #[test]
+fn length_given_to_programs_alone_is_refused() {
+    let (code, out, err) = call(&["run", "scenarios/program_tree_sum.toml", "--length", "300"]);
+    assert_eq!(code, Some(2), "{out}");
+    assert!(
+        err.contains("every scenario given is a rank program") && err.contains("drop --length"),
+        "{err}"
+    );
+    assert!(out.is_empty(), "{out}");
+}
+
+#[test]
 fn a_service_law_without_a_third_moment_is_warned_about() {
     let text = r#"
 [[class]]

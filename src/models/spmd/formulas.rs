@@ -269,8 +269,8 @@ mod tests {
         assert!(close(sio_fixed_count(&m, 1.0).unwrap(), 3.0 + 0.5));
     }
 
-    /// The BTIO arithmetic of the README (p = 9, section 5.1.1 inputs), against values worked
-    /// out by hand from eqs. 14-17 and MVA.
+    /// The BTIO arithmetic of the guide's findings (`docs/guide/findings/spmd.md`; p = 9,
+    /// section 5.1.1 inputs), against values worked out by hand from eqs. 14-17 and MVA.
     #[test]
     fn btio_readings_of_eq_16() {
         let m = Spmd {

@@ -25,6 +25,7 @@ pub use phase::Phase;
 use serde::Deserialize;
 
 use crate::dist::DistSpec;
+use crate::metrics::catalogue::{Entry, Unit};
 use crate::models::tables::Tables;
 use crate::topology::TopologyKind;
 
@@ -240,6 +241,40 @@ pub const DERIVED: [&str; 4] = [
     "spmd.efficiency",
     "spmd.cost",
     "spmd.overhead",
+];
+
+/// What the metrics an `[spmd]` section adds mean ([`DERIVED`] and the per-phase ones).
+pub const CATALOGUE: &[Entry] = &[
+    Entry {
+        pattern: "spmd.speedup",
+        unit: Unit::Ratio,
+        meaning: "T1 / cycle time (eq. 3); with phases, the whole program's T1 over its makespan",
+    },
+    Entry {
+        pattern: "spmd.efficiency",
+        unit: Unit::Ratio,
+        meaning: "speedup / p",
+    },
+    Entry {
+        pattern: "spmd.cost",
+        unit: Unit::Time,
+        meaning: "p x the cycle time (or the makespan, with phases)",
+    },
+    Entry {
+        pattern: "spmd.overhead",
+        unit: Unit::Time,
+        meaning: "p x the cycle time (or the makespan) - T1",
+    },
+    Entry {
+        pattern: "spmd.<phase>.cycle",
+        unit: Unit::Time,
+        meaning: "the phase's cycle time: its duration over its cycles",
+    },
+    Entry {
+        pattern: "spmd.<phase>.speedup",
+        unit: Unit::Ratio,
+        meaning: "the phase's T1 over its cycle time",
+    },
 ];
 
 /// Speedup `t1 / time` (eq. 3), efficiency `s / p`, cost `p time` and overhead `p time - t1`

@@ -5,9 +5,9 @@
 use super::open::{arrival_problem, arrival_scv};
 use super::{Analysis, Dist, labelled, non_exponential_fcfs, service_stations};
 use crate::analytic::{
-    self, QueueBranch, expected_max_exponential, expected_max_numeric, expected_max_uniform,
-    fork_join_2_server, fork_join_independent_max, kingman, nelson_tantawi,
-    nelson_tantawi_correlation_factor,
+    self, QueueBranch, ServiceLaw, expected_max_exponential, expected_max_numeric,
+    expected_max_uniform, fork_join_2_server, fork_join_independent_max, fork_join_interpolation,
+    kingman, nelson_tantawi, nelson_tantawi_correlation_factor,
 };
 use crate::dist::Law;
 use crate::metrics::network::class_metric;
@@ -59,14 +59,15 @@ impl StageValue {
 
 /// The families of methods a stage is solved by, in report order: the exponential-branch
 /// formula (expected maximum for delays, Flatto-Hahn or Nelson-Tantawi for queues), the
-/// independent-branch maximum, that maximum with Nelson and Tantawi's correlation factor, and
-/// the lockstep value of deterministic branches. A delay stage gives its exact maximum to every
-/// family.
-const FAMILIES: usize = 4;
+/// independent-branch maximum, that maximum with Nelson and Tantawi's correlation factor, the
+/// lockstep value of deterministic branches, and the light-traffic interpolation of branches
+/// with a service density. A delay stage gives its exact maximum to every family.
+const FAMILIES: usize = 5;
 
 /// `independent-branch maximum` and its corrected form, named with what they assume.
 const INDEPENDENT_MAX: &str = "independent-branch maximum (assumes independent branches; wait 0 w.p. 1 - rho, else exponential of mean Wq/rho)";
 const LOCKSTEP: &str = "lockstep deterministic branches (identical copies of one queue: the maximum is one branch's response)";
+const INTERPOLATION: &str = "light-traffic interpolation (Reiman-Simon 1988: exact light-traffic value and slope; heavy-traffic limit taken as the slope, as Varma-Makowski 1994, capped by the independent-branch limit)";
 const CORRECTED_MAX: &str = "correlation-corrected branch maximum (independent-branch maximum x Nelson-Tantawi factor for exponential branches at the same rho)";
 
 /// The forks of an open single-class network in the order a job meets them, when the network
@@ -370,6 +371,30 @@ fn queue_stage(
             ));
         }
         (Err(e), _) | (_, Err(e)) => a.refuse(INDEPENDENT_MAX, e.to_string()),
+    }
+    // Branches with a service density: the interpolation between the exact light-traffic
+    // value and slope and a heavy-traffic limit (Poisson input assumed, as `arrivals` says)
+    if d.has_density() {
+        let density = |t: f64| d.density(t).unwrap_or(0.0);
+        let law = ServiceLaw::ByDensity {
+            cdf: &cdf,
+            density: &density,
+            lower: d.lower_bound(),
+            upper: d.upper_bound(),
+            mean: d.mean(),
+            scv: d.scv(),
+        };
+        match fork_join_interpolation(c, lambda, &law) {
+            Ok(r) => {
+                out[4] = Some(StageValue::new(
+                    r.mean_response,
+                    INTERPOLATION,
+                    false,
+                    arrivals,
+                ))
+            }
+            Err(e) => a.refuse(INTERPOLATION, e.to_string()),
+        }
     }
     // Deterministic branches fed the same arrivals have the same queue at every instant, so
     // the job's last task leaves with its first: the stage is one GI/D/1 queue.
