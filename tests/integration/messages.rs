@@ -85,7 +85,27 @@ fn the_dims_hint_multiplies_to_the_rank_count() {
 
 #[test]
 fn branches_of_a_closed_class_short_of_one_get_the_closed_fix_and_no_unvisited_station() {
-    let text = r#"
+    let (code, _, err) = run_text("closed_branches", &closed_branches(0.4), &[]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("route[0].branches"), "{err}");
+    assert!(err.contains("a closed class's jobs never leave"), "{err}");
+    assert!(!err.contains("exit"), "no exit for a closed class: {err}");
+    assert!(!err.contains("never visited"), "disk is reached: {err}");
+    assert!(err.contains("1 problem"), "{err}");
+}
+
+#[test]
+fn branches_of_a_closed_class_over_one_are_told_to_lower_a_p() {
+    let (code, _, err) = run_text("closed_branches_over", &closed_branches(0.7), &[]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("they sum to 1.2: lower some p"), "{err}");
+    assert!(!err.contains("raise"), "{err}");
+}
+
+/// A closed class whose CPU branches back to itself with 0.5 and to the disk with `to_disk`.
+fn closed_branches(to_disk: f64) -> String {
+    format!(
+        r#"
 [[class]]
 name = "jobs"
 population = 3
@@ -94,30 +114,24 @@ reference = "cpu"
 [[station]]
 name = "cpu"
 kind = "fcfs"
-service = { dist = "exp", mean = 0.1 }
+service = {{ dist = "exp", mean = 0.1 }}
 
 [[station]]
 name = "disk"
 kind = "fcfs"
-service = { dist = "exp", mean = 0.2 }
+service = {{ dist = "exp", mean = 0.2 }}
 
 [[route]]
 class = "jobs"
 from = "cpu"
-branches = [{ to = "cpu", p = 0.5 }, { to = "disk", p = 0.4 }]
+branches = [{{ to = "cpu", p = 0.5 }}, {{ to = "disk", p = {to_disk} }}]
 
 [[route]]
 class = "jobs"
 from = "disk"
 to = "cpu"
-"#;
-    let (code, _, err) = run_text("closed_branches", text, &[]);
-    assert_eq!(code, Some(2), "{err}");
-    assert!(err.contains("route[0].branches"), "{err}");
-    assert!(err.contains("a closed class's jobs never leave"), "{err}");
-    assert!(!err.contains("exit"), "no exit for a closed class: {err}");
-    assert!(!err.contains("never visited"), "disk is reached: {err}");
-    assert!(err.contains("1 problem"), "{err}");
+"#
+    )
 }
 
 #[test]

@@ -233,7 +233,7 @@ fn random_rule(
         cumulative.push(sum);
     }
     if (sum - 1.0).abs() > 1e-9 {
-        let fix = if closed {
+        let fix = if closed && sum < 1.0 {
             "a closed class's jobs never leave, so its branches share all of the probability: raise some p (or add a branch to a station) to make up the rest"
                 .to_owned()
         } else if sum < 1.0 {
