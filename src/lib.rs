@@ -36,7 +36,7 @@
 //! | high-level models | [`models`] (`spmd`, `pipeline`, machine profiles) |
 //! | input | [`scenario`] (raw shapes, checks, the Rust builder, diagnostics) |
 //! | runs | [`replicate`], [`study`] |
-//! | outputs | [`report`], [`validate`], [`sweep`], [`shard`], [`plot`], [`selftest`], [`slurm`], [`provenance`] |
+//! | outputs | [`report`], [`validate`], [`sweep`], [`shard`], [`plot`], [`timeline`], [`selftest`], [`slurm`], [`provenance`] |
 //!
 //! The binary's command line (`src/cli/`) sits on top.
 //!
@@ -245,5 +245,6 @@ pub mod stats;
 pub mod study;
 pub mod sweep;
 pub mod time;
+pub mod timeline;
 pub mod topology;
 pub mod validate;

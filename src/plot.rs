@@ -149,6 +149,25 @@ pub fn tick(v: f64) -> String {
     trim(format!("{v:.decimals$}"))
 }
 
+/// Ticks from 0 to at most `max` (positive) at a round step (1, 2 or 5 times a power of ten)
+/// giving about `about` intervals. Each is `k * step`, so write it with [`tick`].
+pub fn ticks_to(max: f64, about: usize) -> Vec<f64> {
+    if !(max.is_finite() && max > 0.0) {
+        return vec![0.0];
+    }
+    let rough = max / about.max(1) as f64;
+    let power = 10f64.powf(rough.log10().floor());
+    let step = [1.0, 2.0, 5.0, 10.0]
+        .into_iter()
+        .map(|m| m * power)
+        .find(|s| *s >= rough * (1.0 - 1e-9))
+        .unwrap_or(10.0 * power);
+    (0..)
+        .map(|k| f64::from(k) * step)
+        .take_while(|t| *t <= max * (1.0 + 1e-9))
+        .collect()
+}
+
 /// The unit of a metric, from its name: times in the scenario's time unit, throughputs per time
 /// unit, utilisations and speedups dimensionless, numbers of jobs, counts; empty when the name
 /// says nothing.
@@ -242,6 +261,18 @@ mod tests {
         assert_eq!(tick(-0.05), "-0.05");
         assert_eq!(tick(2.5e-6), "2.5e-6");
         assert_eq!(tick(12.345678), "12.35");
+    }
+
+    #[test]
+    fn ticks_to_a_maximum_are_round() {
+        let t = ticks_to(0.103, 6);
+        assert_eq!(t.len(), 6, "{t:?}");
+        let labels: Vec<String> = t.iter().map(|&v| tick(v)).collect();
+        assert_eq!(labels, ["0", "0.02", "0.04", "0.06", "0.08", "0.1"]);
+        let t = ticks_to(0.7, 7);
+        assert_eq!(tick(t[3]), "0.3");
+        assert_eq!(ticks_to(123.0, 5).last(), Some(&100.0));
+        assert_eq!(ticks_to(0.0, 5), [0.0]);
     }
 
     #[test]

@@ -8,6 +8,7 @@ use super::progress::Progress;
 use anyhow::Context;
 use clap::Args;
 
+use parsim::engine::program::timeline::TimelineError;
 use parsim::replicate::{self, Options};
 use parsim::report::{CSV_HEADER, RunReport};
 use parsim::scenario::assign::{self, Assignment, keyed_seed};
@@ -91,6 +92,24 @@ pub struct RunArgs {
     /// The directory a shard writes its file to.
     #[arg(long, value_name = "DIR", requires = "shard")]
     out: Option<PathBuf>,
+    /// Write a timeline of a rank program's run to FILE (JSON in the Trace Event Format, which
+    /// https://ui.perfetto.dev and chrome://tracing open): ONE replication, the first (index 0,
+    /// the same seed and streams as the run's replication 0), with a track per rank (its spans
+    /// of compute, communication, waiting and io, inside its phases' spans) and a counter per
+    /// link used (messages at the link). Times in microseconds, the scenario's time unit read
+    /// as one second. One scenario file; refused for a queueing network.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["shard", "out"])]
+    timeline: Option<PathBuf>,
+    /// Draw the same replication as a Gantt chart in SVG: a row per rank (at most 256), spans
+    /// coloured by category, phase starts and ends marked, a time axis.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["shard", "out"])]
+    timeline_svg: Option<PathBuf>,
+    /// The most events (spans, phase spans, changes of a link's occupancy) a timeline may hold:
+    /// a run that would pass it is stopped and refused (exit 2), so that memory stays bounded
+    /// (about 50 bytes an event while recording, 100 bytes of JSON).
+    #[arg(long, value_name = "EVENTS", default_value_t = parsim::timeline::DEFAULT_LIMIT,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    timeline_limit: u64,
 }
 
 impl RunArgs {
@@ -239,6 +258,15 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
         };
         return run_shard(args, sc, shard, dir);
     }
+    if args.timeline.is_some() || args.timeline_svg.is_some() {
+        let [sc] = scenarios.as_slice() else {
+            anyhow::bail!(
+                "--timeline and --timeline-svg record one scenario's run: give one file (got {})",
+                scenarios.len()
+            );
+        };
+        write_timeline(args, sc)?;
+    }
     let format = Format::of(args.json, args.csv);
     let mut reports = Vec::new();
     let mut out = std::io::stdout().lock();
@@ -299,6 +327,61 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// Runs replication 0 of `sc`'s program with a timeline and writes the files `--timeline` and
+/// `--timeline-svg` ask for (checking first what can be refused before running).
+fn write_timeline(args: &RunArgs, sc: &Scenario) -> anyhow::Result<()> {
+    use parsim::timeline::{self, About};
+    let Some(prog) = sc.program() else {
+        anyhow::bail!(
+            "{}: --timeline shows a rank program's run, and this scenario is a queueing network (routed classes observed in steady state), which has no ranks: give a scenario with a [program] (or an [spmd] or [pipeline] model that builds one)",
+            sc.path.display()
+        );
+    };
+    if args.timeline_svg.is_some() && prog.ranks > timeline::MAX_GANTT_RANKS {
+        anyhow::bail!(
+            "--timeline-svg: {}",
+            timeline::GanttError::TooManyRanks(prog.ranks)
+        );
+    }
+    let about = About {
+        scenario: sc.name.clone(),
+        file: sc.path.display().to_string(),
+        seed: keyed_seed(args.master_seed(sc), &args.set),
+        replication: 0,
+    };
+    let (_, recorded) = parsim::engine::program::Execution::new(prog, about.seed, 0)
+        .run_with_timeline(args.timeline_limit)
+        .map_err(|e| match e {
+            TimelineError::TooLarge { .. } => anyhow::anyhow!(
+                "{}: --timeline refused: {e}. Record a smaller run (fewer ranks or iterations: --set program.ranks=N, a smaller repeat count) or raise --timeline-limit (now {}; memory grows by about 50 bytes an event)",
+                sc.path.display(),
+                args.timeline_limit
+            ),
+            _ => anyhow::anyhow!("running {} for its timeline: {e}", sc.path.display()),
+        })?;
+    if let Some(path) = &args.timeline {
+        timeline::write_atomically(path, |w| timeline::write_trace(w, &recorded, &about))
+            .with_context(|| format!("writing the timeline {}", path.display()))?;
+        eprintln!(
+            "parsim: wrote the timeline of replication 0 of {} ({} events) to {}",
+            sc.path.display(),
+            recorded.events(),
+            path.display()
+        );
+    }
+    if let Some(path) = &args.timeline_svg {
+        let svg = timeline::gantt_svg(&recorded, &about)?;
+        timeline::write_atomically(path, |w| w.write_all(svg.as_bytes()))
+            .with_context(|| format!("writing the Gantt chart {}", path.display()))?;
+        eprintln!(
+            "parsim: drew the Gantt chart of replication 0 of {} in {}",
+            sc.path.display(),
+            path.display()
+        );
+    }
+    Ok(())
 }
 
 /// Runs shard `shard` of the replications of `sc` and writes its file into `dir`.

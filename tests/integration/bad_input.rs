@@ -85,15 +85,15 @@ fn every_malformed_scenario_is_refused_with_its_field_and_no_panic() {
     assert!(cases.len() >= 60, "the corpus has {} files", cases.len());
     let mut wrong = Vec::new();
     for case in &cases {
-        // (--length is refused for a program alone: it runs to completion; the programs
-        // here that load fail while running)
+        // a rank program has no run length: `run` refuses --length for one (it runs to
+        // completion), so a program that loads runs without it to show its own failure
         let program =
             parsim::scenario::load(&root().join(&case.file)).is_ok_and(|sc| sc.program().is_some());
-        let mut args = vec!["run", &case.file, "--replications", "2"];
+        let mut run = vec!["run", &case.file, "--replications", "2"];
         if !program {
-            args.extend(["--length", "200"]);
+            run.extend(["--length", "200"]);
         }
-        wrong.extend(problems(case, &args));
+        wrong.extend(problems(case, &run));
         if case.path.is_some() {
             wrong.extend(problems(case, &["analyze", &case.file]));
             wrong.extend(problems(case, &["validate", "--quick", &case.file]));

@@ -29,6 +29,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "sweep",
             "shard",
             "plot",
+            "timeline",
             "selftest",
             "slurm",
             "provenance",

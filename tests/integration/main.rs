@@ -79,6 +79,9 @@ mod sweep;
 /// Sweeps that finish: unstable points marked, analytic-only sweeps, NaN written alike by a
 /// single run and a merge.
 mod sweep_finish;
+/// `run --timeline`: the Trace Event Format, spans that tile each rank's run and add up to its
+/// figures, the same bytes on any thread count, refusals.
+mod timeline;
 /// Shared helpers.
 mod util;
 /// `parsim validate`: exit codes, reports, reruns.

@@ -1,5 +1,5 @@
 //! Every picture parsim writes (sweep --plot for one key, two keys as heat maps and as lines,
-//! validate --plot), rendered with resvg: not blank, every text inside the canvas, tick labels
+//! validate --plot, run --timeline-svg), rendered with resvg: not blank, every text inside the canvas, tick labels
 //! short, file names short. The PNGs are left beside the SVGs for a person to look at.
 
 use std::path::{Path, PathBuf};
@@ -171,5 +171,39 @@ fn every_picture_is_drawn_with_its_text_inside() {
         }
     }
     println!("{drawn} pictures rendered as PNG in {}", dir.display());
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+#[test]
+fn the_gantt_chart_of_a_program_is_drawn_with_its_text_inside() {
+    let options = options();
+    let dir = shard_dir("pictures", "gantt");
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut wrong = Vec::new();
+    // 16 ranks (a row each, every one labelled) and 64 (labels thinned)
+    for (scenario, name) in [
+        ("scenarios/program_ring_torus.toml", "ring.svg"),
+        ("scenarios/program_tree_sum.toml", "tree.svg"),
+    ] {
+        let svg = dir.join(name);
+        parsim_ok(&["run", scenario, "--timeline-svg", svg.to_str().unwrap()]);
+        wrong.extend(look_at(&svg, &options));
+        let text = std::fs::read_to_string(&svg).unwrap();
+        for word in [
+            "compute",
+            "communication",
+            "waiting",
+            "phase start / end",
+            "rank 0",
+        ] {
+            if !text.contains(word) {
+                wrong.push(format!("{name}: no {word:?}"));
+            }
+        }
+        if !text.contains("simulated time (") {
+            wrong.push(format!("{name}: no time axis with its unit"));
+        }
+    }
+    println!("Gantt charts rendered as PNG in {}", dir.display());
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }

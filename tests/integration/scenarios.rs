@@ -10,7 +10,7 @@ fn every_bundled_scenario_parses_and_runs() {
     files.sort();
     assert!(files.len() >= 7, "at least the seven required examples");
     for f in files {
-        // (--length is refused for a program alone: it runs to completion)
+        // a rank program has no run length: `run` refuses --length for one
         let program = parsim::scenario::load(&f).is_ok_and(|sc| sc.program().is_some());
         let f = f.to_string_lossy().into_owned();
         let mut args = vec!["run", &f, "--json", "--replications", "2"];

@@ -17,6 +17,8 @@
 //! a rank that executes 10^8 operations without time passing stops with
 //! [`ProgramFault::Stuck`].
 
+pub mod timeline;
+
 use std::collections::{HashMap, VecDeque};
 
 use rustc_hash::FxHashMap;
@@ -33,6 +35,7 @@ use crate::program::{
 use crate::rng::{StreamRng, stream};
 use crate::stats::{Percentiles, Tally};
 use crate::time::{Clock, wide_ceil_from_f64};
+use timeline::{Recorder, Timeline, TimelineError};
 
 /// Time in 128-bit clock ticks.
 pub type Ticks = u128;
@@ -354,6 +357,8 @@ pub struct Execution<'p> {
     uniform: bool,
     /// Per-link figures are reported, their percentiles with them.
     report_links: bool,
+    /// The timeline being recorded, when one was asked for ([`Execution::run_with_timeline`]).
+    timeline: Option<Box<Recorder>>,
 }
 
 impl<'p> Execution<'p> {
@@ -444,6 +449,7 @@ impl<'p> Execution<'p> {
             base_per_tick: net.bandwidth * clock.tick(),
             uniform: net.topology.uniform(),
             report_links: prog.report_each,
+            timeline: None,
         }
     }
 
@@ -457,6 +463,45 @@ impl<'p> Execution<'p> {
 
     /// Runs the program to completion.
     pub fn run(mut self) -> Result<ProgramRun, ProgramFault> {
+        self.execute()?;
+        Ok(self.figures())
+    }
+
+    /// Runs the program to completion, recording its [`Timeline`]: every rank's time in each
+    /// category, its phases, and the number of messages at each link used. The run stops with
+    /// [`TimelineError::TooLarge`] as soon as the timeline would hold more than `limit` events
+    /// (spans, phase spans and changes of a link's occupancy), so its memory stays bounded.
+    /// The run's figures are those [`Execution::run`] gives.
+    pub fn run_with_timeline(
+        mut self,
+        limit: u64,
+    ) -> Result<(ProgramRun, Timeline), TimelineError> {
+        self.timeline = Some(Box::new(Recorder::new(
+            limit,
+            self.prog.ranks,
+            self.prog.phases.len(),
+        )));
+        self.execute()?;
+        let recorder = self.timeline.take().expect("recorded above");
+        if recorder.full {
+            return Err(TimelineError::TooLarge {
+                limit,
+                time: self.clock.wide_span(self.now),
+                finished: self.finished,
+                ranks: self.prog.ranks,
+            });
+        }
+        let finish: Vec<Ticks> = self.ranks.iter().map(|r| r.finish).collect();
+        let topology = &self.prog.network.topology;
+        let timeline = recorder.timeline(&self.clock, &finish, &self.prog.phases, |slot| {
+            let id = self.link_id(slot);
+            (id, topology.link_name(id))
+        });
+        Ok((self.figures(), timeline))
+    }
+
+    /// Runs every event, until none is left or (with a timeline) the timeline is full.
+    fn execute(&mut self) -> Result<(), ProgramFault> {
         // the calendar's keys hold times below 2^84 ticks and 2^41 events (with their tags)
         const TIME_LIMIT: Ticks = 1 << (128 - WIDE_SEQ_BITS);
         const EVENT_LIMIT: u64 = 1 << (WIDE_SEQ_BITS - 3);
@@ -479,6 +524,9 @@ impl<'p> Execution<'p> {
                     events: self.calendar.scheduled(),
                 });
             }
+            if self.events & 0xFFFF == 0 && self.timeline.as_ref().is_some_and(|t| t.full) {
+                return Ok(());
+            }
             if self.events & 0xFFFF == 0 && self.calendar.scheduled() >= self.budget {
                 return Err(ProgramFault::Budget {
                     time: self.clock.wide_span(self.now),
@@ -488,6 +536,9 @@ impl<'p> Execution<'p> {
                     ranks: self.prog.ranks,
                 });
             }
+        }
+        if self.timeline.as_ref().is_some_and(|t| t.full) {
+            return Ok(());
         }
         if self.finished < self.prog.ranks {
             return Err(self.deadlock());
@@ -499,7 +550,7 @@ impl<'p> Execution<'p> {
                 example: format!("{n} from rank {src} to rank {dst} (tag {tag})"),
             });
         }
-        Ok(self.figures())
+        Ok(())
     }
 
     fn dispatch(&mut self, event: PEvent) {
@@ -569,6 +620,9 @@ impl<'p> Execution<'p> {
     fn set_category(&mut self, rank: u32, c: Category) {
         let now = self.now;
         let r = &mut self.ranks[rank as usize];
+        if let Some(t) = &mut self.timeline {
+            t.span(rank, r.category, r.since, now);
+        }
         r.spent[r.category as usize] += now - r.since;
         r.since = now;
         r.category = c;
@@ -701,13 +755,33 @@ impl<'p> Execution<'p> {
                     self.ranks[ri].pc = self.ctl.when(r, pc, cond, *skip)?;
                 }
                 Instr::PhaseStart(ph) => {
-                    self.phases.start(r, *ph, self.now);
+                    if self.phases.start(r, *ph, self.now) && self.timeline.is_some() {
+                        self.phase_boundary(r, *ph, true);
+                    }
                     self.ranks[ri].pc += 1;
                 }
                 Instr::PhaseEnd(ph) => {
-                    self.phases.end(r, *ph, self.now);
+                    if self.phases.end(r, *ph, self.now) && self.timeline.is_some() {
+                        self.phase_boundary(r, *ph, false);
+                    }
                     self.ranks[ri].pc += 1;
                 }
+            }
+        }
+    }
+
+    /// With a timeline: rank `r` enters (`start`) or leaves `phase` now. Its current span is
+    /// cut here (in the same category), so that the phase's span holds whole spans.
+    #[cold]
+    #[inline(never)]
+    fn phase_boundary(&mut self, r: u32, phase: u16, start: bool) {
+        self.set_category(r, self.ranks[r as usize].category);
+        let now = self.now;
+        if let Some(t) = &mut self.timeline {
+            if start {
+                t.phase_start(r, phase, now);
+            } else {
+                t.phase_end(r, phase, now);
             }
         }
     }
@@ -916,6 +990,9 @@ impl<'p> Execution<'p> {
         } else {
             wide_ceil_from_f64(m.bytes / self.per_tick[slot as usize])
         };
+        if let Some(t) = &mut self.timeline {
+            t.link(slot, now, true);
+        }
         if let Some(f) = self.fair.get_mut(slot as usize) {
             self.links[slot as usize].used = true;
             let visit = self.visits.insert(Visit {
@@ -953,6 +1030,9 @@ impl<'p> Execution<'p> {
         l.busy_total += work;
         l.messages += 1;
         l.delay += finish - now;
+        if let Some(t) = &mut self.timeline {
+            t.link(slot, finish, false);
+        }
         if self.report_links {
             self.record_link_delay(slot, finish - now);
         }
@@ -988,6 +1068,9 @@ impl<'p> Execution<'p> {
         let v = self.visits.items[visit as usize];
         self.visits.remove(visit);
         let now = self.now;
+        if let Some(t) = &mut self.timeline {
+            t.link(slot, now, false);
+        }
         let l = &mut self.links[slot as usize];
         let delay = now - v.arrived;
         l.messages += 1;
