@@ -162,6 +162,15 @@ pub enum RunError {
         /// What stopped it.
         fault: ProgramFault,
     },
+    /// A program run as a dependency graph could not be lowered or did not complete (see
+    /// [`crate::engine::dag::DagFault`]).
+    #[error("replication {replication}: {message}")]
+    Schedule {
+        /// The replication.
+        replication: u64,
+        /// What went wrong.
+        message: String,
+    },
     /// A run stopped on a fault (see [`RunFault`]).
     #[error("{run}: {fault}")]
     Fault {
@@ -248,6 +257,7 @@ fn replicate(sc: &Scenario, opt: &Options, warmup: u64, r: u64) -> Result<Replic
                     })?;
             (crate::metrics::program::measure(prog, &run), run.events)
         }
+        Workload::Schedule(s) => schedule(s, opt, r)?,
     };
     // an [spmd] model's speedup, efficiency, cost and overhead (and its phases' cycle times and
     // speedups) from this replication's times
@@ -269,11 +279,40 @@ fn replicate(sc: &Scenario, opt: &Options, warmup: u64, r: u64) -> Result<Replic
                 Workload::Network(_) => {
                     "lengthen the run (run.length) so that every station and class is observed after the warm-up"
                 }
-                Workload::Program(_) => "the program never did what these metrics measure",
+                Workload::Program(_) | Workload::Schedule(_) => {
+                    "the program never did what these metrics measure"
+                }
             },
         });
     }
     Ok(Replication { values, events })
+}
+
+/// One execution of a schedule (its program lowered with replication `r`'s streams): its
+/// metrics and events.
+fn schedule(
+    s: &crate::program::schedule::Schedule,
+    opt: &Options,
+    r: u64,
+) -> Result<(Vec<(String, f64)>, u64), RunError> {
+    use crate::program::schedule::Form;
+    let fail = |message: String| RunError::Schedule {
+        replication: r,
+        message,
+    };
+    let lowered;
+    let dag = match &s.form {
+        Form::Dag(d) => d.as_ref(),
+        Form::Program(p) => {
+            lowered =
+                crate::program::lower::lower(p, opt.seed, r).map_err(|e| fail(e.to_string()))?;
+            &lowered
+        }
+    };
+    let run = crate::engine::dag::DagExecution::new(dag, &s.machine)
+        .and_then(|ex| ex.run())
+        .map_err(|e| fail(e.to_string()))?;
+    Ok((crate::metrics::dag::measure(s, &run), run.events))
 }
 
 /// One replication of a queueing network: its metrics and events.
@@ -454,6 +493,27 @@ fn batch(
     indices: &[u64],
     progress: &(dyn Fn(Step) + Sync),
 ) -> Result<Vec<Replication>, RunError> {
+    // a schedule that draws nothing is the same every time: one execution stands for all (a
+    // schedule of a million ranks is then not held once per thread)
+    if let Workload::Schedule(s) = &sc.workload
+        && s.deterministic()
+        && let Some(&first) = indices.first()
+    {
+        let one = replicate(sc, opt, warmup, first)?;
+        return Ok(indices
+            .iter()
+            .map(|&r| {
+                progress(Step::Replication {
+                    index: r,
+                    events: one.events,
+                });
+                Replication {
+                    values: one.values.clone(),
+                    events: one.events,
+                }
+            })
+            .collect());
+    }
     let fresh: Vec<Result<Replication, RunError>> = pool.install(|| {
         indices
             .par_iter()

@@ -95,7 +95,7 @@ impl RunReport {
     /// Summarises an experiment.
     pub fn new(sc: &Scenario, opt: &Options, ex: &Experiment) -> RunReport {
         let file = sc.path.display().to_string();
-        let program = sc.program().is_some();
+        let program = sc.runs_to_completion();
         let provenance = Provenance::new(&sc.text_hash, opt);
         RunReport::of(sc.name.clone(), file, provenance, program, opt, ex)
     }

@@ -99,6 +99,7 @@ mod gigc;
 mod harmonic;
 mod inverse;
 mod jackson;
+pub mod loggp;
 mod maxima;
 mod maxplus;
 mod messages;
@@ -150,3 +151,7 @@ pub use sojourn::{
     closed_queue_length, fcfs_exponential_sojourn, mg1_response_moments, mmc_sojourn,
 };
 pub use varki::{ForkJoinCenter, varki_closed_fork_join, varki_task_residence};
+
+/// Adaptive Gauss-Kronrod quadrature to a relative accuracy with an absolute floor, for the
+/// analysers' own integrals (the stochastic program evaluation's convolutions).
+pub(crate) use quadrature::integrate_to as quadrature_to;

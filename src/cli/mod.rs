@@ -4,6 +4,7 @@ mod analyze;
 mod fit;
 mod fit_comm;
 mod fit_w;
+mod goal;
 mod merge;
 mod metrics;
 mod progress;
@@ -56,6 +57,10 @@ enum Command {
     /// List every metric a scenario reports, with its unit and meaning (the names --metric,
     /// [validate] metrics and the result files use; --names for the names alone).
     Metrics(metrics::MetricsArgs),
+    /// Write a program as a GOAL schedule (the input of LogGOPSim's txt2bin): every rank's
+    /// operations with loops unrolled and collectives expanded, each waiting for the one before
+    /// or for the labelled operations it names; a summary goes to standard error.
+    Goal(goal::GoalArgs),
     /// Print the JSON Schema of a scenario file, for editors that check TOML against a schema
     /// (taplo, Even Better TOML): `parsim schema > parsim.schema.json`, then `#:schema
     /// parsim.schema.json` as a scenario's first line.
@@ -90,6 +95,7 @@ pub fn main() -> anyhow::Result<ExitCode> {
         Command::Selftest(args) => selftest::run(&args),
         Command::Metrics(args) => metrics::run(&args),
         Command::Route(args) => route::run(&args),
+        Command::Goal(args) => goal::run(&args),
         Command::Schema(args) => schema::run(&args),
         Command::FitComm(args) => fit_comm::run(&args),
         Command::Fit(args) => fit::run(&args),

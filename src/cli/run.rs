@@ -12,7 +12,7 @@ use parsim::engine::program::timeline::TimelineError;
 use parsim::replicate::{self, Options};
 use parsim::report::{CSV_HEADER, RunReport};
 use parsim::scenario::assign::{self, Assignment, keyed_seed};
-use parsim::scenario::{self, Scenario, Warmup};
+use parsim::scenario::{self, Problem, Scenario, ScenarioError, Warmup};
 use parsim::shard::Shard;
 use parsim::shard::run::{self as run_shards, RunShard};
 
@@ -110,6 +110,19 @@ pub struct RunArgs {
     #[arg(long, value_name = "EVENTS", default_value_t = parsim::timeline::DEFAULT_LIMIT,
           value_parser = clap::value_parser!(u64).range(1..))]
     timeline_limit: u64,
+    /// GOAL files (`.goal`): the LogGP endpoints, as the keys of `[loggp]`: L, o, g, G, O in
+    /// seconds, S (the eager limit) in bytes, order = "program" or "loggopsim", e.g.
+    /// `L=2.5e-6,o=1.5e-6,g=1e-6,G=6e-9,O=0,S=65535,order="loggopsim"`; LogGOPSim's defaults
+    /// (these) for what is left out.
+    #[arg(long, value_name = "KEY=VALUE,...")]
+    loggp: Option<String>,
+    /// GOAL files: links between the endpoints, as the keys of `[topology]`, e.g.
+    /// `kind="torus",dims=[32,32],bandwidth=1e10,latency=1e-7`.
+    #[arg(long, value_name = "KEY=VALUE,...")]
+    topology: Option<String>,
+    /// GOAL files: ranks per node of the topology (default 1).
+    #[arg(long, value_name = "N")]
+    ranks_per_node: Option<u32>,
 }
 
 impl RunArgs {
@@ -123,7 +136,7 @@ impl RunArgs {
         o.seed = keyed_seed(self.master_seed(sc), &self.set);
         o.replications = self.replications.unwrap_or(o.replications);
         if let Some(length) = self.length {
-            if sc.program().is_some() {
+            if sc.runs_to_completion() {
                 eprintln!(
                     "parsim: warning: --length {length} ignored for {}: a rank program runs to completion once per replication and has no run length (--replications gives more samples)",
                     sc.path.display()
@@ -244,9 +257,14 @@ impl RunArgs {
 /// Loads every file first (reporting all their problems), then runs them in order (or one
 /// shard of one file).
 pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
-    let scenarios = load_all(&args.files, &args.set)?;
+    let machine = GoalMachine {
+        loggp: args.loggp.clone(),
+        topology: args.topology.clone(),
+        ranks_per_node: args.ranks_per_node,
+    };
+    let scenarios = load_all_with(&args.files, &args.set, &machine)?;
     if let Some(length) = args.length
-        && scenarios.iter().all(|sc| sc.program().is_some())
+        && scenarios.iter().all(Scenario::runs_to_completion)
     {
         anyhow::bail!(
             "--length {length} sets the run length of a queueing network, and every scenario given is a rank program, which runs to completion once per replication: drop --length (--replications gives more samples)"
@@ -334,8 +352,13 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
 fn write_timeline(args: &RunArgs, sc: &Scenario) -> anyhow::Result<()> {
     use parsim::timeline::{self, About};
     let Some(prog) = sc.program() else {
+        let what = if sc.schedule().is_some() {
+            "a GOAL schedule on LogGP endpoints, whose executor records no timeline yet"
+        } else {
+            "a queueing network (routed classes observed in steady state), which has no ranks"
+        };
         anyhow::bail!(
-            "{}: --timeline shows a rank program's run, and this scenario is a queueing network (routed classes observed in steady state), which has no ranks: give a scenario with a [program] (or an [spmd] or [pipeline] model that builds one)",
+            "{}: --timeline shows a rank program's run, and this scenario is {what}: give a scenario with a [program] (or an [spmd] or [pipeline] model that builds one)",
             sc.path.display()
         );
     };
@@ -423,14 +446,155 @@ pub fn per_replication_file(
         .transpose()?)
 }
 
+/// The machine a GOAL file given on the command line runs on: `[loggp]` and `[topology]` keys.
+#[derive(Clone, Debug, Default)]
+pub struct GoalMachine {
+    /// `[loggp]`'s keys (LogGOPSim's defaults when `None`).
+    pub loggp: Option<String>,
+    /// `[topology]`'s keys, if links are wanted.
+    pub topology: Option<String>,
+    /// Ranks per node.
+    pub ranks_per_node: Option<u32>,
+}
+
+impl GoalMachine {
+    /// True when any flag of the machine was given.
+    pub fn given(&self) -> bool {
+        self.loggp.is_some() || self.topology.is_some() || self.ranks_per_node.is_some()
+    }
+
+    /// The scenario text that runs GOAL file `file` (named relative to its own directory).
+    pub fn scenario_text(&self, file: &Path) -> String {
+        let name = file
+            .file_name()
+            .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+        let mut text = format!("[program]\ngoal = {}\n", toml_string(&name));
+        if let Some(n) = self.ranks_per_node {
+            text.push_str(&format!("ranks_per_node = {n}\n"));
+        }
+        text.push_str("\n[loggp]\n");
+        if let Some(l) = &self.loggp {
+            text.push_str(&keys(l));
+        }
+        if let Some(t) = &self.topology {
+            text.push_str("\n[topology]\n");
+            text.push_str(&keys(t));
+        }
+        text
+    }
+}
+
+/// True for a GOAL file (`.goal`), run on the machine the flags give.
+fn is_goal(f: &Path) -> bool {
+    f.extension().is_some_and(|e| e == "goal")
+}
+
+/// A GOAL file given on the command line, on `machine`. Its problems name the schedule's own
+/// line, or the flag at fault.
+fn load_goal(
+    f: &Path,
+    assignments: &[Assignment],
+    machine: &GoalMachine,
+) -> Result<Scenario, ScenarioError> {
+    scenario::parse_with(&machine.scenario_text(f), f, assignments).map_err(|mut e| {
+        for p in &mut e.problems {
+            let flag = [
+                ("loggp", "--loggp", LOGGP_EXAMPLE),
+                ("topology", "--topology", TOPOLOGY_EXAMPLE),
+                (
+                    "program.ranks_per_node",
+                    "--ranks-per-node",
+                    "--ranks-per-node 4",
+                ),
+            ]
+            .into_iter()
+            .find(|(key, _, _)| p.path == *key || p.path.starts_with(&format!("{key}.")));
+            if let Some((key, flag, example)) = flag {
+                let field = p.path[key.len()..].trim_start_matches('.');
+                p.path = format!("{flag} {field}").trim_end().to_owned();
+                p.message = format!("{} (e.g. {example})", p.message);
+                p.line = None;
+            } else if p.path == "program.goal" {
+                // the schedule's own error, with its line (read again up to the error)
+                if let Err(g) = scenario::goal::read_file(f) {
+                    p.line = (g.line > 0).then_some(g.line);
+                    p.path.clear();
+                    p.message = g.message;
+                }
+            }
+        }
+        e
+    })
+}
+
+/// `--loggp` as an example in messages: LogGOPSim's defaults.
+const LOGGP_EXAMPLE: &str = "--loggp L=2.5e-6,o=1.5e-6,g=1e-6,G=6e-9,O=0,S=65535";
+
+/// `--topology` as an example in messages.
+const TOPOLOGY_EXAMPLE: &str = "--topology 'kind=\"torus\",dims=[4,4],bandwidth=1e10,latency=1e-7'";
+
+/// `a=1,b=[2,3]` as TOML lines (commas inside brackets or quotes stay).
+fn keys(list: &str) -> String {
+    let mut out = String::new();
+    let (mut depth, mut quoted, mut cur) = (0, false, String::new());
+    for c in list.chars() {
+        match c {
+            '"' => quoted = !quoted,
+            '[' | '{' if !quoted => depth += 1,
+            ']' | '}' if !quoted => depth -= 1,
+            ',' if !quoted && depth == 0 => {
+                out.push_str(cur.trim());
+                out.push('\n');
+                cur.clear();
+                continue;
+            }
+            _ => {}
+        }
+        cur.push(c);
+    }
+    if !cur.trim().is_empty() {
+        out.push_str(cur.trim());
+        out.push('\n');
+    }
+    out
+}
+
+fn toml_string(s: &str) -> String {
+    format!("\"{}\"", s.replace('\\', "\\\\").replace('"', "\\\""))
+}
+
 /// Loads every scenario with `assignments` applied, collecting the problems of all files before
-/// failing.
+/// failing. A `.goal` file runs on LogGOPSim's default endpoints.
 pub fn load_all(files: &[PathBuf], assignments: &[Assignment]) -> anyhow::Result<Vec<Scenario>> {
+    load_all_with(files, assignments, &GoalMachine::default())
+}
+
+/// [`load_all`], with `.goal` files on `machine`.
+pub fn load_all_with(
+    files: &[PathBuf],
+    assignments: &[Assignment],
+    machine: &GoalMachine,
+) -> anyhow::Result<Vec<Scenario>> {
     assign::check_distinct(assignments).map_err(|e| anyhow::anyhow!("--set: {e}"))?;
     let mut scenarios = Vec::new();
     let mut errors = Vec::new();
     for f in files {
-        match scenario::load_with(f, assignments) {
+        let loaded = if is_goal(f) {
+            load_goal(f, assignments, machine)
+        } else if machine.given() {
+            Err(ScenarioError {
+                file: f.clone(),
+                problems: vec![Problem::new(
+                    None,
+                    "",
+                    "--loggp, --topology and --ranks-per-node give the machine of a .goal file; a scenario file has its own: write them as its [loggp] and [topology] sections",
+                )],
+                unreadable: false,
+            })
+        } else {
+            scenario::load_with(f, assignments)
+        };
+        match loaded {
             Ok(s) => scenarios.push(s),
             Err(e) => errors.push(e),
         }

@@ -12,6 +12,7 @@
 //! in the same tested loop as a hand-written one.
 
 pub mod calendar;
+pub mod dag;
 pub mod network;
 pub mod program;
 pub mod ps;

@@ -207,6 +207,11 @@ pub const CORE: &[Entry] = &[
         "when the last rank finished",
     ),
     entry(
+        "ranks.finish.mean",
+        Unit::Time,
+        "when a rank finished, mean over the ranks (a program run as a dependency graph)",
+    ),
+    entry(
         "phase.<name>.mean",
         Unit::Time,
         "time inside the named phase, mean over the ranks",

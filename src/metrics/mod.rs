@@ -7,6 +7,7 @@
 //! `parsim metrics <scenario>` lists a scenario's names.
 
 pub mod catalogue;
+pub mod dag;
 pub mod network;
 pub mod program;
 

@@ -378,6 +378,11 @@ impl<T: Copy + Default + Sub<Output = T> + AddAssign> Phases<T> {
         outermost
     }
 
+    /// True while the rank is inside `phase` (between an outermost start and its end).
+    pub fn inside(&self, rank: u32, phase: usize) -> bool {
+        self.depth[rank as usize * self.phases + phase] > 0
+    }
+
     /// The rank's total time inside `phase`.
     pub fn spent(&self, rank: u32, phase: usize) -> T {
         self.spent[rank as usize * self.phases + phase]
@@ -398,6 +403,9 @@ mod tests {
         assert!(p.start(1, 0, 40));
         assert!(p.end(1, 0, 45));
         assert_eq!(p.spent(1, 0), 25);
+        assert!(!p.inside(1, 0));
+        assert!(p.start(0, 1, 50));
+        assert!(p.inside(0, 1) && !p.inside(0, 0));
         assert_eq!(p.spent(0, 0), 0);
         assert_eq!(p.spent(1, 1), 0);
     }

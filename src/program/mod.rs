@@ -27,8 +27,11 @@
 pub mod budget;
 pub mod collective;
 pub mod control;
+pub mod dag;
 pub mod expr;
 mod fault;
+pub mod lower;
+pub mod schedule;
 
 pub use fault::{MAX_INSTANT_OPS, ProgramFault};
 
@@ -67,6 +70,10 @@ pub struct Program {
     pub clock: Clock,
     /// Report each rank's figures (and each link's) individually, not only their summaries.
     pub report_each: bool,
+    /// Labels and dependencies of the operations (`label`, `requires`, `irequires`, `irecv`,
+    /// `wait`), when the program has any: it then runs as a dependency graph
+    /// ([`lower`]), not in the sequential executor.
+    pub marks: Option<Box<lower::Marks>>,
 }
 
 /// One instruction.

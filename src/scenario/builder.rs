@@ -167,7 +167,9 @@ impl NetworkBuilder {
         let sc = self.scenario("network")?;
         match sc.workload {
             super::Workload::Network(net) => Ok(net),
-            super::Workload::Program(_) => unreachable!("a builder makes no program"),
+            super::Workload::Program(_) | super::Workload::Schedule(_) => {
+                unreachable!("a builder makes no program")
+            }
         }
     }
 

@@ -15,7 +15,7 @@ use toml::de::{DeTable, DeValue};
 use super::Problem;
 use super::assign::{self, Assignment};
 use super::raw::pipeline::RawPipeline;
-use super::raw::program::{RawDisk, RawMachine, RawProgram, RawTopology};
+use super::raw::program::{RawDisk, RawLogGp, RawMachine, RawProgram, RawTopology};
 use super::raw::spmd::RawSpmd;
 use super::raw::{
     Element, RawClass, RawPath, RawRoute, RawRun, RawScenario, RawStation, RawValidate,
@@ -38,6 +38,7 @@ const SECTIONS: &[&str] = &[
     "pipeline",
     "topology",
     "machine",
+    "loggp",
     "disk",
     "spmd",
 ];
@@ -108,6 +109,7 @@ pub(super) fn read(text: &str, assignments: &[Assignment]) -> (Option<RawScenari
             "pipeline" => raw.pipeline = one::<RawPipeline>(value, "pipeline", &mut found),
             "topology" => raw.topology = one::<RawTopology>(value, "topology", &mut found),
             "machine" => raw.machine = one::<RawMachine>(value, "machine", &mut found),
+            "loggp" => raw.loggp = one::<RawLogGp>(value, "loggp", &mut found),
             "disk" => raw.disks = many::<RawDisk>(value, "disk", &mut found),
             "spmd" => raw.spmd = one::<RawSpmd>(value, "spmd", &mut found),
             other => found.push(Problem::new(

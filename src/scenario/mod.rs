@@ -11,6 +11,7 @@ pub mod assign;
 pub mod builder;
 mod check;
 pub mod document;
+pub mod goal;
 mod problem;
 pub mod raw;
 pub mod schema;
@@ -26,6 +27,7 @@ use crate::model::Network;
 use crate::models::Model;
 use crate::models::spmd::Spmd;
 use crate::program::Program;
+use crate::program::schedule::Schedule;
 
 /// How the warm-up is chosen.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -112,6 +114,9 @@ pub enum Workload {
     Network(Network),
     /// A rank program on processors, links and disks, run to completion.
     Program(Box<Program>),
+    /// A rank program run as a dependency graph on LogGP endpoints and/or links (a GOAL file,
+    /// a program with labels and dependencies, or any program with `[loggp]`), to completion.
+    Schedule(Box<Schedule>),
 }
 
 impl Scenario {
@@ -119,16 +124,29 @@ impl Scenario {
     pub fn network(&self) -> Option<&Network> {
         match &self.workload {
             Workload::Network(n) => Some(n),
-            Workload::Program(_) => None,
+            Workload::Program(_) | Workload::Schedule(_) => None,
         }
     }
 
-    /// The program, for a program scenario.
+    /// The program, for a program scenario run by the program executor.
     pub fn program(&self) -> Option<&Program> {
         match &self.workload {
             Workload::Program(p) => Some(p),
-            Workload::Network(_) => None,
+            Workload::Network(_) | Workload::Schedule(_) => None,
         }
+    }
+
+    /// The schedule, for a program run as a dependency graph.
+    pub fn schedule(&self) -> Option<&Schedule> {
+        match &self.workload {
+            Workload::Schedule(s) => Some(s),
+            Workload::Network(_) | Workload::Program(_) => None,
+        }
+    }
+
+    /// True for a rank program (run to completion, no warm-up), in either executor.
+    pub fn runs_to_completion(&self) -> bool {
+        !matches!(self.workload, Workload::Network(_))
     }
 
     /// What the user should know before trusting a run's intervals: each service law of a
@@ -188,6 +206,7 @@ impl Scenario {
                 }
                 names
             }
+            Workload::Schedule(s) => crate::metrics::dag::names(s),
         }
     }
 
@@ -211,7 +230,7 @@ impl Scenario {
                     (0..net.classes.len()).find(|&c| crate::metrics::network::completes(net, c));
                 crate::metrics::network::class_metric(net, first.unwrap_or(0))
             }
-            Workload::Program(_) => "program.makespan".to_owned(),
+            Workload::Program(_) | Workload::Schedule(_) => "program.makespan".to_owned(),
         }
     }
 }

@@ -10,7 +10,7 @@
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 
 use super::raw::pipeline::RawPipeline;
-use super::raw::program::{RawDisk, RawMachine, RawProgram, RawTopology};
+use super::raw::program::{RawDisk, RawLogGp, RawMachine, RawProgram, RawTopology};
 use super::raw::spmd::RawSpmd;
 use super::raw::{RawClass, RawPath, RawRoute, RawRun, RawStation, RawValidate};
 
@@ -48,6 +48,8 @@ struct ScenarioFile {
     topology: Option<RawTopology>,
     /// The program's message costs from a machine profile, instead of a topology.
     machine: Option<RawMachine>,
+    /// The program's LogGP(S) endpoints.
+    loggp: Option<RawLogGp>,
     /// The program's disks.
     disk: Option<Vec<RawDisk>>,
     /// An SPMD program of Cremonesi and Gennaro, built into the network.

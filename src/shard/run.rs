@@ -112,7 +112,7 @@ impl RunShard {
             file: sc.path.display().to_string(),
             scenario_hash: sc.text_hash.clone(),
             run_id: crate::provenance::Provenance::new(&sc.text_hash, opt).run_id,
-            program: sc.program().is_some(),
+            program: sc.runs_to_completion(),
             replications: opt.replications,
             length: opt.length,
             warmup: StoredWarmup {

@@ -15,6 +15,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use super::Comparison;
+use crate::program::schedule::Form;
 use crate::program::{Instr, Program};
 use crate::scenario::{Scenario, Workload};
 use crate::shard::{Header, MergeError, Shard, read_all};
@@ -86,6 +87,14 @@ pub fn estimated_cost(sc: &Scenario, quick: bool) -> f64 {
             replications * 1.2 * length * crate::model::estimates::events_per_observation(net)
         }
         Workload::Program(p) => replications * program_operations(p),
+        // a schedule that draws nothing runs once for all its replications
+        Workload::Schedule(s) => {
+            let runs = if s.deterministic() { 1.0 } else { replications };
+            runs * match &s.form {
+                Form::Dag(d) => d.len() as f64,
+                Form::Program(p) => program_operations(p),
+            }
+        }
     }
 }
 

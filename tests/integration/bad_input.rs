@@ -87,8 +87,8 @@ fn every_malformed_scenario_is_refused_with_its_field_and_no_panic() {
     for case in &cases {
         // a rank program has no run length: `run` refuses --length for one (it runs to
         // completion), so a program that loads runs without it to show its own failure
-        let program =
-            parsim::scenario::load(&root().join(&case.file)).is_ok_and(|sc| sc.program().is_some());
+        let program = parsim::scenario::load(&root().join(&case.file))
+            .is_ok_and(|sc| sc.runs_to_completion());
         let mut run = vec!["run", &case.file, "--replications", "2"];
         if !program {
             run.extend(["--length", "200"]);

@@ -15,6 +15,9 @@ mod cli;
 mod closed_forkjoin;
 /// Same seed, same bytes, on 1 thread or 4.
 mod determinism;
+/// Expected maxima where ranks meet: exact barriers and collectives, bounds and the stochastic
+/// critical path for neighbour exchanges.
+mod expected_maxima;
 /// `parsim fit-comm`: coefficients recovered from simulated measurements, profiles in place of a
 /// topology.
 mod fit_comm;
@@ -22,6 +25,10 @@ mod fit_comm;
 mod fit_spmd;
 /// Structured fuzzing of parse, check, analysis and short runs.
 mod fuzz;
+/// GOAL schedules on LogGP endpoints against LogGOPSim's own times.
+mod goal;
+/// `parsim run x.goal`, `parsim goal`, `irecv` and `wait`, and bad GOAL input.
+mod goal_programs;
 /// The user guide's scenarios and commands work as the guide shows them.
 mod guide;
 /// Hostile inputs (issue 23): script injection, outputs over inputs, pipes and devices, counts

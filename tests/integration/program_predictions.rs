@@ -311,7 +311,10 @@ fn random_compute_times_give_a_lower_bound_where_nothing_can_be_shared() {
     let b = a
         .bounds
         .iter()
-        .find(|b| b.metric == "program.makespan" && b.method.starts_with(METHOD))
+        .find(|b| {
+            b.metric == "program.makespan"
+                && b.method == parsim::predict::program::stochastic::BOUNDS_METHOD
+        })
         .expect("a lower bound");
     assert_eq!(b.lower, p.value);
     // no rank receives or does io: those times are zero whatever chance does
@@ -324,6 +327,7 @@ fn random_compute_times_give_a_lower_bound_where_nothing_can_be_shared() {
     let i = ex.index_of("program.makespan").unwrap();
     let ci = ex.interval(i, 0.99);
     assert!(ci.mean - ci.half_width > b.lower, "{ci:?} vs {}", b.lower);
+    assert!(ci.mean + ci.half_width < b.upper, "{ci:?} vs {}", b.upper);
 }
 
 #[test]
@@ -387,4 +391,74 @@ startup = 1e-5
     // the simulation: bytes rounded, the histogram's resolution, 8,000 draws
     let sim = simulated(&run(&sc, 4, 13), "messages.p99");
     assert!(close(sim, want, 0.05), "simulated {sim} against {want}");
+}
+
+/// A program of one phase holding `op` on eight ranks over the topology `topology`.
+fn one_collective_phase(op: &str, topology: &str) -> Scenario {
+    scenario(&format!(
+        r#"
+[run]
+replications = 2
+[program]
+ranks = 8
+[[program.op]]
+kind = "phase"
+name = "c"
+body = [ {op} ]
+[topology]
+{topology}
+bandwidth = 1e8
+latency = 1e-6
+startup = 2e-6
+switching = "cut_through"
+"#
+    ))
+}
+
+/// The phase's closed-form prediction of the makespan.
+fn closed_form(a: &Analysis) -> &parsim::predict::Prediction {
+    a.predictions
+        .iter()
+        .find(|p| p.metric == "program.makespan" && p.method.contains("closed form"))
+        .unwrap_or_else(|| panic!("no closed form: {:?}", a.predictions))
+}
+
+#[test]
+fn a_collective_closed_form_is_labelled_exact_from_its_routes_not_the_topology_kind() {
+    // no two messages share a link and each crosses one: exact, and the simulation agrees to
+    // the clock's tick, on a ring and on a linear array
+    for (op, topology) in [
+        (
+            r#"{ kind = "allreduce", algorithm = "ring", bytes = 8000 }"#,
+            r#"kind = "ring""#,
+        ),
+        (
+            r#"{ kind = "bcast", algorithm = "chain", segments = 4, bytes = 8000 }"#,
+            "kind = \"mesh\"\ndims = [8]",
+        ),
+    ] {
+        let sc = one_collective_phase(op, topology);
+        let a = analyze_scenario(&sc);
+        let p = closed_form(&a);
+        assert!(p.exact, "{op} on {topology}: {}", p.method);
+        let sim = simulated(&run(&sc, 2, 3), "program.makespan");
+        assert!(
+            (p.value - sim).abs() <= 2.0 * CLOCK_RELATIVE_ERROR * sim,
+            "{op}: {} against {sim}",
+            p.value
+        );
+    }
+    // the same ring, recursive doubling: partners two and four hops away, whose messages
+    // overlap on the links between: an approximation that names a shared link
+    let sc = one_collective_phase(
+        r#"{ kind = "allreduce", algorithm = "recursive_doubling", bytes = 8000 }"#,
+        r#"kind = "ring""#,
+    );
+    let p = closed_form(&analyze_scenario(&sc)).clone();
+    assert!(!p.exact, "{}", p.method);
+    assert!(
+        p.method.contains("share link") && p.method.contains("cross up to 4 links"),
+        "{}",
+        p.method
+    );
 }

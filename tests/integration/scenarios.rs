@@ -11,7 +11,7 @@ fn every_bundled_scenario_parses_and_runs() {
     assert!(files.len() >= 7, "at least the seven required examples");
     for f in files {
         // a rank program has no run length: `run` refuses --length for one
-        let program = parsim::scenario::load(&f).is_ok_and(|sc| sc.program().is_some());
+        let program = parsim::scenario::load(&f).is_ok_and(|sc| sc.runs_to_completion());
         let f = f.to_string_lossy().into_owned();
         let mut args = vec!["run", &f, "--json", "--replications", "2"];
         if !program {

@@ -135,6 +135,7 @@ fn the_schema_knows_every_section_and_dist() {
         "pipeline",
         "topology",
         "machine",
+        "loggp",
         "disk",
         "spmd",
     ] {

@@ -235,7 +235,7 @@ fn analyze_shows_the_closed_form_as_terms() {
         .predictions
         .iter()
         .find(|p| {
-            p.metric == "program.makespan" && !p.method.starts_with("contention-free mean-value")
+            p.metric == "program.makespan" && !super::util::from_program_evaluation(&p.method)
         })
         .expect("makespan");
     // T1 = 4.1 + 1.1 = 5.2 a cycle

@@ -21,11 +21,12 @@ const COMPUTE: &str = "\n[[spmd.phase]]\nname = \"compute\"\ncycles = 60\n";
 const CHECKPOINT: &str =
     "\n[[spmd.phase]]\nname = \"checkpoint\"\ncycles = 30\nS_par = 1.0\nn_io = 1\nSR_io = 8.0\n";
 
-/// The `[spmd]` prediction of `metric` (not the program's contention-free evaluation).
+/// The `[spmd]` prediction of `metric` (not the program's contention-free or stochastic
+/// evaluation).
 fn predicted(a: &Analysis, metric: &str) -> f64 {
     a.predictions
         .iter()
-        .find(|p| p.metric == metric && !p.method.starts_with("contention-free mean-value"))
+        .find(|p| p.metric == metric && !super::util::from_program_evaluation(&p.method))
         .unwrap_or_else(|| panic!("no prediction of {metric}"))
         .value
 }

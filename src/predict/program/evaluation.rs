@@ -25,6 +25,7 @@ use std::collections::VecDeque;
 use rustc_hash::FxHashMap;
 
 use super::delays::Delays;
+use super::graph::{self, Duration, Graph, Message, Random};
 use crate::dist::Dist;
 use crate::program::collective::{Algorithm, Collective, Shape};
 use crate::program::control::{Control, Phases};
@@ -79,11 +80,32 @@ pub struct Evaluation {
     pub phase_starts: Vec<Vec<f64>>,
     /// Per phase, per rank: when the rank last left the phase.
     pub phase_ends: Vec<Vec<f64>>,
+    /// Per phase: what its messages' routes were (for its closed forms' labels).
+    pub phase_routes: Vec<PhaseRoutes>,
     /// True when no resource can ever serve two uses at once whatever the durations: each link
     /// carries the blocking messages of one sender, each disk unit serves one rank, and no node
     /// has more ranks than cores.
     pub unshareable: bool,
 }
+
+/// The routes of the messages sent inside a phase (by ranks inside it), on the evaluation's
+/// own timeline: a contention-free closed form of one link per message is exact when every
+/// message crossed one link of unit capacity and no two crossings that overlapped in time shared
+/// a link.
+#[derive(Clone, Debug, Default)]
+pub struct PhaseRoutes {
+    /// The most links a message crossed.
+    pub most_hops: u32,
+    /// True when a message crossed a link of capacity other than 1.
+    pub uneven: bool,
+    /// Links whose crossings overlapped while a rank was in the phase: how many.
+    pub shared: usize,
+    /// The first few of them (by link order), by name.
+    pub shared_names: Vec<String>,
+}
+
+/// Shared links of a phase named in [`PhaseRoutes::shared_names`].
+const NAMED_SHARED: usize = 3;
 
 /// One link's load in the evaluation.
 #[derive(Clone, Debug)]
@@ -171,9 +193,28 @@ impl Sharing {
 /// Evaluates `prog` contention-free at mean values; an error says why it cannot (an expression
 /// that fails, a deadlock, a program too long to walk).
 pub fn evaluate(prog: &Program) -> Result<Evaluation, String> {
-    let mut w = Walker::new(prog);
+    let mut w = Walker::new(prog, false);
     w.run()?;
-    Ok(w.finish())
+    Ok(w.finish().0)
+}
+
+/// [`evaluate`], recording the execution's activity graph ([`graph`]) as it goes: `Err` in the
+/// graph's place says why there is none (more than [`graph::MAX_NODES`] nodes).
+pub fn evaluate_with_graph(
+    prog: &Program,
+) -> Result<(Evaluation, Result<Graph<'_>, String>), String> {
+    let mut w = Walker::new(prog, true);
+    w.run()?;
+    let (ev, g) = w.finish();
+    Ok((
+        ev,
+        g.ok_or_else(|| {
+            format!(
+                "the execution has more than {} activities: too large to record",
+                graph::MAX_NODES
+            )
+        }),
+    ))
 }
 
 /// The evaluation reports a fault in a rank's operation (an expression, a peer, a tag, a size)
@@ -197,6 +238,8 @@ struct Parts {
     category: usize,
     /// Bytes to combine once it is over (collective steps of reductions).
     combine: Option<f64>,
+    /// The graph node that finishes at `done` ([`graph::NONE`]: the rank's own clock).
+    done_node: u32,
 }
 
 #[derive(Clone, Debug)]
@@ -210,6 +253,8 @@ struct RankState {
     barrier: Option<f64>,
     /// The clock from which its times depend on chance (see [`Evaluation::tainted`]).
     tainted: f64,
+    /// Its clock's node in the activity graph.
+    node: u32,
     queued: bool,
     done: bool,
     in_collective: bool,
@@ -233,15 +278,19 @@ struct LinkAcc {
     scale: f64,
 }
 
+/// A message in a mailbox: its delivery time, whether it depends on chance, its delivery's
+/// graph node.
+type Posted = (f64, bool, u32);
+
 struct Walker<'p> {
     prog: &'p Program,
     ranks: Vec<RankState>,
     /// Loop counters, expressions, collective counters and ideal barriers.
     ctl: Control<'p>,
     ready: VecDeque<u32>,
-    /// Delivery times of messages not yet received (and whether they depend on chance), by
-    /// (destination, source, tag), in send order.
-    mailbox: FxHashMap<(u32, u32, u64), VecDeque<(f64, bool)>>,
+    /// Delivery times of messages not yet received (whether they depend on chance, and their
+    /// delivery's graph node), by (destination, source, tag), in send order.
+    mailbox: FxHashMap<(u32, u32, u64), VecDeque<Posted>>,
     phases: Phases<f64>,
     slots: FxHashMap<u64, u32>,
     links: Vec<LinkAcc>,
@@ -258,11 +307,15 @@ struct Walker<'p> {
     random: Vec<String>,
     phase_start: Vec<f64>,
     phase_end: Vec<f64>,
+    /// Per phase: its messages' routes (the shared links are found at the end).
+    phase_routes: Vec<PhaseRoutes>,
     ops: u64,
+    /// The activity graph, while it is recorded (`None`: not asked for, or too large).
+    graph: Option<Graph<'p>>,
 }
 
 impl<'p> Walker<'p> {
-    fn new(prog: &'p Program) -> Walker<'p> {
+    fn new(prog: &'p Program, record: bool) -> Walker<'p> {
         let p = prog.ranks as usize;
         let mut disk_base = Vec::new();
         let mut units = 0;
@@ -281,6 +334,7 @@ impl<'p> Walker<'p> {
                     parts: None,
                     barrier: None,
                     tainted: f64::INFINITY,
+                    node: 0,
                     queued: true,
                     done: false,
                     in_collective: false,
@@ -308,7 +362,42 @@ impl<'p> Walker<'p> {
             random: Vec::new(),
             phase_start: vec![f64::INFINITY; p * prog.phases.len()],
             phase_end: vec![0.0; p * prog.phases.len()],
+            phase_routes: vec![PhaseRoutes::default(); prog.phases.len()],
             ops: 0,
+            graph: record.then(|| Graph::new(prog.ranks)),
+        }
+    }
+
+    /// Adds a node to the graph (if it is recorded) after `preds`, owned by rank `owner`
+    /// ([`graph::NONE`]: no rank), finishing at `time`; returns it ([`graph::NONE`] when the
+    /// graph is not recorded).
+    fn node(&mut self, preds: &[u32], duration: Duration, owner: u32, time: f64) -> u32 {
+        let Some(g) = &mut self.graph else {
+            return graph::NONE;
+        };
+        if g.len() >= graph::MAX_NODES {
+            self.graph = None;
+            return graph::NONE;
+        }
+        g.add(preds, duration, owner, time)
+    }
+
+    /// Rank `r`'s clock moved to node `v`, the time since its previous node counting as
+    /// `category`.
+    fn moved(&mut self, r: u32, v: u32, category: usize) {
+        if let Some(g) = &mut self.graph
+            && v != graph::NONE
+        {
+            self.ranks[r as usize].node = v;
+            g.chains[r as usize].push((v, category as u8));
+        }
+    }
+
+    /// The duration of a draw of `law`, or the constant `t` when it is not random.
+    fn duration(&mut self, t: f64, law: Option<Random<'p>>) -> Duration {
+        match (&mut self.graph, law) {
+            (Some(g), Some(law)) => g.random(law),
+            _ => Duration::Fixed(t),
         }
     }
 
@@ -354,19 +443,23 @@ impl<'p> Walker<'p> {
         d.mean()
     }
 
-    /// The bytes of `s` (a random size at its mean), and whether they are random.
-    fn size(&mut self, r: u32, s: &Size) -> Result<(f64, bool), String> {
+    /// The bytes of `s` (a random size at its mean), and its law when it is random.
+    fn size(&mut self, r: u32, s: &'p Size) -> Result<(f64, Option<&'p Dist>), String> {
         match s {
-            Size::Bytes(e) => Ok((self.ctl.bytes(r, self.ranks[r as usize].pc, e)?, false)),
+            Size::Bytes(e) => Ok((self.ctl.bytes(r, self.ranks[r as usize].pc, e)?, None)),
             // the simulator rounds each draw to whole bytes
-            Size::Random(d) if d.scv() == 0.0 => Ok((d.mean().round(), false)),
-            Size::Random(d) => Ok((self.mean_of(r, "message sizes are random", d), true)),
+            Size::Random(d) if d.scv() == 0.0 => Ok((d.mean().round(), None)),
+            Size::Random(d) => Ok((self.mean_of(r, "message sizes are random", d), Some(d))),
         }
     }
 
-    fn work(&mut self, r: u32, work: &Work) -> Result<f64, String> {
+    /// A compute's mean time, and its law when it is random.
+    fn work(&mut self, r: u32, work: &'p Work) -> Result<(f64, Option<Random<'p>>), String> {
         Ok(match work {
-            Work::Time(d) => self.mean_of(r, "compute times are random", d),
+            Work::Time(d) => (
+                self.mean_of(r, "compute times are random", d),
+                (d.scv() > 0.0).then_some(Random::Draw(d)),
+            ),
             Work::Region {
                 iterations,
                 cost,
@@ -375,22 +468,29 @@ impl<'p> Walker<'p> {
                 let pc = self.ranks[r as usize].pc;
                 let n = self.ctl.iterations(r, pc, iterations, *split)?;
                 if n == 0 {
-                    0.0
+                    (0.0, None)
                 } else {
-                    n as f64 * self.mean_of(r, "region iteration costs are random", cost)
+                    (
+                        n as f64 * self.mean_of(r, "region iteration costs are random", cost),
+                        (cost.scv() > 0.0).then_some(Random::Region { n, cost }),
+                    )
                 }
             }
         })
     }
 
-    /// Rank `r` holds its processor from its clock for `t`: compute time, and its node's
-    /// timeline when the node has more ranks than cores.
-    fn compute(&mut self, r: u32, t: f64) {
+    /// Rank `r` holds its processor from its clock for `t` (a draw of `law` at its mean when
+    /// random): compute time, and its node's timeline when the node has more ranks than cores.
+    fn compute(&mut self, r: u32, t: f64, law: Option<Random<'p>>) {
         let rk = &mut self.ranks[r as usize];
         let start = rk.clock;
         rk.clock += t;
         rk.spent[COMPUTE] += t;
         rk.entered[COMPUTE] = true;
+        let (from, clock) = (rk.node, rk.clock);
+        let duration = self.duration(t, law);
+        let v = self.node(&[from], duration, r, clock);
+        self.moved(r, v, COMPUTE);
         if t > 0.0 {
             let node = self.prog.node_of(r) as usize;
             if let Some(cpus) = &mut self.cpu_uses {
@@ -406,7 +506,7 @@ impl<'p> Walker<'p> {
     /// `random_size` is the operation that drew its size, if random), crosses its route
     /// contention-free and is delivered into the mailbox (waking the receiver if it waits for
     /// it); `blocking` when the sender waits for its delivery. Returns its injection and
-    /// delivery times.
+    /// delivery times, and their graph nodes (the injection's only for an `isend`).
     fn send(
         &mut self,
         r: u32,
@@ -414,9 +514,11 @@ impl<'p> Walker<'p> {
         bytes: f64,
         tag: u64,
         blocking: bool,
-        random_size: Option<u32>,
-    ) -> (f64, f64) {
-        let inject = self.ranks[r as usize].clock + self.prog.network.startup;
+        random_size: Option<(u32, &'p Dist)>,
+    ) -> (f64, f64, u32, u32) {
+        let (from, sent) = (self.ranks[r as usize].node, self.ranks[r as usize].clock);
+        let inject = sent + self.prog.network.startup;
+        let mut route: Vec<u64> = Vec::new();
         let prog = self.prog;
         let net = &prog.network;
         let dst = prog.node_of(to);
@@ -424,6 +526,7 @@ impl<'p> Walker<'p> {
         let mut clock = inject;
         let mut latest = inject;
         let mut hops = 0_u32;
+        let mut uneven = false;
         // the delay's growth per byte of a random size: the sum of the hops' (store and
         // forward), the slowest hop's (cut-through)
         let mut per_byte = 0.0_f64;
@@ -434,6 +537,7 @@ impl<'p> Walker<'p> {
         let (mut clock_ticks, mut latest_ticks) = (0_u128, 0_u128);
         while let Some(hop) = net.topology.next(at, dst) {
             let capacity = net.topology.capacity(hop.link);
+            uneven |= capacity != 1.0;
             let link_per_byte = 1.0 / (net.bandwidth * capacity);
             let w = bytes * link_per_byte;
             let work = wide_ceil_from_f64(match uniform {
@@ -460,7 +564,7 @@ impl<'p> Walker<'p> {
             }
             if let Some(d) = &mut l.delays {
                 match random_size {
-                    Some(op) => d.linear(op, 0.0, link_per_byte),
+                    Some((op, _)) => d.linear(op, 0.0, link_per_byte),
                     None => d.fixed(work),
                 }
             }
@@ -468,6 +572,9 @@ impl<'p> Walker<'p> {
                 l.uses.push((enter, enter + w));
             }
             self.uses += 1;
+            if self.graph.is_some() {
+                route.push(hop.link);
+            }
             latest = latest.max(enter + w);
             clock = match net.switching {
                 Switching::StoreAndForward => enter + w + net.latency,
@@ -475,6 +582,12 @@ impl<'p> Walker<'p> {
             };
             at = hop.to;
             hops += 1;
+        }
+        for (ph, routes) in self.phase_routes.iter_mut().enumerate() {
+            if self.phases.inside(r, ph) {
+                routes.most_hops = routes.most_hops.max(hops);
+                routes.uneven |= uneven;
+            }
         }
         let delivered = match (hops, net.switching) {
             (0, _) => inject,
@@ -486,8 +599,17 @@ impl<'p> Walker<'p> {
         }
         self.messages += 1;
         self.delay_sum += delivered - inject;
+        // the delivery's duration from `start`: fixed, or `a + b X` of a random size
+        let after = |start: f64| match random_size {
+            Some((_, dist)) if hops > 0 => Some(Random::Affine {
+                a: delivered - start - per_byte * bytes,
+                b: per_byte,
+                dist,
+            }),
+            _ => None,
+        };
         match random_size {
-            Some(op) if hops > 0 => {
+            Some((op, _)) if hops > 0 => {
                 let a = delivered - inject - per_byte * bytes;
                 self.delays.linear(op, a, per_byte);
             }
@@ -497,16 +619,38 @@ impl<'p> Walker<'p> {
                 (_, Switching::CutThrough) => latest_ticks + latency_ticks,
             }),
         }
-        self.mailbox
-            .entry((to, r, tag))
-            .or_default()
-            .push_back((delivered, self.ranks[r as usize].tainted.is_finite()));
+        let (injected, delivery) = if self.graph.is_none() {
+            (graph::NONE, graph::NONE)
+        } else if blocking {
+            let d = self.duration(delivered - sent, after(sent));
+            (graph::NONE, self.node(&[from], d, r, delivered))
+        } else {
+            let i = self.node(&[from], Duration::Fixed(inject - sent), r, inject);
+            let d = self.duration(delivered - inject, after(inject));
+            (i, self.node(&[i], d, r, delivered))
+        };
+        if let Some(g) = &mut self.graph
+            && !route.is_empty()
+        {
+            let first = g.links.len() as u32;
+            g.links.extend_from_slice(&route);
+            g.messages.push(Message {
+                node: delivery,
+                bytes,
+                hops: first..g.links.len() as u32,
+            });
+        }
+        self.mailbox.entry((to, r, tag)).or_default().push_back((
+            delivered,
+            self.ranks[r as usize].tainted.is_finite(),
+            delivery,
+        ));
         let d = &mut self.ranks[to as usize];
         if d.parts.is_some_and(|p| p.recv == Some((r, tag))) && !d.queued {
             d.queued = true;
             self.ready.push_back(to);
         }
-        (inject, delivered)
+        (inject, delivered, injected, delivery)
     }
 
     fn slot(&mut self, link: u64) -> u32 {
@@ -531,8 +675,9 @@ impl<'p> Walker<'p> {
         slot
     }
 
-    /// The delivery time of the next message to `r` from `src` with `tag`, if it was sent.
-    fn take(&mut self, r: u32, src: u32, tag: u64) -> Option<(f64, bool)> {
+    /// The delivery time of the next message to `r` from `src` with `tag` (whether it depends
+    /// on chance, and its graph node), if it was sent.
+    fn take(&mut self, r: u32, src: u32, tag: u64) -> Option<(f64, bool, u32)> {
         let q = self.mailbox.get_mut(&(r, src, tag))?;
         let d = q.pop_front();
         if q.is_empty() {
@@ -547,10 +692,12 @@ impl<'p> Walker<'p> {
         let Some(mut parts) = self.ranks[ri].parts else {
             return true;
         };
+        let mut received = graph::NONE;
         if let Some((src, tag)) = parts.recv {
             match self.take(r, src, tag) {
-                Some((d, chance)) => {
+                Some((d, chance, node)) => {
                     parts.done = parts.done.max(d);
+                    received = node;
                     if chance {
                         let rk = &mut self.ranks[ri];
                         rk.tainted = rk.tainted.min(parts.since);
@@ -565,28 +712,53 @@ impl<'p> Walker<'p> {
         rk.spent[parts.category] += end - parts.since;
         rk.entered[parts.category] = true;
         rk.clock = end;
+        // (the send's own node finishes after the rank's clock at the send: it replaces it)
+        let from = match parts.done_node {
+            graph::NONE => rk.node,
+            done => done,
+        };
+        let v = if received == graph::NONE {
+            from
+        } else {
+            self.node(&[from, received], Duration::Fixed(0.0), r, end)
+        };
+        self.moved(r, v, parts.category);
+        let rk = &mut self.ranks[ri];
         if !rk.in_collective {
             rk.pc += 1;
             return true;
         }
         if let Some(bytes) = parts.combine {
-            let t = self.combine_time(r, bytes);
-            self.compute(r, t);
+            let (t, law) = self.combine_time(r, bytes);
+            self.compute(r, t, law);
         }
         self.ranks[ri].step += 1;
         true
     }
 
-    fn combine_time(&mut self, r: u32, bytes: f64) -> f64 {
-        let Some(Instr::Collective(op)) = self.prog.code.get(self.ranks[r as usize].pc as usize)
-        else {
-            return 0.0;
+    /// A combine's mean time, and its law when it is random.
+    fn combine_time(&mut self, r: u32, bytes: f64) -> (f64, Option<Random<'p>>) {
+        let prog = self.prog;
+        let Some(Instr::Collective(op)) = prog.code.get(self.ranks[r as usize].pc as usize) else {
+            return (0.0, None);
         };
-        let mut t = op.combine_per_byte * bytes;
-        if let Some(d) = &op.combine {
-            t += self.mean_of(r, "combine times are random", d);
+        let fixed = op.combine_per_byte * bytes;
+        match &op.combine {
+            Some(d) => {
+                let t = fixed + self.mean_of(r, "combine times are random", d);
+                let law = (d.scv() > 0.0).then_some(if fixed == 0.0 {
+                    Random::Draw(d)
+                } else {
+                    Random::Affine {
+                        a: fixed,
+                        b: 1.0,
+                        dist: d,
+                    }
+                });
+                (t, law)
+            }
+            None => (fixed, None),
         }
-        t
     }
 
     fn interpret(&mut self, r: u32) -> Result<(), String> {
@@ -610,8 +782,8 @@ impl<'p> Walker<'p> {
             let now = self.ranks[ri].clock;
             match instr {
                 Instr::Compute(work) => {
-                    let t = self.work(r, work)?;
-                    self.compute(r, t);
+                    let (t, law) = self.work(r, work)?;
+                    self.compute(r, t, law);
                     self.ranks[ri].pc += 1;
                 }
                 Instr::Send {
@@ -623,14 +795,16 @@ impl<'p> Walker<'p> {
                     let to = self.ctl.peer(r, pc, to)?;
                     let (bytes, random) = self.size(r, bytes)?;
                     let tag = self.ctl.user_tag(r, pc, tag)?;
-                    let random_size = random.then_some(pc);
-                    let (inject, delivered) = self.send(r, to, bytes, tag, *blocking, random_size);
+                    let random_size = random.map(|d| (pc, d));
+                    let (inject, delivered, injected, delivery) =
+                        self.send(r, to, bytes, tag, *blocking, random_size);
                     self.ranks[ri].parts = Some(Parts {
                         since: now,
                         done: if *blocking { delivered } else { inject },
                         recv: None,
                         category: COMMUNICATION,
                         combine: None,
+                        done_node: if *blocking { delivery } else { injected },
                     });
                 }
                 Instr::Recv { from, tag } => {
@@ -642,6 +816,7 @@ impl<'p> Walker<'p> {
                         recv: Some((from, tag)),
                         category: WAITING,
                         combine: None,
+                        done_node: graph::NONE,
                     });
                 }
                 Instr::SendRecv {
@@ -654,13 +829,16 @@ impl<'p> Walker<'p> {
                     let from = self.ctl.peer(r, pc, from)?;
                     let (bytes, random) = self.size(r, bytes)?;
                     let tag = self.ctl.user_tag(r, pc, tag)?;
-                    let (_, delivered) = self.send(r, to, bytes, tag, true, random.then_some(pc));
+                    let random_size = random.map(|d| (pc, d));
+                    let (_, delivered, _, delivery) =
+                        self.send(r, to, bytes, tag, true, random_size);
                     self.ranks[ri].parts = Some(Parts {
                         since: now,
                         done: delivered,
                         recv: Some((from, tag)),
                         category: COMMUNICATION,
                         combine: None,
+                        done_node: delivery,
                     });
                 }
                 Instr::Collective(op) => {
@@ -677,7 +855,7 @@ impl<'p> Walker<'p> {
                 }
                 Instr::Io { disk, unit, bytes } => {
                     let u = self.ctl.eval(r, pc, unit)?;
-                    let (bytes, _) = self.size(r, bytes)?;
+                    let (bytes, random) = self.size(r, bytes)?;
                     let d = &prog.disks[*disk as usize];
                     let unit = self.disk_base[*disk as usize] as usize
                         + u.rem_euclid(i64::from(d.count)) as usize;
@@ -697,6 +875,15 @@ impl<'p> Walker<'p> {
                     rk.spent[IO] += t;
                     rk.entered[IO] = true;
                     rk.pc += 1;
+                    let (from, clock) = (rk.node, rk.clock);
+                    let law = random.map(|dist| Random::Affine {
+                        a: d.startup,
+                        b: 1.0 / d.bandwidth,
+                        dist,
+                    });
+                    let duration = self.duration(t, law);
+                    let v = self.node(&[from], duration, r, clock);
+                    self.moved(r, v, IO);
                 }
                 Instr::Loop { times, depth, end } => {
                     self.ranks[ri].pc = self.ctl.enter_loop(r, pc, times, *depth, *end)?;
@@ -711,6 +898,10 @@ impl<'p> Walker<'p> {
                     if self.phases.start(r, *ph, now) {
                         let k = ri * prog.phases.len() + usize::from(*ph);
                         self.phase_start[k] = self.phase_start[k].min(now);
+                        let node = self.ranks[ri].node;
+                        if let Some(g) = &mut self.graph {
+                            g.phase_marks.push((r, *ph, node, true));
+                        }
                     }
                     self.ranks[ri].pc += 1;
                 }
@@ -718,6 +909,10 @@ impl<'p> Walker<'p> {
                     if self.phases.end(r, *ph, now) {
                         let k = ri * prog.phases.len() + usize::from(*ph);
                         self.phase_end[k] = now;
+                        let node = self.ranks[ri].node;
+                        if let Some(g) = &mut self.graph {
+                            g.phase_marks.push((r, *ph, node, false));
+                        }
                     }
                     self.ranks[ri].pc += 1;
                 }
@@ -752,9 +947,12 @@ impl<'p> Walker<'p> {
             return;
         };
         let combines = op.combine.is_some() || op.combine_per_byte > 0.0;
-        let done = match step.send {
-            Some((to, bytes)) => self.send(r, global(to), bytes, tag, true, None).1,
-            None => now,
+        let (done, done_node) = match step.send {
+            Some((to, bytes)) => {
+                let (_, delivered, _, delivery) = self.send(r, global(to), bytes, tag, true, None);
+                (delivered, delivery)
+            }
+            None => (now, graph::NONE),
         };
         self.ranks[ri].parts = Some(Parts {
             since: now,
@@ -762,6 +960,7 @@ impl<'p> Walker<'p> {
             recv: step.recv.map(|from| (global(from), tag)),
             category: COMMUNICATION,
             combine: step.combine.filter(|_| combines),
+            done_node,
         });
     }
 
@@ -780,6 +979,18 @@ impl<'p> Walker<'p> {
         let chance = arrived
             .iter()
             .any(|&w| self.ranks[w as usize].tainted.is_finite());
+        let arrivals: Vec<u32> = if self.graph.is_some() {
+            arrived
+                .iter()
+                .map(|&w| self.ranks[w as usize].node)
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let released = self.node(&arrivals, Duration::Fixed(0.0), graph::NONE, release);
+        for &w in &arrived {
+            self.moved(w, released, WAITING);
+        }
         for w in arrived {
             let rk = &mut self.ranks[w as usize];
             if let Some(since) = rk.barrier.take() {
@@ -799,7 +1010,7 @@ impl<'p> Walker<'p> {
         false
     }
 
-    fn finish(mut self) -> Evaluation {
+    fn finish(mut self) -> (Evaluation, Option<Graph<'p>>) {
         let prog = self.prog;
         let np = prog.phases.len();
         let finish: Vec<f64> = self.ranks.iter().map(|r| r.clock).collect();
@@ -810,8 +1021,27 @@ impl<'p> Walker<'p> {
         };
         self.links.sort_by_key(|l| l.id);
         let topology = &prog.network.topology;
+        // each phase's window: from its first entry to its last exit
+        let windows: Vec<(f64, f64)> = (0..np)
+            .map(|ph| {
+                (0..prog.ranks as usize).fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), r| {
+                    let k = r * np + ph;
+                    (lo.min(self.phase_start[k]), hi.max(self.phase_end[k]))
+                })
+            })
+            .collect();
+        let mut phase_routes = std::mem::take(&mut self.phase_routes);
         for l in &mut self.links {
-            let met = first_overlap(&mut l.uses);
+            let met_at = overlaps(&mut l.uses);
+            for ((lo, hi), routes) in windows.iter().zip(&mut phase_routes) {
+                if met_at.iter().any(|t| lo <= t && t < hi) {
+                    routes.shared += 1;
+                    if routes.shared_names.len() < NAMED_SHARED {
+                        routes.shared_names.push(topology.link_name(l.id));
+                    }
+                }
+            }
+            let met = met_at.first().copied().unwrap_or(f64::INFINITY);
             sharing.from = sharing.from.min(met);
             if met.is_finite() {
                 sharing.links += 1;
@@ -858,7 +1088,8 @@ impl<'p> Walker<'p> {
             _ => 1.0,
         };
         let message_p99 = self.delays.quantile(prog, scale, 0.99);
-        Evaluation {
+        let graph = self.graph.take();
+        let ev = Evaluation {
             makespan,
             spent: self.ranks.iter().map(|r| r.spent).collect(),
             entered: self.ranks.iter().map(|r| r.entered).collect(),
@@ -884,8 +1115,10 @@ impl<'p> Walker<'p> {
             tainted: self.ranks.iter().map(|r| r.tainted).collect(),
             phase_starts: per_phase(&self.phase_start),
             phase_ends: per_phase(&self.phase_end),
+            phase_routes,
             unshareable,
-        }
+        };
+        (ev, graph)
     }
 }
 
@@ -894,16 +1127,23 @@ impl<'p> Walker<'p> {
 /// rounding of sums of times. An empty use (a message of no bytes) inside another, or at the
 /// start of another, overlaps it: a FCFS link makes it wait.
 fn first_overlap(uses: &mut [(f64, f64)]) -> f64 {
+    overlaps(uses).first().copied().unwrap_or(f64::INFINITY)
+}
+
+/// Every start of a use that overlaps an earlier one on a one-server timeline, in order,
+/// sorting it by start (overlap as in [`first_overlap`]).
+fn overlaps(uses: &mut [(f64, f64)]) -> Vec<f64> {
     // by start, the longer first at one instant
     uses.sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(b.1.total_cmp(&a.1)));
     let mut busy_until = f64::NEG_INFINITY;
+    let mut met = Vec::new();
     for &(s, e) in uses.iter() {
         if s < busy_until - 1e-12 * busy_until.abs() {
-            return s;
+            met.push(s);
         }
         busy_until = busy_until.max(e);
     }
-    f64::INFINITY
+    met
 }
 
 /// The most uses of a timeline at once, and the first time they exceed `servers` (infinite:

@@ -23,7 +23,7 @@
 //!   approximation: no queueing, no rounding to bytes).
 
 use super::evaluation::Evaluation;
-use crate::predict::{Analysis, Bound, Prediction, Refusal};
+use crate::predict::{Analysis, Prediction, Refusal};
 use crate::program::{Category, Program};
 
 /// The method's name, before any label.
@@ -115,16 +115,6 @@ fn add(prog: &Program, ev: &Evaluation, a: &mut Analysis) {
         put_settled(a, metric, value, &l.times, note, settled);
     };
     let all = settled(&ev.finish);
-    if l.lower_bound {
-        a.bounds.push(Bound {
-            metric: "program.makespan".to_owned(),
-            lower: ev.makespan,
-            upper: f64::INFINITY,
-            method: format!(
-                "{METHOD}: lower bound on the mean (no resource can be shared: a max-plus program, Jensen)"
-            ),
-        });
-    }
     let p = f64::from(prog.ranks);
     time(
         a,

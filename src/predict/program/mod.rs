@@ -1,42 +1,55 @@
 //! Analytic predictions for a program: the contention-free closed forms of its operations.
 //!
 //! A phase whose body is one collective gets the collective's closed form
-//! ([`Collective::closed_form`]); a phase whose body is point-to-point messages (`send`, `recv`,
+//! ([`crate::program::collective::Collective::closed_form`]); a phase whose body is point-to-point messages (`send`, `recv`,
 //! `sendrecv`, each maybe under a `when`) gets the longest of its messages' costs by the lecture
 //! notes' formulas ([`MessageCost`]: store-and-forward or cut-through over the route's length),
 //! and where messages share links, the lecture's congestion rule beside it.
 //! Both predict `phase.<name>.max`, and `program.makespan` when the phase is the whole program.
 //!
 //! A prediction is **exact** when nothing the formula leaves out can happen: one rank per node,
-//! deterministic sizes and combine times, and no two messages on one link (every pair on its own
-//! link for a collective: a `full` topology; the routes checked link by link for messages).
+//! deterministic sizes and combine times, and no two messages on one link (for a collective:
+//! every message crossed one link of unit capacity and no two that overlapped in time shared a
+//! link, on the evaluation's timeline, [`evaluation::PhaseRoutes`]; for messages: the routes
+//! checked link by link).
 //! Otherwise it is reported as an approximation, with the assumption that breaks.
 
 pub mod delays;
 pub mod evaluation;
+pub mod graph;
+pub mod laws;
 mod mean_value;
+pub mod stochastic;
 
 use std::collections::HashMap;
 
 use crate::analytic::MessageCost;
 use crate::predict::{Analysis, Prediction, Refusal};
-use crate::program::collective::{Algorithm, Collective, Cost};
+use crate::program::collective::Cost;
 use crate::program::expr::Env;
 use crate::program::{CollectiveOp, Instr, Program, Size, Switching};
-use crate::topology::Shape;
-use evaluation::Evaluation;
+use evaluation::{Evaluation, PhaseRoutes};
 
 /// Every prediction for a program.
 pub fn analyze(prog: &Program) -> Analysis {
     let mut a = Analysis::default();
-    let evaluation = evaluation::evaluate(prog);
+    let (evaluation, graph) = match evaluation::evaluate_with_graph(prog) {
+        Ok((ev, g)) => (Ok(ev), Some(g)),
+        Err(e) => (Err(e), None),
+    };
     let whole = whole_program_phase(prog);
     for (id, name) in prog.phases.iter().enumerate() {
         let Some((first, body)) = phase_body(prog, id as u16) else {
             continue;
         };
         let forms = match body {
-            [Instr::Collective(op)] => vec![collective(prog, op)],
+            [Instr::Collective(op)] => {
+                let routes = match &evaluation {
+                    Ok(ev) => Ok(&ev.phase_routes[id]),
+                    Err(why) => Err(why.as_str()),
+                };
+                vec![collective(prog, op, routes)]
+            }
             _ if body.iter().all(is_message_or_guard) => {
                 messages(prog, first, body).unwrap_or_default()
             }
@@ -80,6 +93,9 @@ pub fn analyze(prog: &Program) -> Analysis {
         }
     }
     mean_value::predictions(prog, &evaluation, &mut a);
+    if let (Ok(ev), Some(g)) = (&evaluation, &graph) {
+        stochastic::predictions(prog, ev, g, &mut a);
+    }
     a
 }
 
@@ -182,7 +198,10 @@ fn common_breaks(prog: &Program) -> Vec<String> {
     why
 }
 
-fn collective(prog: &Program, op: &CollectiveOp) -> ClosedForm {
+/// A collective's closed form, labelled exact when its messages' actual `routes` (from the
+/// evaluation, or why there is none) are those of the formula: one link of unit capacity per
+/// message, and no link crossed by two messages at once.
+fn collective(prog: &Program, op: &CollectiveOp, routes: Result<&PhaseRoutes, &str>) -> ClosedForm {
     let net = &prog.network;
     let e = env(prog, 0);
     let bytes = op.bytes.eval(&e).map_err(|err| err.0)? as f64;
@@ -219,13 +238,7 @@ fn collective(prog: &Program, op: &CollectiveOp) -> ClosedForm {
             "the round model is exact for a power-of-two group, not {n} ranks"
         ));
     }
-    let ideal = op.kind == Collective::Barrier && op.algorithm == Algorithm::Ideal;
-    if net.topology.shape() != &Shape::Full && !ideal {
-        why.push(format!(
-            "the closed form has one link per pair of ranks; on a {} messages cross several links and share them",
-            net.topology.shape()
-        ));
-    }
+    why.extend(route_breaks(routes));
     if op.combine.as_ref().is_some_and(|d| d.scv() > 0.0) {
         why.push("combine times are random (the formula uses their mean)".to_owned());
     }
@@ -234,6 +247,39 @@ fn collective(prog: &Program, op: &CollectiveOp) -> ClosedForm {
         op.kind, op.algorithm
     );
     Ok((value, method, (!why.is_empty()).then(|| why.join("; "))))
+}
+
+/// What in a phase's routes breaks a closed form of one idle link of unit capacity per message
+/// (empty: nothing).
+fn route_breaks(routes: Result<&PhaseRoutes, &str>) -> Vec<String> {
+    let r = match routes {
+        Ok(r) => r,
+        Err(why) => return vec![format!("the routes were not evaluated ({why})")],
+    };
+    let mut why = Vec::new();
+    if r.shared > 0 {
+        let others = match r.shared - r.shared_names.len() {
+            0 => String::new(),
+            n => format!(" and {n} other links"),
+        };
+        why.push(format!(
+            "messages that overlap in time share link {}{others} on their routes (the closed form gives each message an idle link)",
+            r.shared_names.join(", ")
+        ));
+    }
+    if r.most_hops > 1 {
+        why.push(format!(
+            "messages cross up to {} links (the closed form counts one)",
+            r.most_hops
+        ));
+    }
+    if r.uneven {
+        why.push(
+            "messages cross links of capacity other than 1 (the closed form has the bandwidth)"
+                .to_owned(),
+        );
+    }
+    why
 }
 
 /// Point-to-point messages: each message's cost by its route's length, the longest of them;

@@ -12,6 +12,7 @@ mod paths;
 pub mod pipeline;
 pub mod program;
 mod routes;
+pub mod schedule;
 pub mod spmd;
 mod stations;
 pub mod tables;
@@ -96,6 +97,7 @@ pub(super) fn build(mut raw: RawScenario, base: &Path) -> Result<Built, Vec<Prob
         return build_program(ck, raw, base, run, validate, spmd);
     }
     for (field, given) in [
+        ("loggp", raw.loggp.is_some()),
         ("topology", raw.topology.is_some()),
         ("machine", raw.machine.is_some()),
         ("disk", !raw.disks.is_empty()),
@@ -194,7 +196,7 @@ pub(super) fn build(mut raw: RawScenario, base: &Path) -> Result<Built, Vec<Prob
 /// file must leave those out. `None` when there were problems (added to `ck`).
 fn spmd_network(ck: &mut Checker, raw: &mut RawScenario, base: &Path) -> Option<Spmd> {
     for field in [
-        "class", "station", "route", "program", "pipeline", "topology", "machine", "disk",
+        "class", "station", "route", "program", "pipeline", "topology", "machine", "disk", "loggp",
     ] {
         if raw.has(field) {
             ck.add(
@@ -285,6 +287,34 @@ fn build_program(
         }
     }
     let mut model = spmd.map(|m| Model::Spmd(Box::new(m)));
+    if raw.loggp.is_some() && !raw.has("program") {
+        ck.add(
+            raw.loggp.as_ref().map(|l| l.span().start),
+            "loggp",
+            "[loggp] gives the endpoints of a [program]; a [pipeline] builds its own",
+        );
+    }
+    if let Some(program) = raw.program.as_ref().filter(|p| p.get_ref().goal.is_some()) {
+        let written = raw.has("loggp") || raw.has("topology");
+        let sched = schedule::goal(
+            program,
+            raw.loggp.as_ref(),
+            raw.topology.as_ref(),
+            written,
+            base,
+        );
+        return match sched {
+            Ok(s) if ck.found.is_empty() && raw.shape_problems == 0 => {
+                finish_schedule(ck, &raw, run, validate, s, model)
+            }
+            Ok(_) => Err(ck.found),
+            Err(found) => {
+                ck.found.extend(found);
+                ck.found.sort_by_key(|p| p.at);
+                Err(ck.found)
+            }
+        };
+    }
     let built = match (&raw.program, &raw.pipeline) {
         (Some(program), None) => {
             let disks: Vec<_> = raw
@@ -299,6 +329,7 @@ fn build_program(
                 machine: raw.machine.as_ref(),
                 disks,
                 base,
+                endpoints: raw.loggp.is_some(),
             })
         }
         (None, Some(pipeline)) => {
@@ -327,6 +358,17 @@ fn build_program(
     };
     match built {
         Ok(prog) if ck.found.is_empty() && raw.shape_problems == 0 => {
+            if raw.loggp.is_some() || prog.marks.is_some() {
+                let at = raw.program.as_ref().map_or(0, |p| p.span().start);
+                return match schedule::lowered(prog, raw.loggp.as_ref(), raw.topology.as_ref(), at)
+                {
+                    Ok(s) => finish_schedule(ck, &raw, run, validate, s, model),
+                    Err(found) => {
+                        ck.found.extend(found);
+                        Err(ck.found)
+                    }
+                };
+            }
             let workload = Workload::Program(Box::new(prog));
             config::check_metric_names(&mut ck, &raw, &run, &validate, &workload);
             if !ck.found.is_empty() {
@@ -359,6 +401,30 @@ fn build_program(
             Err(ck.found)
         }
     }
+}
+
+/// A program run as a dependency graph: its metric names checked, the scenario built.
+fn finish_schedule(
+    mut ck: Checker,
+    raw: &RawScenario,
+    run: RunConfig,
+    validate: ValidateConfig,
+    schedule: crate::program::schedule::Schedule,
+    model: Option<Model>,
+) -> Result<Built, Vec<Problem>> {
+    let workload = Workload::Schedule(Box::new(schedule));
+    config::check_metric_names(&mut ck, raw, &run, &validate, &workload);
+    if !ck.found.is_empty() {
+        return Err(ck.found);
+    }
+    Ok(Built {
+        workload,
+        run,
+        validate,
+        name: raw.name.clone(),
+        description: raw.description.clone(),
+        model,
+    })
 }
 
 /// What is wrong with a station or class name, if anything: besides the rules of every name

@@ -205,6 +205,7 @@ pub fn build(
         machine: None,
         disks: Vec::new(),
         base,
+        endpoints: false,
     };
     // the built program's paths are in a text the user never wrote: say so, at [pipeline]
     let prog = super::program::compile(&sources).map_err(|found| {

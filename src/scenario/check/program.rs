@@ -8,7 +8,9 @@ use toml::Spanned;
 
 use crate::dist::{Dist, DistSpec};
 use crate::program::collective::{Algorithm, Collective};
+use crate::program::dag::Dependency;
 use crate::program::expr::{Env, Expr, Var};
+use crate::program::lower::{Mark, Marks};
 use crate::program::{
     CollectiveOp, Disk, Groups, Instr, Interconnect, Program, Sharing, Size, Switching, Work,
 };
@@ -41,8 +43,40 @@ pub struct Sources<'a> {
     pub machine: Option<&'a Spanned<RawMachine>>,
     /// `[[disk]]` with their offsets.
     pub disks: Vec<(usize, &'a RawDisk)>,
+    /// `[loggp]` is given: the program may do without a topology (its messages then cross no
+    /// links).
+    pub endpoints: bool,
     /// The directory relative trace files are read from.
     pub base: &'a Path,
+}
+
+/// The interconnect a `[topology]` describes for `nodes` nodes; every problem is returned.
+pub fn interconnect(
+    t: &Spanned<RawTopology>,
+    nodes: u32,
+    base: &Path,
+) -> Result<Interconnect, Vec<Problem>> {
+    let mut c = Compiler {
+        found: Vec::new(),
+        base,
+        code: Vec::new(),
+        paths: Vec::new(),
+        phases: Vec::new(),
+        groups: Vec::new(),
+        group_text: HashMap::new(),
+        disks: Vec::new(),
+        depth: 0,
+        loop_vars: Vec::new(),
+        times: Vec::new(),
+        ranks: nodes,
+        offsets: Vec::new(),
+        at: t.span().start,
+        pending_marks: Vec::new(),
+    };
+    match c.topology(t, nodes) {
+        Some(ic) if c.found.is_empty() => Ok(ic),
+        _ => Err(c.found),
+    }
 }
 
 /// Checks a program and builds it; every problem is returned.
@@ -62,20 +96,32 @@ pub fn compile(src: &Sources<'_>) -> Result<Program, Vec<Problem>> {
         ranks: 1,
         offsets: Vec::new(),
         at: src.program.span().start,
+        pending_marks: Vec::new(),
     };
     let at = src.program.span().start;
     let p = src.program.get_ref();
-    if !(1..=MAX_RANKS).contains(&p.ranks) {
+    let ranks = match p.ranks {
+        Some(r) => r,
+        None => {
+            c.add(at, "program.ranks", "is missing (the number of ranks P)");
+            1
+        }
+    };
+    if !(1..=MAX_RANKS).contains(&ranks) {
         c.add(
             at,
             "program.ranks",
-            format!(
-                "must be a whole number from 1 to {MAX_RANKS}, got {}",
-                p.ranks
-            ),
+            format!("must be a whole number from 1 to {MAX_RANKS}, got {ranks}"),
         );
     }
-    c.ranks = p.ranks.clamp(1, MAX_RANKS) as u32;
+    if p.goal.is_some() {
+        c.add(
+            at,
+            "program.goal",
+            "a GOAL schedule is the whole program: leave out [[program.op]]",
+        );
+    }
+    c.ranks = ranks.clamp(1, MAX_RANKS) as u32;
     let ranks_per_node = c.whole(
         p.ranks_per_node,
         1,
@@ -102,6 +148,19 @@ pub fn compile(src: &Sources<'_>) -> Result<Program, Vec<Problem>> {
         }
         // written but unreadable: its shape problems were reported when the file was read
         (None, None) if src.topology_written => None,
+        // LogGP endpoints alone: a placeholder the dependency-graph executor never uses
+        (None, None) if src.endpoints => {
+            Topology::new(Shape::Full, nodes)
+                .ok()
+                .map(|topology| Interconnect {
+                    topology,
+                    bandwidth: f64::INFINITY,
+                    latency: 0.0,
+                    startup: 0.0,
+                    switching: Switching::CutThrough,
+                    sharing: Sharing::Fcfs,
+                })
+        }
         (None, None) => {
             c.add(at, "topology", "a program needs a [topology] for its messages (kind = \"bus\", \"full\", \"ring\", \"mesh\", \"torus\", \"tree\" or \"fat_tree\"), or a [machine] profile");
             None
@@ -140,6 +199,11 @@ pub fn compile(src: &Sources<'_>) -> Result<Program, Vec<Problem>> {
     let Some(network) = network else {
         return Err(c.found);
     };
+    let marks = c.marks();
+    if !c.found.is_empty() {
+        c.found.sort_by_key(|f| f.at);
+        return Err(c.found);
+    }
     tabulate(&mut c.code, c.ranks, ranks_per_node);
     let loop_depth = c.depth_max();
     let typical_bytes = c.typical_bytes();
@@ -158,6 +222,7 @@ pub fn compile(src: &Sources<'_>) -> Result<Program, Vec<Problem>> {
         disks: c.disks,
         clock: Clock::for_scale(smallest),
         report_each: p.report_each.unwrap_or(c.ranks <= 16),
+        marks,
     };
     // every rank of a rooted collective names the same root (each its own would send
     // messages nobody receives)
@@ -298,6 +363,19 @@ struct Compiler<'a> {
     offsets: Vec<usize>,
     /// The offset of the operation being compiled.
     at: usize,
+    /// Labels and dependencies of the operations that have them, by instruction.
+    pending_marks: Vec<(usize, PendingMark)>,
+}
+
+/// An operation's label and dependencies as written.
+struct PendingMark {
+    at: usize,
+    path: String,
+    label: Option<String>,
+    requires: Option<Vec<String>>,
+    irequires: Option<Vec<String>>,
+    wait: Vec<String>,
+    nonblocking: bool,
 }
 
 impl Compiler<'_> {
@@ -630,7 +708,8 @@ impl Compiler<'_> {
         match kind {
             OpKind::Compute => &["time", "iterations", "cost", "split"],
             OpKind::Send | OpKind::Isend => &["to", "bytes", "tag"],
-            OpKind::Recv => &["from", "tag"],
+            OpKind::Recv | OpKind::Irecv => &["from", "tag"],
+            OpKind::Wait => &["for"],
             OpKind::Sendrecv => &["to", "from", "bytes", "tag"],
             OpKind::Barrier => &["algorithm", "group"],
             OpKind::Io => &["disk", "unit", "bytes"],
@@ -680,6 +759,35 @@ impl Compiler<'_> {
             ("body", o.body.is_some()),
         ];
         let allowed = Self::allowed(o.kind);
+        let block = matches!(o.kind, OpKind::Repeat | OpKind::Phase);
+        for (field, present) in [
+            ("label", o.label.is_some()),
+            ("requires", o.requires.is_some()),
+            ("irequires", o.irequires.is_some()),
+        ] {
+            if present && block {
+                self.add(
+                    at,
+                    format!("{path}.{field}"),
+                    format!(
+                        "does not apply to a {:?}: give it to the operations inside",
+                        o.kind
+                    ),
+                );
+            }
+        }
+        if o.wait_for.is_some() && o.kind != OpKind::Wait {
+            self.add(
+                at,
+                format!("{path}.for"),
+                format!("does not apply to an operation of kind {:?}", o.kind),
+            );
+        }
+        let marked = !block
+            && (o.label.is_some()
+                || o.requires.is_some()
+                || o.irequires.is_some()
+                || matches!(o.kind, OpKind::Irecv | OpKind::Wait));
         for (field, present) in given {
             if present && !allowed.contains(&field) {
                 self.add(
@@ -689,6 +797,7 @@ impl Compiler<'_> {
                 );
             }
         }
+        let before = self.code.len();
         let guard = o.when.as_ref().map(|w| {
             let cond = self.expr(at, &format!("{path}.when"), w);
             self.push(
@@ -719,7 +828,7 @@ impl Compiler<'_> {
                     );
                 }
             }
-            OpKind::Recv => {
+            OpKind::Recv | OpKind::Irecv => {
                 let from = self
                     .required(at, path, "from", &o.from)
                     .map(|t| self.expr(at, &format!("{path}.from"), t));
@@ -727,6 +836,18 @@ impl Compiler<'_> {
                 if let Some(from) = from {
                     self.push(Instr::Recv { from, tag }, path);
                 }
+            }
+            OpKind::Wait => {
+                if o.wait_for.as_ref().is_none_or(Vec::is_empty) {
+                    self.add(
+                        at,
+                        format!("{path}.for"),
+                        "is missing: give the labels of the operations to wait for",
+                    );
+                }
+                // a wait is a computation of no time that depends on what it waits for
+                let nothing = Dist::deterministic(0.0).expect("0 is a valid deterministic time");
+                self.push(Instr::Compute(Work::Time(nothing)), path);
             }
             OpKind::Sendrecv => {
                 let to = self
@@ -761,12 +882,92 @@ impl Compiler<'_> {
             OpKind::Repeat => self.repeat(at, path, o),
             OpKind::Phase => self.phase(at, path, o),
         }
+        let main = guard.map_or(before, |g| g + 1);
+        if marked && self.code.len() > main {
+            self.pending_marks.push((
+                main,
+                PendingMark {
+                    at,
+                    path: path.to_owned(),
+                    label: o.label.clone(),
+                    requires: o.requires.clone(),
+                    irequires: o.irequires.clone(),
+                    wait: o.wait_for.clone().unwrap_or_default(),
+                    nonblocking: o.kind == OpKind::Irecv,
+                },
+            ));
+        }
         if let Some(g) = guard {
             let end = self.code.len() as u32;
             if let Instr::When { skip, .. } = &mut self.code[g] {
                 *skip = end;
             }
         }
+    }
+
+    /// The labels and dependencies of the operations, checked: `None` when no operation has
+    /// any (a sequential program).
+    fn marks(&mut self) -> Option<Box<Marks>> {
+        if self.pending_marks.is_empty() {
+            return None;
+        }
+        let mut labels: Vec<String> = Vec::new();
+        let mut index: HashMap<String, u32> = HashMap::new();
+        let pending = std::mem::take(&mut self.pending_marks);
+        for (_, m) in &pending {
+            if let Some(l) = &m.label {
+                if l.is_empty() {
+                    self.add(m.at, format!("{}.label", m.path), "is empty");
+                } else if index.contains_key(l) {
+                    self.add(
+                        m.at,
+                        format!("{}.label", m.path),
+                        format!("{l:?} labels another operation already: labels must be unique"),
+                    );
+                } else {
+                    index.insert(l.clone(), labels.len() as u32);
+                    labels.push(l.clone());
+                }
+            }
+        }
+        let mut of = vec![Mark::default(); self.code.len()];
+        for (pc, m) in pending {
+            let resolve = |names: &[String], field: &str, c: &mut Self| -> Vec<u32> {
+                names
+                    .iter()
+                    .filter_map(|n| {
+                        let found = index.get(n).copied();
+                        if found.is_none() {
+                            c.add(
+                                m.at,
+                                format!("{}.{field}", m.path),
+                                format!("no operation is labelled {n:?}"),
+                            );
+                        }
+                        found
+                    })
+                    .collect()
+            };
+            let mut after = None;
+            if m.requires.is_some() || m.irequires.is_some() {
+                let mut deps: Vec<(u32, Dependency)> = Vec::new();
+                for l in resolve(m.requires.as_deref().unwrap_or(&[]), "requires", self) {
+                    deps.push((l, Dependency::Requires));
+                }
+                for l in resolve(m.irequires.as_deref().unwrap_or(&[]), "irequires", self) {
+                    deps.push((l, Dependency::Irequires));
+                }
+                after = Some(deps);
+            }
+            let wait = resolve(&m.wait, "for", self);
+            of[pc] = Mark {
+                label: m.label.as_ref().and_then(|l| index.get(l).copied()),
+                after,
+                wait,
+                nonblocking: m.nonblocking,
+            };
+        }
+        Some(Box::new(Marks { labels, of }))
     }
 
     fn push(&mut self, i: Instr, path: &str) -> usize {

@@ -86,7 +86,8 @@ pub fn put_program(raw: &mut RawScenario, t: &crate::models::tables::ProgramTabl
 /// `[program]` of `ranks` ranks running `ops`.
 pub fn raw_program(ranks: u32, report_each: bool, ops: &[Op], at: usize) -> RawProgram {
     RawProgram {
-        ranks: i64::from(ranks),
+        ranks: Some(i64::from(ranks)),
+        goal: None,
         ranks_per_node: None,
         cores: None,
         report_each: Some(report_each),

@@ -17,7 +17,7 @@ pub mod program;
 pub mod spmd;
 
 use pipeline::RawPipeline;
-use program::{RawDisk, RawMachine, RawProgram, RawTopology};
+use program::{RawDisk, RawLogGp, RawMachine, RawProgram, RawTopology};
 
 /// A whole scenario file, as [`super::document`] reads it: each section on its own, each
 /// element of an array of tables on its own (see [`Element`]).
@@ -47,6 +47,8 @@ pub struct RawScenario {
     pub topology: Option<Spanned<RawTopology>>,
     /// The program's message costs from a machine profile (`[machine]`), instead of a topology.
     pub machine: Option<Spanned<RawMachine>>,
+    /// The program's LogGP endpoints (`[loggp]`).
+    pub loggp: Option<Spanned<RawLogGp>>,
     /// The program's disks (`[[disk]]`).
     pub disks: Vec<Element<RawDisk>>,
     /// An SPMD program of Cremonesi and Gennaro (`[spmd]`), built into the network.

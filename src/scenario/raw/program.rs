@@ -37,8 +37,10 @@ use crate::topology::TopologyKind;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawProgram {
-    /// Number of ranks `P`.
-    pub ranks: i64,
+    /// Number of ranks `P` (required unless `goal` gives them).
+    pub ranks: Option<i64>,
+    /// A GOAL schedule to run (relative to the scenario), instead of `op`s.
+    pub goal: Option<String>,
     /// Ranks per node (default 1).
     pub ranks_per_node: Option<i64>,
     /// Processor servers per node (default 1).
@@ -63,6 +65,11 @@ pub enum OpKind {
     Isend,
     /// Receive.
     Recv,
+    /// Receive without waiting for the message: the next operation starts once it is posted
+    /// (wait for it with `wait`).
+    Irecv,
+    /// Wait for the labelled operations `for` (and the one before).
+    Wait,
     /// Send and receive at once.
     Sendrecv,
     /// Wait for all ranks (or the rank's group).
@@ -97,6 +104,18 @@ pub struct RawOp {
     pub kind: OpKind,
     /// Run only on the ranks where this is true.
     pub when: Option<ExprText>,
+    /// A name other operations' `requires`, `irequires` and `for` refer to (the rank's latest
+    /// execution of this operation).
+    pub label: Option<String>,
+    /// Start only after these labelled operations have finished (instead of after the
+    /// previous operation).
+    pub requires: Option<Vec<String>>,
+    /// Start only after these labelled operations have started (instead of after the previous
+    /// operation).
+    pub irequires: Option<Vec<String>>,
+    /// Wait: the labelled operations it waits for.
+    #[serde(rename = "for")]
+    pub wait_for: Option<Vec<String>>,
     /// Compute: its time.
     #[schemars(with = "Option<DistSpec>")]
     pub time: Option<Spanned<DistSpec>>,
@@ -149,6 +168,10 @@ impl RawOp {
         RawOp {
             kind,
             when: None,
+            label: None,
+            requires: None,
+            irequires: None,
+            wait_for: None,
             time: None,
             iterations: None,
             cost: None,
@@ -224,6 +247,32 @@ pub struct RawMachine {
     pub profile: String,
     /// The primitive whose fit costs a message (default `"send"`).
     pub primitive: Option<String>,
+}
+
+/// `[loggp]`: LogGP(S) endpoints (times in seconds, `S` in bytes), LogGOPSim's defaults for
+/// what is left out.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawLogGp {
+    /// Latency `L`.
+    #[serde(rename = "L")]
+    pub l: Option<f64>,
+    /// CPU overhead per message `o`.
+    pub o: Option<f64>,
+    /// NIC gap per message `g`.
+    pub g: Option<f64>,
+    /// NIC gap per byte `G`.
+    #[serde(rename = "G")]
+    pub big_g: Option<f64>,
+    /// CPU overhead per byte `O`.
+    #[serde(rename = "O")]
+    pub big_o: Option<f64>,
+    /// Largest eager message, bytes (larger ones use rendezvous).
+    #[serde(rename = "S")]
+    pub s: Option<i64>,
+    /// The order of operations that become ready together: `"program"` (default) or
+    /// `"loggopsim"` (LogGOPSim's unstable sort).
+    pub order: Option<String>,
 }
 
 /// `[[disk]]`.

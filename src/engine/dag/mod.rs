@@ -1,0 +1,825 @@
+//! Running a [`Dag`] on LogGP endpoints, with or without links between them: one execution of a
+//! [`crate::program::schedule::Schedule`].
+//!
+//! **Semantics** (LogGOPSim's, commit 76451de, `LogGOPSim.cpp`; see
+//! [`crate::analytic::loggp`] for the costs). Each rank has CPUs (free at `cpu_free`), and
+//! NICs with a sending and a receiving side (free at `send_free`, `recv_free`). Events are
+//! processed in the order of `(time, stamp)`; a stamp is given when an operation becomes ready
+//! or a message is sent, and an event put back because its resources are busy keeps its stamp.
+//!
+//! - A **calc** starts when its CPU is free and holds it for its time.
+//! - A **send** starts when its CPU and its NIC's sending side are free, holds them
+//!   `o + (s-1) O` and `g + (s-1) G`, and its message arrives `o + L` later (with links: it
+//!   enters the network when `o` ends and arrives `L` after the network delivers it). An eager
+//!   send (`s <= S`) finishes when it starts; a rendezvous send when its receive matches it,
+//!   which also holds the sender's CPU and NIC until then.
+//! - A **receive** is posted as soon as it is ready, at no cost. It matches the first queued
+//!   message (in arrival order) with its source and tag, where either side's `-1` matches
+//!   anything; otherwise it waits in the rank's queue of posted receives.
+//! - A **message** is processed at the receiver when the CPU and NIC receiving side the send
+//!   named are free: they are held `o + (s-1) max(O, G)` and `g + (s-1) G` whether or not a
+//!   receive is posted; it matches the first posted receive with its source and tag, which then
+//!   finishes, or waits in the queue of unexpected messages.
+//! - An operation is **ready** when everything it `requires` has finished and everything it
+//!   `irequires` has started. After each event, the ranks it touched (in increasing order) start
+//!   their ready operations: sorted sends, receives, calcs ([`ReadyOrder`]), each given the next
+//!   stamp and the time its resources are free.
+//! - A rank's **finish** is when its last CPU becomes free; the makespan is the latest finish.
+//!
+//! An execution that ends with a receive never matched, a message never received or an
+//! operation that never became ready (a cycle of dependencies) is a [`DagFault`]: LogGOPSim
+//! prints no times for the first two and ignores the third.
+//!
+//! **Cost.** An operation is a 32-byte record read once or twice; an event is 16 bytes in a
+//! binary heap; the per-rank state is three times per CPU or NIC and four queue ends. Nothing is
+//! allocated per event once the vectors have grown.
+
+mod queue;
+mod sort;
+
+pub use sort::{libstdcxx as libstdcxx_sort, stable as stable_sort};
+
+use rustc_hash::FxHashMap;
+
+use crate::program::dag::{ANY, Dag, OpKind, TICKS_PER_SECOND};
+use crate::program::schedule::{Endpoints, Links, Machine, ReadyOrder};
+use crate::program::{Sharing, Switching};
+use crate::time::wide_ceil_from_f64;
+use queue::{Ev, Queue as Events};
+
+/// Event ids: an operation's index, or a message (its in-flight slot) arriving at the receiver,
+/// or a message's header reaching its next vertex.
+const MSG: u32 = 1 << 30;
+const HOP: u32 = 2 << 30;
+const KIND: u32 = 3 << 30;
+
+/// No queue entry.
+const NIL: u32 = u32::MAX;
+
+/// Times from here on are refused (`2^62` ps, about 53 days).
+const TIME_LIMIT: u64 = 1 << 62;
+
+/// A queued message (unexpected) or posted receive.
+#[derive(Clone, Copy, Debug)]
+struct Entry {
+    /// The send (unexpected messages) or receive (posted receives).
+    op: u32,
+    /// The in-flight slot of an unexpected message.
+    slot: u32,
+    /// The sender (messages) or the source asked for, maybe [`ANY`] (receives).
+    peer: u32,
+    tag: u32,
+    next: u32,
+}
+
+/// A first-in-first-out list of entries.
+#[derive(Clone, Copy, Debug)]
+struct Fifo {
+    head: u32,
+    tail: u32,
+}
+
+impl Fifo {
+    const EMPTY: Fifo = Fifo {
+        head: NIL,
+        tail: NIL,
+    };
+}
+
+/// A message on its way.
+#[derive(Clone, Copy, Debug)]
+struct Flight {
+    send: u32,
+    /// When its send started.
+    start: u64,
+    /// With links: the vertex its header is at, and (cut-through) the latest end of its
+    /// transmission on a link so far.
+    at: u32,
+    finish: u64,
+}
+
+/// A link's state and figures.
+#[derive(Clone, Copy, Debug, Default)]
+struct LinkRun {
+    id: u64,
+    free_at: u64,
+    busy: u64,
+    messages: u64,
+    delay: u64,
+}
+
+/// What one execution measured.
+#[derive(Clone, Debug)]
+pub struct DagRun {
+    /// When the last CPU became free, in seconds.
+    pub makespan: f64,
+    /// The same in ticks (picoseconds).
+    pub makespan_ticks: u64,
+    /// Per rank: when its last CPU became free, in ticks.
+    pub finish: Vec<u64>,
+    /// Per rank: time its CPUs spent in calcs, in ticks.
+    pub compute: Vec<u64>,
+    /// Messages received.
+    pub messages: u64,
+    /// Bytes they carried.
+    pub bytes: u64,
+    /// Mean time from the start of a send to the start of its processing at the receiver, in
+    /// seconds.
+    pub message_delay: f64,
+    /// Per link used (with links): its name, utilisation, messages and mean delay (from the
+    /// header's arrival to the end of the transmission), in seconds.
+    pub links: Vec<(String, f64, u64, f64)>,
+    /// Events processed (an operation executed, a message processed, a header's hop), as
+    /// LogGOPSim counts them.
+    pub events: u64,
+    /// Events put back because their CPU or NIC was busy.
+    pub requeued: u64,
+}
+
+/// Why an execution did not complete.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum DagFault {
+    /// Messages or receives were left unmatched, or operations never became ready.
+    #[error(
+        "the schedule did not complete: {unmatched_receives} receive(s) never matched, {unreceived} message(s) never received, {never_ready} operation(s) never ready (a cycle, or waiting for those receives){}",
+        if examples.is_empty() { String::new() } else { format!("; e.g. {}", examples.join("; ")) }
+    )]
+    Incomplete {
+        /// Posted receives no message matched.
+        unmatched_receives: u64,
+        /// Messages no receive matched.
+        unreceived: u64,
+        /// Operations whose dependencies were never all satisfied.
+        never_ready: u64,
+        /// A few of them, described.
+        examples: Vec<String>,
+    },
+    /// Some time passed the executor's range.
+    #[error(
+        "times passed 2^62 ps (about 53 days) at rank {rank}: the schedule's times are too large"
+    )]
+    Overflow {
+        /// The rank.
+        rank: u32,
+    },
+    /// The interconnect cannot carry the schedule.
+    #[error("{0}")]
+    Machine(String),
+}
+
+/// One execution of a schedule.
+#[derive(Debug)]
+pub struct DagExecution<'d> {
+    dag: &'d Dag,
+    ep: Endpoints,
+    order: ReadyOrder,
+    cpus: usize,
+    nics: usize,
+    counters: Vec<u32>,
+    cpu_free: Vec<u64>,
+    send_free: Vec<u64>,
+    recv_free: Vec<u64>,
+    compute: Vec<u64>,
+    posted: Vec<Fifo>,
+    unexpected: Vec<Fifo>,
+    entries: Vec<Entry>,
+    free_entry: u32,
+    flights: Vec<Flight>,
+    free_flights: Vec<u32>,
+    heap: Events,
+    stamp: u32,
+    now: u64,
+    ready: Vec<u32>,
+    batch: Vec<u32>,
+    scratch: Vec<(u8, u32)>,
+    events: u64,
+    requeued: u64,
+    messages: u64,
+    bytes: u64,
+    delay: u128,
+    net: Option<Net<'d>>,
+    overflow: Option<u32>,
+}
+
+/// The links, while running.
+#[derive(Debug)]
+struct Net<'d> {
+    links: &'d Links,
+    /// Ticks per byte on a link of the base bandwidth.
+    per_byte: f64,
+    latency: u64,
+    /// Link id to slot (dense when there are few links).
+    dense: Vec<u32>,
+    sparse: FxHashMap<u64, u32>,
+    runs: Vec<LinkRun>,
+}
+
+impl<'d> DagExecution<'d> {
+    /// Sets up an execution of `dag` on `machine`: every operation without dependencies ready
+    /// at time 0.
+    pub fn new(dag: &'d Dag, machine: &'d Machine) -> Result<DagExecution<'d>, DagFault> {
+        let p = dag.ranks() as usize;
+        let (cpus, nics) = (usize::from(dag.cpus()), usize::from(dag.nics()));
+        let net = match &machine.links {
+            None => None,
+            Some(links) => {
+                let ic = &links.interconnect;
+                if ic.sharing == Sharing::Fair {
+                    return Err(DagFault::Machine(
+                        "LogGP endpoints with links support sharing = \"fcfs\" only".to_owned(),
+                    ));
+                }
+                let nodes = dag.ranks().div_ceil(links.ranks_per_node);
+                if ic.topology.nodes() != nodes {
+                    return Err(DagFault::Machine(format!(
+                        "the topology has {} nodes but the schedule's {} ranks need {nodes}",
+                        ic.topology.nodes(),
+                        dag.ranks()
+                    )));
+                }
+                let count = ic.topology.link_count();
+                Some(Net {
+                    links,
+                    per_byte: TICKS_PER_SECOND / ic.bandwidth,
+                    latency: (ic.latency * TICKS_PER_SECOND).round() as u64,
+                    dense: if count <= 1 << 24 {
+                        vec![NIL; count as usize]
+                    } else {
+                        Vec::new()
+                    },
+                    sparse: FxHashMap::default(),
+                    runs: Vec::new(),
+                })
+            }
+        };
+        let mut ex = DagExecution {
+            dag,
+            ep: machine.endpoints,
+            order: machine.order,
+            cpus,
+            nics,
+            counters: dag.ops_with_sentinel()[..dag.len()]
+                .iter()
+                .map(|op| op.deps)
+                .collect(),
+            cpu_free: vec![0; p * cpus],
+            send_free: vec![0; p * nics],
+            recv_free: vec![0; p * nics],
+            compute: vec![0; p],
+            posted: vec![Fifo::EMPTY; p],
+            unexpected: vec![Fifo::EMPTY; p],
+            entries: Vec::new(),
+            free_entry: NIL,
+            flights: Vec::new(),
+            free_flights: Vec::new(),
+            heap: Events::default(),
+            stamp: 0,
+            now: 0,
+            ready: Vec::new(),
+            batch: Vec::new(),
+            scratch: Vec::new(),
+            events: 0,
+            requeued: 0,
+            messages: 0,
+            bytes: 0,
+            delay: 0,
+            net,
+            overflow: None,
+        };
+        // every rank's operations without dependencies, in file order, sorted by kind
+        for r in 0..dag.ranks() {
+            for i in dag.rank_ops(r) {
+                if dag.op(i).deps == 0 {
+                    ex.ready.push(i);
+                }
+            }
+            ex.release_rank(0, true);
+        }
+        Ok(ex)
+    }
+
+    /// Runs the schedule to the end.
+    pub fn run(mut self) -> Result<DagRun, DagFault> {
+        while let Some(ev) = self.heap.pop() {
+            self.now = ev.time;
+            match ev.id & KIND {
+                0 => self.operation(ev),
+                MSG => self.message(ev),
+                _ => {
+                    self.events += 1;
+                    self.hop(ev.id & !KIND);
+                }
+            }
+            if !self.ready.is_empty() {
+                self.release();
+            }
+            if let Some(rank) = self.overflow {
+                return Err(DagFault::Overflow { rank });
+            }
+        }
+        self.figures()
+    }
+
+    #[inline(always)]
+    fn push(&mut self, time: u64, id: u32) {
+        if self.stamp == u32::MAX {
+            self.renumber();
+        }
+        self.heap.push(Ev {
+            time,
+            stamp: self.stamp,
+            id,
+        });
+        self.stamp += 1;
+    }
+
+    /// Gives the pending events stamps `0..n` in their order, so that stamps never run out
+    /// (only their order matters).
+    #[cold]
+    fn renumber(&mut self) {
+        let mut pending = self.heap.drain();
+        pending.sort_by_key(|e| e.stamp);
+        for (i, e) in pending.iter_mut().enumerate() {
+            e.stamp = i as u32;
+            self.heap.push(*e);
+        }
+        self.stamp = pending.len() as u32;
+    }
+
+    #[inline(always)]
+    fn requeue(&mut self, ev: Ev, time: u64) {
+        self.requeued += 1;
+        self.heap.push(Ev { time, ..ev });
+    }
+
+    #[inline(always)]
+    fn check(&mut self, t: u64, rank: u32) {
+        if t >= TIME_LIMIT {
+            self.overflow = Some(rank);
+        }
+    }
+
+    /// An operation's event: start it if its resources are free, else put it back.
+    fn operation(&mut self, ev: Ev) {
+        let i = ev.id;
+        let op = *self.dag.op(i);
+        let h = op.rank as usize;
+        let t = ev.time;
+        let c = h * self.cpus + usize::from(op.cpu);
+        match op.kind {
+            OpKind::Calc => {
+                if self.cpu_free[c] > t {
+                    let at = self.cpu_free[c];
+                    return self.requeue(ev, at);
+                }
+                self.events += 1;
+                let end = t.saturating_add(op.size);
+                self.check(end, op.rank);
+                self.cpu_free[c] = end;
+                self.compute[h] += op.size;
+                self.started(i);
+                self.done(i);
+            }
+            OpKind::Send => {
+                let n = h * self.nics + usize::from(op.nic);
+                let free = self.cpu_free[c].max(self.send_free[n]);
+                if free > t {
+                    return self.requeue(ev, free);
+                }
+                self.events += 1;
+                self.started(i);
+                self.cpu_free[c] = t.saturating_add(self.ep.send_cpu(op.size));
+                self.send_free[n] = t.saturating_add(self.ep.nic(op.size));
+                self.check(self.cpu_free[c].max(self.send_free[n]), op.rank);
+                let slot = self.flight(i, t);
+                match &self.net {
+                    Some(net) if net.node(op.rank) != net.node(op.peer) => {
+                        let at = t.saturating_add(self.ep.o);
+                        self.push(at, HOP | slot);
+                    }
+                    _ => {
+                        let at = t.saturating_add(self.ep.o).saturating_add(self.ep.l);
+                        self.check(at, op.rank);
+                        self.push(at, MSG | slot);
+                    }
+                }
+                if op.size <= self.ep.s {
+                    self.done(i);
+                }
+            }
+            OpKind::Recv => {
+                self.events += 1;
+                self.started(i);
+                match self.take(Queue::Unexpected, h, op.peer, op.tag) {
+                    Some((send, slot)) => {
+                        self.free_flights.push(slot);
+                        if op.size > self.ep.s {
+                            // rendezvous: the send completes now; LogGOPSim bumps the sender's
+                            // CPU and NIC with the *receive's* indices
+                            let s = self.dag.op(send).rank as usize;
+                            let sc = s * self.cpus + usize::from(op.cpu);
+                            let sn = s * self.nics + usize::from(op.nic);
+                            self.cpu_free[sc] = self.cpu_free[sc].max(t);
+                            self.send_free[sn] = self.send_free[sn].max(t);
+                            self.done(send);
+                        }
+                        self.done(i);
+                    }
+                    None => self.enqueue(Queue::Posted, h, i, NIL, op.peer, op.tag),
+                }
+            }
+            OpKind::End => unreachable!("the sentinel is never scheduled"),
+        }
+    }
+
+    /// A message reaches its receiver.
+    fn message(&mut self, ev: Ev) {
+        let slot = ev.id & !KIND;
+        let f = self.flights[slot as usize];
+        let op = *self.dag.op(f.send);
+        let h = op.peer as usize;
+        let t = ev.time;
+        let c = h * self.cpus + usize::from(op.cpu);
+        let n = h * self.nics + usize::from(op.nic);
+        let free = self.cpu_free[c].max(self.recv_free[n]);
+        if free > t {
+            return self.requeue(ev, free);
+        }
+        self.events += 1;
+        self.messages += 1;
+        self.bytes += op.size;
+        self.delay += u128::from(t - f.start);
+        self.cpu_free[c] = t.saturating_add(self.ep.recv_cpu(op.size));
+        self.recv_free[n] = t.saturating_add(self.ep.nic(op.size));
+        self.check(self.cpu_free[c].max(self.recv_free[n]), op.peer);
+        match self.take(Queue::Posted, h, op.rank, op.tag) {
+            Some((recv, _)) => {
+                self.free_flights.push(slot);
+                if op.size > self.ep.s {
+                    let s = op.rank as usize;
+                    let sc = s * self.cpus + usize::from(op.cpu);
+                    let sn = s * self.nics + usize::from(op.nic);
+                    self.cpu_free[sc] = self.cpu_free[sc].max(t);
+                    self.send_free[sn] = self.send_free[sn].max(t);
+                    self.done(f.send);
+                }
+                self.done(recv);
+            }
+            None => self.enqueue(Queue::Unexpected, h, f.send, slot, op.rank, op.tag),
+        }
+    }
+
+    /// A message's header reaches the next link of its route (or the receiver's node).
+    fn hop(&mut self, slot: u32) {
+        let now = self.now;
+        let f = self.flights[slot as usize];
+        let op = *self.dag.op(f.send);
+        let net = self.net.as_mut().expect("hops only happen with links");
+        let dst = net.node(op.peer);
+        let at = if f.at == NIL { net.node(op.rank) } else { f.at };
+        let topology = &net.links.interconnect.topology;
+        let Some(hop) = topology.next(at, dst) else {
+            return;
+        };
+        let last = hop.to == dst;
+        let work = wide_ceil_from_f64(op.size as f64 * net.per_byte / topology.capacity(hop.link))
+            .min(u128::from(TIME_LIMIT)) as u64;
+        let switching = net.links.interconnect.switching;
+        let latency = net.latency;
+        let l = net.slot(hop.link);
+        let start = now.max(l.free_at);
+        let finish = start.saturating_add(work);
+        l.free_at = finish;
+        l.busy += work;
+        l.messages += 1;
+        l.delay += finish - now;
+        let fl = &mut self.flights[slot as usize];
+        fl.at = hop.to;
+        fl.finish = fl.finish.max(finish);
+        let (next, arrived) = match (switching, last) {
+            (Switching::StoreAndForward, last) => (finish, last),
+            (Switching::CutThrough, false) => (start, false),
+            (Switching::CutThrough, true) => (fl.finish, true),
+        };
+        let next = next.saturating_add(latency);
+        if arrived {
+            let at = next.saturating_add(self.ep.l);
+            self.check(at, op.rank);
+            self.push(at, MSG | slot);
+        } else {
+            self.check(next, op.rank);
+            self.push(next, HOP | slot);
+        }
+    }
+
+    fn flight(&mut self, send: u32, start: u64) -> u32 {
+        let f = Flight {
+            send,
+            start,
+            at: NIL,
+            finish: 0,
+        };
+        match self.free_flights.pop() {
+            Some(s) => {
+                self.flights[s as usize] = f;
+                s
+            }
+            None => {
+                self.flights.push(f);
+                (self.flights.len() - 1) as u32
+            }
+        }
+    }
+
+    /// Operation `i` started: its `irequires` dependents may become ready.
+    #[inline(always)]
+    fn started(&mut self, i: u32) {
+        for &e in self.dag.raw_dependents(i) {
+            if Dag::is_start_edge(e) {
+                let a = Dag::edge_target(e);
+                let c = &mut self.counters[a as usize];
+                // wrapping, as LogGOPSim's counter: an operation finished twice (a rendezvous
+                // send whose receive disagrees on the size) never makes a dependent ready twice
+                *c = c.wrapping_sub(1);
+                if *c == 0 {
+                    self.ready.push(a);
+                }
+            }
+        }
+    }
+
+    /// Operation `i` finished: its `requires` dependents may become ready.
+    #[inline(always)]
+    fn done(&mut self, i: u32) {
+        for &e in self.dag.raw_dependents(i) {
+            if !Dag::is_start_edge(e) {
+                let c = &mut self.counters[e as usize];
+                *c = c.wrapping_sub(1);
+                if *c == 0 {
+                    self.ready.push(e);
+                }
+            }
+        }
+    }
+
+    /// Starts the operations that became ready, rank by rank in increasing order.
+    fn release(&mut self) {
+        if self.ready.len() > 1 {
+            let dag = self.dag;
+            // stable: within a rank, the order they became ready in
+            self.ready.sort_by_key(|&i| dag.op(i).rank);
+        }
+        let mut all = std::mem::take(&mut self.batch);
+        std::mem::swap(&mut all, &mut self.ready);
+        // `all` holds the ready operations, `ready` the (empty) buffer of `batch`
+        let mut k = 0;
+        while k < all.len() {
+            let rank = self.dag.op(all[k]).rank;
+            let mut j = k + 1;
+            while j < all.len() && self.dag.op(all[j]).rank == rank {
+                j += 1;
+            }
+            self.ready.extend_from_slice(&all[k..j]);
+            self.release_rank(self.now, false);
+            k = j;
+        }
+        all.clear();
+        self.batch = all;
+    }
+
+    /// Starts the ready operations of one rank (all in `ready`), sorted by kind: at time 0
+    /// initially, else when their resources are free.
+    fn release_rank(&mut self, _now: u64, initial: bool) {
+        let dag = self.dag;
+        if self.ready.len() > 1 {
+            self.scratch.clear();
+            self.scratch
+                .extend(self.ready.iter().map(|&i| (dag.op(i).kind as u8, i)));
+            match self.order {
+                ReadyOrder::Program => sort::stable(&mut self.scratch, |x| x.0),
+                ReadyOrder::LogGopSim => sort::libstdcxx(&mut self.scratch, |x| x.0),
+            }
+            for (k, &(_, i)) in self.scratch.iter().enumerate() {
+                self.ready[k] = i;
+            }
+        }
+        for k in 0..self.ready.len() {
+            let i = self.ready[k];
+            let op = dag.op(i);
+            let time = if initial {
+                0
+            } else {
+                let h = op.rank as usize;
+                let c = self.cpu_free[h * self.cpus + usize::from(op.cpu)];
+                if op.kind == OpKind::Send {
+                    c.max(self.send_free[h * self.nics + usize::from(op.nic)])
+                } else {
+                    c
+                }
+            };
+            self.push(time, i);
+        }
+        self.ready.clear();
+    }
+
+    fn enqueue(&mut self, q: Queue, h: usize, op: u32, slot: u32, peer: u32, tag: u32) {
+        let e = Entry {
+            op,
+            slot,
+            peer,
+            tag,
+            next: NIL,
+        };
+        let idx = if self.free_entry != NIL {
+            let i = self.free_entry;
+            self.free_entry = self.entries[i as usize].next;
+            self.entries[i as usize] = e;
+            i
+        } else {
+            self.entries.push(e);
+            (self.entries.len() - 1) as u32
+        };
+        let fifo = match q {
+            Queue::Posted => &mut self.posted[h],
+            Queue::Unexpected => &mut self.unexpected[h],
+        };
+        if fifo.tail == NIL {
+            fifo.head = idx;
+        } else {
+            self.entries[fifo.tail as usize].next = idx;
+        }
+        fifo.tail = idx;
+    }
+
+    /// Removes and returns the first entry of rank `h`'s queue `q` matching `(src, tag)`
+    /// (either side's [`ANY`] matches anything): its operation and in-flight slot.
+    #[inline]
+    fn take(&mut self, q: Queue, h: usize, src: u32, tag: u32) -> Option<(u32, u32)> {
+        let fifo = match q {
+            Queue::Posted => self.posted[h],
+            Queue::Unexpected => self.unexpected[h],
+        };
+        let mut prev = NIL;
+        let mut cur = fifo.head;
+        while cur != NIL {
+            let e = self.entries[cur as usize];
+            if (src == ANY || e.peer == ANY || e.peer == src)
+                && (tag == ANY || e.tag == ANY || e.tag == tag)
+            {
+                let mut fifo = fifo;
+                if prev == NIL {
+                    fifo.head = e.next;
+                } else {
+                    self.entries[prev as usize].next = e.next;
+                }
+                if fifo.tail == cur {
+                    fifo.tail = prev;
+                }
+                match q {
+                    Queue::Posted => self.posted[h] = fifo,
+                    Queue::Unexpected => self.unexpected[h] = fifo,
+                }
+                self.entries[cur as usize].next = self.free_entry;
+                self.free_entry = cur;
+                return Some((e.op, e.slot));
+            }
+            prev = cur;
+            cur = e.next;
+        }
+        None
+    }
+
+    fn figures(self) -> Result<DagRun, DagFault> {
+        let dag = self.dag;
+        let mut examples = Vec::new();
+        let count = |queues: &[Fifo], what: &str, examples: &mut Vec<String>| -> u64 {
+            let mut n = 0;
+            for (r, f) in queues.iter().enumerate() {
+                let mut cur = f.head;
+                while cur != NIL {
+                    let e = self.entries[cur as usize];
+                    n += 1;
+                    if examples.len() < 5 {
+                        let local = e.op - dag.rank_ops(dag.op(e.op).rank).start;
+                        let rank = dag.op(e.op).rank;
+                        examples.push(format!(
+                            "{what} rank {rank} operation {local} ({}){}",
+                            dag.describe(e.op),
+                            if what == "message of" {
+                                format!(" at rank {r}")
+                            } else {
+                                String::new()
+                            }
+                        ));
+                    }
+                    cur = e.next;
+                }
+            }
+            n
+        };
+        let unmatched_receives = count(&self.posted, "receive of", &mut examples);
+        let unreceived = count(&self.unexpected, "message of", &mut examples);
+        let mut never_ready = 0;
+        for (i, &c) in self.counters.iter().enumerate() {
+            if c > 0 {
+                never_ready += 1;
+                if examples.len() < 5 {
+                    let rank = dag.op(i as u32).rank;
+                    examples.push(format!(
+                        "rank {rank} operation {} ({}) never ready",
+                        i as u32 - dag.rank_ops(rank).start,
+                        dag.describe(i as u32)
+                    ));
+                }
+            }
+        }
+        if unmatched_receives + unreceived + never_ready > 0 {
+            return Err(DagFault::Incomplete {
+                unmatched_receives,
+                unreceived,
+                never_ready,
+                examples,
+            });
+        }
+        let finish: Vec<u64> = self
+            .cpu_free
+            .chunks(self.cpus)
+            .map(|c| c.iter().copied().max().unwrap_or(0))
+            .collect();
+        let makespan_ticks = finish.iter().copied().max().unwrap_or(0);
+        let links = match &self.net {
+            None => Vec::new(),
+            Some(net) => {
+                let mut runs = net.runs.clone();
+                runs.sort_by_key(|l| l.id);
+                runs.iter()
+                    .map(|l| {
+                        (
+                            net.links.interconnect.topology.link_name(l.id),
+                            if makespan_ticks > 0 {
+                                l.busy as f64 / makespan_ticks as f64
+                            } else {
+                                0.0
+                            },
+                            l.messages,
+                            l.delay as f64 / l.messages.max(1) as f64 / TICKS_PER_SECOND,
+                        )
+                    })
+                    .collect()
+            }
+        };
+        Ok(DagRun {
+            makespan: makespan_ticks as f64 / TICKS_PER_SECOND,
+            makespan_ticks,
+            finish,
+            compute: self.compute,
+            messages: self.messages,
+            bytes: self.bytes,
+            message_delay: if self.messages > 0 {
+                self.delay as f64 / self.messages as f64 / TICKS_PER_SECOND
+            } else {
+                0.0
+            },
+            links,
+            events: self.events,
+            requeued: self.requeued,
+        })
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Queue {
+    Posted,
+    Unexpected,
+}
+
+impl Net<'_> {
+    #[inline(always)]
+    fn node(&self, rank: u32) -> u32 {
+        rank / self.links.ranks_per_node
+    }
+
+    fn slot(&mut self, link: u64) -> &mut LinkRun {
+        let existing = if self.dense.is_empty() {
+            self.sparse.get(&link).copied().unwrap_or(NIL)
+        } else {
+            self.dense[link as usize]
+        };
+        let s = if existing != NIL {
+            existing
+        } else {
+            let s = self.runs.len() as u32;
+            self.runs.push(LinkRun {
+                id: link,
+                ..LinkRun::default()
+            });
+            if self.dense.is_empty() {
+                self.sparse.insert(link, s);
+            } else {
+                self.dense[link as usize] = s;
+            }
+            s
+        };
+        &mut self.runs[s as usize]
+    }
+}

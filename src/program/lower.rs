@@ -1,0 +1,478 @@
+//! Lowering a sequential [`Program`] to a [`Dag`]: each rank's operations, loops unrolled and
+//! `when`s decided, collectives expanded into their steps, every operation waiting for the one
+//! before it. What `parsim goal` writes and what a program with LogGP endpoints runs.
+//!
+//! | operation | becomes | the next operation |
+//! |---|---|---|
+//! | `compute` | `calc` of its time (drawn from the rank's stream when random) | `requires` it |
+//! | `send` | `send` | `requires` it |
+//! | `isend` | `send` | `irequires` it (starts once the send has started) |
+//! | `recv` | `recv` (its size that of the message it matches) | `requires` it |
+//! | `sendrecv` | `send` and `recv`, both after the previous operation | `requires` both |
+//! | a collective | its steps ([`super::collective`]): per step a `send`, a `recv` or both, then a `calc` of the combine if it has one | `requires` the last step |
+//! | `repeat`, `phase`, `when` | their operations, unrolled | |
+//! | `irecv` | `recv` | `irequires` it (starts once it is posted) |
+//! | `wait` | `calc 0` after the previous operation and the labelled ones (`for`) | `requires` it |
+//!
+//! An operation with `requires` or `irequires` waits for those labelled operations (the rank's
+//! latest execution of each: an operation in a loop is waited for in its latest trip) instead of
+//! the operation before it: `requires` waits for them to finish (for a collective, its last
+//! step), `irequires` for them to start (its first step).
+//!
+//! Tags: a user tag `t` (below `2^31`) stays `t`; a collective's messages get
+//! `2^31 + 2^24 (communicator mod 128) + (its count mod 2^24)` (each rank counts the collectives
+//! it starts per communicator), so they never match user messages or another collective's.
+//! Refused: the ideal barrier (it has no messages: use `algorithm = "dissemination"`) and disk
+//! I/O, which a dependency graph of messages cannot express.
+//!
+//! Times are in the program's time unit read as seconds (ticks of [`TICKS_PER_SECOND`]); a
+//! random time or size is drawn from the rank's stream of the execution, in program order, as
+//! the program executor draws them.
+
+use super::collective::{Algorithm, Collective, Step};
+use super::control::{COLLECTIVE_TAG, Control};
+use super::dag::{Dag, DagBuilder, Dependency, TICKS_PER_SECOND};
+use super::{CollectiveOp, Instr, MAX_INSTANT_OPS, Program, Size, Work};
+use crate::dist::{Dist, Law};
+use crate::rng::{StreamRng, stream};
+
+/// The labels and dependencies of a program written as a graph: for each instruction of
+/// [`Program::code`], its [`Mark`].
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Marks {
+    /// The labels, by index.
+    pub labels: Vec<String>,
+    /// Per instruction.
+    pub of: Vec<Mark>,
+}
+
+/// How one operation waits, when it was written with labels, dependencies, `irecv` or `wait`.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Mark {
+    /// Its label: later operations may wait for the rank's latest execution of it.
+    pub label: Option<u32>,
+    /// What it waits for instead of the operation before it: labels, each finished
+    /// (`requires`) or started (`irequires`).
+    pub after: Option<Vec<(u32, Dependency)>>,
+    /// A `wait`: it also waits for these labels to finish.
+    pub wait: Vec<u32>,
+    /// An `irecv`: the next operation waits only for it to be posted.
+    pub nonblocking: bool,
+}
+
+/// Why a program cannot be lowered: the operation's path and what is wrong.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{path}: {message}")]
+pub struct LowerError {
+    /// The operation's path in the scenario (`program.op[2]`), or empty.
+    pub path: String,
+    /// What is wrong.
+    pub message: String,
+}
+
+/// True when no time or size of the program is random (every lowering is the same).
+pub fn deterministic(prog: &Program) -> bool {
+    let fixed = |d: &Dist| matches!(d.law(), Law::Deterministic { .. });
+    prog.code.iter().all(|i| match i {
+        Instr::Compute(Work::Time(d)) => fixed(d),
+        Instr::Compute(Work::Region { cost, .. }) => fixed(cost),
+        Instr::Send { bytes, .. } | Instr::SendRecv { bytes, .. } | Instr::Io { bytes, .. } => {
+            !matches!(bytes, Size::Random(_))
+        }
+        Instr::Collective(op) => op.combine.as_ref().is_none_or(fixed),
+        _ => true,
+    })
+}
+
+/// Why a program cannot be lowered at all (before any rank is), if it cannot: an ideal barrier
+/// or disk I/O.
+pub fn refusal(prog: &Program) -> Option<LowerError> {
+    prog.code.iter().enumerate().find_map(|(pc, i)| {
+        let message = match i {
+            Instr::Collective(op)
+                if op.kind == Collective::Barrier && op.algorithm == Algorithm::Ideal =>
+            {
+                "the ideal barrier has no messages and no dependency graph can express it; use algorithm = \"dissemination\" or \"binomial\""
+            }
+            Instr::Io { .. } => "disk I/O cannot be expressed in a dependency graph of messages",
+            _ => return None,
+        };
+        Some(LowerError {
+            path: prog.paths[pc].clone(),
+            message: message.to_owned(),
+        })
+    })
+}
+
+/// The program as a dependency graph, for execution `replication` of `seed` (the streams of
+/// its random times and sizes).
+pub fn lower(prog: &Program, seed: u64, replication: u64) -> Result<Dag, LowerError> {
+    if let Some(e) = refusal(prog) {
+        return Err(e);
+    }
+    let plain = |message: String| LowerError {
+        path: String::new(),
+        message,
+    };
+    let mut b = DagBuilder::new(prog.ranks).map_err(|e| plain(e.0))?;
+    let mut ctl = Control::new(prog);
+    let labels = prog.marks.as_ref().map_or(0, |m| m.labels.len());
+    let mut rank = Rank {
+        prev: Vec::new(),
+        next: Vec::new(),
+        entry: Vec::new(),
+        first: false,
+        latest: vec![None; labels],
+    };
+    for r in 0..prog.ranks {
+        b.begin_rank().map_err(|e| plain(e.0))?;
+        let mut rng = stream(seed, replication, u64::from(r));
+        rank.prev.clear();
+        rank.latest.iter_mut().for_each(|l| *l = None);
+        lower_rank(prog, &mut ctl, &mut b, &mut rank, &mut rng, r)?;
+        b.end_rank().map_err(|e| plain(e.0))?;
+    }
+    let mut dag = b.finish().map_err(|e| plain(e.0))?;
+    dag.fill_receive_sizes();
+    Ok(dag)
+}
+
+/// What the next operation of a rank waits for.
+struct Rank {
+    prev: Vec<(u32, Dependency)>,
+    next: Vec<(u32, Dependency)>,
+    /// The current instruction's first operations (those that wait for what came before).
+    entry: Vec<u32>,
+    first: bool,
+    /// Per label: the first and the last operations of its latest execution.
+    latest: Vec<Option<(Vec<u32>, Vec<u32>)>>,
+}
+
+impl Rank {
+    /// Adds the dependencies of local operation `op` on the previous ones.
+    fn chain(&mut self, b: &mut DagBuilder, op: u32) -> Result<(), String> {
+        for &(p, kind) in &self.prev {
+            b.depend(op, p, kind).map_err(|e| e.0)?;
+        }
+        if self.first {
+            self.entry.push(op);
+        }
+        Ok(())
+    }
+
+    /// The operations just added are what the next one waits for.
+    fn advance(&mut self) {
+        std::mem::swap(&mut self.prev, &mut self.next);
+        self.next.clear();
+        self.first = false;
+    }
+
+    /// The operations label `l` stands for: its first ones (`irequires`) or last ones.
+    fn resolve(&self, marks: &Marks, l: u32, kind: Dependency) -> Result<Vec<u32>, String> {
+        match &self.latest[l as usize] {
+            Some((entry, exit)) => Ok(match kind {
+                Dependency::Irequires => entry.clone(),
+                Dependency::Requires => exit.clone(),
+            }),
+            None => Err(format!(
+                "it waits for the operation labelled {:?}, which has not run on this rank yet",
+                marks.labels[l as usize]
+            )),
+        }
+    }
+}
+
+fn ticks(t: f64) -> Result<u64, String> {
+    let v = t * TICKS_PER_SECOND;
+    if !(0.0..1.8e19).contains(&v) {
+        return Err(format!("a time of {t} is not one a schedule can hold"));
+    }
+    Ok(v.round() as u64)
+}
+
+fn user_tag(t: u64) -> Result<u32, String> {
+    u32::try_from(t)
+        .ok()
+        .filter(|&t| t < 1 << 31)
+        .ok_or_else(|| format!("tag {t} is beyond 2^31 - 1, the largest a schedule keeps"))
+}
+
+fn collective_tag(tag: u64) -> u32 {
+    let comm = ((tag & !COLLECTIVE_TAG) >> 32) as u32;
+    let seq = tag as u32;
+    (1 << 31) | ((comm & 0x7F) << 24) | (seq & 0x00FF_FFFF)
+}
+
+fn bytes(v: f64) -> u64 {
+    v.max(0.0).round() as u64
+}
+
+fn lower_rank(
+    prog: &Program,
+    ctl: &mut Control<'_>,
+    b: &mut DagBuilder,
+    rank: &mut Rank,
+    rng: &mut StreamRng,
+    r: u32,
+) -> Result<(), LowerError> {
+    let mut pc: u32 = 0;
+    let mut budget = MAX_INSTANT_OPS;
+    let fail = |pc: u32, message: String| LowerError {
+        path: prog.paths.get(pc as usize).cloned().unwrap_or_default(),
+        message: format!("rank {r}: {message}"),
+    };
+    let fault = |pc: u32, e: super::ProgramFault| fail(pc, e.to_string());
+    let no_mark = Mark::default();
+    while let Some(instr) = prog.code.get(pc as usize) {
+        let mark = prog.marks.as_ref().map_or(&no_mark, |m| &m.of[pc as usize]);
+        if let (Some(after), Some(marks)) = (&mark.after, &prog.marks)
+            && !matches!(
+                instr,
+                Instr::Loop { .. } | Instr::Next { .. } | Instr::When { .. }
+            )
+        {
+            rank.prev.clear();
+            for &(l, kind) in after {
+                let ops = rank.resolve(marks, l, kind).map_err(|m| fail(pc, m))?;
+                rank.prev.extend(ops.into_iter().map(|op| (op, kind)));
+            }
+        }
+        rank.entry.clear();
+        rank.first = true;
+        budget -= 1;
+        if budget == 0 {
+            return Err(fail(
+                pc,
+                format!("more than {MAX_INSTANT_OPS} steps without an operation"),
+            ));
+        }
+        match instr {
+            Instr::Compute(work) => {
+                let t = match work {
+                    Work::Time(d) => d.draw(rng),
+                    Work::Region {
+                        iterations,
+                        cost,
+                        split,
+                    } => {
+                        let n = ctl
+                            .iterations(r, pc, iterations, *split)
+                            .map_err(|e| fault(pc, e))?;
+                        region_time(cost, n, rng)
+                    }
+                };
+                let t = ticks(t).map_err(|m| fail(pc, m))?;
+                let op = b.calc(t, 0).map_err(|e| fail(pc, e.0))?;
+                rank.chain(b, op).map_err(|m| fail(pc, m))?;
+                if let (false, Some(marks)) = (mark.wait.is_empty(), &prog.marks) {
+                    for &l in &mark.wait {
+                        for w in rank
+                            .resolve(marks, l, Dependency::Requires)
+                            .map_err(|m| fail(pc, m))?
+                        {
+                            if !rank
+                                .prev
+                                .iter()
+                                .any(|&(p, k)| p == w && k == Dependency::Requires)
+                            {
+                                b.depend(op, w, Dependency::Requires)
+                                    .map_err(|e| fail(pc, e.0))?;
+                            }
+                        }
+                    }
+                }
+                rank.next.push((op, Dependency::Requires));
+                rank.advance();
+                budget = MAX_INSTANT_OPS;
+            }
+            Instr::Send {
+                to,
+                bytes: size,
+                tag,
+                blocking,
+            } => {
+                let to = ctl.peer(r, pc, to).map_err(|e| fault(pc, e))?;
+                let size = size_of(ctl, rng, r, pc, size).map_err(|e| fault(pc, e))?;
+                let tag = ctl.user_tag(r, pc, tag).map_err(|e| fault(pc, e))?;
+                let tag = user_tag(tag).map_err(|m| fail(pc, m))?;
+                let op = b.send(to, size, tag, 0, 0).map_err(|e| fail(pc, e.0))?;
+                rank.chain(b, op).map_err(|m| fail(pc, m))?;
+                let kind = if *blocking {
+                    Dependency::Requires
+                } else {
+                    Dependency::Irequires
+                };
+                rank.next.push((op, kind));
+                rank.advance();
+                budget = MAX_INSTANT_OPS;
+            }
+            Instr::Recv { from, tag } => {
+                let from = ctl.peer(r, pc, from).map_err(|e| fault(pc, e))?;
+                let tag = ctl.user_tag(r, pc, tag).map_err(|e| fault(pc, e))?;
+                let tag = user_tag(tag).map_err(|m| fail(pc, m))?;
+                let op = b.recv(from, 0, tag, 0, 0).map_err(|e| fail(pc, e.0))?;
+                rank.chain(b, op).map_err(|m| fail(pc, m))?;
+                let kind = if mark.nonblocking {
+                    Dependency::Irequires
+                } else {
+                    Dependency::Requires
+                };
+                rank.next.push((op, kind));
+                rank.advance();
+                budget = MAX_INSTANT_OPS;
+            }
+            Instr::SendRecv {
+                to,
+                from,
+                bytes: size,
+                tag,
+            } => {
+                let to = ctl.peer(r, pc, to).map_err(|e| fault(pc, e))?;
+                let from = ctl.peer(r, pc, from).map_err(|e| fault(pc, e))?;
+                let size = size_of(ctl, rng, r, pc, size).map_err(|e| fault(pc, e))?;
+                let tag = ctl.user_tag(r, pc, tag).map_err(|e| fault(pc, e))?;
+                let tag = user_tag(tag).map_err(|m| fail(pc, m))?;
+                exchange(b, rank, Some((to, size)), Some(from), tag).map_err(|m| fail(pc, m))?;
+                rank.advance();
+                budget = MAX_INSTANT_OPS;
+            }
+            Instr::Collective(op) => {
+                collective(prog, ctl, b, rank, rng, r, pc, op)?;
+                budget = MAX_INSTANT_OPS;
+            }
+            Instr::Io { .. } => {
+                return Err(fail(
+                    pc,
+                    "disk I/O cannot be expressed in a dependency graph".to_owned(),
+                ));
+            }
+            Instr::Loop { times, depth, end } => {
+                pc = ctl
+                    .enter_loop(r, pc, times, *depth, *end)
+                    .map_err(|e| fault(pc, e))?;
+                continue;
+            }
+            Instr::Next { start, depth } => {
+                pc = ctl.next_trip(r, pc, *start, *depth);
+                continue;
+            }
+            Instr::When { cond, skip } => {
+                pc = ctl.when(r, pc, cond, *skip).map_err(|e| fault(pc, e))?;
+                continue;
+            }
+            Instr::PhaseStart(_) | Instr::PhaseEnd(_) => {}
+        }
+        if let Some(l) = mark.label {
+            let exit = rank.prev.iter().map(|&(op, _)| op).collect();
+            rank.latest[l as usize] = Some((rank.entry.clone(), exit));
+        }
+        pc += 1;
+    }
+    Ok(())
+}
+
+fn size_of(
+    ctl: &Control<'_>,
+    rng: &mut StreamRng,
+    r: u32,
+    pc: u32,
+    s: &Size,
+) -> Result<u64, super::ProgramFault> {
+    Ok(match s {
+        Size::Bytes(e) => bytes(ctl.bytes(r, pc, e)?),
+        Size::Random(d) => bytes(d.draw(rng).round()),
+    })
+}
+
+/// A send and/or a receive, both after the previous operations; they are what the next one
+/// waits for (pushed on `rank.next`).
+fn exchange(
+    b: &mut DagBuilder,
+    rank: &mut Rank,
+    send: Option<(u32, u64)>,
+    recv: Option<u32>,
+    tag: u32,
+) -> Result<(), String> {
+    if let Some((to, size)) = send {
+        let op = b.send(to, size, tag, 0, 0).map_err(|e| e.0)?;
+        rank.chain(b, op)?;
+        rank.next.push((op, Dependency::Requires));
+    }
+    if let Some(from) = recv {
+        let op = b.recv(from, 0, tag, 0, 0).map_err(|e| e.0)?;
+        rank.chain(b, op)?;
+        rank.next.push((op, Dependency::Requires));
+    }
+    Ok(())
+}
+
+#[allow(clippy::too_many_arguments)]
+fn collective(
+    prog: &Program,
+    ctl: &mut Control<'_>,
+    b: &mut DagBuilder,
+    rank: &mut Rank,
+    rng: &mut StreamRng,
+    r: u32,
+    pc: u32,
+    op: &CollectiveOp,
+) -> Result<(), LowerError> {
+    let fail = |message: String| LowerError {
+        path: prog.paths.get(pc as usize).cloned().unwrap_or_default(),
+        message: format!("rank {r}: {message}"),
+    };
+    let (shape, tag) = ctl
+        .start_collective(r, pc, op)
+        .map_err(|e| fail(e.to_string()))?;
+    let tag = collective_tag(tag);
+    let (_, _, members) = ctl.group_of(r, op);
+    let global = |i: u32| members.map_or(i, |m| m[i as usize]);
+    let combines = op.combine.is_some() || op.combine_per_byte > 0.0;
+    let mut k = 0;
+    while let Some(step) = op.kind.step(op.algorithm, &shape, k) {
+        let Step {
+            send,
+            recv,
+            combine,
+        } = step;
+        let send = send.map(|(to, size)| (global(to), bytes(size)));
+        exchange(b, rank, send, recv.map(global), tag).map_err(fail)?;
+        rank.advance();
+        if let Some(m) = combine.filter(|_| combines) {
+            let mut t = op.combine_per_byte * m;
+            if let Some(d) = &op.combine {
+                t += d.draw(rng);
+            }
+            let c = b.calc(ticks(t).map_err(fail)?, 0).map_err(|e| fail(e.0))?;
+            rank.chain(b, c).map_err(fail)?;
+            rank.next.push((c, Dependency::Requires));
+            rank.advance();
+        }
+        k += 1;
+    }
+    Ok(())
+}
+
+/// The time of `n` iterations of `cost` (as the program executor draws it): exact where the
+/// family is closed under sums, else a gamma variate with the sum's mean and variance.
+fn region_time(cost: &Dist, n: u64, rng: &mut StreamRng) -> f64 {
+    if n == 0 {
+        return 0.0;
+    }
+    let nf = n as f64;
+    let mean = cost.mean() * nf;
+    match cost.law() {
+        Law::Deterministic { value } => value * nf,
+        _ => {
+            let scv = cost.scv() / nf;
+            if scv <= 0.0 || mean <= 0.0 {
+                return mean;
+            }
+            let shape = 1.0 / scv;
+            match rand_distr::Gamma::new(shape, mean / shape) {
+                Ok(g) => rand_distr::Distribution::sample(&g, rng),
+                Err(_) => mean,
+            }
+        }
+    }
+}

@@ -1,0 +1,239 @@
+//! The check stage of programs that run as dependency graphs
+//! ([`crate::program::schedule::Schedule`]): `[loggp]`, a `[program]` whose `goal` names a GOAL
+//! file, and the programs written with labels and dependencies or given LogGP endpoints.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use toml::Spanned;
+
+use crate::analytic::loggp::LogGp;
+use crate::program::schedule::{Endpoints, Form, Links, Machine, ReadyOrder, Schedule};
+use crate::program::{Program, Sharing};
+use crate::scenario::Problem;
+use crate::scenario::raw::program::{RawLogGp, RawProgram, RawTopology};
+
+/// The endpoints and order `[loggp]` gives (LogGOPSim's defaults for what it leaves out).
+pub fn endpoints(raw: &Spanned<RawLogGp>) -> Result<(Endpoints, ReadyOrder), Vec<Problem>> {
+    let at = raw.span().start;
+    let r = raw.get_ref();
+    let d = LogGp::LOGGOPSIM;
+    let mut found = Vec::new();
+    let mut time = |name: &str, v: Option<f64>, default: f64| -> f64 {
+        let v = v.unwrap_or(default);
+        if !(v.is_finite() && (0.0..=1e6).contains(&v)) {
+            found.push(Problem::new(
+                Some(at),
+                format!("loggp.{name}"),
+                format!("must be a time in seconds from 0 to 1e6, got {v}"),
+            ));
+            return default;
+        }
+        v
+    };
+    let p = LogGp {
+        l: time("L", r.l, d.l),
+        o: time("o", r.o, d.o),
+        g: time("g", r.g, d.g),
+        big_g: time("G", r.big_g, d.big_g),
+        big_o: time("O", r.big_o, d.big_o),
+        s: match r.s {
+            None => d.s,
+            Some(s) if s >= 0 => s as u64,
+            Some(s) => {
+                found.push(Problem::new(
+                    Some(at),
+                    "loggp.S",
+                    format!("must be a number of bytes >= 0, got {s}"),
+                ));
+                d.s
+            }
+        },
+    };
+    let order = match r.order.as_deref() {
+        None | Some("program") => ReadyOrder::Program,
+        Some("loggopsim") => ReadyOrder::LogGopSim,
+        Some(other) => {
+            found.push(Problem::new(
+                Some(at),
+                "loggp.order",
+                format!("unknown order {other:?} (\"program\" or \"loggopsim\")"),
+            ));
+            ReadyOrder::Program
+        }
+    };
+    let e = Endpoints::from_seconds(&p).map_err(|m| vec![Problem::new(Some(at), "loggp", m)]);
+    match e {
+        Ok(e) if found.is_empty() => Ok((e, order)),
+        Ok(_) => Err(found),
+        Err(more) => {
+            found.extend(more);
+            Err(found)
+        }
+    }
+}
+
+/// Endpoints for a graph that has links but no `[loggp]`: the sender's CPU pays the topology's
+/// startup, the rest is the links' (`L = g = G = O = 0`, every message eager).
+fn startup_only(startup: f64) -> Endpoints {
+    Endpoints {
+        l: 0,
+        o: (startup * crate::program::dag::TICKS_PER_SECOND).round() as u64,
+        g: 0,
+        big_g: 0,
+        big_o: 0,
+        s: u64::MAX,
+    }
+}
+
+/// The links, refused if they share their bandwidth fairly (the graph executor queues FCFS).
+fn links(
+    ic: crate::program::Interconnect,
+    ranks_per_node: u32,
+    at: Option<usize>,
+) -> Result<Links, Vec<Problem>> {
+    if ic.sharing == Sharing::Fair {
+        return Err(vec![Problem::new(
+            at,
+            "topology.sharing",
+            "a program run as a dependency graph (LogGP endpoints, labels, a GOAL file) queues its links first come first served: leave out sharing = \"fair\"",
+        )]);
+    }
+    Ok(Links {
+        interconnect: ic,
+        ranks_per_node,
+    })
+}
+
+/// A sequential program (maybe with labels and dependencies) run as a dependency graph, on
+/// `[loggp]` endpoints and/or the links of its topology.
+pub fn lowered(
+    prog: Program,
+    loggp: Option<&Spanned<RawLogGp>>,
+    topology: Option<&Spanned<RawTopology>>,
+    program_at: usize,
+) -> Result<Schedule, Vec<Problem>> {
+    if let Some(e) = crate::program::lower::refusal(&prog) {
+        return Err(vec![Problem::new(Some(program_at), e.path, e.message)]);
+    }
+    let (endpoints, order) = match loggp {
+        Some(l) => endpoints(l)?,
+        None => (startup_only(prog.network.startup), ReadyOrder::Program),
+    };
+    let links = match topology {
+        Some(t) => Some(links(
+            prog.network.clone(),
+            prog.ranks_per_node,
+            Some(t.span().start),
+        )?),
+        None => None,
+    };
+    let report_each = prog.report_each;
+    Ok(Schedule {
+        form: Form::Program(Box::new(prog)),
+        machine: Machine {
+            endpoints,
+            links,
+            order,
+        },
+        report_each,
+    })
+}
+
+/// A `[program]` with `goal = "file.goal"`: the schedule read from the file, on `[loggp]`
+/// endpoints and/or the links of a `[topology]`.
+pub fn goal(
+    program: &Spanned<RawProgram>,
+    loggp: Option<&Spanned<RawLogGp>>,
+    topology: Option<&Spanned<RawTopology>>,
+    machine_written: bool,
+    base: &Path,
+) -> Result<Schedule, Vec<Problem>> {
+    let at = program.span().start;
+    let p = program.get_ref();
+    let mut found = Vec::new();
+    let mut add = |path: &str, message: String| {
+        found.push(Problem::new(Some(at), path, message));
+    };
+    if !p.ops.is_empty() {
+        add(
+            "program.op",
+            "a GOAL schedule is the whole program: leave out [[program.op]]".to_owned(),
+        );
+    }
+    if p.cores.is_some() {
+        add(
+            "program.cores",
+            "does not apply to a GOAL schedule (its operations name their CPUs)".to_owned(),
+        );
+    }
+    if !machine_written {
+        add(
+            "loggp",
+            "a GOAL schedule runs on LogGP endpoints ([loggp], e.g. L = 2.5e-6) and/or the links of a [topology]: give one".to_owned(),
+        );
+    }
+    let file = p.goal.as_deref().unwrap_or_default();
+    let dag = match crate::scenario::goal::read_file(&base.join(file)) {
+        Ok(d) => Some(d),
+        Err(e) => {
+            add("program.goal", e.to_string());
+            None
+        }
+    };
+    let Some(dag) = dag else {
+        return Err(found);
+    };
+    if let Some(r) = p.ranks
+        && r != i64::from(dag.ranks())
+    {
+        add(
+            "program.ranks",
+            format!(
+                "is {r} but {file} has num_ranks {} (leave ranks out)",
+                dag.ranks()
+            ),
+        );
+    }
+    let per_node = p.ranks_per_node.unwrap_or(1);
+    if !(1..=i64::from(dag.ranks())).contains(&per_node) {
+        add(
+            "program.ranks_per_node",
+            format!(
+                "must be a whole number from 1 to {}, got {per_node}",
+                dag.ranks()
+            ),
+        );
+    }
+    if !found.is_empty() {
+        return Err(found);
+    }
+    let per_node = per_node as u32;
+    let (endpoints, order) = match (loggp, topology) {
+        (Some(l), _) => endpoints(l)?,
+        (None, Some(t)) => (
+            startup_only(t.get_ref().startup.unwrap_or(0.0)),
+            ReadyOrder::Program,
+        ),
+        // written but unreadable: its problems were reported when the file was read
+        (None, None) => return Err(found),
+    };
+    let links = match topology {
+        Some(t) => {
+            let nodes = dag.ranks().div_ceil(per_node);
+            let ic = super::program::interconnect(t, nodes, base)?;
+            Some(links(ic, per_node, Some(t.span().start))?)
+        }
+        None => None,
+    };
+    let report_each = p.report_each.unwrap_or(dag.ranks() <= 16);
+    Ok(Schedule {
+        form: Form::Dag(Arc::new(dag)),
+        machine: Machine {
+            endpoints,
+            links,
+            order,
+        },
+        report_each,
+    })
+}
