@@ -28,7 +28,7 @@
 //!
 //! | layer | modules |
 //! |---|---|
-//! | foundations | [`time`], [`rng`], [`linalg`], [`hash`] |
+//! | foundations | [`time`], [`rng`], [`linalg`], [`hash`], [`files`] |
 //! | maths: formulas, laws, estimators | [`analytic`], [`dist`], [`stats`] |
 //! | the two IRs and the interconnect | [`model`] (queueing networks), [`program`] (rank programs), [`topology`] |
 //! | executors and what they measure | [`engine`] (both event loops and the calendar), [`metrics`] |
@@ -224,6 +224,7 @@
 pub mod analytic;
 pub mod dist;
 pub mod engine;
+pub mod files;
 pub mod hash;
 pub mod linalg;
 pub mod metrics;

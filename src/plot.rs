@@ -34,8 +34,8 @@ pub enum PlotError {
     /// A metric to draw that the sweep does not report.
     #[error("unknown metric {0:?} to plot (`parsim metrics <scenario>` lists every name)")]
     UnknownMetric(String),
-    /// The directory could not be made.
-    #[error("cannot create {}: {source}", dir.display())]
+    /// The directory could not be made (the reason is the error's source, shown after it).
+    #[error("cannot create the directory {} for --plot", dir.display())]
     Directory {
         /// The directory.
         dir: PathBuf,
@@ -50,6 +50,26 @@ pub enum PlotError {
         /// What went wrong.
         message: String,
     },
+}
+
+/// Draws a picture of [`SIZE`] with `draw` and writes it to `file` as every output is written
+/// ([`crate::files::write_text`]: never over an input of the command, complete or not at all).
+pub fn svg_file(
+    file: &Path,
+    draw: impl FnOnce(DrawingArea<SVGBackend<'_>, plotters::coord::Shift>) -> Result<(), PlotError>,
+) -> Result<(), PlotError> {
+    let mut svg = String::new();
+    draw(SVGBackend::with_string(&mut svg, SIZE).into_drawing_area())?;
+    crate::files::write_text(file, &svg).map_err(|e| draw_error(file)(e.reason()))
+}
+
+/// Makes the directory pictures are drawn into: called before anything is simulated, so that
+/// a directory that cannot be made is refused at once, and again by the drawing.
+pub fn make_dir(dir: &Path) -> Result<(), PlotError> {
+    std::fs::create_dir_all(dir).map_err(|source| PlotError::Directory {
+        dir: dir.to_owned(),
+        source,
+    })
 }
 
 /// `name` made safe and at most 40 characters for a file name: a longer one keeps its first 32

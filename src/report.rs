@@ -301,13 +301,29 @@ impl RunReport {
 /// replication's index, the metric and its value in that replication.
 pub const PER_REPLICATION_HEADER: [&str; 4] = ["run_id", "replication", "metric", "value"];
 
-/// Creates the `--per-replication` file at `path` with its header ([`PER_REPLICATION_HEADER`]).
+/// Starts the `--per-replication` file at `path` with its header ([`PER_REPLICATION_HEADER`]):
+/// written to a temporary file ([`crate::files::Output`]) that [`finish_per_replication`] puts
+/// in place, and refused when `path` is an input.
 pub fn per_replication_writer(
     path: &std::path::Path,
-) -> std::io::Result<csv::Writer<std::fs::File>> {
-    let mut w = csv::Writer::from_path(path)?;
-    w.write_record(PER_REPLICATION_HEADER)?;
+) -> Result<csv::Writer<crate::files::Output>, crate::files::FileError> {
+    let out = crate::files::Output::create(path)?;
+    let mut w = csv::Writer::from_writer(out);
+    w.write_record(PER_REPLICATION_HEADER)
+        .map_err(|e| crate::files::FileError::writing(path, csv_io_error(e)))?;
     Ok(w)
+}
+
+/// Puts the `--per-replication` file in place once every replication is written.
+pub fn finish_per_replication(
+    mut w: csv::Writer<crate::files::Output>,
+) -> Result<(), crate::files::FileError> {
+    let path = w.get_ref().path().to_owned();
+    let failed = |e| crate::files::FileError::writing(&path, e);
+    w.flush().map_err(failed)?;
+    w.into_inner()
+        .map_err(|e| failed(std::io::Error::new(e.error().kind(), e.error().to_string())))?
+        .commit()
 }
 
 /// Writes one record per replication and metric of `ex` (fields [`PER_REPLICATION_HEADER`]), in

@@ -2,6 +2,13 @@
 //! whose task K runs shard K, a merge job, and a submit script that starts the merge only after every task succeeded
 //! (`--dependency=afterok`). The scripts are plain, commented shell so that a site can adapt
 //! them (modules, accounts, QoS).
+//!
+//! **One quoting rule.** Every value a user gives (the command's words, paths, the partition,
+//! the time limit) goes into a script through [`shell_quote`], on `#SBATCH` lines and in
+//! commands alike: single quotes, which `bash` and `sbatch`'s own reading of `#SBATCH` lines
+//! treat the same way, so no character can end the word. A value with a control character (a
+//! new line, a carriage return, NUL, ...) cannot be written at all: [`Job::check`] refuses it,
+//! so no value can add a line to a script. [`Job::scripts`] checks, then writes.
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -39,7 +46,33 @@ pub const MERGE_SCRIPT: &str = "merge.sbatch";
 /// The script that submits both.
 pub const SUBMIT_SCRIPT: &str = "submit.sh";
 
-/// Quotes a word for the shell when it needs it.
+/// Why a job's scripts cannot be written.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[error("{what}: {why}")]
+pub struct ScriptError {
+    /// The option or value ("--partition", "the command's word 3", ...).
+    pub what: String,
+    /// What is wrong with it.
+    pub why: String,
+}
+
+/// Refuses a value that cannot go into a script: one with a control character (a new line
+/// would start a line the user did not write).
+fn writable(what: &str, value: &str) -> Result<(), ScriptError> {
+    if let Some(c) = value.chars().find(|c| c.is_control()) {
+        return Err(ScriptError {
+            what: what.to_owned(),
+            why: format!(
+                "{value:?} holds the control character {c:?}, which cannot be written into a job script (it could end a line and start a command)"
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// Quotes a word for the shell (and for `sbatch`'s reading of `#SBATCH` lines) when it needs
+/// it: single quotes, with `'` written `'\''`. Words with control characters are refused
+/// before ([`Job::check`]).
 pub fn shell_quote(word: &str) -> String {
     let safe = !word.is_empty()
         && word
@@ -65,6 +98,63 @@ fn path(p: &std::path::Path) -> String {
 }
 
 impl Job {
+    /// Refuses any value that cannot be written into a script ([`ScriptError`]): a control
+    /// character anywhere, a time limit not in Slurm's format, a partition with white space.
+    pub fn check(&self) -> Result<(), ScriptError> {
+        writable(
+            "the parsim binary's path",
+            &self.parsim.display().to_string(),
+        )?;
+        writable("the working directory", &self.workdir.display().to_string())?;
+        for (i, w) in self.command.iter().enumerate() {
+            writable(&format!("the command's word {} ({w:?})", i + 1), w)?;
+        }
+        for w in &self.merge_args {
+            writable("an output option", w)?;
+        }
+        writable("--out", &self.out.display().to_string())?;
+        writable("--result", &self.result.display().to_string())?;
+        if let Some(p) = &self.partition {
+            writable("--partition", p)?;
+            if p.is_empty() || p.chars().any(char::is_whitespace) {
+                return Err(ScriptError {
+                    what: "--partition".into(),
+                    why: format!(
+                        "{p:?} is not a partition name (or a comma-separated list of them)"
+                    ),
+                });
+            }
+        }
+        if let Some(t) = &self.time {
+            writable("--time", t)?;
+            let slurm_format = !t.is_empty()
+                && (t
+                    .chars()
+                    .all(|c| c.is_ascii_digit() || c == ':' || c == '-')
+                    || ["UNLIMITED", "INFINITE"].contains(&t.as_str()));
+            if !slurm_format {
+                return Err(ScriptError {
+                    what: "--time".into(),
+                    why: format!(
+                        "{t:?} is not a Slurm time limit (minutes, MM:SS, HH:MM:SS, D-HH, D-HH:MM, D-HH:MM:SS or UNLIMITED)"
+                    ),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// The three scripts by file name ([`SHARDS_SCRIPT`], [`MERGE_SCRIPT`], [`SUBMIT_SCRIPT`]),
+    /// once every value is [`Job::check`]ed.
+    pub fn scripts(&self) -> Result<[(&'static str, String); 3], ScriptError> {
+        self.check()?;
+        Ok([
+            (SHARDS_SCRIPT, self.shards_script()),
+            (MERGE_SCRIPT, self.merge_script()),
+            (SUBMIT_SCRIPT, self.submit_script()),
+        ])
+    }
+
     /// The parsim subcommand (`run`, `sweep` or `validate`).
     fn subcommand(&self) -> &str {
         self.command.first().map_or("sweep", String::as_str)
@@ -121,7 +211,11 @@ impl Job {
         let _ = writeln!(s, "#SBATCH --ntasks=1");
         let _ = writeln!(s, "#SBATCH --cpus-per-task={}", self.cpus_per_task);
         self.resources(&mut s);
-        let _ = writeln!(s, "#SBATCH --output={}/slurm-%A_%a.out", self.out.display());
+        let _ = writeln!(
+            s,
+            "#SBATCH --output={}",
+            shell_quote(&format!("{}/slurm-%A_%a.out", self.out.display()))
+        );
         let _ = writeln!(s, "set -euo pipefail");
         let _ = writeln!(
             s,
@@ -152,18 +246,19 @@ impl Job {
         self.resources(&mut s);
         let _ = writeln!(
             s,
-            "#SBATCH --output={}/slurm-merge-%j.out",
-            self.out.display()
+            "#SBATCH --output={}",
+            shell_quote(&format!("{}/slurm-merge-%j.out", self.out.display()))
         );
         let _ = writeln!(s, "set -euo pipefail");
         let merge = words(&self.merge_args);
         let result = path(&self.result);
+        let result_tmp = shell_quote(&format!("{}.tmp", self.result.display()));
         let _ = writeln!(
             s,
             "status=0\n\
-             {} merge {}{}{} > {result}.tmp || status=$?\n\
+             {} merge {}{}{} > {result_tmp} || status=$?\n\
              # exit 1 (a validation with a failed comparison) still prints the whole report\n\
-             if [ \"$status\" -le 1 ]; then mv {result}.tmp {result}; fi\n\
+             if [ \"$status\" -le 1 ]; then mv {result_tmp} {result}; fi\n\
              exit \"$status\"",
             path(&self.parsim),
             path(&self.out),
@@ -186,11 +281,11 @@ impl Job {
              array=$(sbatch --parsable {dir}/{SHARDS_SCRIPT})\n\
              array=${{array%%;*}}  # sbatch --parsable prints id[;cluster]\n\
              merge=$(sbatch --parsable --dependency=afterok:\"$array\" {dir}/{MERGE_SCRIPT})\n\
-             echo \"shards: job $array (array 0-{last}); merge: job ${{merge%%;*}} -> {result}\"\n",
+             echo \"shards: job $array (array 0-{last}); merge: job ${{merge%%;*}} ->\" {result}\n",
             n = self.shards,
             workdir = path(&self.workdir),
             last = self.shards.saturating_sub(1),
-            result = self.result.display()
+            result = path(&self.result)
         )
     }
 }

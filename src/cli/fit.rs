@@ -74,8 +74,7 @@ pub fn run(args: &FitArgs) -> anyhow::Result<ExitCode> {
         );
     }
     let path = &args.measured;
-    let text =
-        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let text = parsim::files::read_text(path, parsim::files::Limit::Data)?;
     let obs = read_observations(&text).with_context(|| path.display().to_string())?;
     let reading = match args.sio_reading {
         Reading::FullPopulation => SioReading::FullPopulation,

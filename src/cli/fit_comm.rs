@@ -22,8 +22,7 @@ pub struct FitCommArgs {
 /// Fits every (primitive, ranks), prints the fits and writes the profile.
 pub fn run(args: &FitCommArgs) -> anyhow::Result<ExitCode> {
     let path = &args.measurements;
-    let text =
-        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let text = parsim::files::read_text(path, parsim::files::Limit::Data)?;
     let measurements = read_measurements(&text).with_context(|| path.display().to_string())?;
     let profile = fit(&measurements).with_context(|| path.display().to_string())?;
     println!(
@@ -44,8 +43,7 @@ pub fn run(args: &FitCommArgs) -> anyhow::Result<ExitCode> {
         );
     }
     if let Some(out) = &args.out {
-        std::fs::write(out, profile.to_toml())
-            .with_context(|| format!("cannot write {}", out.display()))?;
+        parsim::files::write_text(out, &profile.to_toml())?;
         println!("machine profile written to {}", out.display());
     }
     Ok(ExitCode::SUCCESS)

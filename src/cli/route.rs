@@ -44,6 +44,13 @@ pub fn run(args: &RouteArgs) -> anyhow::Result<ExitCode> {
             prog.ranks - 1
         );
     }
+    // every option is checked before anything is printed
+    if let Some(bytes) = args.bytes {
+        anyhow::ensure!(
+            bytes.is_finite() && bytes >= 0.0,
+            "--bytes {bytes}: a message size must be a finite number of bytes >= 0"
+        );
+    }
     let net = &prog.network;
     let (src, dst) = (prog.node_of(args.from), prog.node_of(args.to));
     let route = net.topology.route(src, dst);

@@ -241,6 +241,17 @@ impl RunArgs {
     pub fn files(&self) -> &[PathBuf] {
         &self.files
     }
+
+    /// Loads and checks the scenario as each shard would: the number of replications to
+    /// share out.
+    pub fn pieces(&self) -> anyhow::Result<(usize, &'static str)> {
+        let scenarios = load_all(&self.files, &self.set)?;
+        let mut replications = 0;
+        for sc in &scenarios {
+            replications = self.options(sc)?.replications as usize;
+        }
+        Ok((replications, "replications"))
+    }
 }
 
 /// Loads every file first (reporting all their problems), then runs them in order (or one
@@ -308,8 +319,8 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
         reports.push(report);
     }
     format.finish(&mut out, &reports)?;
-    if let Some(w) = &mut per_rep {
-        w.flush()?;
+    if let Some(w) = per_rep {
+        parsim::report::finish_per_replication(w)?;
     }
     let mut imprecise = false;
     for r in &reports {
@@ -429,12 +440,10 @@ fn run_shard(args: &RunArgs, sc: &Scenario, shard: Shard, dir: &Path) -> anyhow:
 /// for.
 pub fn per_replication_file(
     path: Option<&Path>,
-) -> anyhow::Result<Option<csv::Writer<std::fs::File>>> {
-    path.map(|path| {
-        parsim::report::per_replication_writer(path)
-            .with_context(|| format!("creating {}", path.display()))
-    })
-    .transpose()
+) -> anyhow::Result<Option<csv::Writer<parsim::files::Output>>> {
+    Ok(path
+        .map(parsim::report::per_replication_writer)
+        .transpose()?)
 }
 
 /// The machine a GOAL file given on the command line runs on: `[loggp]` and `[topology]` keys.

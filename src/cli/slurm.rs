@@ -92,6 +92,21 @@ pub fn run(args: &SlurmArgs) -> anyhow::Result<ExitCode> {
         _ => anyhow::bail!("only `parsim run`, `parsim sweep` and `parsim validate` run in shards"),
     };
     anyhow::ensure!(!sharded, "give the command without --shard and --out");
+    // the inputs every task reads, checked here as each task would check them (a bad scenario,
+    // a sweep key that does not exist), and what there is to share: more shards than pieces
+    // would fail in every task
+    let (pieces, what) = match &parsed.command {
+        Command::Sweep(a) => a.pieces(),
+        Command::Run(a) => a.pieces(),
+        Command::Validate(a) => a.pieces(),
+        _ => unreachable!("refused above"),
+    }
+    .context("the command to shard would fail in every task")?;
+    anyhow::ensure!(
+        args.shards as usize <= pieces,
+        "--shards {}: more shards than the {pieces} {what} to share out (each task needs at least one); use --shards {pieces} or fewer",
+        args.shards
+    );
     // each task's command as parsim will parse it: flags a shard cannot take fail here, not
     // on the cluster
     let mut task = command.clone();
@@ -121,6 +136,7 @@ pub fn run(args: &SlurmArgs) -> anyhow::Result<ExitCode> {
         time: args.time.clone(),
         cpus_per_task: args.cpus_per_task,
     };
+    let scripts = job.scripts()?;
     std::fs::create_dir_all(&args.out)
         .with_context(|| format!("creating {}", args.out.display()))?;
     let stale = std::fs::read_dir(&args.out)
@@ -132,13 +148,9 @@ pub fn run(args: &SlurmArgs) -> anyhow::Result<ExitCode> {
         "{} already holds shard files; remove them or choose another --out",
         args.out.display()
     );
-    for (name, text) in [
-        (SHARDS_SCRIPT, job.shards_script()),
-        (MERGE_SCRIPT, job.merge_script()),
-        (SUBMIT_SCRIPT, job.submit_script()),
-    ] {
+    for (name, text) in scripts {
         let path = args.out.join(name);
-        std::fs::write(&path, text).with_context(|| format!("writing {}", path.display()))?;
+        parsim::files::write_text(&path, &text)?;
     }
     let submit = args.out.join(SUBMIT_SCRIPT);
     if !args.submit {

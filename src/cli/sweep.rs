@@ -135,6 +135,23 @@ impl SweepArgs {
     pub fn sharded(&self) -> bool {
         self.shard.is_some() || self.out.is_some()
     }
+
+    /// Builds the sweep and checks every point, as each shard would: the number of points to
+    /// share out.
+    pub fn pieces(&self) -> anyhow::Result<(usize, &'static str)> {
+        let layout = if self.zip { Layout::Zip } else { Layout::Grid };
+        let sweep = Sweep::new(
+            &self.scenario,
+            self.set.clone(),
+            self.vary.clone(),
+            layout,
+            self.seed,
+        )
+        .map_err(anyhow::Error::msg)?;
+        let points = sweep.points();
+        check_points(&sweep, &points, None)?;
+        Ok((points.len(), "points"))
+    }
 }
 
 /// Checks every point, runs them (or one shard's) in order and prints the results (or writes
@@ -149,11 +166,28 @@ pub fn run(args: &SweepArgs) -> anyhow::Result<ExitCode> {
         args.seed,
     )
     .map_err(anyhow::Error::msg)?;
-    if args.output.plot.is_some() {
+    if let Some(dir) = &args.output.plot {
         plot::check_shape(layout, sweep.axes.len())?;
+        parsim::plot::make_dir(dir)?;
     }
     let points = sweep.points();
     let checked = check_points(&sweep, &points, args.shard)?;
+    // the metrics to draw are known before the sweep runs: an unknown one is refused now
+    if args.output.plot.is_some()
+        && !args.output.plot_metric.is_empty()
+        && let Some(first) = points.first()
+    {
+        let names = sweep
+            .scenario(first)
+            .map(|sc| sc.metric_names())
+            .unwrap_or_default();
+        if let Some(unknown) = args.output.plot_metric.iter().find(|m| !names.contains(*m)) {
+            anyhow::bail!(
+                "--plot-metric {unknown}: the scenario reports no such metric (`parsim metrics {}` lists them)",
+                sweep.path.display()
+            );
+        }
+    }
     let owned: Vec<&Point> = points
         .iter()
         .filter(|p| args.shard.is_none_or(|s| s.owns(p.index)))

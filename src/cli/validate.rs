@@ -125,12 +125,30 @@ impl ValidateArgs {
     pub fn sharded(&self) -> bool {
         self.shard.is_some() || self.out.is_some()
     }
+
+    /// Loads and checks every case, as each shard would: the number of cases to share out.
+    pub fn pieces(&self) -> anyhow::Result<(usize, &'static str)> {
+        let files = case_files(&self.paths)?;
+        super::run::load_all(&files, &[])?;
+        Ok((files.len(), "cases"))
+    }
 }
 
 /// Runs every case (or one shard's) and prints the report (or writes the shard's file).
 pub fn run(args: &ValidateArgs) -> anyhow::Result<ExitCode> {
     let files = case_files(&args.paths)?;
     let scenarios = super::run::load_all(&files, &[])?;
+    // no output may replace an input: refused before anything runs
+    parsim::files::check_outputs(
+        args.report
+            .iter()
+            .chain(&args.per_replication)
+            .map(|p| p.as_path()),
+        &[],
+    )?;
+    if let Some(dir) = &args.plot {
+        parsim::plot::make_dir(dir)?;
+    }
     let effort = if args.quick {
         Effort::Quick
     } else {
@@ -164,8 +182,8 @@ pub fn run(args: &ValidateArgs) -> anyhow::Result<ExitCode> {
             cases.push(case);
         }
     }
-    if let Some(w) = &mut per_rep {
-        w.flush()?;
+    if let Some(w) = per_rep {
+        parsim::report::finish_per_replication(w)?;
     }
     let settings = Settings {
         quick: args.quick,
@@ -175,8 +193,13 @@ pub fn run(args: &ValidateArgs) -> anyhow::Result<ExitCode> {
     if let (Some(shard), Some(dir)) = (args.shard, &args.out) {
         let texts = files
             .iter()
-            .map(|f| Ok((f.display().to_string(), std::fs::read_to_string(f)?)))
-            .collect::<std::io::Result<Vec<_>>>()?;
+            .map(|f| {
+                Ok((
+                    f.display().to_string(),
+                    parsim::files::read_text(f, parsim::files::Limit::Scenario)?,
+                ))
+            })
+            .collect::<Result<Vec<_>, parsim::files::FileError>>()?;
         let file = ValidateShard::new(
             fingerprint(&texts, settings),
             settings,
@@ -267,8 +290,7 @@ impl Output {
             write!(out, "{}", table(&rows))?;
         }
         if let Some(path) = &self.report {
-            std::fs::write(path, markdown(&rows))
-                .with_context(|| format!("writing {}", path.display()))?;
+            parsim::files::write_text(path, &markdown(&rows))?;
         }
         if let Some(dir) = &self.plot {
             let files = parsim::validate::plot::write(&rows, dir)?;

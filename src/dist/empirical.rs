@@ -63,15 +63,26 @@ impl Empirical {
 
     /// The sample mean.
     pub fn mean(&self) -> f64 {
-        self.samples.iter().sum::<f64>() / self.samples.len() as f64
+        mean_of(&self.samples)
     }
 
-    /// The sample SCV (population variance over the squared mean).
+    /// The sample SCV (population variance over the squared mean), computed on the samples
+    /// divided by their mean so that samples near `f64::MAX` do not overflow.
     pub fn scv(&self) -> f64 {
         let m = self.mean();
-        let var =
-            self.samples.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / self.samples.len() as f64;
-        if m == 0.0 { 0.0 } else { var / (m * m) }
+        if m == 0.0 {
+            return 0.0;
+        }
+        if m < 1e150 {
+            let var = self.samples.iter().map(|x| (x - m) * (x - m)).sum::<f64>()
+                / self.samples.len() as f64;
+            return var / (m * m);
+        }
+        self.samples
+            .iter()
+            .map(|x| (x / m - 1.0) * (x / m - 1.0))
+            .sum::<f64>()
+            / self.samples.len() as f64
     }
 
     /// The empirical CDF: the fraction of samples `<= x`.
@@ -100,4 +111,19 @@ impl Empirical {
     pub fn max(&self) -> f64 {
         self.sorted[self.sorted.len() - 1]
     }
+}
+
+/// The mean of finite numbers `>= 0` without overflow: the sum of samples near `f64::MAX` is
+/// infinite (and a mean of infinity would scale every sample of a trace to 0), so the samples
+/// are divided by the largest first. Equal to the plain sum over the count, to rounding.
+pub fn mean_of(samples: &[f64]) -> f64 {
+    let largest = samples.iter().copied().fold(0.0, f64::max);
+    if largest == 0.0 || samples.is_empty() {
+        return 0.0;
+    }
+    if largest < 1e300 {
+        // the sum cannot overflow: the plain sum, the same numbers as always
+        return samples.iter().sum::<f64>() / samples.len() as f64;
+    }
+    samples.iter().map(|x| x / largest).sum::<f64>() / samples.len() as f64 * largest
 }

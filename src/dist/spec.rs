@@ -555,15 +555,22 @@ impl DistSpec {
                 let mut samples = read_trace(&base.join(file)).map_err(|m| err("file", m))?;
                 if let Some(target) = *mean {
                     let target = positive("mean", target)?;
-                    let have = samples.iter().sum::<f64>() / samples.len() as f64;
+                    let have = super::empirical::mean_of(&samples);
                     if have <= 0.0 {
                         return Err(err(
                             "mean",
                             "the trace's samples are all 0: they cannot be scaled to a mean",
                         ));
                     }
+                    // target / have overflows or vanishes when the trace's mean is extreme
+                    // (1e308, 1e-300) though every scaled sample is ordinary: then x / have first
+                    let factor = target / have;
                     for x in &mut samples {
-                        *x *= target / have;
+                        *x = if factor.is_normal() {
+                            *x * factor
+                        } else {
+                            *x / have * target
+                        };
                     }
                 }
                 Ok(Law::Empirical(Empirical::new(samples, mode)))
@@ -572,12 +579,14 @@ impl DistSpec {
     }
 }
 
-/// Reads finite, non-negative numbers separated by white space, commas or new lines.
+/// Reads finite, non-negative numbers separated by white space, commas or new lines, from a
+/// regular file of at most [`crate::files::Limit::Data`] bytes, line by line.
 fn read_trace(path: &Path) -> Result<Vec<f64>, String> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let mut lines =
+        crate::files::open_lines(path, crate::files::Limit::Data).map_err(|e| e.to_string())?;
     let mut samples = Vec::new();
-    for (line_no, line) in text.lines().enumerate() {
+    while let Some(line) = lines.next_line() {
+        let (line_no, line) = line.map_err(|e| e.to_string())?;
         let line = line.split('#').next().unwrap_or("");
         for token in line
             .split(|c: char| c == ',' || c.is_whitespace())
@@ -587,9 +596,8 @@ fn read_trace(path: &Path) -> Result<Vec<f64>, String> {
                 Ok(v) if v.is_finite() && v >= 0.0 => samples.push(v),
                 _ => {
                     return Err(format!(
-                        "{}:{}: {token:?} is not a finite number >= 0",
+                        "{}:{line_no}: {token:?} is not a finite number >= 0",
                         path.display(),
-                        line_no + 1
                     ));
                 }
             }

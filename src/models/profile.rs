@@ -118,6 +118,46 @@ pub enum ProfileError {
         /// The one size.
         bytes: f64,
     },
+    /// The file holds a header and no measurement.
+    #[error("no measurements after the header: nothing to fit")]
+    Empty,
+    /// The fit's numbers are beyond floating point (measurements near `f64::MAX` whose line has
+    /// a slope or errors no `f64` holds).
+    #[error(
+        "{primitive} at {ranks} ranks: the fit is beyond floating point ({what}); the sizes or times are out of any sensible range (check their units)"
+    )]
+    NotFinite {
+        /// The primitive.
+        primitive: String,
+        /// Ranks.
+        ranks: u32,
+        /// Which numbers.
+        what: String,
+    },
+}
+
+/// The least-squares line of `points` `(x, y)`: `(a, b, se(a), se(b), residual sd)`, and the
+/// spread of `x` (`Sxx`, 0 when every `x` is the same).
+fn least_squares(points: &[(f64, f64)]) -> ([f64; 5], f64) {
+    let nf = points.len() as f64;
+    let mx = points.iter().map(|p| p.0).sum::<f64>() / nf;
+    let my = points.iter().map(|p| p.1).sum::<f64>() / nf;
+    let sxx: f64 = points.iter().map(|p| (p.0 - mx).powi(2)).sum();
+    let sxy: f64 = points.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum();
+    let b = sxy / sxx;
+    let a = my - b * mx;
+    let rss: f64 = points.iter().map(|p| (p.1 - a - b * p.0).powi(2)).sum();
+    let s2 = rss / (nf - 2.0);
+    (
+        [
+            a,
+            b,
+            (s2 * (1.0 / nf + mx * mx / sxx)).sqrt(),
+            (s2 / sxx).sqrt(),
+            s2.sqrt(),
+        ],
+        sxx,
+    )
 }
 
 /// Reads measurements from CSV text (see the module documentation) with the `csv` crate, as
@@ -200,6 +240,9 @@ pub fn read_measurements(text: &str) -> Result<Vec<Measurement>, ProfileError> {
 /// standard errors of the classical linear model: `s^2 = RSS / (n - 2)`,
 /// `se(b) = s / sqrt(Sxx)`, `se(a) = s sqrt(1/n + mean(m)^2 / Sxx)`.
 pub fn fit(measurements: &[Measurement]) -> Result<MachineProfile, ProfileError> {
+    if measurements.is_empty() {
+        return Err(ProfileError::Empty);
+    }
     let mut groups: BTreeMap<(&str, u32), Vec<(f64, f64)>> = BTreeMap::new();
     for m in measurements {
         groups
@@ -217,31 +260,56 @@ pub fn fit(measurements: &[Measurement]) -> Result<MachineProfile, ProfileError>
                 points: n,
             });
         }
-        let nf = n as f64;
-        let mx = points.iter().map(|p| p.0).sum::<f64>() / nf;
-        let my = points.iter().map(|p| p.1).sum::<f64>() / nf;
-        let sxx: f64 = points.iter().map(|p| (p.0 - mx).powi(2)).sum();
-        let sxy: f64 = points.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum();
-        if sxx <= 0.0 {
+        if points.iter().all(|p| p.0 == points[0].0) {
             return Err(ProfileError::OneSize {
                 primitive: primitive.to_owned(),
                 ranks,
-                bytes: mx,
+                bytes: points[0].0,
             });
         }
-        let b = sxy / sxx;
-        let a = my - b * mx;
-        let rss: f64 = points.iter().map(|p| (p.1 - a - b * p.0).powi(2)).sum();
-        let s2 = rss / (nf - 2.0);
+        let ([mut a, mut b, mut a_se, mut b_se, mut sd], sxx) = least_squares(&points);
+        if !(sxx > 0.0 && [a, b, a_se, b_se, sd, sxx].iter().all(|v| v.is_finite())) {
+            // squares of numbers near f64::MAX overflow (Sxx = inf gave b = 0 and se(b) = 0),
+            // and those of sizes near 1e-300 vanish: fit the points divided by their largest
+            // sizes and times, then scale back
+            let sx = points.iter().map(|p| p.0.abs()).fold(0.0, f64::max);
+            let sy = points
+                .iter()
+                .map(|p| p.1.abs())
+                .fold(f64::MIN_POSITIVE, f64::max);
+            let scaled: Vec<(f64, f64)> = points.iter().map(|p| (p.0 / sx, p.1 / sy)).collect();
+            let ([a1, b1, a_se1, b_se1, sd1], _) = least_squares(&scaled);
+            (a, b, a_se, b_se, sd) = (
+                a1 * sy,
+                b1 * (sy / sx),
+                a_se1 * sy,
+                b_se1 * (sy / sx),
+                sd1 * sy,
+            );
+        }
+        let names = ["a", "b", "se(a)", "se(b)", "residual sd"];
+        let bad: Vec<&str> = [a, b, a_se, b_se, sd]
+            .iter()
+            .zip(names)
+            .filter(|(v, _)| !v.is_finite())
+            .map(|(_, name)| name)
+            .collect();
+        if !bad.is_empty() {
+            return Err(ProfileError::NotFinite {
+                primitive: primitive.to_owned(),
+                ranks,
+                what: bad.join(", "),
+            });
+        }
         fits.push(Fit {
             primitive: primitive.to_owned(),
             ranks,
             a,
             b,
-            a_se: (s2 * (1.0 / nf + mx * mx / sxx)).sqrt(),
-            b_se: (s2 / sxx).sqrt(),
+            a_se,
+            b_se,
             points: n as u32,
-            residual_sd: s2.sqrt(),
+            residual_sd: sd,
         });
     }
     Ok(MachineProfile { fits })
@@ -262,9 +330,18 @@ impl MachineProfile {
 
     /// Reads a profile file.
     pub fn load(path: &Path) -> Result<MachineProfile, String> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-        toml::from_str(&text).map_err(|e| format!("{}: {}", path.display(), e.message()))
+        let text = crate::files::read_text(path, crate::files::Limit::Scenario)
+            .map_err(|e| format!("cannot read {}: {}", path.display(), e.reason()))?;
+        toml::from_str(&text).map_err(|e| {
+            // where in the profile: its line, as the scenario's problems give theirs
+            let line = e
+                .span()
+                .map(|s| 1 + text[..s.start.min(text.len())].matches('\n').count());
+            match line {
+                Some(line) => format!("{}:{line}: {}", path.display(), e.message()),
+                None => format!("{}: {}", path.display(), e.message()),
+            }
+        })
     }
 }
 

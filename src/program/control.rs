@@ -146,6 +146,24 @@ impl<'p> Control<'p> {
         if v < 0 {
             return Err(self.fault(rank, pc, format!("`{e}` gives {v} bytes")));
         }
+        // the clock's rule for durations, on sizes known only now (they read a loop counter)
+        let slowest = self
+            .prog
+            .disks
+            .iter()
+            .map(|d| d.bandwidth)
+            .fold(self.prog.network.bandwidth, f64::min);
+        if !super::budget::span_fits(self.prog, v as f64 / slowest) {
+            return Err(self.fault(
+                rank,
+                pc,
+                format!(
+                    "`{e}` gives {v} bytes, which take {:.3e} time units at {slowest:e} bytes per time unit: beyond the {:.3e} the program's clock holds (2^37 times its smallest time)",
+                    v as f64 / slowest,
+                    super::budget::largest_span(self.prog)
+                ),
+            ));
+        }
         Ok(v as f64)
     }
 
@@ -162,11 +180,28 @@ impl<'p> Control<'p> {
         if i < 0 {
             return Err(self.fault(rank, pc, format!("`{iterations}` gives {i} iterations")));
         }
-        Ok(if split {
+        let n = if split {
             (i as u64).div_ceil(u64::from(self.prog.ranks))
         } else {
             i as u64
-        })
+        };
+        // the clock's rule for durations, on counts known only now (they read a loop counter)
+        if let Some(super::Instr::Compute(super::Work::Region { cost, .. })) =
+            self.prog.code.get(pc as usize)
+            && !super::budget::span_fits(self.prog, n as f64 * cost.mean())
+        {
+            return Err(self.fault(
+                rank,
+                pc,
+                format!(
+                    "`{iterations}` gives {i} iterations, {n} x {:e} = {:.3e} time units on this rank: beyond the {:.3e} the program's clock holds (2^37 times its smallest time)",
+                    cost.mean(),
+                    n as f64 * cost.mean(),
+                    super::budget::largest_span(self.prog)
+                ),
+            ));
+        }
+        Ok(n)
     }
 
     /// [`Instr::Loop`](super::Instr::Loop) at `pc`: enters the loop at nesting `depth` for

@@ -116,6 +116,7 @@ impl Expr {
             pos: 0,
             code: Vec::new(),
             loop_vars,
+            nesting: 0,
         };
         p.expr()?;
         if p.pos != tokens.len() {
@@ -447,7 +448,14 @@ struct Parser<'a> {
     pos: usize,
     code: Vec<Op>,
     loop_vars: &'a [&'a str],
+    /// How deeply the parser has descended (parentheses, calls, unary operators, nested
+    /// right operands): refused past [`MAX_NESTING`] before the recursion can exhaust the stack.
+    nesting: usize,
 }
+
+/// How deeply an expression may nest (parentheses, function calls, signs, `^` chains): far more
+/// than a readable expression needs, and far below what would exhaust the parser's stack.
+pub const MAX_NESTING: usize = 64;
 
 impl Parser<'_> {
     fn peek(&self) -> Option<&Token> {
@@ -471,6 +479,18 @@ impl Parser<'_> {
 
     /// Precedence climbing over binary operators binding tighter than `min`.
     fn binary(&mut self, min: u8) -> Result<(), ExprError> {
+        self.nesting += 1;
+        if self.nesting > MAX_NESTING {
+            return Err(ExprError(format!(
+                "nested more than {MAX_NESTING} levels deep (parentheses, calls, signs or `^`)"
+            )));
+        }
+        let done = self.binary_within(min);
+        self.nesting -= 1;
+        done
+    }
+
+    fn binary_within(&mut self, min: u8) -> Result<(), ExprError> {
         self.unary()?;
         while let Some(Token::Sym(s)) = self.peek() {
             let Some(op) = bin_op(s) else { break };
@@ -500,7 +520,8 @@ impl Parser<'_> {
             }
             Some(Token::Sym("!")) => {
                 self.pos += 1;
-                self.unary()?;
+                // through `binary` at the tightest level: the same operand, counted in the nesting
+                self.binary(u8::MAX)?;
                 self.code.push(Op::Not);
                 Ok(())
             }

@@ -40,6 +40,35 @@ pub enum ProgramFault {
         /// Events scheduled.
         events: u64,
     },
+    /// The execution scheduled more events than a run may
+    /// ([`crate::program::budget::MAX_EVENTS`]): work whose size was only known while it ran
+    /// (counts that read loop counters) grew past the budget.
+    #[error(
+        "the run scheduled {events} events by time {time:.6e} (with {finished} of {ranks} ranks finished), beyond the budget of {limit} events (2^34) a replication may take: the program's loops do more work than parsim can simulate in reasonable time (their counts read loop counters, so it could not be bounded before the run); reduce the iterations"
+    )]
+    Budget {
+        /// When it stopped.
+        time: f64,
+        /// Events scheduled.
+        events: u64,
+        /// The budget.
+        limit: u64,
+        /// Ranks that finished.
+        finished: u32,
+        /// All ranks.
+        ranks: u32,
+    },
+    /// Every rank finished, and messages sent to them were never received (a send without
+    /// its receive: the program is wrong, and its times would be).
+    #[error(
+        "every rank finished, but {count} messages sent were never received (e.g. {example}): every send needs its receive"
+    )]
+    Unreceived {
+        /// Messages left in mailboxes.
+        count: u64,
+        /// One of them.
+        example: String,
+    },
     /// A rank ran 10^8 operations without time passing (a loop that does nothing, forever).
     #[error(
         "rank {rank} executed {MAX_INSTANT_OPS} operations at {path} without time passing (a loop that never takes time)"

@@ -24,6 +24,7 @@
 //! matching message is in the mailbox; `sendrecv` does both at once and ends when both are done.
 //! The startup `t_s` is paid by the sender once per message.
 
+pub mod budget;
 pub mod collective;
 pub mod control;
 pub mod dag;

@@ -114,7 +114,12 @@ pub(super) fn read(text: &str, assignments: &[Assignment]) -> (Option<RawScenari
             "spmd" => raw.spmd = one::<RawSpmd>(value, "spmd", &mut found),
             other => found.push(Problem::new(
                 Some(at),
-                other.to_owned(),
+                // an empty key (`"" = 1`) still gets a path the message can show
+                if other.is_empty() {
+                    "\"\"".to_owned()
+                } else {
+                    other.to_owned()
+                },
                 format!(
                     "unknown section `{other}`; a scenario has {}",
                     SECTIONS
@@ -218,7 +223,13 @@ fn repaired<T: DeserializeOwned>(
         let inner = e.inner();
         let message = plain_types(inner.message().trim());
         // serde's path names toml's span wrapper as a field of its own
-        let sub = e.path().to_string().replace(SPAN_WRAPPER, "");
+        let sub = e
+            .path()
+            .to_string()
+            .replace(SPAN_WRAPPER, "")
+            // (before an index, as for an array given where a table is expected, no dot either)
+            .replace(&format!("{}[", SPAN_WRAPPER.trim_end_matches('.')), "[")
+            .replace(".[", "[");
         // (at the end of the path, as for a field missing from a spanned table, it has no dot)
         let sub = sub
             .strip_suffix(SPAN_WRAPPER.trim_end_matches('.'))

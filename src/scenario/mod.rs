@@ -246,11 +246,12 @@ pub fn load_with(path: &Path, assignments: &[Assignment]) -> Result<Scenario, Sc
     parse_with(&read_text(path)?, path, assignments)
 }
 
-/// The text of a scenario file.
+/// The text of a scenario file: a regular file of at most [`crate::files::Limit::Scenario`]
+/// bytes ([`crate::files::read_text`]).
 pub fn read_text(path: &Path) -> Result<String, ScenarioError> {
-    std::fs::read_to_string(path).map_err(|e| ScenarioError {
+    crate::files::read_text(path, crate::files::Limit::Scenario).map_err(|e| ScenarioError {
         file: path.to_owned(),
-        problems: vec![Problem::new(None, "", e.to_string())],
+        problems: vec![Problem::new(None, "", e.reason())],
         unreadable: true,
     })
 }

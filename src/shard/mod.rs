@@ -102,10 +102,8 @@ pub fn write<T: ShardFile>(file: &T, dir: &Path) -> std::io::Result<PathBuf> {
     }
     .file_name();
     let path = dir.join(&name);
-    let temp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
     let text = serde_json::to_string_pretty(file).map_err(std::io::Error::other)?;
-    std::fs::write(&temp, text)?;
-    std::fs::rename(&temp, &path)?;
+    crate::files::write_text(&path, &text).map_err(std::io::Error::other)?;
     Ok(path)
 }
 
@@ -203,9 +201,9 @@ fn shard_paths(dir: &Path) -> Result<Vec<PathBuf>, MergeError> {
 }
 
 fn read_text(path: &Path) -> Result<String, MergeError> {
-    std::fs::read_to_string(path).map_err(|source| MergeError::Read {
+    crate::files::read_text(path, crate::files::Limit::Shard).map_err(|e| MergeError::Read {
         path: path.to_owned(),
-        source,
+        source: std::io::Error::other(e.reason()),
     })
 }
 

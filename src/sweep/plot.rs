@@ -89,10 +89,7 @@ pub fn write(
             points: (0..report.points.len()).collect(),
         }]
     };
-    std::fs::create_dir_all(dir).map_err(|source| PlotError::Directory {
-        dir: dir.to_owned(),
-        source,
-    })?;
+    crate::plot::make_dir(dir)?;
     let mut files = Vec::new();
     for metric in metrics {
         if two_d && style == Style::HeatMaps {
@@ -498,114 +495,115 @@ fn draw_lines(
     });
     let y_range = padded(ys);
     let x_range = padded(xs.iter().copied());
-    let root = SVGBackend::new(file, SIZE).into_drawing_area();
-    root.fill(&WHITE).map_err(|e| fail(e.to_string()))?;
-    let mut chart = ChartBuilder::on(&root)
-        .caption(fit(title, SIZE.0 - 24, 20), ("sans-serif", 20))
-        .margin(12)
-        .margin_right(24)
-        .x_label_area_size(45)
-        .y_label_area_size(80)
-        .build_cartesian_2d(x_range, y_range)
-        .map_err(|e| fail(e.to_string()))?;
-    let integral = xs.iter().all(|x| x.fract() == 0.0);
-    let x_tick = |v: &f64| {
-        if integral {
-            format!("{v:.0}")
-        } else {
-            tick(*v)
-        }
-    };
-    let y_tick = |v: &f64| {
-        if percent {
-            format!("{}%", tick(100.0 * v))
-        } else {
-            tick(*v)
-        }
-    };
-    chart
-        .configure_mesh()
-        .x_desc(report.keys[0].as_str())
-        .y_desc(fit(y_desc, SIZE.1 - 120, 14))
-        .x_label_formatter(&x_tick)
-        .y_label_formatter(&y_tick)
-        .draw()
-        .map_err(|e| fail(e.to_string()))?;
-    let one_band = lines.iter().filter(|l| l.band.is_some()).count() == 1;
-    for line in lines {
-        let colour = line.colour;
-        if let Some(band) = &line.band {
-            let outline: Vec<(f64, f64)> = line
-                .points
-                .iter()
-                .zip(band)
-                .map(|(&(x, y), h)| (x, y + h))
-                .chain(
-                    line.points
-                        .iter()
-                        .zip(band)
-                        .rev()
-                        .map(|(&(x, y), h)| (x, y - h)),
-                )
-                .collect();
-            let fill = colour.mix(0.2);
-            let drawn = chart
-                .draw_series(std::iter::once(Polygon::new(outline, fill)))
-                .map_err(|e| fail(e.to_string()))?;
-            if one_band {
+    crate::plot::svg_file(file, |root| {
+        root.fill(&WHITE).map_err(|e| fail(e.to_string()))?;
+        let mut chart = ChartBuilder::on(&root)
+            .caption(fit(title, SIZE.0 - 24, 20), ("sans-serif", 20))
+            .margin(12)
+            .margin_right(24)
+            .x_label_area_size(45)
+            .y_label_area_size(80)
+            .build_cartesian_2d(x_range, y_range)
+            .map_err(|e| fail(e.to_string()))?;
+        let integral = xs.iter().all(|x| x.fract() == 0.0);
+        let x_tick = |v: &f64| {
+            if integral {
+                format!("{v:.0}")
+            } else {
+                tick(*v)
+            }
+        };
+        let y_tick = |v: &f64| {
+            if percent {
+                format!("{}%", tick(100.0 * v))
+            } else {
+                tick(*v)
+            }
+        };
+        chart
+            .configure_mesh()
+            .x_desc(report.keys[0].as_str())
+            .y_desc(fit(y_desc, SIZE.1 - 120, 14))
+            .x_label_formatter(&x_tick)
+            .y_label_formatter(&y_tick)
+            .draw()
+            .map_err(|e| fail(e.to_string()))?;
+        let one_band = lines.iter().filter(|l| l.band.is_some()).count() == 1;
+        for line in lines {
+            let colour = line.colour;
+            if let Some(band) = &line.band {
+                let outline: Vec<(f64, f64)> = line
+                    .points
+                    .iter()
+                    .zip(band)
+                    .map(|(&(x, y), h)| (x, y + h))
+                    .chain(
+                        line.points
+                            .iter()
+                            .zip(band)
+                            .rev()
+                            .map(|(&(x, y), h)| (x, y - h)),
+                    )
+                    .collect();
+                let fill = colour.mix(0.2);
+                let drawn = chart
+                    .draw_series(std::iter::once(Polygon::new(outline, fill)))
+                    .map_err(|e| fail(e.to_string()))?;
+                if one_band {
+                    drawn
+                        .label("simulated, 95% interval")
+                        .legend(move |(x, y)| {
+                            Rectangle::new([(x, y - 5), (x + 20, y + 5)], fill.filled())
+                        });
+                }
+            }
+            let width = if line.stroke == Stroke::Bound { 1 } else { 2 };
+            let style = colour.stroke_width(width);
+            let dashes = match line.stroke {
+                Stroke::Dashed(k) => Some(DASHES[k % DASHES.len()]),
+                Stroke::Bound => Some((8, 4)),
+                Stroke::Solid | Stroke::Measured => None,
+            };
+            let drawn = match dashes {
+                Some((dash, gap)) => chart
+                    .draw_series(DashedLineSeries::new(line.points.clone(), dash, gap, style))
+                    .map_err(|e| fail(e.to_string()))?,
+                None => chart
+                    .draw_series(LineSeries::new(line.points.clone(), style))
+                    .map_err(|e| fail(e.to_string()))?,
+            };
+            if let Some(label) = &line.label {
+                // the legend's sample drawn in the line's own dashes, 24 pixels long
+                let (dash, gap) = dashes.map_or((24, 0), |(d, g)| (d as i32, g as i32));
                 drawn
-                    .label("simulated, 95% interval")
+                    .label(fit(label, LEGEND_WIDTH, 13))
                     .legend(move |(x, y)| {
-                        Rectangle::new([(x, y - 5), (x + 20, y + 5)], fill.filled())
+                        let piece = |k: i32| {
+                            let from = (k * (dash + gap)).min(24);
+                            PathElement::new(vec![(from, 0), ((from + dash).min(24), 0)], style)
+                        };
+                        EmptyElement::at((x, y)) + piece(0) + piece(1) + piece(2)
                     });
             }
+            if line.stroke == Stroke::Measured {
+                chart
+                    .draw_series(
+                        line.points
+                            .iter()
+                            .map(|&p| Circle::new(p, 3, colour.filled())),
+                    )
+                    .map_err(|e| fail(e.to_string()))?;
+            }
         }
-        let width = if line.stroke == Stroke::Bound { 1 } else { 2 };
-        let style = colour.stroke_width(width);
-        let dashes = match line.stroke {
-            Stroke::Dashed(k) => Some(DASHES[k % DASHES.len()]),
-            Stroke::Bound => Some((8, 4)),
-            Stroke::Solid | Stroke::Measured => None,
-        };
-        let drawn = match dashes {
-            Some((dash, gap)) => chart
-                .draw_series(DashedLineSeries::new(line.points.clone(), dash, gap, style))
-                .map_err(|e| fail(e.to_string()))?,
-            None => chart
-                .draw_series(LineSeries::new(line.points.clone(), style))
-                .map_err(|e| fail(e.to_string()))?,
-        };
-        if let Some(label) = &line.label {
-            // the legend's sample drawn in the line's own dashes, 24 pixels long
-            let (dash, gap) = dashes.map_or((24, 0), |(d, g)| (d as i32, g as i32));
-            drawn
-                .label(fit(label, LEGEND_WIDTH, 13))
-                .legend(move |(x, y)| {
-                    let piece = |k: i32| {
-                        let from = (k * (dash + gap)).min(24);
-                        PathElement::new(vec![(from, 0), ((from + dash).min(24), 0)], style)
-                    };
-                    EmptyElement::at((x, y)) + piece(0) + piece(1) + piece(2)
-                });
-        }
-        if line.stroke == Stroke::Measured {
-            chart
-                .draw_series(
-                    line.points
-                        .iter()
-                        .map(|&p| Circle::new(p, 3, colour.filled())),
-                )
-                .map_err(|e| fail(e.to_string()))?;
-        }
-    }
-    chart
-        .configure_series_labels()
-        .position(legend_place(lines.first().map_or(&[][..], |l| &l.points)))
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK)
-        .draw()
-        .map_err(|e| fail(e.to_string()))?;
-    root.present().map_err(|e| fail(e.to_string()))
+        chart
+            .configure_series_labels()
+            .position(legend_place(lines.first().map_or(&[][..], |l| &l.points)))
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK)
+            .draw()
+            .map_err(|e| fail(e.to_string()))?;
+        root.present().map_err(|e| fail(e.to_string()))
+    })
 }
 
 /// The widest a legend's label may be, in pixels (longer ones are cut with an ellipsis).
@@ -759,87 +757,88 @@ fn heat_map(
             RGBColor(fade(178), fade(24), fade(43))
         }
     };
-    let root = SVGBackend::new(file, SIZE).into_drawing_area();
-    root.fill(&WHITE).map_err(|e| fail(e.to_string()))?;
-    let root = root
-        .titled(&fit(title, SIZE.0 - 24, 18), ("sans-serif", 18))
-        .map_err(|e| fail(e.to_string()))?;
-    let (map_area, scale_area) = root.split_horizontally(SIZE.0 - 130);
-    let scale = match shade {
-        Shade::Signed => -hi..hi,
-        Shade::Range => lo..hi,
-    };
-    colour_scale(&scale_area, scale, &colour, show, scale_label)
-        .map_err(|e| fail(e.to_string()))?;
-    let (nx, ny) = (xl.len() as f64, yl.len() as f64);
-    let mut chart = ChartBuilder::on(&map_area)
-        .margin(12)
-        .x_label_area_size(45)
-        .y_label_area_size(80)
-        .build_cartesian_2d(0.0..nx, 0.0..ny)
-        .map_err(|e| fail(e.to_string()))?;
-    let tick = |labels: &[String], v: f64| -> String {
-        let i = (v - 0.5).round();
-        if (v - 0.5 - i).abs() < 1e-6 && i >= 0.0 {
-            labels.get(i as usize).cloned().unwrap_or_default()
-        } else {
-            String::new()
-        }
-    };
-    chart
-        .configure_mesh()
-        .disable_mesh()
-        .x_desc(report.keys[0].as_str())
-        .y_desc(report.keys[1].as_str())
-        .x_labels(2 * xl.len() + 1)
-        .y_labels(2 * yl.len() + 1)
-        .x_label_formatter(&|v| tick(&xl, *v))
-        .y_label_formatter(&|v| tick(&yl, *v))
-        .draw()
-        .map_err(|e| fail(e.to_string()))?;
-    chart
-        .draw_series(cells.iter().map(|&(x, y, v)| {
-            let fill = v.map_or(RGBColor(220, 220, 220), colour);
-            Rectangle::new(
-                [(x as f64, y as f64), (x as f64 + 1.0, y as f64 + 1.0)],
-                fill.filled(),
-            )
-        }))
-        .map_err(|e| fail(e.to_string()))?;
-    if let Some(marks) = marks {
-        // a failing verdict framed in black
-        chart
-            .draw_series(cells.iter().zip(marks).filter(|(_, m)| m.failing).map(
-                |(&(x, y, _), _)| {
-                    let (x, y) = (x as f64, y as f64);
-                    Rectangle::new(
-                        [(x + 0.04, y + 0.04), (x + 0.96, y + 0.96)],
-                        BLACK.stroke_width(3),
-                    )
-                },
-            ))
+    crate::plot::svg_file(file, |root| {
+        root.fill(&WHITE).map_err(|e| fail(e.to_string()))?;
+        let root = root
+            .titled(&fit(title, SIZE.0 - 24, 18), ("sans-serif", 18))
             .map_err(|e| fail(e.to_string()))?;
-    }
-    if xl.len() <= 12 && yl.len() <= 16 {
-        let written = |i: usize, v: Option<f64>| {
-            let star = marks.is_some_and(|m| m[i].significant);
-            let text = v.map_or_else(|| "-".to_owned(), show);
-            if star { format!("{text}*") } else { text }
+        let (map_area, scale_area) = root.split_horizontally(SIZE.0 - 130);
+        let scale = match shade {
+            Shade::Signed => -hi..hi,
+            Shade::Range => lo..hi,
+        };
+        colour_scale(&scale_area, scale, &colour, show, scale_label)
+            .map_err(|e| fail(e.to_string()))?;
+        let (nx, ny) = (xl.len() as f64, yl.len() as f64);
+        let mut chart = ChartBuilder::on(&map_area)
+            .margin(12)
+            .x_label_area_size(45)
+            .y_label_area_size(80)
+            .build_cartesian_2d(0.0..nx, 0.0..ny)
+            .map_err(|e| fail(e.to_string()))?;
+        let tick = |labels: &[String], v: f64| -> String {
+            let i = (v - 0.5).round();
+            if (v - 0.5 - i).abs() < 1e-6 && i >= 0.0 {
+                labels.get(i as usize).cloned().unwrap_or_default()
+            } else {
+                String::new()
+            }
         };
         chart
-            .draw_series(cells.iter().enumerate().map(|(i, &(x, y, v))| {
-                Text::new(
-                    written(i, v),
-                    (x as f64 + 0.5, y as f64 + 0.5),
-                    ("sans-serif", 13)
-                        .into_font()
-                        .color(&BLACK)
-                        .pos(Pos::new(HPos::Center, VPos::Center)),
+            .configure_mesh()
+            .disable_mesh()
+            .x_desc(report.keys[0].as_str())
+            .y_desc(report.keys[1].as_str())
+            .x_labels(2 * xl.len() + 1)
+            .y_labels(2 * yl.len() + 1)
+            .x_label_formatter(&|v| tick(&xl, *v))
+            .y_label_formatter(&|v| tick(&yl, *v))
+            .draw()
+            .map_err(|e| fail(e.to_string()))?;
+        chart
+            .draw_series(cells.iter().map(|&(x, y, v)| {
+                let fill = v.map_or(RGBColor(220, 220, 220), colour);
+                Rectangle::new(
+                    [(x as f64, y as f64), (x as f64 + 1.0, y as f64 + 1.0)],
+                    fill.filled(),
                 )
             }))
             .map_err(|e| fail(e.to_string()))?;
-    }
-    root.present().map_err(|e| fail(e.to_string()))
+        if let Some(marks) = marks {
+            // a failing verdict framed in black
+            chart
+                .draw_series(cells.iter().zip(marks).filter(|(_, m)| m.failing).map(
+                    |(&(x, y, _), _)| {
+                        let (x, y) = (x as f64, y as f64);
+                        Rectangle::new(
+                            [(x + 0.04, y + 0.04), (x + 0.96, y + 0.96)],
+                            BLACK.stroke_width(3),
+                        )
+                    },
+                ))
+                .map_err(|e| fail(e.to_string()))?;
+        }
+        if xl.len() <= 12 && yl.len() <= 16 {
+            let written = |i: usize, v: Option<f64>| {
+                let star = marks.is_some_and(|m| m[i].significant);
+                let text = v.map_or_else(|| "-".to_owned(), show);
+                if star { format!("{text}*") } else { text }
+            };
+            chart
+                .draw_series(cells.iter().enumerate().map(|(i, &(x, y, v))| {
+                    Text::new(
+                        written(i, v),
+                        (x as f64 + 0.5, y as f64 + 0.5),
+                        ("sans-serif", 13)
+                            .into_font()
+                            .color(&BLACK)
+                            .pos(Pos::new(HPos::Center, VPos::Center)),
+                    )
+                }))
+                .map_err(|e| fail(e.to_string()))?;
+        }
+        root.present().map_err(|e| fail(e.to_string()))
+    })
 }
 
 /// A vertical colour scale over `range` (values coloured by `colour`, ticks written by `show`)

@@ -54,10 +54,7 @@ fn columns<'a>(rows: &[&'a Comparison]) -> Vec<Column<'a>> {
 /// Writes one picture per case of `rows` into `dir` (created if needed); returns their files.
 /// Cases with nothing to compare get no picture.
 pub fn write(rows: &[Comparison], dir: &Path) -> Result<Vec<PathBuf>, PlotError> {
-    std::fs::create_dir_all(dir).map_err(|source| PlotError::Directory {
-        dir: dir.to_owned(),
-        source,
-    })?;
+    crate::plot::make_dir(dir)?;
     let mut cases: Vec<&str> = Vec::new();
     for r in rows {
         if !cases.contains(&r.case.as_str()) {
@@ -97,101 +94,102 @@ fn draw(case: &str, cols: &[Column], file: &Path) -> Result<(), PlotError> {
     let y_range = y_range.start
         ..y_range.end + 0.1 * (methods.len() + 1) as f64 * (y_range.end - y_range.start);
     let x_range = -0.5..(cols.len() as f64 - 0.5);
-    let root = SVGBackend::new(file, SIZE).into_drawing_area();
-    root.fill(&WHITE).map_err(|e| fail(e.to_string()))?;
-    let mut chart = ChartBuilder::on(&root)
-        .caption(
-            fit(
-                &format!("{case}: simulated (99% interval) and analytic"),
-                SIZE.0 - 24,
-                20,
-            ),
-            ("sans-serif", 20),
-        )
-        .margin(12)
-        .margin_right(24)
-        .x_label_area_size(45)
-        .y_label_area_size(80)
-        .build_cartesian_2d(x_range, y_range)
-        .map_err(|e| fail(e.to_string()))?;
-    // each metric's name cut to its column's width (the plot is about 680 pixels wide)
-    let column = (SIZE.0 - 110) / cols.len().max(1) as u32;
-    let x_tick = |v: &f64| {
-        let i = v.round();
-        match cols.get(i as usize) {
-            Some(c) if (v - i).abs() < 1e-9 && i >= 0.0 => fit(c.metric, column - 6, 12),
-            _ => String::new(),
-        }
-    };
-    chart
-        .configure_mesh()
-        .x_labels(cols.len().max(2))
-        .x_label_formatter(&x_tick)
-        .x_label_style(("sans-serif", 12))
-        .y_label_formatter(&|v| tick(*v))
-        .disable_x_mesh()
-        .x_desc("metric")
-        .y_desc("value / simulated mean (dimensionless)")
-        .draw()
-        .map_err(|e| fail(e.to_string()))?;
-    // the simulation: a bar of the 99% interval around 1 in every column
-    let bar = |x: f64, [lo, hi]: [f64; 2], w: f64| {
-        [
-            vec![(x, lo), (x, hi)],
-            vec![(x - w, lo), (x + w, lo)],
-            vec![(x - w, hi), (x + w, hi)],
-        ]
-    };
-    chart
-        .draw_series(cols.iter().enumerate().flat_map(|(i, c)| {
-            bar(i as f64, [1.0 - c.half_width, 1.0 + c.half_width], 0.08)
-                .map(|p| PathElement::new(p, SIMULATED.stroke_width(3)))
-        }))
-        .map_err(|e| fail(e.to_string()))?
-        .label("simulated mean, 99% interval")
-        .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], SIMULATED.stroke_width(3)));
-    // each method beside it: a dot for a value, a capped bar for bounds
-    let step = 0.6 / methods.len().max(1) as f64;
-    for (k, method) in methods.iter().enumerate() {
-        let colour = PALETTE[k % PALETTE.len()];
-        let dx = -0.3 + step * (k as f64 + 0.5);
-        let marks = cols.iter().enumerate().flat_map(|(i, c)| {
-            let x = i as f64 + dx;
-            c.methods
-                .iter()
-                .filter(|(m, _)| m == method)
-                .flat_map(move |&(_, v)| {
-                    // a seventh method and on: the palette again, in another marker
-                    let dot = match k / PALETTE.len() {
-                        0 => Circle::new((x, v[0]), 4, colour.filled()).into_dyn(),
-                        1 => TriangleMarker::new((x, v[0]), 6, colour.filled()).into_dyn(),
-                        _ => Cross::new((x, v[0]), 5, colour.stroke_width(2)).into_dyn(),
-                    };
-                    let bounds = (v[0] != v[1]).then(|| bar(x, v, 0.04));
-                    std::iter::once(dot).chain(
-                        bounds
-                            .into_iter()
-                            .flatten()
-                            .map(move |p| PathElement::new(p, colour.stroke_width(2)).into_dyn()),
-                    )
-                })
-        });
+    crate::plot::svg_file(file, |root| {
+        root.fill(&WHITE).map_err(|e| fail(e.to_string()))?;
+        let mut chart = ChartBuilder::on(&root)
+            .caption(
+                fit(
+                    &format!("{case}: simulated (99% interval) and analytic"),
+                    SIZE.0 - 24,
+                    20,
+                ),
+                ("sans-serif", 20),
+            )
+            .margin(12)
+            .margin_right(24)
+            .x_label_area_size(45)
+            .y_label_area_size(80)
+            .build_cartesian_2d(x_range, y_range)
+            .map_err(|e| fail(e.to_string()))?;
+        // each metric's name cut to its column's width (the plot is about 680 pixels wide)
+        let column = (SIZE.0 - 110) / cols.len().max(1) as u32;
+        let x_tick = |v: &f64| {
+            let i = v.round();
+            match cols.get(i as usize) {
+                Some(c) if (v - i).abs() < 1e-9 && i >= 0.0 => fit(c.metric, column - 6, 12),
+                _ => String::new(),
+            }
+        };
         chart
-            .draw_series(marks)
+            .configure_mesh()
+            .x_labels(cols.len().max(2))
+            .x_label_formatter(&x_tick)
+            .x_label_style(("sans-serif", 12))
+            .y_label_formatter(&|v| tick(*v))
+            .disable_x_mesh()
+            .x_desc("metric")
+            .y_desc("value / simulated mean (dimensionless)")
+            .draw()
+            .map_err(|e| fail(e.to_string()))?;
+        // the simulation: a bar of the 99% interval around 1 in every column
+        let bar = |x: f64, [lo, hi]: [f64; 2], w: f64| {
+            [
+                vec![(x, lo), (x, hi)],
+                vec![(x - w, lo), (x + w, lo)],
+                vec![(x - w, hi), (x + w, hi)],
+            ]
+        };
+        chart
+            .draw_series(cols.iter().enumerate().flat_map(|(i, c)| {
+                bar(i as f64, [1.0 - c.half_width, 1.0 + c.half_width], 0.08)
+                    .map(|p| PathElement::new(p, SIMULATED.stroke_width(3)))
+            }))
             .map_err(|e| fail(e.to_string()))?
-            .label(fit(method, 420, 13))
-            .legend(move |(x, y)| match k / PALETTE.len() {
-                0 => Circle::new((x + 10, y), 4, colour.filled()).into_dyn(),
-                1 => TriangleMarker::new((x + 10, y), 6, colour.filled()).into_dyn(),
-                _ => Cross::new((x + 10, y), 5, colour.stroke_width(2)).into_dyn(),
+            .label("simulated mean, 99% interval")
+            .legend(|(x, y)| {
+                PathElement::new(vec![(x, y), (x + 20, y)], SIMULATED.stroke_width(3))
             });
-    }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperRight)
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK)
-        .draw()
-        .map_err(|e| fail(e.to_string()))?;
-    root.present().map_err(|e| fail(e.to_string()))
+        // each method beside it: a dot for a value, a capped bar for bounds
+        let step = 0.6 / methods.len().max(1) as f64;
+        for (k, method) in methods.iter().enumerate() {
+            let colour = PALETTE[k % PALETTE.len()];
+            let dx = -0.3 + step * (k as f64 + 0.5);
+            let marks =
+                cols.iter().enumerate().flat_map(|(i, c)| {
+                    let x = i as f64 + dx;
+                    c.methods
+                        .iter()
+                        .filter(|(m, _)| m == method)
+                        .flat_map(move |&(_, v)| {
+                            // a seventh method and on: the palette again, in another marker
+                            let dot = match k / PALETTE.len() {
+                                0 => Circle::new((x, v[0]), 4, colour.filled()).into_dyn(),
+                                1 => TriangleMarker::new((x, v[0]), 6, colour.filled()).into_dyn(),
+                                _ => Cross::new((x, v[0]), 5, colour.stroke_width(2)).into_dyn(),
+                            };
+                            let bounds = (v[0] != v[1]).then(|| bar(x, v, 0.04));
+                            std::iter::once(dot).chain(bounds.into_iter().flatten().map(move |p| {
+                                PathElement::new(p, colour.stroke_width(2)).into_dyn()
+                            }))
+                        })
+                });
+            chart
+                .draw_series(marks)
+                .map_err(|e| fail(e.to_string()))?
+                .label(fit(method, 420, 13))
+                .legend(move |(x, y)| match k / PALETTE.len() {
+                    0 => Circle::new((x + 10, y), 4, colour.filled()).into_dyn(),
+                    1 => TriangleMarker::new((x + 10, y), 6, colour.filled()).into_dyn(),
+                    _ => Cross::new((x + 10, y), 5, colour.stroke_width(2)).into_dyn(),
+                });
+        }
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::UpperRight)
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK)
+            .draw()
+            .map_err(|e| fail(e.to_string()))?;
+        root.present().map_err(|e| fail(e.to_string()))
+    })
 }

@@ -1,12 +1,20 @@
-//! Fuzzing parse, check, analysis and a short run with structured scenarios.
+//! Fuzzing parse, check, analysis and a short run with structured scenarios, and the other
+//! inputs parsim reads or writes.
 //!
-//! Three generators feed one harness: queueing networks built from random choices (valid ones
-//! and broken ones: unknown names, bad probabilities, extreme or invalid distribution
-//! parameters, forks without joins, closed classes that leave), rank programs (operations,
-//! collectives, peers, topologies), and the bundled scenarios mutated line by line. Each input
-//! must be refused with problems that have a line, or analysed and run to a report whose every
-//! mean and half-width is a finite number, or stopped by a run error; never a panic, never a
-//! hang (each input has 30 s), never a missing number with success.
+//! Generators feed one harness: queueing networks built from random choices (valid ones and
+//! broken ones: unknown names, bad probabilities, extreme or invalid distribution parameters,
+//! forks without joins, closed classes that leave), rank programs (operations, regions,
+//! collectives with roots and groups, loops with huge counts, deep expressions, disks,
+//! topologies, machine profiles written beside them), `[spmd]` models (one phase or several,
+//! network forms, counts that multiply work), `[pipeline]`s, and the bundled scenarios mutated
+//! line by line. Each scenario must be refused with problems that have a line, or analysed and
+//! run to a report whose every number is finite and obeys the laws (Little's law at every
+//! station, utilisations in `[0, servers]`, a deterministic makespan at least the contention-free
+//! critical path, every message sent received), or stopped by a run error; never a panic,
+//! never a hang (each input has 30 s), never a missing number with success. Beside scenarios:
+//! CSV measurements for `fit-comm` (a fit that succeeds has finite coefficients and errors),
+//! sweep values (no panic, a bounded number of points) and Slurm jobs with hostile values (a job
+//! that is written adds no line and parses under `bash -n`).
 //!
 //! CI runs a bounded number of inputs. The long run is
 //! `PARSIM_FUZZ_SECONDS=1800 cargo test --release --test integration fuzz -- --nocapture`,
@@ -282,7 +290,16 @@ fn op(c: &mut Choices<'_>, depth: u32) -> String {
         "ideal",
         "telepathy",
     ];
+    if c.hostile && c.chance(15) {
+        return hostile_op(c);
+    }
     match c.below(if depth < 2 { 9 } else { 8 }) {
+        0 if c.chance(40) => format!(
+            "kind = \"compute\"\niterations = \"{}\"\ncost = {}\nsplit = {}\n",
+            c.pick(&["1000", "rank * 10 + 1", "P * 100"]),
+            distribution(c, &["0.0001", "0.001"]),
+            c.pick(&["true", "false"])
+        ),
         0 | 1 => format!(
             "kind = \"compute\"\ntime = {}\n",
             distribution(c, &["0.001", "0.01", "0.1"])
@@ -317,7 +334,16 @@ fn op(c: &mut Choices<'_>, depth: u32) -> String {
             } else {
                 String::new()
             };
-            format!("kind = \"{kind}\"\nbytes = {bytes}\n{algorithm}")
+            let root = if matches!(kind, "bcast" | "reduce" | "scatter" | "gather") && c.chance(30)
+            {
+                format!(
+                    "root = \"{}\"\n",
+                    c.either(&["0", "P - 1", "P / 2"], &["rank", "rank % 2", "P", "-1"])
+                )
+            } else {
+                String::new()
+            };
+            format!("kind = \"{kind}\"\nbytes = {bytes}\n{algorithm}{root}")
         }
         _ => {
             let body: Vec<String> = (0..1 + c.below(3))
@@ -332,6 +358,280 @@ fn op(c: &mut Choices<'_>, depth: u32) -> String {
                 body.join(", ")
             )
         }
+    }
+}
+
+/// An operation a careless or malicious user writes: counts that multiply work past any budget,
+/// regions longer than the clock, expressions nested past the parser's depth, roots that
+/// differ between ranks, disks that do not exist.
+fn hostile_op(c: &mut Choices<'_>) -> String {
+    match c.below(6) {
+        0 => format!(
+            "kind = \"repeat\"\ntimes = {}\nbody = [{{ kind = \"compute\", time = {{ dist = \"det\", value = 1.0 }} }}]\n",
+            c.pick(&[
+                "1000000000000",
+                "9223372036854775807",
+                "\"2^62\"",
+                "\"rank * 1000000000000\"",
+                "4294967296"
+            ])
+        ),
+        1 => format!(
+            "kind = \"compute\"\niterations = \"{}\"\ncost = {{ dist = \"{}\", mean = 1.0 }}\nsplit = {}\n",
+            c.pick(&[
+                "10000000000000",
+                "9223372036854775807",
+                "rank * 100000000000000",
+                "-5"
+            ]),
+            c.pick(&["exp", "uniform"]),
+            c.pick(&["true", "false"])
+        ),
+        2 => {
+            let depth = *c.pick(&[&10usize, &63, &64, &65, &200, &5000]);
+            format!(
+                "kind = \"send\"\nto = \"{}(rank + 1) % P{}\"\nbytes = 1\n",
+                "(".repeat(depth),
+                ")".repeat(depth)
+            )
+        }
+        3 => format!(
+            "kind = \"bcast\"\nbytes = 8\nroot = \"{}\"\n",
+            c.pick(&["rank", "rank / 2", "node", "P - 1 - rank"])
+        ),
+        4 => format!(
+            "kind = \"io\"\ndisk = \"{}\"\nbytes = {}\n",
+            c.pick(&["d0", "nowhere"]),
+            c.pick(&[
+                "1024",
+                "\"rank * 1000000000000000\"",
+                "-1",
+                "9223372036854775807"
+            ])
+        ),
+        _ => format!(
+            "kind = \"sendrecv\"\nto = \"(rank + 1) % P\"\nfrom = \"(rank + P - 1) % P\"\nbytes = {}\n",
+            c.pick(&[
+                "\"2^40\"",
+                "\"2^62\"",
+                "9223372036854775807",
+                "{ dist = \"exp\", mean = 1e30 }"
+            ])
+        ),
+    }
+}
+
+/// An `[spmd]` model: one phase or several, the network form or an interconnect, with counts
+/// (`n_io`, `cycles`, `p`) and times that are sometimes extreme.
+fn spmd(c: &mut Choices<'_>) -> String {
+    let p = c.either(
+        &["1", "2", "4", "8", "9", "16"],
+        &["0", "-1", "100000000", "3"],
+    );
+    let mut t = format!(
+        "[run]\nreplications = 2\nlength = {}\n\n[spmd]\np = {p}\nd = {}\nw = {}\nS_par = {}\nS_ser = {}\nS0_com = {}\nSR_com = {}\nS0_io = {}\nSR_io = {}\nn_io = {}\nio = \"{}\"\n",
+        c.pick(&["20", "100"]),
+        c.either(&["1", "2"], &["0", "-1"]),
+        c.either(&["0.5", "0.0", "1.0"], &["-0.5", "nan", "2.0"]),
+        time_value(c, &["4.0", "1.0"]),
+        time_value(c, &["0.1", "0.0"]),
+        time_value(c, &["0.05", "0.0"]),
+        c.either(
+            &["0.2", "0.1"],
+            &["1e13", "9.223372036854776e18", "0.0", "1e300"]
+        ),
+        time_value(c, &["0.01", "0.0"]),
+        c.either(
+            &["0.4", "1.0"],
+            &["1e13", "9.223372036854776e18", "1e-300", "0.0"]
+        ),
+        c.either(&["5", "1", "2"], &["1000000000", "0.5", "0", "1e300"]),
+        c.pick(&["sio", "aio"]),
+    );
+    let network = c.chance(40);
+    if network {
+        t.push_str(&format!(
+            "network = \"{}\"\nr = {}\ncycles = {}\n",
+            c.pick(&["torus", "mesh", "ring", "bus", "full"]),
+            c.either(&["1", "2"], &["0", "7"]),
+            c.either(&["2", "3"], &["0", "1000000000"]),
+        ));
+    } else {
+        t.push_str(&format!(
+            "r = {}\n",
+            c.either(&["1", "2", "3"], &["0", "9"])
+        ));
+    }
+    if c.chance(30) {
+        t.push_str(&format!(
+            "cpu = {{ dist = \"{}\" }}\n",
+            c.pick(&["exp", "det", "uniform"])
+        ));
+    }
+    if c.chance(40) {
+        for k in 0..1 + c.below(3) {
+            t.push_str(&format!(
+                "\n[[spmd.phase]]\nname = \"ph{k}\"\ncycles = {}\n",
+                c.either(&["1", "2", "5"], &["0", "100000000", "-3"])
+            ));
+            if c.chance(50) {
+                t.push_str(&format!(
+                    "n_io = {}\n",
+                    c.either(&["1", "3"], &["1000000000", "0", "1e300"])
+                ));
+            }
+            if c.chance(30) {
+                t.push_str(&format!("SR_io = {}\n", time_value(c, &["1.0", "30.0"])));
+            }
+        }
+    }
+    t
+}
+
+/// A `[pipeline]` (Kuntraruk's parallel merge), with item and group counts that are sometimes
+/// past any budget.
+fn pipeline(c: &mut Choices<'_>) -> String {
+    format!(
+        "[run]\nreplications = 2\n\n[pipeline]\nranks = {}\nitems = {}\ngroups = {}\ntask = {}\nmessage = {}\nbandwidth = {}\n",
+        c.either(&["2", "4", "8"], &["3", "0", "1048576"]),
+        c.either(
+            &["8", "16", "12"],
+            &["1000000000000000", "9223372036854775807", "0", "5"]
+        ),
+        c.either(&["1", "2"], &["0", "100000000"]),
+        distribution(c, &["0.15", "0.01"]),
+        distribution(c, &["1000.0", "23720.0"]),
+        c.either(&["1.6e8", "1e6"], &["0.0", "1e-300", "inf"]),
+    )
+}
+
+/// A program whose messages cost what a machine profile says, with the profile written into
+/// `dir`: measured fits, or hostile numbers (`nan`, negative, huge), or a file that is not a
+/// profile.
+fn profiled(c: &mut Choices<'_>, dir: &Path) -> String {
+    let ranks = *c.pick(&[&2u32, &4, &8]);
+    let mut profile = String::new();
+    for primitive in ["send", "bcast", "reduce", "allreduce", "barrier"] {
+        profile.push_str(&format!(
+            "[[fit]]\nprimitive = \"{primitive}\"\nranks = {ranks}\na = {}\nb = {}\na_se = 0.0\nb_se = 0.0\npoints = 5\nresidual_sd = 0.0\n\n",
+            c.either(&["1e-6", "2e-5", "0.0"], &["-1.0", "nan", "1e300", "inf"]),
+            c.either(&["1e-9", "5e-10"], &["-1e-9", "nan", "1e300"]),
+        ));
+    }
+    if c.hostile && c.chance(20) {
+        profile = c
+            .pick(&["not = [a profile", "fits = 5", "", "[[fit]]\nprimitive = 5"])
+            .to_owned();
+    }
+    let name = format!("profile-{}.toml", PROFILES.fetch_add(1, Ordering::Relaxed));
+    std::fs::write(dir.join(&name), profile).expect("the fuzz directory is writable");
+    let mut t = format!("[program]\nranks = {ranks}\n\n");
+    for _ in 0..1 + c.below(3) {
+        t.push_str("[[program.op]]\n");
+        t.push_str(&match c.below(4) {
+            0 => "kind = \"bcast\"\nbytes = 1024\n".to_owned(),
+            1 => "kind = \"allreduce\"\nbytes = 8\n".to_owned(),
+            2 => "kind = \"sendrecv\"\nto = \"(rank + 1) % P\"\nfrom = \"(rank + P - 1) % P\"\nbytes = 100\n".to_owned(),
+            _ => format!("kind = \"compute\"\ntime = {}\n", distribution(c, &["0.001"])),
+        });
+        t.push('\n');
+    }
+    t.push_str(&format!("[machine]\nprofile = \"{name}\"\n"));
+    t
+}
+
+/// Profiles written by [`profiled`], numbered.
+static PROFILES: AtomicU64 = AtomicU64::new(0);
+
+/// A CSV of communication measurements for `fit-comm`: lines that fit, lines with extreme or
+/// invalid numbers, a header alone.
+fn measurements(c: &mut Choices<'_>) -> String {
+    let mut t = c
+        .either(
+            &["primitive,ranks,bytes,time"],
+            &["primitive,ranks,bytes", "", "a,b,c,d"],
+        )
+        .to_owned();
+    for _ in 0..c.below(12) {
+        t.push_str(&format!(
+            "\n{},{},{},{}",
+            c.either(&["send", "bcast"], &["", "x y", "\"q\""]),
+            c.either(&["2", "4"], &["0", "-1", "4294967296", "2.5"]),
+            c.either(
+                &["0", "1024", "65536", "1e6"],
+                &["1.7e308", "-5", "nan", "inf", "1e-320"]
+            ),
+            c.either(
+                &["1e-5", "2e-5", "0.001"],
+                &["1.7e308", "0", "-1", "nan", "1e308", "5e-324"]
+            ),
+        ));
+    }
+    t
+}
+
+/// Sweep values as a user types them after `--vary KEY=`, sometimes absurd.
+fn sweep_values(c: &mut Choices<'_>) -> String {
+    c.either(
+        &[
+            "1,2,4",
+            "1..8",
+            "0.1..0.9:0.2",
+            "2^0..2^6",
+            "1..1000:x10",
+            "0.01..100:log9",
+            "0..1:lin5",
+        ],
+        &[
+            "1..1000000000000",
+            "0..1:lin1000000000",
+            "1e-300..1e300:log100000",
+            "2^0..2^1000",
+            "1..2:0",
+            "nan..1",
+            "1..inf",
+            "..",
+            "1,,2",
+            "0..1:x0",
+            "1..1e18:x1.0000001",
+        ],
+    )
+    .to_owned()
+}
+
+/// A Slurm job whose values a hostile user chose: shell syntax, control characters, quotes.
+fn slurm_job(c: &mut Choices<'_>) -> parsim::slurm::Job {
+    const VALUES: &[&str] = &[
+        "short",
+        "a b",
+        "x;touch PWNED",
+        "$(touch PWNED)",
+        "`touch PWNED`",
+        "it's",
+        "\"q\"",
+        "a\nb",
+        "a\rb",
+        "a\0b",
+        "#c",
+        "%j",
+        "\\",
+        "",
+        "a\u{85}b",
+        "-o",
+        "--wrap=touch PWNED",
+    ];
+    let mut v = || VALUES[c.below(VALUES.len())].to_owned();
+    parsim::slurm::Job {
+        parsim: format!("/opt/{}", v()).into(),
+        workdir: format!("/home/{}", v()).into(),
+        command: vec!["run".into(), v(), "--set".into(), format!("name={}", v())],
+        shards: 3,
+        out: v().into(),
+        merge_args: vec![v()],
+        result: format!("{}.txt", v()).into(),
+        partition: Some(v()),
+        time: Some(v()),
+        cpus_per_task: 2,
     }
 }
 
@@ -411,7 +711,7 @@ enum Outcome {
 
 /// Parses, checks, analyses and briefly runs `text` on this thread; `Err` is a defect.
 fn exercise(text: &str) -> Result<Outcome, String> {
-    let sc = match scenario::parse(text, Path::new("fuzz.toml")) {
+    let sc = match scenario::parse(text, &fuzz_dir().join("fuzz.toml")) {
         Ok(sc) => sc,
         Err(e) => {
             if e.problems.is_empty() {
@@ -443,6 +743,7 @@ fn exercise(text: &str) -> Result<Outcome, String> {
             ));
         }
     }
+    laws(&sc, &ex, opt.length)?;
     // a program's contention-free evaluation, where it says exact, is what the run measured,
     // to the clock's rounding: 1e-6 relative and a thousand ticks, since a transmission shorter
     // than the program's smallest declared time (a size given by an expression) is rounded to
@@ -450,11 +751,16 @@ fn exercise(text: &str) -> Result<Outcome, String> {
     // a 1e-6 latency: 2.8e-9), or of the default scale when no time is declared; a modelling
     // error is far larger
     let tick = sc.program().map_or(0.0, |p| p.clock.tick());
-
+    // (exact in expectation, with random sizes or durations, is checked only where every
+    // metric of the two replications agrees, a deterministic program: two replications'
+    // sample means say nothing sharp of a mean, and one metric alone can agree by chance, as
+    // a mean of message sizes rounded to whole bytes did)
+    let deterministic = report.metrics.iter().all(|m| m.ci.half_width == 0.0);
     for p in analysis
         .predictions
         .iter()
-        .filter(|p| p.exact && p.method.starts_with("contention-free mean-value"))
+        .filter(|p| deterministic && p.exact)
+        .filter(|p| p.method.starts_with("contention-free mean-value"))
         // (a utilisation is a ratio of the times checked here: its rounding is not in ticks)
         .filter(|p| !p.metric.contains("utilisation"))
     {
@@ -468,17 +774,242 @@ fn exercise(text: &str) -> Result<Outcome, String> {
             ));
         }
     }
+    // a deterministic program's makespan is at least its contention-free critical path (one
+    // whose evaluation names nothing random: random sizes can all round to the same whole
+    // bytes, the same in every replication, below their mean)
+    if let Some(m) = report.metrics.iter().find(|m| m.name == "program.makespan")
+        && deterministic
+    {
+        for p in analysis.predictions.iter().filter(|p| {
+            p.metric == "program.makespan"
+                && p.method.starts_with("contention-free mean-value")
+                && !p.method.contains("random")
+        }) {
+            if m.ci.mean < p.value * (1.0 - 1e-6) - 1e3 * tick {
+                return Err(format!(
+                    "the makespan {} is below the contention-free critical path {} ({})",
+                    m.ci.mean, p.value, p.method
+                ));
+            }
+        }
+    }
     Ok(Outcome::Reported)
 }
 
-/// [`exercise`] on its own thread with a time bound.
-fn bounded(text: String) -> Result<Outcome, String> {
+/// What a fuzz input is.
+enum Input {
+    /// A scenario file's text.
+    Scenario(String),
+    /// A CSV of measurements for `fit-comm`.
+    Measurements(String),
+    /// Sweep values.
+    SweepValues(String),
+    /// A Slurm job.
+    Slurm(Box<parsim::slurm::Job>),
+}
+
+impl Input {
+    fn text(&self) -> String {
+        match self {
+            Input::Scenario(t) | Input::Measurements(t) | Input::SweepValues(t) => t.clone(),
+            Input::Slurm(job) => format!("{job:?}"),
+        }
+    }
+}
+
+/// Fits the measurements as `fit-comm` does: a fit that succeeds has finite numbers, and its
+/// profile reads back.
+fn exercise_measurements(text: &str) -> Result<Outcome, String> {
+    use parsim::models::profile::{MachineProfile, fit, read_measurements};
+    let Ok(m) = read_measurements(text) else {
+        return Ok(Outcome::Refused);
+    };
+    let Ok(profile) = fit(&m) else {
+        return Ok(Outcome::Refused);
+    };
+    if profile.fits.is_empty() {
+        return Err("a fit that succeeded fits nothing".into());
+    }
+    for f in &profile.fits {
+        let numbers = [f.a, f.b, f.a_se, f.b_se, f.residual_sd];
+        if numbers.iter().any(|v| !v.is_finite()) || f.a_se < 0.0 || f.b_se < 0.0 {
+            return Err(format!("a fit that succeeded has {f:?}"));
+        }
+    }
+    let back: MachineProfile = toml::from_str(&profile.to_toml())
+        .map_err(|e| format!("the profile does not read back: {e}"))?;
+    if back.fits.len() != profile.fits.len() {
+        return Err("the profile reads back different".into());
+    }
+    Ok(Outcome::Reported)
+}
+
+/// Parses sweep values: no panic, and never more points than a sweep can run.
+fn exercise_sweep_values(text: &str) -> Result<Outcome, String> {
+    match parsim::sweep::Axis::parse(&format!("run.seed={text}")) {
+        Err(_) => Ok(Outcome::Refused),
+        Ok(axis) if axis.values.len() > 1_000_000 => {
+            Err(format!("{} values accepted", axis.values.len()))
+        }
+        Ok(_) => Ok(Outcome::Reported),
+    }
+}
+
+/// Writes a job's scripts: a job with a value that could add a line is refused; one that is
+/// written has exactly the lines of a plain job, and `bash -n` parses each script.
+fn exercise_slurm(job: &parsim::slurm::Job) -> Result<Outcome, String> {
+    let Ok(scripts) = job.scripts() else {
+        return Ok(Outcome::Refused);
+    };
+    let plain = parsim::slurm::Job {
+        parsim: "/opt/parsim".into(),
+        workdir: "/home/u".into(),
+        command: vec!["run".into(), "x".into(), "--set".into(), "name=x".into()],
+        out: "o".into(),
+        merge_args: vec!["--json".into()],
+        result: "r.txt".into(),
+        partition: Some("p".into()),
+        time: Some("1".into()),
+        ..job.clone()
+    };
+    let expected = plain.scripts().map_err(|e| e.to_string())?;
+    for ((name, text), (_, plain)) in scripts.iter().zip(&expected) {
+        if text.lines().count() != plain.lines().count() {
+            return Err(format!(
+                "{name} has {} lines, a plain job's has {}:\n{text}",
+                text.lines().count(),
+                plain.lines().count()
+            ));
+        }
+        if text.chars().any(|ch| ch.is_control() && ch != '\n') {
+            return Err(format!("{name} holds a control character:\n{text:?}"));
+        }
+    }
+    // bash itself, now and then (it is a process per script)
+    if SLURM_CHECKS
+        .fetch_add(1, Ordering::Relaxed)
+        .is_multiple_of(20)
+    {
+        for (name, text) in &scripts {
+            let out = std::process::Command::new("bash")
+                .arg("-n")
+                .arg("-c")
+                .arg(text)
+                .output()
+                .map_err(|e| e.to_string())?;
+            if !out.status.success() {
+                return Err(format!(
+                    "bash -n refuses {name}: {}\n{text}",
+                    String::from_utf8_lossy(&out.stderr)
+                ));
+            }
+        }
+    }
+    Ok(Outcome::Reported)
+}
+
+/// Slurm jobs checked, to run `bash -n` on one in twenty.
+static SLURM_CHECKS: AtomicU64 = AtomicU64::new(0);
+
+/// The laws every successful run obeys, in every replication: utilisations in `[0, servers]`,
+/// Little's law at every station of a network (`L = X R` over the replication, to the
+/// half-width of its difference plus 2% of `L`, as tests/integration/network_properties.rs
+/// checks it, plus what the window's edges cut off a run of `length` observations), and for a program whose replications are all the same (no random time) a
+/// makespan at least its contention-free critical path.
+fn laws(
+    sc: &parsim::scenario::Scenario,
+    ex: &parsim::replicate::Experiment,
+    length: u64,
+) -> Result<(), String> {
+    let values = |name: &str| -> Option<Vec<f64>> {
+        let i = ex.index_of(name)?;
+        Some(ex.replications.iter().map(|r| r[i]).collect())
+    };
+    let servers = match sc.program() {
+        Some(p) => f64::from(p.cores.max(1)),
+        None => 1.0,
+    };
+    for name in &ex.metrics {
+        if !name.ends_with(".utilisation") {
+            continue;
+        }
+        let cap = match (sc.network(), name.strip_prefix("station.")) {
+            (Some(net), Some(rest)) => {
+                let station = rest.trim_end_matches(".utilisation");
+                match net
+                    .stations
+                    .iter()
+                    .find(|s| s.name == station)
+                    .map(|s| &s.kind)
+                {
+                    Some(parsim::model::StationKind::Queue { servers, .. }) => {
+                        f64::from((*servers).max(1))
+                    }
+                    // a delay (or anything without servers) has no bound to check
+                    _ => continue,
+                }
+            }
+            _ => servers,
+        };
+        for u in values(name).unwrap_or_default() {
+            if !(-1e-9..=cap * (1.0 + 1e-9)).contains(&u) {
+                return Err(format!("{name} = {u}, outside [0, {cap}]"));
+            }
+        }
+    }
+    if let Some(net) = sc.network() {
+        for s in &net.stations {
+            let base = format!("station.{}", s.name);
+            let (Some(l), Some(x), Some(r)) = (
+                values(&format!("{base}.number")),
+                values(&format!("{base}.throughput")),
+                values(&format!("{base}.response")),
+            ) else {
+                continue;
+            };
+            let d: Vec<f64> = (0..l.len()).map(|k| l[k] - x[k] * r[k]).collect();
+            let n = d.len() as f64;
+            let mean = d.iter().sum::<f64>() / n;
+            let sd = (d.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / (n - 1.0).max(1.0))
+                .sqrt();
+            let mean_l = l.iter().sum::<f64>() / n;
+            // two replications: a t quantile of 63.7 at 99%; and the window's two edges cut
+            // the sojourns of the jobs present there (about L of them, each about L / X long)
+            // out of `length` observations: L^2 / length (a short run of a closed class of 5
+            // jobs, 50 observations, was 0.2 off)
+            let edges = mean_l * mean_l.max(1.0) / length.max(1) as f64;
+            if mean.abs() > 63.7 * sd / n.sqrt() + 0.02 * mean_l + edges + 1e-9 {
+                return Err(format!(
+                    "Little's law at {}: L - X R = {mean} (sd {sd}) with L = {mean_l}",
+                    s.name
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The directory the fuzz inputs' side files (machine profiles) are written to.
+fn fuzz_dir() -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("parsim-fuzz-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a temporary directory");
+    dir
+}
+
+/// [`exercise`] (or its counterpart for the input's kind) on its own thread with a time bound
+/// and the default stack of a thread (2 MiB: a parser that recursed without limit would
+/// overflow it).
+fn bounded(input: Input) -> Result<Outcome, String> {
     let (tx, rx) = mpsc::channel();
     std::thread::Builder::new()
-        .stack_size(64 << 20)
         .spawn(move || {
-            let outcome = std::panic::catch_unwind(|| exercise(&text))
-                .unwrap_or_else(|_| Err("panicked".to_owned()));
+            let outcome = std::panic::catch_unwind(|| match &input {
+                Input::Scenario(text) => exercise(text),
+                Input::Measurements(text) => exercise_measurements(text),
+                Input::SweepValues(text) => exercise_sweep_values(text),
+                Input::Slurm(job) => exercise_slurm(job),
+            })
+            .unwrap_or_else(|_| Err("panicked".to_owned()));
             let _ = tx.send(outcome);
         })
         .expect("a thread");
@@ -486,18 +1017,27 @@ fn bounded(text: String) -> Result<Outcome, String> {
         .unwrap_or_else(|_| Err("no result within 30 s (a hang)".to_owned()))
 }
 
-/// Which generator an input comes from, and the text it generates.
-fn generate(bytes: &[u32]) -> String {
+/// How many generators there are ([`generate`]).
+const GENERATORS: u32 = 9;
+
+/// Which generator an input comes from, and the input it generates.
+fn generate(bytes: &[u32]) -> Input {
     let first = bytes.first().copied().unwrap_or(0);
     let mut c = Choices {
         bytes,
         at: 1,
-        hostile: first / 3 % 2 == 1,
+        hostile: first / GENERATORS % 2 == 1,
     };
-    match first % 3 {
-        0 => network(&mut c),
-        1 => program(&mut c),
-        _ => mutated(&mut c),
+    match first % GENERATORS {
+        0 => Input::Scenario(network(&mut c)),
+        1 => Input::Scenario(program(&mut c)),
+        2 => Input::Scenario(mutated(&mut c)),
+        3 => Input::Scenario(spmd(&mut c)),
+        4 => Input::Scenario(pipeline(&mut c)),
+        5 => Input::Scenario(profiled(&mut c, &fuzz_dir())),
+        6 => Input::Measurements(measurements(&mut c)),
+        7 => Input::SweepValues(sweep_values(&mut c)),
+        _ => Input::Slurm(Box::new(slurm_job(&mut c))),
     }
 }
 
@@ -515,8 +1055,9 @@ fn campaign(seed: u64, cases: u32) -> [u64; 3] {
         TestRunner::new_with_rng(config, TestRng::from_seed(RngAlgorithm::ChaCha, &key));
     let counts = [AtomicU64::new(0), AtomicU64::new(0), AtomicU64::new(0)];
     let outcome = runner.run(&prop::collection::vec(any::<u32>(), 8..160), |bytes| {
-        let text = generate(&bytes);
-        let outcome = bounded(text.clone())
+        let input = generate(&bytes);
+        let text = input.text();
+        let outcome = bounded(input)
             .map_err(|e| TestCaseError::fail(format!("{e}\n--- input ---\n{text}")))?;
         counts[outcome as usize].fetch_add(1, Ordering::Relaxed);
         Ok(())
@@ -574,18 +1115,32 @@ fn the_generators_produce_runnable_scenarios_too() {
         TestRng::from_seed(RngAlgorithm::ChaCha, &[7; 32]),
     );
     let strategy = prop::collection::vec(any::<u32>(), 8..160);
-    let mut valid = [0u32; 3];
-    let mut total = [0u32; 3];
-    for _ in 0..600 {
+    let mut valid = [0u32; GENERATORS as usize];
+    let mut total = [0u32; GENERATORS as usize];
+    for _ in 0..1800 {
         let bytes = strategy.new_tree(&mut runner).unwrap().current();
-        let which = (bytes[0] % 3) as usize;
+        let which = (bytes[0] % GENERATORS) as usize;
+        let Input::Scenario(text) = generate(&bytes) else {
+            continue;
+        };
         total[which] += 1;
-        if scenario::parse(&generate(&bytes), Path::new("fuzz.toml")).is_ok() {
+        if scenario::parse(&text, &fuzz_dir().join("fuzz.toml")).is_ok() {
             valid[which] += 1;
         }
     }
     // mutations are meant to break the file: only the generators of whole scenarios count
-    for (name, (v, t)) in ["networks", "programs"].iter().zip(valid.iter().zip(total)) {
+    let names = [
+        "networks",
+        "programs",
+        "",
+        "spmd models",
+        "pipelines",
+        "profiled programs",
+    ];
+    for (name, (v, t)) in names.iter().zip(valid.iter().zip(total)) {
+        if name.is_empty() {
+            continue;
+        }
         assert!(
             f64::from(*v) >= 0.25 * f64::from(t),
             "only {v} of {t} generated {name} are valid"

@@ -13,7 +13,7 @@ use crate::util::root;
 
 /// The layers, bottom up, with their top-level modules.
 const LAYERS: &[(&str, &[&str])] = &[
-    ("foundations", &["time", "rng", "linalg", "hash"]),
+    ("foundations", &["time", "rng", "linalg", "hash", "files"]),
     ("maths", &["analytic", "dist", "stats"]),
     ("IRs", &["model", "program", "topology"]),
     ("executors", &["engine", "metrics"]),

@@ -31,6 +31,9 @@ mod goal;
 mod goal_programs;
 /// The user guide's scenarios and commands work as the guide shows them.
 mod guide;
+/// Hostile inputs (issue 23): script injection, outputs over inputs, pipes and devices, counts
+/// that multiply work, extreme numbers.
+mod hostile;
 /// The layering of src/: imports point down, no circle, engines and program IR know no model.
 mod layers;
 /// Messages that say what to do (issue 21): bare numbers for distributions, hints that fit,

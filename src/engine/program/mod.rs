@@ -344,6 +344,8 @@ pub struct Execution<'p> {
     phases: Phases<Ticks>,
     finished: u32,
     events: u64,
+    /// Most events the execution may schedule ([`crate::program::budget::MAX_EVENTS`]).
+    budget: u64,
     message_count: u64,
     message_delay: Tally,
     message_pct: Percentiles,
@@ -438,6 +440,7 @@ impl<'p> Execution<'p> {
             phases: Phases::new(prog.ranks, prog.phases.len()),
             finished: 0,
             events: 0,
+            budget: crate::program::budget::MAX_EVENTS,
             message_count: 0,
             message_delay: Tally::new(),
             message_pct: Percentiles::wide(&clock, scale(net.startup + net.latency)),
@@ -448,6 +451,14 @@ impl<'p> Execution<'p> {
             report_links: prog.report_each,
             timeline: None,
         }
+    }
+
+    /// The same execution with a budget of `events` events instead of
+    /// [`crate::program::budget::MAX_EVENTS`] (a run that schedules more stops with
+    /// [`ProgramFault::Budget`]).
+    pub fn with_budget(mut self, events: u64) -> Self {
+        self.budget = events;
+        self
     }
 
     /// Runs the program to completion.
@@ -503,16 +514,27 @@ impl<'p> Execution<'p> {
             if !self.ready.is_empty() {
                 self.drain()?;
             }
-            if self.events & 0xFFFF == 0 {
-                if self.now >= TIME_LIMIT / 2 || self.calendar.scheduled() >= EVENT_LIMIT / 2 {
-                    return Err(ProgramFault::Horizon {
-                        time: self.clock.wide_span(self.now),
-                        events: self.calendar.scheduled(),
-                    });
-                }
-                if self.timeline.as_ref().is_some_and(|t| t.full) {
-                    return Ok(());
-                }
+            // every event's time is checked (a step is at most 2^68 ticks, so none passes 2^84
+            // from below 2^83), the event count every 2^16 events
+            if self.now >= TIME_LIMIT / 2
+                || (self.events & 0xFFFF == 0 && self.calendar.scheduled() >= EVENT_LIMIT / 2)
+            {
+                return Err(ProgramFault::Horizon {
+                    time: self.clock.wide_span(self.now),
+                    events: self.calendar.scheduled(),
+                });
+            }
+            if self.events & 0xFFFF == 0 && self.timeline.as_ref().is_some_and(|t| t.full) {
+                return Ok(());
+            }
+            if self.events & 0xFFFF == 0 && self.calendar.scheduled() >= self.budget {
+                return Err(ProgramFault::Budget {
+                    time: self.clock.wide_span(self.now),
+                    events: self.calendar.scheduled(),
+                    limit: self.budget,
+                    finished: self.finished,
+                    ranks: self.prog.ranks,
+                });
             }
         }
         if self.timeline.as_ref().is_some_and(|t| t.full) {
@@ -520,6 +542,13 @@ impl<'p> Execution<'p> {
         }
         if self.finished < self.prog.ranks {
             return Err(self.deadlock());
+        }
+        // every message sent is received: one left in a mailbox is a program error
+        if let Some((&(dst, src, tag), &n)) = self.mailbox.iter().min_by_key(|(k, _)| **k) {
+            return Err(ProgramFault::Unreceived {
+                count: self.mailbox.values().map(|&n| u64::from(n)).sum(),
+                example: format!("{n} from rank {src} to rank {dst} (tag {tag})"),
+            });
         }
         Ok(())
     }

@@ -15,9 +15,11 @@
 //!   times depended on chance (its own draws, or a message or barrier that did) and before
 //!   anything met is exact all the same (a first phase before a random loop, say).
 //! - **Delays** (`messages.delay`, `links.delay.mean`, `link.<name>.delay`) are transmission
-//!   times, exact in expectation when no message can meet another on a link (random sizes enter
-//!   linearly); their p99 is exact when, in addition, every size is deterministic, and the
-//!   quantile of the mixture of `a + b X` over the messages' routes when sizes are random (an
+//!   times, exact in expectation when no message can meet another on a link and every size is
+//!   deterministic (a random size is rounded to whole bytes as it is drawn, and the mean of the
+//!   rounding is not the law's mean: with random sizes the delays are approximations, close for
+//!   sizes of many bytes); their p99 is exact under the same conditions, and the quantile of
+//!   the mixture of `a + b X` over the messages' routes when sizes are random (an
 //!   approximation: no queueing, no rounding to bytes).
 
 use super::evaluation::Evaluation;
@@ -72,6 +74,12 @@ fn labels(prog: &Program, ev: &Evaluation) -> Labels {
     }
     let mut percentiles = delays.clone();
     if random_sizes {
+        // the run rounds each drawn size to whole bytes, and E[round X] is not E[X] (a size of
+        // mean 1 byte, exponential: 0.96; of mean 1e-100: 0)
+        delays.push(
+            "message sizes are random and each is rounded to whole bytes: the mean delay uses the size's mean, not that of its rounding"
+                .to_owned(),
+        );
         percentiles.push(
             "message sizes are random: the quantile of the contention-free delays a + b X over the messages' routes, X from the size's law (not rounded to bytes, no histogram)"
                 .to_owned(),

@@ -79,7 +79,7 @@ pub(super) fn build(mut raw: RawScenario, base: &Path) -> Result<Built, Vec<Prob
     let run = config::run_config(&mut ck, raw.run.as_ref());
     let validate = config::validate_config(&mut ck, raw.validate.as_ref());
     let spmd = if raw.has("spmd") {
-        match spmd_network(&mut ck, &mut raw) {
+        match spmd_network(&mut ck, &mut raw, base) {
             Some(s) => Some(s),
             None => return Err(ck.found),
         }
@@ -194,7 +194,7 @@ pub(super) fn build(mut raw: RawScenario, base: &Path) -> Result<Built, Vec<Prob
 /// ([`Spmd::tables`]) in place of the `[[class]]`, `[[station]]` and `[[route]]` tables, or
 /// with `network = ...` or phases in place of `[program]`, `[topology]` and `[[disk]]`; the
 /// file must leave those out. `None` when there were problems (added to `ck`).
-fn spmd_network(ck: &mut Checker, raw: &mut RawScenario) -> Option<Spmd> {
+fn spmd_network(ck: &mut Checker, raw: &mut RawScenario, base: &Path) -> Option<Spmd> {
     for field in [
         "class", "station", "route", "program", "pipeline", "topology", "machine", "disk", "loggp",
     ] {
@@ -217,6 +217,39 @@ fn spmd_network(ck: &mut Checker, raw: &mut RawScenario) -> Option<Spmd> {
         }
     };
     let at = section.span().start;
+    // a family's trace is read here, so that its problems name the [spmd] field the user
+    // wrote, not a station or operation of the tables built from it
+    let raw_spmd = section.get_ref();
+    let mut families: Vec<(usize, String, &crate::models::spmd::Family)> = Vec::new();
+    for (field, f) in [
+        ("cpu", &raw_spmd.cpu),
+        ("com", &raw_spmd.com),
+        ("io_dist", &raw_spmd.io_dist),
+    ] {
+        if let Some(f) = f {
+            families.push((at, format!("spmd.{field}"), f));
+        }
+    }
+    for (i, ph) in raw_spmd.phases.iter().enumerate() {
+        let r = ph.get_ref();
+        for (field, f) in [("cpu", &r.cpu), ("com", &r.com), ("io_dist", &r.io_dist)] {
+            if let Some(f) = f {
+                families.push((ph.span().start, format!("spmd.phase[{i}].{field}"), f));
+            }
+        }
+    }
+    let mut traces_ok = true;
+    for (at, path, family) in families {
+        if let crate::models::spmd::Family::Empirical { .. } = family
+            && let Err(e) = family.spec(1.0).build(base)
+        {
+            ck.add(Some(at), format!("{path}.{}", e.field), e.message);
+            traces_ok = false;
+        }
+    }
+    if !traces_ok {
+        return None;
+    }
     match spmd.tables() {
         Tables::Network(t) => tables::put_network(raw, &t, at),
         Tables::Program(t) => tables::put_program(raw, &t, at),

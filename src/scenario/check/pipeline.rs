@@ -44,6 +44,17 @@ pub fn build(
             ),
         );
     }
+    // each group's ranks run about two operations per item (a task and a send), each group
+    // the same: bounded before the program is built
+    let groups = r.groups.unwrap_or(1).max(1) as f64;
+    let what = format!("{} items in each of {groups} groups", r.items);
+    if let Some(why) = crate::program::budget::operations_beyond_limit(
+        &what,
+        2.0 * r.items as f64 * groups,
+        "use fewer items or groups",
+    ) {
+        add("pipeline.items", why);
+    }
     if let Some(b) = r.bandwidth
         && !(b.is_finite() && b > 0.0)
     {
@@ -196,6 +207,18 @@ pub fn build(
         base,
         endpoints: false,
     };
-    let prog = super::program::compile(&sources)?;
+    // the built program's paths are in a text the user never wrote: say so, at [pipeline]
+    let prog = super::program::compile(&sources).map_err(|found| {
+        found
+            .into_iter()
+            .map(|p| {
+                Problem::new(
+                    p.at,
+                    format!("pipeline (built program) {}", p.path),
+                    p.message,
+                )
+            })
+            .collect::<Vec<_>>()
+    })?;
     Ok((prog, pipeline))
 }

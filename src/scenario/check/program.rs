@@ -69,6 +69,8 @@ pub fn interconnect(
         loop_vars: Vec::new(),
         times: Vec::new(),
         ranks: nodes,
+        offsets: Vec::new(),
+        at: t.span().start,
         pending_marks: Vec::new(),
     };
     match c.topology(t, nodes) {
@@ -92,6 +94,8 @@ pub fn compile(src: &Sources<'_>) -> Result<Program, Vec<Problem>> {
         loop_vars: Vec::new(),
         times: Vec::new(),
         ranks: 1,
+        offsets: Vec::new(),
+        at: src.program.span().start,
         pending_marks: Vec::new(),
     };
     let at = src.program.span().start;
@@ -170,16 +174,19 @@ pub fn compile(src: &Sources<'_>) -> Result<Program, Vec<Problem>> {
         );
     }
     c.block(&p.ops, "program.op");
-    let (smallest, largest) = c.time_range(network.as_ref());
+    let ((smallest, _, smallest_path), (largest, largest_at, largest_path)) =
+        c.time_range(network.as_ref());
     if largest / smallest > MAX_TIME_RATIO {
         c.add(
-            at,
-            "program",
+            largest_at,
+            largest_path,
             format!(
-                "its times span {smallest:.3e} to {largest:.3e} time units (including message \
-                 transmission times, bytes / bandwidth), a ratio beyond {MAX_TIME_RATIO:.1e}: the \
-                 clock resolves 2^-31 of the smallest time and must still hold 2^16 of the \
-                 largest, so one of them is probably a mistake (a bandwidth in the wrong unit?)"
+                "{largest:.3e} time units is {:.3e} times the program's smallest time \
+                 ({smallest:.3e}, at {smallest_path}; times include message transmissions, bytes \
+                 / bandwidth), a ratio beyond {MAX_TIME_RATIO:.1e} (2^37): the clock resolves \
+                 2^-31 of the smallest time and must still hold 2^16 of the largest, so one of \
+                 them is probably a mistake (a bandwidth in the wrong unit?)",
+                largest / smallest
             ),
         );
     }
@@ -200,7 +207,8 @@ pub fn compile(src: &Sources<'_>) -> Result<Program, Vec<Problem>> {
     tabulate(&mut c.code, c.ranks, ranks_per_node);
     let loop_depth = c.depth_max();
     let typical_bytes = c.typical_bytes();
-    Ok(Program {
+    let offsets = std::mem::take(&mut c.offsets);
+    let program = Program {
         ranks: c.ranks,
         ranks_per_node,
         cores,
@@ -215,13 +223,86 @@ pub fn compile(src: &Sources<'_>) -> Result<Program, Vec<Problem>> {
         clock: Clock::for_scale(smallest),
         report_each: p.report_each.unwrap_or(c.ranks <= 16),
         marks,
-    })
+    };
+    // every rank of a rooted collective names the same root (each its own would send
+    // messages nobody receives)
+    if let Some((i, message)) = split_root(&program) {
+        return Err(vec![Problem::new(
+            Some(offsets[i]),
+            format!("{}.root", program.paths[i]),
+            message,
+        )]);
+    }
+    // the counts and durations known before the run, within their bounds
+    let excess = crate::program::budget::check(&program);
+    if !excess.is_empty() {
+        return Err(excess
+            .into_iter()
+            .map(|e| {
+                Problem::new(
+                    Some(offsets[e.instr]),
+                    format!("{}.{}", program.paths[e.instr], e.field),
+                    e.message,
+                )
+            })
+            .collect());
+    }
+    Ok(program)
 }
 
-/// How far apart a program's smallest and largest times may be: its clock has `2^-31` of the
-/// smallest time per tick, its calendar holds `2^84` ticks, and the largest time should fit
-/// `2^16` times over (`2^(84 - 31 - 16)`).
-const MAX_TIME_RATIO: f64 = (1u64 << 37) as f64;
+use crate::program::budget::MAX_TIME_RATIO;
+
+/// A time of the program with its offset and field path.
+type Timed = (f64, usize, String);
+
+/// The first rooted collective whose root differs between ranks of one group (for roots known
+/// before the run: expressions of `rank`, `P` and `node`), and what differs.
+fn split_root(prog: &Program) -> Option<(usize, String)> {
+    for (i, instr) in prog.code.iter().enumerate() {
+        let Instr::Collective(op) = instr else {
+            continue;
+        };
+        if !op.kind.rooted() || op.root.as_constant().is_some() || op.root.uses_loops() {
+            continue;
+        }
+        // the root each group's first rank names, by group
+        let mut named: HashMap<u32, (u32, i64)> = HashMap::new();
+        for r in 0..prog.ranks {
+            let group = op
+                .group
+                .map_or(0, |g| prog.groups[g as usize].group_of[r as usize]);
+            let root = match op.root.quick(r) {
+                Some(v) => v,
+                None => match op.root.eval(&Env {
+                    rank: i64::from(r),
+                    ranks: i64::from(prog.ranks),
+                    node: i64::from(r / prog.ranks_per_node),
+                    loops: &[],
+                }) {
+                    Ok(v) => v,
+                    Err(_) => continue, // reported by the run, with the rank
+                },
+            };
+            match named.get(&group) {
+                None => {
+                    named.insert(group, (r, root));
+                }
+                Some(&(first, theirs)) if theirs != root => {
+                    return Some((
+                        i,
+                        format!(
+                            "`{}` names root {theirs} on rank {first} but {root} on rank {r}: every rank of a {} must name the same root",
+                            op.root,
+                            op.kind.name()
+                        ),
+                    ));
+                }
+                Some(_) => {}
+            }
+        }
+    }
+    None
+}
 
 /// Tabulates the per-rank values of the expressions that read no loop counter (see
 /// [`Expr::tabulate`]), in program order, up to [`crate::program::expr::MAX_TABULATED`] entries.
@@ -275,9 +356,13 @@ struct Compiler<'a> {
     /// Current loop nesting, and the deepest seen.
     depth: usize,
     loop_vars: Vec<String>,
-    /// Mean times seen, for the clock.
-    times: Vec<f64>,
+    /// Mean times seen, for the clock, each with where it was given (offset and field path).
+    times: Vec<(f64, usize, String)>,
     ranks: u32,
+    /// For each instruction, the offset of its operation.
+    offsets: Vec<usize>,
+    /// The offset of the operation being compiled.
+    at: usize,
     /// Labels and dependencies of the operations that have them, by instruction.
     pending_marks: Vec<(usize, PendingMark)>,
 }
@@ -351,7 +436,7 @@ impl Compiler<'_> {
             );
         }
         if v > 0.0 {
-            self.times.push(v);
+            self.times.push((v, at, format!("{path}.{what}")));
         }
         v
     }
@@ -543,7 +628,14 @@ impl Compiler<'_> {
     fn expr(&mut self, at: usize, path: &str, text: &ExprText) -> Expr {
         let vars: Vec<&str> = self.loop_vars.iter().map(String::as_str).collect();
         Expr::parse(&text.0, &vars).unwrap_or_else(|e| {
-            self.add(at, path, format!("{:?}: {}", text.0, e.0));
+            // a long expression is shown by its start (a message is read, not scrolled)
+            let shown = if text.0.chars().count() > 80 {
+                let start: String = text.0.chars().take(40).collect();
+                format!("{start:?}... ({} characters)", text.0.chars().count())
+            } else {
+                format!("{:?}", text.0)
+            };
+            self.add(at, path, format!("{shown}: {}", e.0));
             Expr::constant(0)
         })
     }
@@ -565,7 +657,8 @@ impl Compiler<'_> {
         match spec.get_ref().build(self.base) {
             Ok(d) => {
                 if d.mean() > 0.0 {
-                    self.times.push(d.mean());
+                    self.times
+                        .push((d.mean(), spec.span().start, path.to_owned()));
                 }
                 Some(d)
             }
@@ -641,6 +734,7 @@ impl Compiler<'_> {
 
     fn op(&mut self, op: &Spanned<RawOp>, path: &str) {
         let at = op.span().start;
+        self.at = at;
         let o = op.get_ref();
         let given = [
             ("time", o.time.is_some()),
@@ -879,6 +973,7 @@ impl Compiler<'_> {
     fn push(&mut self, i: Instr, path: &str) -> usize {
         self.code.push(i);
         self.paths.push(path.to_owned());
+        self.offsets.push(self.at);
         self.code.len() - 1
     }
 
@@ -962,7 +1057,7 @@ impl Compiler<'_> {
                 let d = &self.disks[disk as usize];
                 let t = d.startup + v as f64 / d.bandwidth;
                 if t > 0.0 {
-                    self.times.push(t);
+                    self.times.push((t, at, format!("{path}.bytes")));
                 }
             }
             self.push(Instr::Io { disk, unit, bytes }, path);
@@ -1281,10 +1376,30 @@ impl Compiler<'_> {
 
     /// The smallest and largest positive times of the program (the smallest sets its clock's
     /// scale).
-    fn time_range(&mut self, network: Option<&Interconnect>) -> (f64, f64) {
+    /// The smallest and largest time of the program, each with where it is given (offset and
+    /// field path).
+    fn time_range(&mut self, network: Option<&Interconnect>) -> (Timed, Timed) {
         let mut times = std::mem::take(&mut self.times);
+        // disk requests of a random size (constant ones are counted where they are compiled):
+        // they bound the largest time only, so that the clock of every program that was valid
+        // before stays the same
+        let mut longer = Vec::new();
+        for (k, i) in self.code.iter().enumerate() {
+            if let Instr::Io {
+                disk,
+                bytes: Size::Random(d),
+                ..
+            } = i
+                && let Some(disk) = self.disks.get(*disk as usize)
+            {
+                let t = disk.startup + d.mean() / disk.bandwidth;
+                if t > 0.0 {
+                    longer.push((t, self.offsets[k], format!("{}.bytes", self.paths[k])));
+                }
+            }
+        }
         if let Some(n) = network {
-            for i in &self.code {
+            for (k, i) in self.code.iter().enumerate() {
                 let bytes = match i {
                     Instr::Send {
                         bytes: Size::Bytes(b),
@@ -1293,7 +1408,7 @@ impl Compiler<'_> {
                     | Instr::SendRecv {
                         bytes: Size::Bytes(b),
                         ..
-                    } => b.as_constant(),
+                    } => b.as_constant().map(|b| b as f64),
                     Instr::Send {
                         bytes: Size::Random(d),
                         ..
@@ -1301,22 +1416,31 @@ impl Compiler<'_> {
                     | Instr::SendRecv {
                         bytes: Size::Random(d),
                         ..
-                    } => Some(d.mean() as i64),
-                    Instr::Collective(c) => c.bytes.as_constant(),
+                    } => Some(d.mean()),
+                    Instr::Collective(c) => c.bytes.as_constant().map(|b| b as f64),
                     _ => None,
                 };
-                if let Some(b) = bytes.filter(|&b| b > 0) {
-                    times.push(b as f64 / n.bandwidth);
+                if let Some(b) = bytes.filter(|&b| b > 0.0) {
+                    times.push((
+                        b / n.bandwidth,
+                        self.offsets[k],
+                        format!("{}.bytes", self.paths[k]),
+                    ));
                 }
             }
         }
-        let positive = || times.iter().copied().filter(|t| *t > 0.0);
-        let smallest = positive().fold(f64::INFINITY, f64::min);
-        let largest = positive().fold(0.0, f64::max);
-        if smallest.is_finite() {
-            (smallest, largest)
-        } else {
-            (1.0, 1.0)
+        let positive = || times.iter().filter(|t| t.0 > 0.0);
+        let smallest = positive().min_by(|a, b| a.0.total_cmp(&b.0)).cloned();
+        let largest = positive()
+            .chain(&longer)
+            .max_by(|a, b| a.0.total_cmp(&b.0))
+            .cloned();
+        match (smallest, largest) {
+            (Some(s), Some(l)) => (s, l),
+            _ => {
+                let none = (1.0, 0, String::new());
+                (none.clone(), none)
+            }
         }
     }
 }

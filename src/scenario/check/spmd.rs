@@ -228,6 +228,11 @@ fn check_network(
             format!("must be a whole number in 1..={MAX_CYCLES}, got {cycles}"),
         );
     }
+    // each cycle runs n_io computation bursts (and their messages) on each of p ranks:
+    // bounded before the program is built
+    if let Some(why) = too_many_bursts(cycles as f64, raw.n_io, p as f64) {
+        bad("n_io", why);
+    }
     let latency = raw.latency.unwrap_or(0.0);
     if !(latency.is_finite() && latency >= 0.0) {
         bad(
@@ -310,6 +315,11 @@ fn check_phases(raw: &RawSpmd, section: &Spmd, at: usize) -> Result<Vec<Phase>, 
             }
         }
         let n_io = ph.n_io.unwrap_or(raw.n_io);
+        // each cycle runs n_io computation bursts (and their messages) on each of p ranks:
+        // bounded before the program is built
+        if let Some(why) = too_many_bursts(ph.cycles as f64, n_io, raw.p as f64) {
+            bad(if ph.n_io.is_some() { "n_io" } else { "cycles" }, why);
+        }
         if raw.network.is_none() && n_io.fract() != 0.0 {
             bad(
                 "n_io",
@@ -364,4 +374,15 @@ fn check_phases(raw: &RawSpmd, section: &Spmd, at: usize) -> Result<Vec<Phase>, 
     } else {
         Err(found)
     }
+}
+
+/// The refusal of `cycles` cycles of `n_io` computation bursts (and their messages) on each of
+/// `p` ranks, when they make more rank operations than a run may execute: bounded before the
+/// program is built.
+fn too_many_bursts(cycles: f64, n_io: f64, p: f64) -> Option<String> {
+    crate::program::budget::operations_beyond_limit(
+        &format!("{cycles} cycles of n_io = {n_io} computation bursts on p = {p} ranks"),
+        2.0 * cycles.max(1.0) * n_io * p.max(1.0),
+        "use a smaller n_io, fewer cycles or fewer ranks",
+    )
 }
