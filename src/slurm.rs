@@ -113,6 +113,18 @@ impl Job {
             writable("an output option", w)?;
         }
         writable("--out", &self.out.display().to_string())?;
+        // the job logs go to `--out`, named in `#SBATCH --output`, where Slurm reads `%` as
+        // the start of a replacement symbol and a backslash as "no replacements"
+        // (a relative one after the working directory, as Slurm resolves it)
+        let out = self.workdir.join(&self.out).display().to_string();
+        if let Some(c) = out.chars().find(|c| matches!(c, '%' | '\\')) {
+            return Err(ScriptError {
+                what: "--out".into(),
+                why: format!(
+                    "{out:?} holds {c:?}, which Slurm reads as a pattern in the job's log file name (#SBATCH --output): choose a directory (and, for a relative --out, a working directory) without % or \\"
+                ),
+            });
+        }
         writable("--result", &self.result.display().to_string())?;
         if let Some(p) = &self.partition {
             writable("--partition", p)?;
@@ -326,6 +338,20 @@ mod tests {
         assert!(s.contains("#SBATCH --chdir='/home/a b'"));
         assert!(s.contains("--shard \"${SLURM_ARRAY_TASK_ID}/8\" --out shards"));
         assert!(s.contains("'station.q.kind=it'\\''s'"), "{s}");
+    }
+
+    #[test]
+    fn an_out_directory_slurm_would_read_as_a_pattern_is_refused() {
+        for bad in ["logs%j", "a\\b"] {
+            let j = Job {
+                out: PathBuf::from(bad),
+                ..job()
+            };
+            let e = j.check().unwrap_err();
+            assert_eq!(e.what, "--out");
+            assert!(e.why.contains("Slurm reads as a pattern"), "{}", e.why);
+        }
+        assert!(job().check().is_ok());
     }
 
     #[test]
