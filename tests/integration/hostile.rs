@@ -177,13 +177,25 @@ fn slurm_scripts_with_shell_metacharacters_in_every_value_run_nothing_else() {
     // the working directory, the scenario's path, --out, --result, --partition and a --set
     // value are all full of shell syntax; the scripts must still parse, submit and run the
     // sharded run and its merge, and nothing else
+    // (the job logs' directory, --out after the working directory, holds neither % nor \:
+    // Slurm reads them as file name patterns, so such a directory is refused, below)
     let top = scratch("slurm-meta");
-    let work = top.join(METACHARACTERS.replace('/', "_"));
+    let safe = METACHARACTERS.replace(['/', '%', '\\'], "_");
+    let work = top.join(&safe);
     std::fs::create_dir_all(&work).unwrap();
     let scenario = format!("{}.toml", METACHARACTERS);
     std::fs::copy(root().join("scenarios/mm1.toml"), work.join(&scenario)).unwrap();
-    let out = format!("o {METACHARACTERS}");
     let result = format!("r {METACHARACTERS}.txt");
+    let refused = format!("o {METACHARACTERS}");
+    let (code, _, err) = call_in(
+        &work,
+        &[
+            "slurm", "--shards", "2", "--out", &refused, "run", &scenario,
+        ],
+    );
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("Slurm reads as a pattern"), "{err}");
+    let out = format!("o {safe}");
     let partition = "p;$(touch${IFS}PWNED5)'\"`touch${IFS}PWNED6`";
     let (code, _, err) = call_in(
         &work,
