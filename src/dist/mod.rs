@@ -219,6 +219,32 @@ impl Dist {
         }
     }
 
+    /// The sum of `n` independent draws (a loop region of `n` iterations of this cost), in one
+    /// draw: exact where the family is closed under sums (deterministic; the gamma variate with
+    /// the sum's mean and variance is the exact sum for exponential, Erlang and gamma),
+    /// otherwise that gamma variate as an approximation of the sum's law.
+    pub fn draw_sum(&self, n: u64, rng: &mut StreamRng) -> f64 {
+        if n == 0 {
+            return 0.0;
+        }
+        let nf = n as f64;
+        let mean = self.mean() * nf;
+        match &self.law {
+            Law::Deterministic { value } => value * nf,
+            _ => {
+                let scv = self.scv() / nf;
+                if scv <= 0.0 || mean <= 0.0 {
+                    return mean;
+                }
+                let shape = 1.0 / scv;
+                match Gamma::new(shape, mean / shape) {
+                    Ok(g) => g.sample(rng),
+                    Err(_) => mean,
+                }
+            }
+        }
+    }
+
     /// `P(X <= x)`.
     pub fn cdf(&self, x: f64) -> f64 {
         if x < 0.0 {

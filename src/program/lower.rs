@@ -258,7 +258,7 @@ fn lower_rank(
                         let n = ctl
                             .iterations(r, pc, iterations, *split)
                             .map_err(|e| fault(pc, e))?;
-                        region_time(cost, n, rng)
+                        cost.draw_sum(n, rng)
                     }
                 };
                 let t = ticks(t).map_err(|m| fail(pc, m))?;
@@ -451,28 +451,4 @@ fn collective(
         k += 1;
     }
     Ok(())
-}
-
-/// The time of `n` iterations of `cost` (as the program executor draws it): exact where the
-/// family is closed under sums, else a gamma variate with the sum's mean and variance.
-fn region_time(cost: &Dist, n: u64, rng: &mut StreamRng) -> f64 {
-    if n == 0 {
-        return 0.0;
-    }
-    let nf = n as f64;
-    let mean = cost.mean() * nf;
-    match cost.law() {
-        Law::Deterministic { value } => value * nf,
-        _ => {
-            let scv = cost.scv() / nf;
-            if scv <= 0.0 || mean <= 0.0 {
-                return mean;
-            }
-            let shape = 1.0 / scv;
-            match rand_distr::Gamma::new(shape, mean / shape) {
-                Ok(g) => rand_distr::Distribution::sample(&g, rng),
-                Err(_) => mean,
-            }
-        }
-    }
 }

@@ -25,7 +25,6 @@ use rustc_hash::FxHashMap;
 
 use super::calendar::{CalendarEvent, LaneCalendar, WIDE_SEQ_BITS};
 use super::ps::PsQueue;
-use crate::dist::{Dist, Law};
 use crate::program::collective::{Algorithm, Collective, Shape, Step};
 use crate::program::control::{COLLECTIVE_TAG, Control, Phases};
 use crate::program::{
@@ -796,7 +795,7 @@ impl<'p> Execution<'p> {
             } => {
                 let pc = self.ranks[r as usize].pc;
                 let n = self.ctl.iterations(r, pc, iterations, *split)?;
-                region_time(cost, n, &mut self.rng[r as usize])
+                cost.draw_sum(n, &mut self.rng[r as usize])
             }
         };
         Ok(self.clock.wide_ticks(t))
@@ -1359,31 +1358,6 @@ impl<'p> Execution<'p> {
             unreceived: self.mailbox.values().map(|&n| u64::from(n)).sum::<u64>()
                 + self.msgs.live() as u64,
             events: self.events,
-        }
-    }
-}
-
-/// The time of `n` iterations of `cost`: exact where the family is closed under sums
-/// (deterministic, exponential, Erlang, gamma), otherwise a gamma variate with the sum's mean and
-/// variance.
-fn region_time(cost: &Dist, n: u64, rng: &mut StreamRng) -> f64 {
-    if n == 0 {
-        return 0.0;
-    }
-    let nf = n as f64;
-    let mean = cost.mean() * nf;
-    match cost.law() {
-        Law::Deterministic { value } => value * nf,
-        _ => {
-            let scv = cost.scv() / nf;
-            if scv <= 0.0 || mean <= 0.0 {
-                return mean;
-            }
-            let shape = 1.0 / scv;
-            match rand_distr::Gamma::new(shape, mean / shape) {
-                Ok(g) => rand_distr::Distribution::sample(&g, rng),
-                Err(_) => mean,
-            }
         }
     }
 }
