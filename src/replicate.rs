@@ -61,6 +61,10 @@ pub struct Options {
     pub max_replications: u32,
     /// Worker threads (0: one per core).
     pub threads: usize,
+    /// Most events one replication of a rank program may schedule before it stops with a
+    /// diagnosis ([`crate::program::budget::MAX_EVENTS`] unless lowered, as a fuzzer does to
+    /// keep every input short).
+    pub event_budget: u64,
 }
 
 impl Options {
@@ -77,6 +81,7 @@ impl Options {
             metrics: vec![r.metric.clone().unwrap_or_else(|| sc.default_metric())],
             max_replications: r.max_replications,
             threads: 0,
+            event_budget: crate::program::budget::MAX_EVENTS,
         }
     }
 }
@@ -248,13 +253,13 @@ fn replicate(sc: &Scenario, opt: &Options, warmup: u64, r: u64) -> Result<Replic
     let (mut values, events) = match &sc.workload {
         Workload::Network(net) => simulate(net, opt, warmup, r)?,
         Workload::Program(prog) => {
-            let run =
-                Execution::new(prog, opt.seed, r)
-                    .run()
-                    .map_err(|fault| RunError::Program {
-                        replication: r,
-                        fault,
-                    })?;
+            let run = Execution::new(prog, opt.seed, r)
+                .with_budget(opt.event_budget)
+                .run()
+                .map_err(|fault| RunError::Program {
+                    replication: r,
+                    fault,
+                })?;
             (crate::metrics::program::measure(prog, &run), run.events)
         }
         Workload::Schedule(s) => schedule(s, opt, r)?,

@@ -198,6 +198,7 @@ pub fn merge(dir: &Path) -> Result<RunReport, MergeError> {
         metrics: Vec::new(),
         max_replications: first.replications,
         threads: 0,
+        event_budget: crate::program::budget::MAX_EVENTS,
     };
     let report = RunReport::of(
         first.scenario.clone(),

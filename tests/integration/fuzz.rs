@@ -731,6 +731,9 @@ fn exercise(text: &str) -> Result<Outcome, String> {
     opt.precision = None;
     opt.threads = 1;
     opt.warmup = Warmup::Fixed(0);
+    // a program may legitimately run for minutes (up to 2^32 operations); the fuzz stops each
+    // one after 2^24 events, which also exercises the budget's diagnosis
+    opt.event_budget = 1 << 24;
     let Ok(ex) = replicate::run(&sc, &opt, &|_| {}) else {
         return Ok(Outcome::Stopped); // a run error is reported to the user with exit 2
     };
@@ -1057,8 +1060,12 @@ fn campaign(seed: u64, cases: u32) -> [u64; 3] {
     let outcome = runner.run(&prop::collection::vec(any::<u32>(), 8..160), |bytes| {
         let input = generate(&bytes);
         let text = input.text();
-        let outcome = bounded(input)
-            .map_err(|e| TestCaseError::fail(format!("{e}\n--- input ---\n{text}")))?;
+        let outcome = bounded(input).map_err(|e| {
+            // proptest prints a finding only after shrinking it, and each shrink step of a
+            // hang waits out the bound again: say what hung at once
+            eprintln!("fuzz: seed {seed}: {e}\n--- input ---\n{text}\n--- shrinking ---");
+            TestCaseError::fail(format!("{e}\n--- input ---\n{text}"))
+        })?;
         counts[outcome as usize].fetch_add(1, Ordering::Relaxed);
         Ok(())
     });
@@ -1089,16 +1096,21 @@ fn fuzz_parse_check_and_run() {
         eprintln!("fuzz: {}", tally(campaign(0x5eed, 600)));
         return;
     }
+    // a long run can resume where an earlier one stopped
+    let mut seed: u64 = std::env::var("PARSIM_FUZZ_FIRST_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1);
+    let first = seed;
     let start = Instant::now();
     let mut total = [0; 3];
-    let mut seed = 1;
     while start.elapsed() < Duration::from_secs(seconds) {
         let counts = campaign(seed, 2000);
         for (t, c) in total.iter_mut().zip(counts) {
             *t += c;
         }
         eprintln!(
-            "fuzz: {} in {:.0} s (seeds 1..={seed})",
+            "fuzz: {} in {:.0} s (seeds {first}..={seed})",
             tally(total),
             start.elapsed().as_secs_f64()
         );

@@ -847,3 +847,31 @@ fn a_delay_of_random_sizes_rounded_to_bytes_is_not_called_exact() {
         }
     }
 }
+
+#[test]
+fn an_expected_maximum_too_costly_to_integrate_is_refused_at_once() {
+    // found by the hour-long fuzz: 64 ranks, each a region of 10 r + 1 hyperexponential
+    // iterations then a hyperexponential compute. The maximum of 64 different laws, each a
+    // convolution integrated over the quantiles of a gamma (found by Newton steps), took over
+    // two minutes of `analyze` (the cost model counted a quantile as one evaluation); now the
+    // cost counts them and the maximum is refused, and the bounds are given instead.
+    let text = r#"
+[program]
+ranks = 64
+[[program.op]]
+kind = "compute"
+iterations = "rank * 10 + 1"
+cost = { dist = "h2", mean = 0.0001, scv = 2.0 }
+[[program.op]]
+kind = "compute"
+time = { dist = "h2", mean = 0.1, scv = 10.0 }
+[topology]
+kind = "bus"
+bandwidth = 1e9
+"#;
+    let dir = scratch("costly-maximum");
+    std::fs::write(dir.join("s.toml"), text).unwrap();
+    let (code, out, err) = call_bounded(&dir, &["analyze", "--long", "s.toml"], 120);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.contains("too costly"), "{out}");
+}

@@ -26,6 +26,26 @@ const CONVOLUTION_SEGMENTS: u32 = 400;
 /// Most work, in distribution-function evaluations of pieces per evaluation, a law may cost.
 const MAX_COST: f64 = 20_000.0;
 
+/// Most distribution-function evaluations of pieces (a quantile counted by its cost) one
+/// expected maximum may spend, its integrals and their convolutions together, before it is
+/// refused as too costly: about 0.08 s on one core (the estimate of
+/// [`Sum::cost`] per evaluation cannot say how many evaluations the adaptive integrals take).
+const MAX_WORK: f64 = 5e5;
+
+thread_local! {
+    /// The work spent by the expected maximum being computed on this thread.
+    static SPENT: std::cell::Cell<f64> = const { std::cell::Cell::new(0.0) };
+}
+
+/// Charges `work` to the expected maximum being computed: false once it is over [`MAX_WORK`].
+fn charge(work: f64) -> bool {
+    SPENT.with(|s| {
+        let spent = s.get() + work;
+        s.set(spent);
+        spent <= MAX_WORK
+    })
+}
+
 /// One random summand.
 #[derive(Clone, Copy, Debug)]
 pub enum Piece<'p> {
@@ -87,6 +107,22 @@ impl Piece<'_> {
             }
             Piece::Uniform { min, max } => min + u * (max - min),
             Piece::Scaled { dist, b } => dist.quantile(u).map_or(f64::NAN, |q| b * q),
+        }
+    }
+
+    /// Distribution-function evaluations one [`Piece::quantile`] costs: 1 for a closed form,
+    /// about a dozen for a gamma's (Newton steps on its CDF in `statrs`), about fifty for a
+    /// hyperexponential's (doubling, then bisection to `1e-12`).
+    fn quantile_cost(&self) -> f64 {
+        let numerical = |d: &Dist| match d.law() {
+            Law::HyperExp { .. } => 50.0,
+            Law::Erlang { .. } | Law::Gamma(..) | Law::LogNormal(..) => 12.0,
+            _ => 1.0,
+        };
+        match *self {
+            Piece::Gamma { shape: 1.0, .. } | Piece::Uniform { .. } => 1.0,
+            Piece::Gamma { .. } => 12.0,
+            Piece::Scaled { dist, .. } => numerical(dist),
         }
     }
 
@@ -255,14 +291,16 @@ impl<'p> Sum<'p> {
     }
 
     /// Distribution-function evaluations of pieces one evaluation costs, or why the law has
-    /// no exact form here.
+    /// no exact form here: a convolution integrates over about 60 quantiles of one part, each
+    /// with a distribution-function evaluation of the other.
     pub fn cost(&self) -> Result<f64, String> {
-        let cost = match (self.pieces.len(), self.maxima.len()) {
-            (0, 0) | (1, 0) => 1.0,
-            (0, 1) => self.maxima[0].cost,
-            (2, 0) => 60.0,
-            (1, 1) => 60.0 * self.maxima[0].cost,
+        let cost = match (&self.pieces[..], &self.maxima[..]) {
+            ([] | [_], []) => 1.0,
+            ([], [m]) => m.cost,
+            ([p, q], []) => 60.0 * (1.0 + p.quantile_cost().min(q.quantile_cost())),
+            ([p], [m]) => 60.0 * (p.quantile_cost() + m.cost),
             (p, m) => {
+                let (p, m) = (p.len(), m.len());
                 return Err(format!(
                     "a rank's time between synchronisations is a sum of {} random parts (its law is computed exactly for two)",
                     p + m
@@ -282,7 +320,11 @@ impl<'p> Sum<'p> {
             ([], []) => f64::from(u8::from(x >= 0.0)),
             ([p], []) => p.cdf(x),
             ([], [m]) => m.cdf(x),
-            ([p, q], []) => convolve(p, &|y| q.cdf(y), q.lower(), x),
+            // (integrated over the quantiles of the part whose quantile is cheaper)
+            ([p, q], []) if p.quantile_cost() <= q.quantile_cost() => {
+                convolve(p, &|y| q.cdf(y), q.lower(), x)
+            }
+            ([q, p], []) => convolve(p, &|y| q.cdf(y), q.lower(), x),
             ([p], [m]) => convolve(p, &|y| m.cdf(y), m.lower, x),
             _ => f64::NAN,
         }
@@ -310,7 +352,15 @@ fn convolve(p: &Piece<'_>, f: &dyn Fn(f64) -> f64, lower: f64, x: f64) -> f64 {
     if top.is_nan() || top <= 0.0 {
         return 0.0;
     }
+    let work = 1.0 + p.quantile_cost();
     let mut integrand = |u: f64| -> analytic::Result<f64> {
+        if !charge(work) {
+            return Err(analytic::AnalyticError::NotConverged {
+                method: "convolution (over its work budget)".to_owned(),
+                iterations: 0,
+                residual: f64::NAN,
+            });
+        }
         let q = p.quantile(u);
         let v = f(x - q);
         if v.is_nan() || q.is_nan() {
@@ -379,16 +429,7 @@ impl<'p> Maximum<'p> {
                 }
             }
         }
-        let mut cost = 0.0;
-        for (s, _) in &grouped {
-            cost += s.cost()?;
-        }
-        if cost > MAX_COST {
-            return Err(format!(
-                "a maximum of {} different laws is too costly",
-                grouped.len()
-            ));
-        }
+        let cost = total_cost(&grouped)?;
         let lower = grouped
             .iter()
             .map(|(s, _)| s.lower())
@@ -433,8 +474,41 @@ impl<'p> Maximum<'p> {
     }
 }
 
-/// The moments of the maximum of independent sums with multiplicities.
+/// Distribution-function evaluations of pieces one evaluation of the maximum of `terms` costs,
+/// or why it is too costly.
+pub fn total_cost(terms: &[(Sum<'_>, u64)]) -> Result<f64, String> {
+    let mut cost = 0.0;
+    for (s, _) in terms {
+        cost += s.cost()?;
+    }
+    if cost > MAX_COST {
+        return Err(format!(
+            "a maximum of {} different laws is too costly",
+            terms.len()
+        ));
+    }
+    Ok(cost)
+}
+
+/// The moments of the maximum of independent sums with multiplicities (refused when one
+/// evaluation of its distribution function would cost more than `MAX_COST`, or when the
+/// whole computation spends more than `MAX_WORK`).
 pub fn max_moments(terms: &[(Sum<'_>, u64)]) -> Result<MaxMoments, String> {
+    total_cost(terms)?;
+    let outer = SPENT.with(|s| s.replace(0.0));
+    let moments = max_moments_within_budget(terms);
+    let spent = SPENT.with(|s| s.replace(outer + s.get()));
+    if spent > MAX_WORK {
+        return Err(format!(
+            "the expected maximum (of {} different laws) is too costly: more than {MAX_WORK:.0e} distribution-function evaluations",
+            terms.len()
+        ));
+    }
+    moments
+}
+
+/// [`max_moments`], charging its work.
+fn max_moments_within_budget(terms: &[(Sum<'_>, u64)]) -> Result<MaxMoments, String> {
     if let [(s, _)] = terms
         && s.pieces.is_empty()
         && s.maxima.is_empty()
@@ -448,10 +522,11 @@ pub fn max_moments(terms: &[(Sum<'_>, u64)]) -> Result<MaxMoments, String> {
     let cdfs: Vec<Box<dyn Fn(f64) -> f64 + '_>> = terms
         .iter()
         .map(|(s, _)| -> Box<dyn Fn(f64) -> f64 + '_> {
+            // (a NaN, once over budget, fails the integral at once)
             if s.has_survival() {
-                Box::new(move |t| s.survival(t))
+                Box::new(move |t| if charge(1.0) { s.survival(t) } else { f64::NAN })
             } else {
-                Box::new(move |t| s.cdf(t))
+                Box::new(move |t| if charge(1.0) { s.cdf(t) } else { f64::NAN })
             }
         })
         .collect();

@@ -586,8 +586,10 @@ fn level_max(g: &Graph<'_>, ranks: &[(Vec<u32>, f64)]) -> Result<f64, String> {
             terms.push((sum(laws, *c), 1));
         }
     }
-    if terms.iter().all(|(s, _)| s.cost().is_ok()) {
-        return laws::max_moments(&terms).map(|m| m.mean);
+    if laws::total_cost(&terms).is_ok()
+        && let Ok(m) = laws::max_moments(&terms)
+    {
+        return Ok(m.mean);
     }
     // max_r sum_i Y_ri <= sum_i max_r Y_ri: one slot per part, in each rank's order
     let width = ranks.iter().map(|(l, _)| l.len()).max().unwrap_or(0);
