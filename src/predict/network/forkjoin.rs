@@ -112,12 +112,27 @@ fn stages_in_series(net: &Network) -> Option<Vec<(usize, Vec<usize>)>> {
         stages.push((f, branches));
         next = sole_target(join)?;
     }
-    let mut branches: Vec<usize> = stages.iter().flat_map(|(_, b)| b.clone()).collect();
-    branches.sort_unstable();
-    let count = branches.len();
-    branches.dedup();
-    let served = service_stations(net).count();
-    (branches.len() == count && count == served).then_some(stages)
+    // every service station serves one stage, as distinct branches or as the copies of one
+    // fork (`copies = n, to = ...`: n tasks at one station)
+    let mut stations: Vec<usize> = Vec::new();
+    for (_, branches) in &stages {
+        let mut own = branches.clone();
+        own.sort_unstable();
+        own.dedup();
+        if own.len() != branches.len() && own.len() != 1 {
+            return None;
+        }
+        stations.extend(own);
+    }
+    stations.sort_unstable();
+    let count = stations.len();
+    stations.dedup();
+    (stations.len() == count && count == service_stations(net).count()).then_some(stages)
+}
+
+/// True when the stage's tasks all go to one station (`copies = n, to = ...`).
+fn copies(branches: &[usize]) -> bool {
+    branches.len() > 1 && branches.iter().all(|&b| b == branches[0])
 }
 
 /// Open fork-join networks: one fork, or several in series (a chain of barriers), each fork's
@@ -264,7 +279,24 @@ fn stage(
             discipline: Discipline::Fcfs,
             servers: 1,
             ..
+        } if copies(branches) => Some(batch_stage(net, branches, &d, (lambda, ca2), arrivals, a)),
+        StationKind::Queue {
+            discipline: Discipline::Fcfs,
+            servers: 1,
+            ..
         } => Some(queue_stage(net, branches, &d, (lambda, ca2), arrivals, a)),
+        _ if copies(branches) => {
+            a.refuse(
+                "fork-join queue",
+                format!(
+                    "the {} copies of fork {:?} queue together at {:?}, which is not a delay or a single FCFS server: a batch arrival with no formula here",
+                    branches.len(),
+                    net.stations[f].name,
+                    first.name
+                ),
+            );
+            None
+        }
         _ => {
             a.refuse(
                 "fork-join queue",
@@ -273,6 +305,58 @@ fn stage(
             None
         }
     }
+}
+
+/// A stage whose `c` tasks are copies queued at one single-server FCFS station of service `d`
+/// (`copies = c, to = ...`): they arrive together, so FCFS serves them one after the other
+/// with no other task between, and the job leaves with its last. The stage is then one queue
+/// whose customer is the batch, of service the sum of `c` services (mean `c E[S]`, SCV
+/// `scv(S) / c`): M/G/1 by Pollaczek-Khinchine, exact for Poisson arrivals (Kingman's
+/// GI/G/1 approximation for renewal ones). A task waits for the batch's wait and for the
+/// tasks of its batch served before it: on average `Wq + (c + 1) / 2 E[S]`.
+fn batch_stage(
+    net: &Network,
+    branches: &[usize],
+    d: &Dist,
+    (lambda, ca2): (f64, f64),
+    arrivals: Option<&str>,
+    a: &mut Analysis,
+) -> Vec<Option<StageValue>> {
+    const BATCH: &str = "batch FCFS queue (the copies queue together and leave with the last: M/G/1 of the batch's total service, Pollaczek-Khinchine)";
+    let c = branches.len() as f64;
+    let mut out = vec![None; FAMILIES];
+    let batch = match kingman(lambda, ca2, c * d.mean(), d.scv() / c) {
+        Ok(m) => m,
+        Err(e) => {
+            a.refuse(BATCH, e.to_string());
+            return out;
+        }
+    };
+    let (base, exact) = if ca2 == 1.0 {
+        (BATCH.to_owned(), true)
+    } else {
+        (
+            format!("{BATCH}, Kingman GI/G/1 approximation for renewal arrivals"),
+            false,
+        )
+    };
+    let task = batch.mean_wait + 0.5 * (c + 1.0) * d.mean();
+    let name = &net.stations[branches[0]].name;
+    let (method, exact_here) = labelled(&base, exact, arrivals);
+    a.add(
+        format!("station.{name}.response"),
+        task,
+        &method,
+        exact_here,
+    );
+    a.add(
+        format!("station.{name}.number"),
+        lambda * c * task,
+        &method,
+        exact_here,
+    );
+    out[0] = Some(StageValue::new(batch.mean_response, &base, exact, arrivals));
+    out
 }
 
 /// A stage of identical single-server FCFS branches with service `d`: the exponential-branch

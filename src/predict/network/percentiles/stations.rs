@@ -386,8 +386,8 @@ fn closed_queues(
 /// are). In a Jackson network every station's arrivals see time averages, which is all the
 /// sojourn laws need, so none is reported; otherwise a station's arrivals are Poisson when its
 /// only inputs are Poisson sources and the outputs of stations with Poisson input that keep a
-/// stream Poisson (delays, FCFS exponential queues by Burke's theorem, forks, joins of delay
-/// branches), split at random, without feedback, and without merging two streams inside a
+/// stream Poisson (delays, FCFS exponential queues by Burke's theorem, forks to distinct
+/// branches, joins of delay branches), split at random, without feedback, and without merging two streams inside a
 /// fork-join.
 fn arrivals_not_poisson(net: &Network) -> Vec<Option<String>> {
     let n = net.stations.len();
@@ -415,7 +415,7 @@ fn arrivals_not_poisson(net: &Network) -> Vec<Option<String>> {
             (!poisson).then(|| {
                 arrival_problem(net).unwrap_or_else(|| {
                     format!(
-                        "the arrivals at {:?} are not Poisson (they pass a non-exponential queue, a join of queues, or feedback)",
+                        "the arrivals at {:?} are not Poisson (they pass a non-exponential queue, a join of queues, or feedback, or come in batches from a fork's copies)",
                         net.stations[s].name
                     )
                 })
@@ -507,7 +507,15 @@ fn poisson_out(
     let mut input = |s| poisson_in(net, preds, has_fork, s, memo, visiting);
     match &net.stations[t].kind {
         StationKind::Source { interarrival, .. } => interarrival.is_exponential(),
-        StationKind::Delay { .. } | StationKind::Fork { .. } => input(t),
+        StationKind::Delay { .. } => input(t),
+        // (a fork's copies reach one station together: a batch, not a Poisson stream)
+        StationKind::Fork { branches } => {
+            branches
+                .iter()
+                .enumerate()
+                .all(|(k, b)| !branches[..k].contains(b))
+                && input(t)
+        }
         StationKind::Queue {
             discipline: Discipline::Fcfs,
             service,
