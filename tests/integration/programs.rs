@@ -226,6 +226,32 @@ fn deadlocks_are_reported_with_the_ranks_and_what_they_wait_for() {
 }
 
 #[test]
+fn a_deadlock_at_a_barrier_names_the_barrier_and_the_ranks_that_never_arrive() {
+    // 8 ranks; ranks 0-4 reach the barrier, ranks 5 and 6 wait for a message that never
+    // comes, rank 7 finishes without it: for every barrier algorithm the report names the
+    // barrier, who waits in it and where each missing rank is
+    for algorithm in ["ideal", "dissemination", "binomial"] {
+        let ops = format!(
+            "[[program.op]]\nkind = \"barrier\"\nalgorithm = \"{algorithm}\"\nwhen = \"rank < 5\"\n\
+             [[program.op]]\nkind = \"recv\"\nfrom = 0\ntag = 9\nwhen = \"rank == 5 || rank == 6\"\n"
+        );
+        let path = super::util::temp_scenario(
+            &format!("barrier_missing_{algorithm}"),
+            &format!("[program]\nranks = 8\n{ops}[topology]\nkind = \"bus\"\nbandwidth = 1.0\n"),
+        );
+        let out = super::util::parsim(&["run", path.to_str().unwrap()]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{algorithm}: {err}");
+        for e in [
+            format!("In the barrier ({algorithm}) at program.op[0], 5 of its 8 ranks wait (ranks 0-4)"),
+            "never there: ranks 5-6 (at program.op[1] waits to receive from rank 0 with tag 9); rank 7 (finished the program)".to_owned(),
+        ] {
+            assert!(err.contains(&e), "{algorithm}: expected {e:?} in {err}");
+        }
+    }
+}
+
+#[test]
 fn a_reduction_counts_its_combines_as_compute_and_the_rest_as_communication() {
     // (the time after a combine used to count as compute) binomial reduce over 4 ranks, one link per pair: rank 0 receives from 1, combines,
     // receives from 2 (which combined rank 3's block first), combines again

@@ -1252,36 +1252,102 @@ impl<'p> Execution<'p> {
         false
     }
 
+    /// Where rank `r` is stuck, in words: `at program.op[2] waits to receive from rank 0
+    /// with tag 0`, or `finished the program`.
+    fn stuck_at(&self, r: u32) -> String {
+        let rk = &self.ranks[r as usize];
+        let path = self
+            .prog
+            .paths
+            .get(rk.pc as usize)
+            .map_or("?", String::as_str);
+        let what = match (rk.wait, rk.recv) {
+            (Wait::Done, _) => return "finished the program".to_owned(),
+            (Wait::Parts, Some((src, tag))) if tag >= COLLECTIVE_TAG => {
+                format!("waits in a collective for a message from rank {src}")
+            }
+            (Wait::Parts, Some((src, tag))) => {
+                format!("waits to receive from rank {src} with tag {tag}")
+            }
+            (Wait::Parts, None) => "waits for its message to be delivered".to_owned(),
+            (Wait::Barrier, _) => "waits at a barrier".to_owned(),
+            (w, _) => format!("{w:?}"),
+        };
+        format!("at {path} {what}")
+    }
+
+    /// The collective rank `r` waits inside, if it waits inside one.
+    fn waits_in_collective(&self, r: u32) -> Option<&'p CollectiveOp> {
+        let rk = &self.ranks[r as usize];
+        let inside = rk.wait == Wait::Barrier
+            || matches!((rk.wait, rk.recv), (Wait::Parts, Some((_, tag))) if tag >= COLLECTIVE_TAG);
+        match self.prog.code.get(rk.pc as usize) {
+            Some(Instr::Collective(op)) if inside => Some(op),
+            _ => None,
+        }
+    }
+
+    /// Each collective some rank waits inside: its members that wait in it, and where the
+    /// others are (the ranks that never arrived, and what holds them).
+    fn blocked_collectives(&self) -> Vec<String> {
+        let mut seen: Vec<(u32, u32)> = Vec::new();
+        let mut found = Vec::new();
+        for r in 0..self.prog.ranks {
+            let Some(op) = self.waits_in_collective(r) else {
+                continue;
+            };
+            let pc = self.ranks[r as usize].pc;
+            let (_, _, group) = self.ctl.group_of(r, op);
+            let members: Vec<u32> =
+                group.map_or_else(|| (0..self.prog.ranks).collect(), <[u32]>::to_vec);
+            if seen.contains(&(pc, members[0])) {
+                continue;
+            }
+            seen.push((pc, members[0]));
+            let (inside, away): (Vec<u32>, Vec<u32>) = members.iter().partition(|&&m| {
+                self.ranks[m as usize].pc == pc && self.waits_in_collective(m).is_some()
+            });
+            // the others, grouped by where they are
+            let mut places: Vec<(String, Vec<u32>)> = Vec::new();
+            for m in away {
+                let at = self.stuck_at(m);
+                match places.iter_mut().find(|(p, _)| *p == at) {
+                    Some((_, ranks)) => ranks.push(m),
+                    None => places.push((at, vec![m])),
+                }
+            }
+            let others = if places.is_empty() {
+                String::new()
+            } else {
+                let list: Vec<String> = places
+                    .iter()
+                    .map(|(at, ranks)| format!("{} ({at})", rank_list(ranks)))
+                    .collect();
+                format!("; never there: {}", list.join("; "))
+            };
+            found.push(format!(
+                "In the {} ({}) at {}, {} of its {} ranks wait ({}){others}",
+                op.kind,
+                op.algorithm,
+                self.prog.paths.get(pc as usize).map_or("?", String::as_str),
+                inside.len(),
+                members.len(),
+                rank_list(&inside),
+            ));
+        }
+        found
+    }
+
     fn deadlock(&self) -> ProgramFault {
-        let waiting = self
-            .ranks
-            .iter()
-            .enumerate()
-            .filter(|(_, rk)| rk.wait != Wait::Done)
-            .map(|(r, rk)| {
-                let path = self
-                    .prog
-                    .paths
-                    .get(rk.pc as usize)
-                    .map_or("?", String::as_str);
-                let what = match (rk.wait, rk.recv) {
-                    (Wait::Parts, Some((src, tag))) if tag >= COLLECTIVE_TAG => {
-                        format!("waits in a collective for a message from rank {src}")
-                    }
-                    (Wait::Parts, Some((src, tag))) => {
-                        format!("waits to receive from rank {src} with tag {tag}")
-                    }
-                    (Wait::Parts, None) => "waits for its message to be delivered".to_owned(),
-                    (Wait::Barrier, _) => "waits at a barrier".to_owned(),
-                    (w, _) => format!("{w:?}"),
-                };
-                format!("rank {r} at {path} {what}")
-            })
+        let waiting = (0..self.prog.ranks)
+            .filter(|&r| self.ranks[r as usize].wait != Wait::Done)
+            .map(|r| format!("rank {r} {}", self.stuck_at(r)))
             .collect();
         ProgramFault::Deadlock {
             time: self.clock.wide_span(self.now),
             finished: self.finished,
             ranks: self.prog.ranks,
+            collectives: self.blocked_collectives(),
             waiting,
         }
     }
@@ -1360,4 +1426,24 @@ impl<'p> Execution<'p> {
             events: self.events,
         }
     }
+}
+
+/// Ranks in increasing order, in words with runs shortened: `rank 5`, `ranks 0-4, 7`.
+fn rank_list(ranks: &[u32]) -> String {
+    let mut runs: Vec<String> = Vec::new();
+    let mut k = 0;
+    while k < ranks.len() {
+        let mut end = k;
+        while end + 1 < ranks.len() && ranks[end + 1] == ranks[end] + 1 {
+            end += 1;
+        }
+        runs.push(if end == k {
+            ranks[k].to_string()
+        } else {
+            format!("{}-{}", ranks[k], ranks[end])
+        });
+        k = end + 1;
+    }
+    let noun = if ranks.len() == 1 { "rank" } else { "ranks" };
+    format!("{noun} {}", runs.join(", "))
 }
