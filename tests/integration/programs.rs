@@ -252,9 +252,11 @@ fn a_deadlock_at_a_barrier_names_the_barrier_and_the_ranks_that_never_arrive() {
 }
 
 #[test]
-fn a_reduction_counts_its_combines_as_compute_and_the_rest_as_communication() {
-    // (the time after a combine used to count as compute) binomial reduce over 4 ranks, one link per pair: rank 0 receives from 1, combines,
-    // receives from 2 (which combined rank 3's block first), combines again
+fn a_reduction_counts_combines_as_compute_sends_as_communication_and_receives_as_waiting() {
+    // (the time after a combine used to count as compute; a step waiting for its partner's
+    // message counted as communication) binomial reduce over 4 ranks, one link per pair: rank
+    // 0 receives from 1, combines, receives from 2 (which combined rank 3's block first),
+    // combines again: it only waits and combines
     let sc = scenario(
         r#"
 [run]
@@ -280,14 +282,33 @@ startup = 1e-5
     for (metric, want) in [
         ("program.makespan", makespan),
         ("rank.0.compute", 2e-3),
-        ("rank.0.communication", makespan - 2e-3),
+        ("rank.0.waiting", makespan - 2e-3),
+        ("rank.0.communication", 0.0),
+        ("rank.1.communication", message),
+        ("rank.1.waiting", 0.0),
         ("rank.2.compute", 1e-3),
-        ("rank.2.communication", 2.0 * message),
+        ("rank.2.waiting", message),
+        ("rank.2.communication", message),
     ] {
         let sim = ex.interval(ex.index_of(metric).unwrap(), 0.95).mean;
         assert!(
             (sim - want).abs() <= 1e-9 * want,
             "{metric}: simulated {sim}, by hand {want}"
+        );
+    }
+    // the contention-free evaluation splits the time the same way, exactly
+    let a = parsim::study::analyze_scenario(&sc);
+    for metric in ["rank.0.waiting", "rank.2.waiting", "rank.2.communication"] {
+        let sim = ex.interval(ex.index_of(metric).unwrap(), 0.95).mean;
+        let p = a
+            .predictions
+            .iter()
+            .find(|p| p.metric == metric && p.exact)
+            .unwrap_or_else(|| panic!("no exact {metric}"));
+        assert!(
+            (p.value - sim).abs() <= 1e-9 * sim,
+            "{metric}: {} vs {sim}",
+            p.value
         );
     }
 }

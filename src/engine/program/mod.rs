@@ -1139,6 +1139,11 @@ impl<'p> Execution<'p> {
         let ri = r as usize;
         let rk = &mut self.ranks[ri];
         rk.parts -= 1;
+        if rk.parts > 0 && rk.wait == Wait::Parts && rk.recv.is_some() {
+            // its own send is delivered: what is left is waiting for the partner's message
+            self.set_category(r, Category::Waiting);
+            return;
+        }
         if rk.parts > 0 || rk.wait != Wait::Parts {
             return;
         }
@@ -1223,6 +1228,16 @@ impl<'p> Execution<'p> {
                     }
                 }
             }
+            // a step that only receives is waiting for the partner; one that sends is
+            // communication until its message is delivered
+            self.set_category(
+                r,
+                if send.is_some() {
+                    Category::Communication
+                } else {
+                    Category::Waiting
+                },
+            );
             let rk = &mut self.ranks[r as usize];
             rk.combine = combine;
             rk.recv = open;

@@ -694,6 +694,8 @@ impl<'p> Walker<'p> {
         let Some(mut parts) = self.ranks[ri].parts else {
             return true;
         };
+        // (its own part: the send's delivery, or the start when it only receives)
+        let own = parts.done;
         let mut received = graph::NONE;
         if let Some((src, tag)) = parts.recv {
             match self.take(r, src, tag) {
@@ -711,8 +713,15 @@ impl<'p> Walker<'p> {
         let rk = &mut self.ranks[ri];
         rk.parts = None;
         let end = parts.done.max(parts.since);
-        rk.spent[parts.category] += end - parts.since;
+        // the operation's own category until its own part is done; then, while the partner's
+        // message is still to come, waiting (as the engine counts it)
+        let sent = own.clamp(parts.since, end);
+        rk.spent[parts.category] += sent - parts.since;
         rk.entered[parts.category] = true;
+        if parts.recv.is_some() {
+            rk.spent[WAITING] += end - sent;
+            rk.entered[WAITING] = true;
+        }
         rk.clock = end;
         // (the send's own node finishes after the rank's clock at the send: it replaces it)
         let from = match parts.done_node {
@@ -722,9 +731,20 @@ impl<'p> Walker<'p> {
         let v = if received == graph::NONE {
             from
         } else {
+            if from != rk.node {
+                self.moved(r, from, parts.category);
+            }
             self.node(&[from, received], Duration::Fixed(0.0), r, end)
         };
-        self.moved(r, v, parts.category);
+        self.moved(
+            r,
+            v,
+            if received == graph::NONE {
+                parts.category
+            } else {
+                WAITING
+            },
+        );
         let rk = &mut self.ranks[ri];
         if !rk.in_collective {
             rk.pc += 1;
