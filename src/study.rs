@@ -9,6 +9,13 @@ use crate::scenario::{Scenario, Workload};
 /// Every prediction, bound and refusal for a scenario: its network with every method that
 /// might apply, or its program with the program methods, then its model's methods.
 pub fn analyze_scenario(sc: &Scenario) -> Analysis {
+    let mut a = analyze_workload(sc);
+    a.refuse_non_finite();
+    a
+}
+
+/// [`analyze_scenario`] before its non-finite values are refused.
+fn analyze_workload(sc: &Scenario) -> Analysis {
     match &sc.workload {
         Workload::Network(net) => {
             let mut a = crate::predict::network::analyze(net);

@@ -113,6 +113,26 @@ impl Analysis {
         }
     }
 
+    /// Turns every prediction whose value is not a finite number (a formula that overflows or
+    /// divides by zero at these parameters, pushed without [`Analysis::add`]) into a refusal
+    /// saying so: no analysis reports an infinite or NaN prediction.
+    pub fn refuse_non_finite(&mut self) {
+        let (finite, other): (Vec<Prediction>, Vec<Prediction>) =
+            std::mem::take(&mut self.predictions)
+                .into_iter()
+                .partition(|p| p.value.is_finite());
+        self.predictions = finite;
+        for p in other {
+            self.refuse(
+                &p.method,
+                format!(
+                    "{} = {}: not a finite number at these parameters (the formula overflows or divides by zero)",
+                    p.metric, p.value
+                ),
+            );
+        }
+    }
+
     /// Records that `method` does not apply, and why.
     pub fn refuse(&mut self, method: &str, reason: impl Into<String>) {
         self.refusals.push(Refusal {

@@ -39,10 +39,23 @@ impl ConfidenceInterval {
     }
 
     /// The interval over a list of replication values.
+    ///
+    /// Values whose squares would overflow (beyond about `1e154`: times in a unit far below
+    /// the run's) are divided by a power of two first, which is exact, and the interval
+    /// multiplied back: the half-width stays finite wherever the values are.
     pub fn from_values(values: &[f64], level: f64) -> ConfidenceInterval {
+        let largest = values.iter().fold(0.0_f64, |m, v| m.max(v.abs()));
+        let scale = if largest > 1e150 && largest.is_finite() {
+            2f64.powi(largest.log2().floor() as i32)
+        } else {
+            1.0
+        };
         let mut t = Tally::new();
-        values.iter().for_each(|&v| t.add(v));
-        ConfidenceInterval::from_tally(&t, level)
+        values.iter().for_each(|&v| t.add(v / scale));
+        let mut ci = ConfidenceInterval::from_tally(&t, level);
+        ci.mean *= scale;
+        ci.half_width *= scale;
+        ci
     }
 
     /// `half_width / |mean|`.
@@ -67,5 +80,16 @@ mod tests {
         assert_eq!(ci.mean, 3.0);
         assert!((ci.half_width - 2.776445 * (2.5f64 / 5.0).sqrt()).abs() < 1e-5);
         assert!(ci.contains(4.9) && !ci.contains(5.0));
+    }
+
+    #[test]
+    fn values_whose_squares_overflow_keep_a_finite_interval() {
+        // (found by fuzzing: makespans of 1e303 gave a half-width of NaN)
+        let small = ConfidenceInterval::from_values(&[1.0, 2.0, 3.0, 4.0, 5.0], 0.95);
+        let values = [1e303, 2e303, 3e303, 4e303, 5e303];
+        let big = ConfidenceInterval::from_values(&values, 0.95);
+        assert!(big.half_width.is_finite());
+        assert!((big.mean / 1e303 - small.mean).abs() < 1e-12);
+        assert!((big.half_width / 1e303 / small.half_width - 1.0).abs() < 1e-12);
     }
 }

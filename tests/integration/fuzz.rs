@@ -724,6 +724,9 @@ fn exercise(text: &str) -> Result<Outcome, String> {
         }
     };
     let analysis = parsim::study::analyze_scenario(&sc);
+    if let Some(p) = analysis.predictions.iter().find(|p| !p.value.is_finite()) {
+        return Err(format!("a prediction that is not a number: {p:?}"));
+    }
     let mut opt = Options::from_scenario(&sc);
     opt.replications = 2;
     opt.max_replications = 2;

@@ -875,3 +875,42 @@ bandwidth = 1e9
     assert_eq!(code, Some(0), "{err}");
     assert!(out.contains("too costly"), "{out}");
 }
+
+#[test]
+fn times_whose_squares_overflow_keep_finite_intervals_and_predictions() {
+    // found by the hour-long fuzz: a pipeline whose messages take 1e303 time units ran to a
+    // makespan of 6e303 with a half-width of NaN (the replications' squares overflowed), and
+    // its Pollaczek-Khinchine T_comm was predicted infinite
+    let text = r#"
+[run]
+replications = 2
+[pipeline]
+ranks = 2
+items = 8
+groups = 1
+task = { dist = "det", value = 0.0 }
+message = { dist = "erlang", k = 1, mean = 1000.0 }
+bandwidth = 1e-300
+"#;
+    let dir = scratch("overflowing-squares");
+    std::fs::write(dir.join("s.toml"), text).unwrap();
+    let (code, out, err) = call_in(&dir, &["run", "--json", "s.toml"]);
+    assert_eq!(code, Some(0), "{err}");
+    let report: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let metrics = report[0]["metrics"].as_array().expect("metrics");
+    for m in metrics {
+        for field in ["mean", "half_width_95"] {
+            assert!(m[field].as_f64().is_some_and(f64::is_finite), "{m}");
+        }
+    }
+    let (code, out, err) = call_in(&dir, &["analyze", "--json", "s.toml"]);
+    assert_eq!(code, Some(0), "{err}");
+    let a: serde_json::Value = serde_json::from_str(&out).unwrap();
+    for p in a[0]["analysis"]["predictions"]
+        .as_array()
+        .expect("predictions")
+    {
+        assert!(p["value"].as_f64().is_some_and(f64::is_finite), "{p}");
+    }
+    assert!(out.contains("not a finite number"), "{out}");
+}
