@@ -469,3 +469,55 @@ fn a_collective_closed_form_is_labelled_exact_from_its_routes_not_the_topology_k
         p.method
     );
 }
+
+#[test]
+fn a_phase_of_exchanges_in_sequence_gets_no_one_round_formula() {
+    // (found by the issue-19 validation cases: a halo of four sendrecvs in one phase was given
+    // the longest single message, labelled exact, 75% below the simulation) two exchanges
+    // one after the other on a 4-node ring: the one-round formula is refused, and the
+    // evaluation, which follows them in order, is exact
+    let sc = scenario(
+        r#"
+[run]
+replications = 2
+[program]
+ranks = 4
+[[program.op]]
+kind = "phase"
+name = "two"
+body = [
+  { kind = "sendrecv", to = "(rank + 1) % P", from = "(rank + P - 1) % P", bytes = 65536 },
+  { kind = "sendrecv", to = "(rank + P - 1) % P", from = "(rank + 1) % P", bytes = 65536 },
+]
+[topology]
+kind = "torus"
+dims = [4]
+bandwidth = 1e9
+latency = 1e-7
+startup = 2e-6
+"#,
+    );
+    let a = analyze_scenario(&sc);
+    assert!(
+        a.refusals
+            .iter()
+            .any(|r| r.reason.contains("more than one send, receive or exchange")),
+        "{:?}",
+        a.refusals
+    );
+    let exact: Vec<_> = a
+        .predictions
+        .iter()
+        .filter(|p| p.metric == "phase.two.max" && p.exact)
+        .collect();
+    assert!(
+        exact
+            .iter()
+            .all(|p| p.method.starts_with("contention-free mean-value")),
+        "{exact:?}"
+    );
+    let sim = simulated(&run(&sc, 2, 1), "phase.two.max");
+    for p in exact {
+        assert!(close(p.value, sim, 1e-9), "{} vs {sim}", p.value);
+    }
+}

@@ -25,7 +25,7 @@ use std::collections::HashMap;
 
 use crate::analytic::MessageCost;
 use crate::predict::{Analysis, Prediction, Refusal};
-use crate::program::collective::Cost;
+use crate::program::collective::{Algorithm, Collective, Cost};
 use crate::program::expr::Env;
 use crate::program::{CollectiveOp, Instr, Program, Size, Switching};
 use evaluation::{Evaluation, PhaseRoutes};
@@ -234,9 +234,15 @@ fn collective(prog: &Program, op: &CollectiveOp, routes: Result<&PhaseRoutes, &s
     }
     let mut why = common_breaks(prog);
     if !exact {
-        why.push(format!(
-            "the round model is exact for a power-of-two group, not {n} ranks"
-        ));
+        why.push(
+            if (op.kind, op.algorithm) == (Collective::Reduce, Algorithm::Binary) {
+                "the binary tree's round model charges a parent its children's messages one after \
+                 the other; they arrive at once, on their own links"
+                    .to_owned()
+            } else {
+                format!("the round model is exact for a power-of-two group, not {n} ranks")
+            },
+        );
     }
     why.extend(route_breaks(routes));
     if op.combine.as_ref().is_some_and(|d| d.scv() > 0.0) {
@@ -293,6 +299,7 @@ fn messages(prog: &Program, first: usize, body: &[Instr]) -> Option<Vec<ClosedFo
     for r in 0..prog.ranks {
         let e = env(prog, r);
         let mut skip_to = None;
+        let mut operations = 0;
         for (k, i) in body.iter().enumerate() {
             if skip_to.is_some_and(|s| k < s) {
                 continue;
@@ -304,9 +311,20 @@ fn messages(prog: &Program, first: usize, body: &[Instr]) -> Option<Vec<ClosedFo
                     }
                     continue;
                 }
+                Instr::Recv { .. } => {
+                    operations += 1;
+                    continue;
+                }
                 Instr::Send { to, bytes, .. } | Instr::SendRecv { to, bytes, .. } => (to, bytes),
                 _ => continue,
             };
+            operations += 1;
+            if operations > 1 {
+                // (a second operation starts when the first ends: the phase is several rounds)
+                return Some(vec![Err(format!(
+                    "rank {r} runs more than one send, receive or exchange in the phase, one after the other: the formula is for one round, every rank sending at most one message at the start"
+                ))]);
+            }
             let to = u32::try_from(to.eval(&e).ok()?).ok()?;
             let bytes = match bytes {
                 Size::Bytes(b) => b.eval(&e).ok()? as f64,
