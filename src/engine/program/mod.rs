@@ -1230,14 +1230,14 @@ impl<'p> Execution<'p> {
             }
             // a step that only receives is waiting for the partner; one that sends is
             // communication until its message is delivered
-            self.set_category(
-                r,
-                if send.is_some() {
-                    Category::Communication
-                } else {
-                    Category::Waiting
-                },
-            );
+            let category = if send.is_some() {
+                Category::Communication
+            } else {
+                Category::Waiting
+            };
+            if self.ranks[r as usize].category != category {
+                self.set_category(r, category);
+            }
             let rk = &mut self.ranks[r as usize];
             rk.combine = combine;
             rk.recv = open;
