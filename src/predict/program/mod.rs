@@ -28,6 +28,7 @@ use crate::predict::{Analysis, Prediction, Refusal};
 use crate::program::collective::{Algorithm, Collective, Cost};
 use crate::program::expr::Env;
 use crate::program::{CollectiveOp, Instr, Program, Size, Switching};
+use crate::topology::Shape;
 use evaluation::{Evaluation, PhaseRoutes};
 
 /// Every prediction for a program.
@@ -226,6 +227,12 @@ fn collective(prog: &Program, op: &CollectiveOp, routes: Result<&PhaseRoutes, &s
         combine,
         combine_per_byte: op.combine_per_byte,
     };
+    if net.topology.shape() == &Shape::Bus
+        && (op.kind, op.algorithm) == (Collective::Gather, Algorithm::Linear)
+        && op.group.is_none()
+    {
+        return Ok(bus_gather(prog, n, bytes, &cost));
+    }
     let (value, exact) = op
         .kind
         .closed_form(op.algorithm, n, bytes, op.segments, &cost);
@@ -253,6 +260,21 @@ fn collective(prog: &Program, op: &CollectiveOp, routes: Result<&PhaseRoutes, &s
         op.kind, op.algorithm
     );
     Ok((value, method, (!why.is_empty()).then(|| why.join("; "))))
+}
+
+/// A linear gather of `n` ranks on a bus: the `n - 1` messages start together and all cross the
+/// one link, which carries them one after the other (FCFS) or shares itself among them (fair);
+/// either way the last is delivered after all their transmissions, `t_s + t_h + (n - 1) m t_w`.
+fn bus_gather(prog: &Program, n: u32, bytes: f64, cost: &Cost) -> (f64, String, Option<String>) {
+    let value = cost.startup + f64::from(n.saturating_sub(1)) * bytes * cost.per_byte;
+    let why = common_breaks(prog);
+    (
+        value,
+        "gather linear on a bus: t_s + t_h + (P-1) m t_w (the P-1 messages share the one link, \
+         served one after the other or side by side, the last delivered after all of them)"
+            .to_owned(),
+        (!why.is_empty()).then(|| why.join("; ")),
+    )
 }
 
 /// What in a phase's routes breaks a closed form of one idle link of unit capacity per message
@@ -402,12 +424,22 @@ fn messages(prog: &Program, first: usize, body: &[Instr]) -> Option<Vec<ClosedFo
     })];
     if busiest.is_some() {
         let mut why = common_breaks(prog);
-        why.push("the lecture's rule for shared links (t_w times the messages sharing the busiest link of the route) assumes they start together and share it to the end".to_owned());
+        // on a bus every message crosses the one link, and messages of one size that start
+        // together end, the last of them, after all their transmissions whether the bus
+        // serves them one after the other (FCFS) or shares itself among them (fair): the rule
+        let bus = net.topology.shape() == &Shape::Bus;
+        let one_size = sent.iter().all(|(b, _)| *b == sent[0].0);
+        if random {
+            why.push("message sizes are random (the formula uses their mean)".to_owned());
+        }
+        if !(bus && one_size) {
+            why.push("the lecture's rule for shared links (t_w times the messages sharing the busiest link of the route) assumes they start together and share it to the end".to_owned());
+        }
         out.push(longest(true).map(|v| {
             (
                 v,
                 format!("{name} with t_w scaled by the messages sharing a link (lecture)"),
-                Some(why.join("; ")),
+                (!why.is_empty()).then(|| why.join("; ")),
             )
         }));
     }
