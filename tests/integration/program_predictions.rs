@@ -331,6 +331,18 @@ fn random_compute_times_give_a_lower_bound_where_nothing_can_be_shared() {
     assert!(!predicted(&a, "rank.3.compute").exact);
     assert!(!predicted(&a, "ranks.waiting.max").exact);
     let ex = run(&sc, 10, 11);
+    // its communication is its own messages' startups and deliveries, fixed where no link
+    // can be shared: exact whatever chance does
+    for metric in ["ranks.communication.mean", "ranks.communication.max"] {
+        let c = predicted(&a, metric);
+        let sim = simulated(&ex, metric);
+        assert!(c.exact, "{metric}: {}", c.method);
+        assert!(
+            (c.value - sim).abs() <= CLOCK_RELATIVE_ERROR * sim,
+            "{metric}: {} vs {sim}",
+            c.value
+        );
+    }
     let i = ex.index_of("program.makespan").unwrap();
     let ci = ex.interval(i, 0.99);
     assert!(ci.mean - ci.half_width > b.lower, "{ci:?} vs {}", b.lower);

@@ -13,7 +13,9 @@
 //!   monotone and convex function of the durations, so the evaluation's makespan and finish
 //!   times are lower bounds on their means, reported as such. A time a rank settled before its
 //!   times depended on chance (its own draws, or a message or barrier that did) and before
-//!   anything met is exact all the same (a first phase before a random loop, say).
+//!   anything met is exact all the same (a first phase before a random loop, say). A rank's
+//!   communication (its own messages' startups and deliveries; waiting for a partner is
+//!   apart) takes the delays' label: exact whenever every delay is.
 //! - **Delays** (`messages.delay`, `links.delay.mean`, `link.<name>.delay`) are transmission
 //!   times, exact in expectation when no message can meet another on a link and every size is
 //!   deterministic (a random size is rounded to whole bytes as it is drawn, and the mean of the
@@ -135,21 +137,19 @@ fn add(prog: &Program, ev: &Evaluation, a: &mut Analysis) {
         let spent = ev.spent.iter().map(|s| s[k]);
         let mean = spent.clone().sum::<f64>() / p;
         let never = ev.entered.iter().all(|e| !e[k]);
-        time(
-            a,
-            format!("ranks.{c}.mean"),
-            mean,
-            all || never,
-            untouched(never),
-        );
-        let most = spent.fold(0.0, f64::max);
-        time(
-            a,
-            format!("ranks.{c}.max"),
-            most,
-            all || never,
-            untouched(never),
-        );
+        // a rank's communication is the sum of its own messages' startups and deliveries (the
+        // waiting for a partner is apart): exact whenever every delay is
+        let breaks = if k == Category::Communication as usize {
+            &l.delays
+        } else {
+            &l.times
+        };
+        for (metric, value) in [
+            (format!("ranks.{c}.mean"), mean),
+            (format!("ranks.{c}.max"), spent.fold(0.0, f64::max)),
+        ] {
+            put_settled(a, metric, value, breaks, untouched(never), all || never);
+        }
     }
     if prog.has_messages() {
         put(
@@ -203,7 +203,12 @@ fn add(prog: &Program, ev: &Evaluation, a: &mut Analysis) {
             for (k, c) in Category::ALL.map(Category::name).iter().enumerate() {
                 let never = !ev.entered[r][k];
                 let metric = format!("rank.{r}.{c}");
-                time(a, metric, spent[k], mine || never, untouched(never));
+                let breaks = if k == Category::Communication as usize {
+                    &l.delays
+                } else {
+                    &l.times
+                };
+                put_settled(a, metric, spent[k], breaks, untouched(never), mine || never);
             }
             time(
                 a,
