@@ -8,7 +8,7 @@ pub const MAX_INSTANT_OPS: u64 = 100_000_000;
 #[non_exhaustive]
 pub enum ProgramFault {
     /// Nothing is left to happen, and these ranks still wait.
-    #[error("deadlock at time {time:.6e}: {finished} of {ranks} ranks finished; nothing is left to happen and {} ranks wait.{} Waiting: {}", waiting.len(), collectives.iter().take(4).map(|c| format!(" {c}.")).collect::<String>(), waiting.iter().take(8).cloned().collect::<Vec<_>>().join("; "))]
+    #[error("deadlock at time {time:.6e}: {finished} of {ranks} ranks finished; nothing is left to happen and {} ranks wait.{} Waiting: {}{}", ranks - finished, collectives.iter().map(|c| format!(" {c}.")).collect::<String>(), waiting.join("; "), if (ranks - finished) as usize > waiting.len() { "; ..." } else { "" })]
     Deadlock {
         /// When it was found.
         time: f64,
@@ -19,7 +19,7 @@ pub enum ProgramFault {
         /// For each collective some rank waits inside: the collective, its ranks that wait in
         /// it, and where its other ranks are (those that never arrived, and what holds them).
         collectives: Vec<String>,
-        /// For each waiting rank: who it is and what it waits for.
+        /// For the first waiting ranks (at most 8): who it is and what it waits for.
         waiting: Vec<String>,
     },
     /// An expression could not be evaluated, or gave an impossible value.

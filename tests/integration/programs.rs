@@ -368,3 +368,25 @@ fn every_link_name_is_usable_in_metric_names() {
         }
     }
 }
+
+#[test]
+fn a_deadlock_of_many_ranks_is_reported_in_a_few_lines() {
+    // 65,536 ranks, one in a thousand skips the barrier: the report stays a few lines (runs of
+    // ranks shortened, the rest counted), and building it is linear in the ranks
+    let path = super::util::temp_scenario(
+        "barrier_missing_many",
+        "[program]\nranks = 65536\n[[program.op]]\nkind = \"barrier\"\nalgorithm = \"dissemination\"\nwhen = \"rank % 1000 != 7\"\n[topology]\nkind = \"full\"\nbandwidth = 1.0\n",
+    );
+    let out = super::util::parsim(&["run", path.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.len() < 3000, "{} bytes: {err}", err.len());
+    for e in [
+        "In the barrier (dissemination) at program.op[0], 65470 of its 65536 ranks wait (ranks 0-6, 8-1006",
+        "never there: ranks 7, 1007, 2007",
+        "and 50 more (finished the program)",
+        "65470 ranks wait",
+    ] {
+        assert!(err.contains(e), "expected {e:?} in {err}");
+    }
+}

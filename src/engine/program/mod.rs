@@ -1302,43 +1302,58 @@ impl<'p> Execution<'p> {
         }
     }
 
-    /// Each collective some rank waits inside: its members that wait in it, and where the
-    /// others are (the ranks that never arrived, and what holds them).
+    /// Each collective some rank waits inside (the first [`DEADLOCK_COLLECTIVES`]): its
+    /// members that wait in it, and where the others are (the ranks that never arrived, and
+    /// what holds them, grouped by place, the first [`DEADLOCK_PLACES`] places named). Linear
+    /// in the ranks, so a deadlock of a million ranks is reported at once.
     fn blocked_collectives(&self) -> Vec<String> {
         let mut seen: Vec<(u32, u32)> = Vec::new();
         let mut found = Vec::new();
         for r in 0..self.prog.ranks {
+            if found.len() == DEADLOCK_COLLECTIVES {
+                break;
+            }
             let Some(op) = self.waits_in_collective(r) else {
                 continue;
             };
             let pc = self.ranks[r as usize].pc;
             let (_, _, group) = self.ctl.group_of(r, op);
-            let members: Vec<u32> =
-                group.map_or_else(|| (0..self.prog.ranks).collect(), <[u32]>::to_vec);
-            if seen.contains(&(pc, members[0])) {
+            let key = (pc, group.map_or(u32::MAX, |m| m[0]));
+            if seen.contains(&key) {
                 continue;
             }
-            seen.push((pc, members[0]));
+            seen.push(key);
+            let members: Vec<u32> =
+                group.map_or_else(|| (0..self.prog.ranks).collect(), <[u32]>::to_vec);
             let (inside, away): (Vec<u32>, Vec<u32>) = members.iter().partition(|&&m| {
                 self.ranks[m as usize].pc == pc && self.waits_in_collective(m).is_some()
             });
-            // the others, grouped by where they are
+            // the others, grouped by where they are, in rank order of first appearance
             let mut places: Vec<(String, Vec<u32>)> = Vec::new();
+            let mut index: FxHashMap<String, usize> = FxHashMap::default();
             for m in away {
                 let at = self.stuck_at(m);
-                match places.iter_mut().find(|(p, _)| *p == at) {
-                    Some((_, ranks)) => ranks.push(m),
-                    None => places.push((at, vec![m])),
+                match index.get(&at) {
+                    Some(&k) => places[k].1.push(m),
+                    None => {
+                        index.insert(at.clone(), places.len());
+                        places.push((at, vec![m]));
+                    }
                 }
             }
-            let others = if places.is_empty() {
+            let mut others: Vec<String> = places
+                .iter()
+                .take(DEADLOCK_PLACES)
+                .map(|(at, ranks)| format!("{} ({at})", rank_list(ranks)))
+                .collect();
+            if places.len() > DEADLOCK_PLACES {
+                let rest: usize = places[DEADLOCK_PLACES..].iter().map(|(_, v)| v.len()).sum();
+                others.push(format!("{rest} more ranks elsewhere"));
+            }
+            let others = if others.is_empty() {
                 String::new()
             } else {
-                let list: Vec<String> = places
-                    .iter()
-                    .map(|(at, ranks)| format!("{} ({at})", rank_list(ranks)))
-                    .collect();
-                format!("; never there: {}", list.join("; "))
+                format!("; never there: {}", others.join("; "))
             };
             found.push(format!(
                 "In the {} ({}) at {}, {} of its {} ranks wait ({}){others}",
@@ -1356,6 +1371,7 @@ impl<'p> Execution<'p> {
     fn deadlock(&self) -> ProgramFault {
         let waiting = (0..self.prog.ranks)
             .filter(|&r| self.ranks[r as usize].wait != Wait::Done)
+            .take(8)
             .map(|r| format!("rank {r} {}", self.stuck_at(r)))
             .collect();
         ProgramFault::Deadlock {
@@ -1443,7 +1459,17 @@ impl<'p> Execution<'p> {
     }
 }
 
-/// Ranks in increasing order, in words with runs shortened: `rank 5`, `ranks 0-4, 7`.
+/// Most collectives a deadlock report describes.
+const DEADLOCK_COLLECTIVES: usize = 4;
+
+/// Most places a deadlock report names for the ranks missing from one collective.
+const DEADLOCK_PLACES: usize = 6;
+
+/// Most runs of ranks [`rank_list`] writes out.
+const RANK_RUNS: usize = 16;
+
+/// Ranks in increasing order, in words with runs shortened: `rank 5`, `ranks 0-4, 7` (past
+/// [`RANK_RUNS`] runs, the count of the rest).
 fn rank_list(ranks: &[u32]) -> String {
     let mut runs: Vec<String> = Vec::new();
     let mut k = 0;
@@ -1451,6 +1477,10 @@ fn rank_list(ranks: &[u32]) -> String {
         let mut end = k;
         while end + 1 < ranks.len() && ranks[end + 1] == ranks[end] + 1 {
             end += 1;
+        }
+        if runs.len() == RANK_RUNS {
+            runs.push(format!("and {} more", ranks.len() - k));
+            break;
         }
         runs.push(if end == k {
             ranks[k].to_string()
