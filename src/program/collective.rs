@@ -19,6 +19,7 @@
 //! | bcast | chain, `s` segments | `(P - 2 + s) c(m/s)` | `P >= 2` |
 //! | reduce | linear | `c(m) + (P-1) g(m)` | all `P` |
 //! | reduce | binomial | `lg P (c(m) + g(m))` | `P` a power of two |
+//! | reduce | binary | from the leaves up, `t = T(right) + c(m) + g(m)`, then `T(v) = max(t, T(left) + c(m)) + g(m)` (a missing child skipped, a leaf 0), the root's `T` | all `P` |
 //! | reduce | chain, `s` segments | `(P - 2 + s) (c(m/s) + g(m/s))`; for `P = 2`, `max(s c + g, c + s g)` of a segment | all `P` |
 //! | allreduce | recursive doubling | `lg P (c(m) + g(m))`, plus `2 c(m) + g(m)` when `P` is not a power of two | all `P` |
 //! | allreduce | ring | `(P-1) (2 c(m/P) + g(m/P))` | all `P` |
@@ -413,7 +414,7 @@ impl Collective {
             (Collective::Bcast, Chain) => ((p - 2.0 + s) * c(m / s), true),
             (Collective::Reduce, Linear) => (c(m) + (p - 1.0) * g(m), true),
             (Collective::Reduce, Binomial) => (lg * (c(m) + g(m)), is_pow2(n)),
-            (Collective::Reduce, Binary) => (f64::from(binary_weight(n)) * (c(m) + g(m)), false),
+            (Collective::Reduce, Binary) => (binary_reduce(n, c(m), g(m)), true),
             (Collective::Reduce, Chain) => {
                 let (c, g) = (c(m / s), g(m / s));
                 if n == 2 {
@@ -555,6 +556,24 @@ fn binary_up(v: u32, n: u32, k: u32, bytes: f64) -> Option<Step> {
         steps[i] = Some(Step::send((v - 1) / 2, bytes));
     }
     steps.get(k as usize).copied().flatten()
+}
+
+/// The binary tree reduce of `n` ranks with messages of cost `c` and combines of `g`, by its
+/// recursion over the tree (as [`binary_up`] runs it): a rank takes its right child's block,
+/// combines it, then its left child's, combines it, then sends to its parent; a block from a
+/// child arrives `c` after the child is done. The root is done after its last combine.
+fn binary_reduce(n: u32, c: f64, g: f64) -> f64 {
+    let mut done = vec![0.0_f64; n as usize];
+    for v in (0..n as usize).rev() {
+        let mut t = 0.0_f64;
+        for child in [2 * v + 2, 2 * v + 1] {
+            if child < n as usize {
+                t = t.max(done[child] + c) + g;
+            }
+        }
+        done[v] = t;
+    }
+    done[0]
 }
 
 /// The most edges on a root-to-leaf path of the binary tree counting a left child as 1 and a

@@ -241,15 +241,9 @@ fn collective(prog: &Program, op: &CollectiveOp, routes: Result<&PhaseRoutes, &s
     }
     let mut why = common_breaks(prog);
     if !exact {
-        why.push(
-            if (op.kind, op.algorithm) == (Collective::Reduce, Algorithm::Binary) {
-                "the binary tree's round model charges a parent its children's messages one after \
-                 the other; they arrive at once, on their own links"
-                    .to_owned()
-            } else {
-                format!("the round model is exact for a power-of-two group, not {n} ranks")
-            },
-        );
+        why.push(format!(
+            "the round model is exact for a power-of-two group, not {n} ranks"
+        ));
     }
     why.extend(route_breaks(routes));
     if op.combine.as_ref().is_some_and(|d| d.scv() > 0.0) {
