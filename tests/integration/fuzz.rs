@@ -979,11 +979,27 @@ fn laws(
             let sd = (d.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / (n - 1.0).max(1.0))
                 .sqrt();
             let mean_l = l.iter().sum::<f64>() / n;
+            let mean_r = r.iter().sum::<f64>() / n;
             // two replications: a t quantile of 63.7 at 99%; and the window's two edges cut
-            // the sojourns of the jobs present there (about L of them, each about L / X long)
-            // out of `length` observations: L^2 / length (a short run of a closed class of 5
-            // jobs, 50 observations, was 0.2 off)
-            let edges = mean_l * mean_l.max(1.0) / length.max(1) as f64;
+            // the sojourns of the jobs present there (about L of them, each about R long) out
+            // of a window of duration T: 2 L R / T. The window holds `length` observations
+            // (open jobs' responses and closed jobs' cycles), so T = length / (the classes'
+            // throughputs summed): a short run of 50 observations whose closed class cycles 9
+            // times per time unit lasts 5.4, where a station's sojourns of 1.1 at each edge
+            // put L 0.68 off X R (L^2 / length, the edge term this check first had, took the
+            // window as long as the station's own departures, and was 0.12)
+            let classes: f64 = net
+                .classes
+                .iter()
+                .filter_map(|c| values(&format!("class.{}.throughput", c.name)))
+                .map(|t| t.iter().sum::<f64>() / n)
+                .sum();
+            let window = length.max(1) as f64 / classes;
+            let edges = if window.is_finite() && window > 0.0 {
+                2.0 * mean_l * mean_r / window
+            } else {
+                mean_l * mean_l.max(1.0) / length.max(1) as f64
+            };
             if mean.abs() > 63.7 * sd / n.sqrt() + 0.02 * mean_l + edges + 1e-9 {
                 return Err(format!(
                     "Little's law at {}: L - X R = {mean} (sd {sd}) with L = {mean_l}",
