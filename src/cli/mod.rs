@@ -82,9 +82,17 @@ enum Command {
     FitW(fit_w::FitWArgs),
 }
 
+/// With this variable set, parsim parses its command line and exits (0, or clap's 2 with its
+/// message) without running anything: the guide's test checks that every command the guide
+/// shows is still accepted this way.
+const CHECK_ARGUMENTS: &str = "PARSIM_CHECK_ARGUMENTS";
+
 /// Parses the command line and runs the subcommand.
 pub fn main() -> anyhow::Result<ExitCode> {
     let cli = Cli::parse();
+    if std::env::var_os(CHECK_ARGUMENTS).is_some() {
+        return Ok(ExitCode::SUCCESS);
+    }
     match cli.command {
         Command::Run(args) => run::run(&args),
         Command::Analyze(args) => analyze::run(&args),

@@ -291,3 +291,73 @@ fn command_lines_split_as_a_shell_would() {
     );
     assert_eq!(words("a '' b"), ["a", "", "b"]);
 }
+
+/// The `parsim` commands of a `sh` block: continuation lines joined, comments and what follows
+/// a shell operator (`>`, `|`, `;`, `&&`) dropped. `cargo` and other lines are left out.
+fn sh_commands(b: &Block) -> Vec<String> {
+    let mut joined: Vec<String> = Vec::new();
+    let mut carry = String::new();
+    for line in &b.lines {
+        let line = line.trim_end();
+        match line.strip_suffix('\\') {
+            Some(head) => carry.push_str(head),
+            None => {
+                carry.push_str(line);
+                joined.push(std::mem::take(&mut carry));
+            }
+        }
+    }
+    joined
+        .into_iter()
+        .filter_map(|l| {
+            let l = l.trim_start();
+            let l = l.strip_prefix("time ").unwrap_or(l);
+            l.starts_with("parsim ").then_some(l.to_owned())
+        })
+        .map(|l| {
+            // (the guide's sh lines quote no '#', '>', '|' or ';')
+            let cut = l.find([' ', '\t']).map_or(l.len(), |_| {
+                [" #", " >", " |", ";", " &&"]
+                    .iter()
+                    .filter_map(|op| l.find(op))
+                    .min()
+                    .unwrap_or(l.len())
+            });
+            l[..cut].to_owned()
+        })
+        .collect()
+}
+
+#[test]
+fn every_parsim_command_in_the_guides_sh_blocks_is_accepted() {
+    // the `sh` blocks (sweeps of thousands of points, Slurm, placeholders like FILE) are not
+    // run; their command lines must still parse, every flag and value as the CLI takes them
+    let mut pages = chapters(&root().join("docs/guide"));
+    pages.push(root().join("README.md"));
+    let mut checked = 0;
+    let mut wrong = Vec::new();
+    for page in pages {
+        let text = std::fs::read_to_string(&page).unwrap();
+        for b in blocks(&text).iter().filter(|b| b.info == "sh") {
+            for cmd in sh_commands(b) {
+                let args = words(&cmd);
+                let out = Command::new(env!("CARGO_BIN_EXE_parsim"))
+                    .args(&args[1..])
+                    .env("PARSIM_CHECK_ARGUMENTS", "1")
+                    .output()
+                    .expect("the binary runs");
+                checked += 1;
+                if !out.status.success() {
+                    wrong.push(format!(
+                        "{}:{}: `{cmd}` is refused:\n{}",
+                        page.display(),
+                        b.at,
+                        String::from_utf8_lossy(&out.stderr)
+                    ));
+                }
+            }
+        }
+    }
+    assert!(checked >= 30, "only {checked} commands found");
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
