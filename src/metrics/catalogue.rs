@@ -79,7 +79,7 @@ pub const CORE: &[Entry] = &[
     entry(
         "class.<c>.response",
         Unit::Time,
-        "open class: arrival to exit; closed class: the cycle without the time at its reference station (N/X - Z)",
+        "open class: arrival to exit; closed class: the cycle without the time at its reference station (N/X - Z, Z the simulated mean time per visit there)",
     ),
     entry(
         "class.<c>.cycle",
@@ -94,7 +94,7 @@ pub const CORE: &[Entry] = &[
     entry(
         "class.<c>.p50",
         Unit::Time,
-        "median of the end-to-end time (response or cycle)",
+        "median of the end-to-end time (an open class's response, a closed class's cycle)",
     ),
     entry(
         "class.<c>.p90",
