@@ -914,3 +914,64 @@ bandwidth = 1e-300
     }
     assert!(out.contains("not a finite number"), "{out}");
 }
+
+#[test]
+fn class_percentiles_far_below_the_class_demand_are_not_rounded_to_zero() {
+    // found by the hour-long fuzz (its third run): a delay station with gamma service of mean
+    // 1e15 (SCV 3) makes a class's demand 1e15 while the responses completed in the run are
+    // millions of times smaller; the class histogram's unit followed the demand, and p50 to p99
+    // were all 0 beside a mean response of 2.2e6
+    let text = r#"
+[run]
+replications = 2
+length = 2000
+[[class]]
+name = "c0"
+[[station]]
+name = "src0"
+kind = "source"
+class = "c0"
+interarrival = { dist = "exp", mean = 10.0 }
+[[station]]
+name = "s0"
+kind = "fcfs"
+service = { dist = "exp", mean = 0.05 }
+[[station]]
+name = "s2"
+kind = "delay"
+service = { dist = "gamma", mean = 1e15, scv = 3.0 }
+[[route]]
+class = "c0"
+from = "src0"
+to = "s0"
+[[route]]
+class = "c0"
+from = "s0"
+to = "s2"
+[[route]]
+class = "c0"
+from = "s2"
+branches = [{ to = "exit", p = 0.9 }, { to = "s0", p = 0.1 }]
+"#;
+    let dir = scratch("class-percentiles");
+    std::fs::write(dir.join("s.toml"), text).unwrap();
+    let (code, out, err) = call_in(&dir, &["run", "--json", "s.toml"]);
+    assert_eq!(code, Some(0), "{err}");
+    let report: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let metric = |name: &str| {
+        report[0]["metrics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["metric"] == name)
+            .and_then(|m| m["mean"].as_f64())
+            .unwrap_or_else(|| panic!("no {name}"))
+    };
+    let mean = metric("class.c0.response");
+    let (p50, p99) = (metric("class.c0.p50"), metric("class.c0.p99"));
+    assert!(p50 > 0.0 && p99 >= p50, "p50 {p50}, p99 {p99}, mean {mean}");
+    assert!(
+        p99 > mean,
+        "a right-skewed response: p99 {p99} above the mean {mean}"
+    );
+}

@@ -77,7 +77,8 @@ pub struct Recorder {
 
 impl Recorder {
     /// Empty records for `net`, each histogram scaled to its own metric: a station's to its
-    /// smallest mean service time, a class's to its demand per observation.
+    /// smallest mean service time, a class's to the smaller of its demand per observation and
+    /// the network's smallest mean time.
     pub fn new(net: &Network) -> Recorder {
         let clock = &net.clock;
         let fallback = net.smallest_mean_time().map_or(1.0, |(m, _)| m);
@@ -101,11 +102,14 @@ impl Recorder {
             })
             .collect();
         let scales = crate::model::estimates::demand_per_observation(net);
+        // (a class's responses can lie far below its mean demand, as a heavy-tailed delay
+        // makes them: its histogram's unit follows the smaller of the demand and the network's
+        // smallest mean time, so that no completed response rounds to 0)
         let classes = scales
             .iter()
             .map(|&scale| ClassRecord {
                 response: Tally::new(),
-                percentiles: Percentiles::new(clock, scale.unwrap_or(fallback)),
+                percentiles: Percentiles::new(clock, scale.map_or(fallback, |s| s.min(fallback))),
             })
             .collect();
         Recorder {
