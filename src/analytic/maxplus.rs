@@ -291,8 +291,9 @@ impl StochasticMaxPlus {
     }
 }
 
-/// Adds `variance` to the private term `(id, a)` at the end of `form` (creating it).
-fn add_private(form: &mut Vec<(u32, f64)>, id: u32, variance: f64) {
+/// Adds `variance` to the private term `(id, a)` at the end of `form` (creating it): the
+/// canonical forms' private term, shared with the program's stochastic critical path.
+pub(crate) fn add_private(form: &mut Vec<(u32, f64)>, id: u32, variance: f64) {
     if variance <= 0.0 {
         return;
     }
@@ -310,7 +311,7 @@ fn invalid(what: &str, value: f64) -> AnalyticError {
 }
 
 /// `sum_j a_j b_j` over two forms sorted by source.
-fn dot(a: &[(u32, f64)], b: &[(u32, f64)]) -> f64 {
+pub(crate) fn dot(a: &[(u32, f64)], b: &[(u32, f64)]) -> f64 {
     let (mut i, mut j, mut sum) = (0, 0, 0.0);
     while i < a.len() && j < b.len() {
         match a[i].0.cmp(&b[j].0) {
@@ -327,7 +328,13 @@ fn dot(a: &[(u32, f64)], b: &[(u32, f64)]) -> f64 {
 }
 
 /// `out = x a + y b` over two forms sorted by source.
-fn combine(a: &[(u32, f64)], x: f64, b: &[(u32, f64)], y: f64, out: &mut Vec<(u32, f64)>) {
+pub(crate) fn combine(
+    a: &[(u32, f64)],
+    x: f64,
+    b: &[(u32, f64)],
+    y: f64,
+    out: &mut Vec<(u32, f64)>,
+) {
     out.clear();
     let (mut i, mut j) = (0, 0);
     while i < a.len() || j < b.len() {

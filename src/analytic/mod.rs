@@ -102,6 +102,12 @@ mod jackson;
 pub mod loggp;
 mod maxima;
 mod maxplus;
+
+/// The linear canonical forms' arithmetic (sorted `(source, coefficient)` lists), shared by
+/// the max-plus network and the program's stochastic critical path.
+pub(crate) mod canonical {
+    pub(crate) use super::maxplus::{add_private, combine, dot};
+}
 mod messages;
 mod multiclass;
 mod mva;

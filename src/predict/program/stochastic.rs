@@ -39,6 +39,7 @@ use rustc_hash::{FxHashMap, FxHashSet, FxHasher};
 
 use super::graph::{Duration, Graph, NONE};
 use super::laws::{self, Maximum, Sum};
+use crate::analytic::canonical::{add_private, combine, dot};
 use crate::analytic::{MaxMoments, Normal};
 
 /// The most terms (paths with different draws) a form may have, beyond the ranks' number:
@@ -632,56 +633,6 @@ struct Canonical {
     terms: Vec<(u32, f64)>,
 }
 
-/// `sum_j a_j b_j` over two forms sorted by source.
-fn dot(a: &[(u32, f64)], b: &[(u32, f64)]) -> f64 {
-    let (mut i, mut j, mut sum) = (0, 0, 0.0);
-    while i < a.len() && j < b.len() {
-        match a[i].0.cmp(&b[j].0) {
-            std::cmp::Ordering::Less => i += 1,
-            std::cmp::Ordering::Greater => j += 1,
-            std::cmp::Ordering::Equal => {
-                sum += a[i].1 * b[j].1;
-                i += 1;
-                j += 1;
-            }
-        }
-    }
-    sum
-}
-
-/// `x a + y b` over two forms sorted by source.
-fn combine(a: &[(u32, f64)], x: f64, b: &[(u32, f64)], y: f64) -> Vec<(u32, f64)> {
-    let mut out = Vec::with_capacity(a.len() + b.len());
-    let (mut i, mut j) = (0, 0);
-    while i < a.len() || j < b.len() {
-        let take_a = j == b.len() || (i < a.len() && a[i].0 < b[j].0);
-        let take_b = i == a.len() || (j < b.len() && b[j].0 < a[i].0);
-        if take_a {
-            out.push((a[i].0, x * a[i].1));
-            i += 1;
-        } else if take_b {
-            out.push((b[j].0, y * b[j].1));
-            j += 1;
-        } else {
-            out.push((a[i].0, x * a[i].1 + y * b[j].1));
-            i += 1;
-            j += 1;
-        }
-    }
-    out
-}
-
-/// Adds `variance` to the source `id` of `form`, which is its last (largest) source if present.
-fn add_private(form: &mut Vec<(u32, f64)>, id: u32, variance: f64) {
-    if variance <= 0.0 {
-        return;
-    }
-    match form.last_mut() {
-        Some((source, a)) if *source == id => *a = (*a * *a + variance).sqrt(),
-        _ => form.push((id, variance.sqrt())),
-    }
-}
-
 /// The stochastic critical path of the graph by Clark's maxima with shared ancestors kept
 /// (the linear canonical form of [`crate::analytic::StochasticMaxPlus`], with at most [`CLARK_TERMS`] terms a
 /// node and only the live nodes' forms in memory), each node's duration given by its law's
@@ -731,7 +682,14 @@ pub fn clark(g: &Graph<'_>, extra: &[f64]) -> Result<Approximate, String> {
                 variance: other.variance,
             };
             let m = crate::analytic::clark_max(x, y, rho).map_err(fail)?;
-            let mut terms = combine(&acc.terms, m.tightness_x, &other.terms, m.tightness_y);
+            let mut terms = Vec::with_capacity(acc.terms.len() + other.terms.len());
+            combine(
+                &acc.terms,
+                m.tightness_x,
+                &other.terms,
+                m.tightness_y,
+                &mut terms,
+            );
             let linear: f64 = terms.iter().map(|(_, a)| a * a).sum();
             if linear > m.variance {
                 let shrink = (m.variance / linear).sqrt();
@@ -808,10 +766,18 @@ pub fn clark(g: &Graph<'_>, extra: &[f64]) -> Result<Approximate, String> {
                     rho,
                 )
                 .map_err(fail)?;
+                let mut terms = Vec::with_capacity(acc.terms.len() + form.terms.len());
+                combine(
+                    &acc.terms,
+                    m.tightness_x,
+                    &form.terms,
+                    m.tightness_y,
+                    &mut terms,
+                );
                 Canonical {
                     mean: m.mean,
                     variance: m.variance,
-                    terms: combine(&acc.terms, m.tightness_x, &form.terms, m.tightness_y),
+                    terms,
                 }
             }
         });
