@@ -56,23 +56,7 @@ pub fn interconnect(
     nodes: u32,
     base: &Path,
 ) -> Result<Interconnect, Vec<Problem>> {
-    let mut c = Compiler {
-        found: Vec::new(),
-        base,
-        code: Vec::new(),
-        paths: Vec::new(),
-        phases: Vec::new(),
-        groups: Vec::new(),
-        group_text: HashMap::new(),
-        disks: Vec::new(),
-        depth: 0,
-        loop_vars: Vec::new(),
-        times: Vec::new(),
-        ranks: nodes,
-        offsets: Vec::new(),
-        at: t.span().start,
-        pending_marks: Vec::new(),
-    };
+    let mut c = Compiler::new(base, nodes, t.span().start);
     match c.topology(t, nodes) {
         Some(ic) if c.found.is_empty() => Ok(ic),
         _ => Err(c.found),
@@ -81,23 +65,7 @@ pub fn interconnect(
 
 /// Checks a program and builds it; every problem is returned.
 pub fn compile(src: &Sources<'_>) -> Result<Program, Vec<Problem>> {
-    let mut c = Compiler {
-        found: Vec::new(),
-        base: src.base,
-        code: Vec::new(),
-        paths: Vec::new(),
-        phases: Vec::new(),
-        groups: Vec::new(),
-        group_text: HashMap::new(),
-        disks: Vec::new(),
-        depth: 0,
-        loop_vars: Vec::new(),
-        times: Vec::new(),
-        ranks: 1,
-        offsets: Vec::new(),
-        at: src.program.span().start,
-        pending_marks: Vec::new(),
-    };
+    let mut c = Compiler::new(src.base, 1, src.program.span().start);
     let at = src.program.span().start;
     let p = src.program.get_ref();
     let ranks = match p.ranks {
@@ -378,7 +346,29 @@ struct PendingMark {
     nonblocking: bool,
 }
 
-impl Compiler<'_> {
+impl<'a> Compiler<'a> {
+    /// An empty compiler of a program of `ranks` ranks whose files are relative to `base`,
+    /// at offset `at`.
+    fn new(base: &'a Path, ranks: u32, at: usize) -> Compiler<'a> {
+        Compiler {
+            found: Vec::new(),
+            base,
+            code: Vec::new(),
+            paths: Vec::new(),
+            phases: Vec::new(),
+            groups: Vec::new(),
+            group_text: HashMap::new(),
+            disks: Vec::new(),
+            depth: 0,
+            loop_vars: Vec::new(),
+            times: Vec::new(),
+            ranks,
+            offsets: Vec::new(),
+            at,
+            pending_marks: Vec::new(),
+        }
+    }
+
     fn add(&mut self, at: usize, path: impl Into<String>, message: impl Into<String>) {
         self.found
             .push(Problem::new(Some(at), path.into(), message.into()));
