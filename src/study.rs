@@ -40,7 +40,6 @@ fn analyze_workload(sc: &Scenario) -> Analysis {
             }
             a
         }
-        // no closed form is written yet for a program run as a dependency graph
-        Workload::Schedule(_) => Analysis::default(),
+        Workload::Schedule(s) => crate::predict::program::loggp::analyze(s),
     }
 }

@@ -36,6 +36,8 @@ mod guide;
 mod hostile;
 /// The layering of src/: imports point down, no circle, engines and program IR know no model.
 mod layers;
+/// The LogGP closed forms of every collective algorithm against the executor, P = 2 to 1,024.
+mod loggp_forms;
 /// Messages that say what to do (issue 21): bare numbers for distributions, hints that fit,
 /// fixes for closed classes, defaults explained, warnings on heavy tails.
 mod messages;

@@ -18,6 +18,7 @@ pub mod delays;
 pub mod evaluation;
 pub mod graph;
 pub mod laws;
+pub mod loggp;
 mod mean_value;
 pub mod stochastic;
 
