@@ -91,6 +91,9 @@ mod sweep_finish;
 /// `run --timeline`: the Trace Event Format, spans that tile each rank's run and add up to its
 /// figures, the same bytes on any thread count, refusals.
 mod timeline;
+/// A schedule converted from a real MPI run (NPB CG, liballprof, Schedgen) against
+/// LogGOPSim's times with the parameters fitted to this machine's ping-pong.
+mod traces;
 /// Shared helpers.
 mod util;
 /// `parsim validate`: exit codes, reports, reruns.
