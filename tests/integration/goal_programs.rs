@@ -258,3 +258,30 @@ fn bad_goal_input_names_the_file_the_line_and_the_fix() {
     );
     assert!(Path::new(&tree).exists());
 }
+
+/// An eager send whose receive is posted larger than `S`: LogGOPSim's rule (the receive's size
+/// decides rendezvous) finishes the send a second time when the receive matches it, and the
+/// operation that required it, already run, is released once more. LogGOPSim 76451de prints
+/// the host times (101,507 and 11,542 ns with `-S 4095`); parsim used to stop with "calc never
+/// ready" (found by the MPI-trace path: NPB MG posts 18,496-byte receives for 8-byte sends).
+#[test]
+fn an_eager_send_finished_again_by_a_larger_receive_runs_as_loggopsim_runs_it() {
+    let dir = std::env::temp_dir().join(format!("parsim-it-{}-double-done", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let goal = dir.join("double_done.goal");
+    std::fs::write(
+        &goal,
+        "num_ranks 2\n\nrank 0 {\nl1: send 8b to 1 tag 5\nl2: calc 100000\nl3: calc 7\nl3 requires l1\nl3 requires l2\n}\n\nrank 1 {\nl1: calc 10000\nl2: recv 18496b from 0 tag 5\nl2 requires l1\n}\n",
+    )
+    .unwrap();
+    let goal = goal.to_str().unwrap();
+    assert_eq!(makespan_ns(&["run", goal, "--loggp", "S=4095"]), 101_507);
+    let (code, out, err) = call(&["run", goal, "--loggp", "S=4095", "--csv"]);
+    assert_eq!(code, Some(0), "{err}");
+    let rank1 = out
+        .lines()
+        .find(|l| l.contains(",rank.1.finish,"))
+        .and_then(|l| l.split(',').nth(11))
+        .map(|v| (v.parse::<f64>().unwrap() * 1e9).round() as u64);
+    assert_eq!(rank1, Some(11_542));
+}

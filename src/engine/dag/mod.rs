@@ -721,7 +721,10 @@ impl<'d> DagExecution<'d> {
         let unreceived = count(&self.unexpected, "message of", &mut examples);
         let mut never_ready = 0;
         for (i, &c) in self.counters.iter().enumerate() {
-            if c > 0 {
+            // a counter that wrapped past zero belongs to an operation that ran and was then
+            // released once more (an eager send finished again by a receive larger than `S`,
+            // as LogGOPSim does): not one that never became ready
+            if c > 0 && c <= dag.op(i as u32).deps {
                 never_ready += 1;
                 if examples.len() < 5 {
                     let rank = dag.op(i as u32).rank;
