@@ -36,6 +36,9 @@ mod guide;
 mod hostile;
 /// The layering of src/: imports point down, no circle, engines and program IR know no model.
 mod layers;
+/// LogGP endpoints with links: free links give LogGP's makespan, a shared link queues by the
+/// delay computed by hand.
+mod loggp_links;
 /// Messages that say what to do (issue 21): bare numbers for distributions, hints that fit,
 /// fixes for closed classes, defaults explained, warnings on heavy tails.
 mod messages;
