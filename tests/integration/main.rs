@@ -38,6 +38,9 @@ mod hostile;
 mod layers;
 /// The LogGP closed forms of every collective algorithm against the executor, P = 2 to 1,024.
 mod loggp_forms;
+/// LogGP endpoints with links: free links give LogGP's makespan, a shared link queues by the
+/// delay computed by hand.
+mod loggp_links;
 /// Messages that say what to do (issue 21): bare numbers for distributions, hints that fit,
 /// fixes for closed classes, defaults explained, warnings on heavy tails.
 mod messages;
