@@ -113,6 +113,10 @@ pub struct Topology {
     levels: u32,
     /// Grid: each node's coordinates (x fastest), so routing needs no division.
     coords: Vec<[u32; 3]>,
+    /// Tree: the vertex id where each level starts, levels `0..=levels + 1` (the last is the
+    /// number of vertices), and `arity^l` for each level, so routing loops over no level.
+    level_starts: Vec<u64>,
+    arity_powers: Vec<u64>,
 }
 
 impl Topology {
@@ -168,11 +172,24 @@ impl Topology {
                 .collect(),
             _ => Vec::new(),
         };
+        let (mut level_starts, mut arity_powers) = (Vec::new(), Vec::new());
+        if let Shape::Tree { arity, .. } = shape {
+            let (mut start, mut width, mut power) = (0_u64, u64::from(nodes), 1_u64);
+            for _ in 0..=levels + 1 {
+                level_starts.push(start);
+                arity_powers.push(power);
+                start += width;
+                width = width.div_ceil(u64::from(arity));
+                power = power.saturating_mul(u64::from(arity));
+            }
+        }
         Ok(Topology {
             shape,
             nodes,
             levels,
             coords,
+            level_starts,
+            arity_powers,
         })
     }
 
@@ -193,25 +210,8 @@ impl Topology {
             Shape::Bus => 1,
             Shape::Full => n * n,
             Shape::Grid { dims, .. } => n * 2 * dims.len() as u64,
-            Shape::Tree { .. } => 2 * self.tree_vertices(),
+            Shape::Tree { .. } => 2 * self.level_starts[self.levels as usize],
         }
-    }
-
-    /// Tree vertices below the root (each has an up and a down link to its parent).
-    fn tree_vertices(&self) -> u64 {
-        let Shape::Tree { arity, .. } = self.shape else {
-            return 0;
-        };
-        (0..self.levels).map(|l| self.tree_width(l, arity)).sum()
-    }
-
-    /// Vertices at tree level `l` (0 = the nodes).
-    fn tree_width(&self, l: u32, arity: u32) -> u64 {
-        let mut w = u64::from(self.nodes);
-        for _ in 0..l {
-            w = w.div_ceil(u64::from(arity));
-        }
-        w
     }
 
     /// The next hop from `at` towards node `dst`, or `None` at `dst`. Inlined: it is the
@@ -229,7 +229,7 @@ impl Topology {
                 to: dst,
             },
             Shape::Grid { dims, wrap } => self.grid_next(dims, *wrap, at, dst),
-            Shape::Tree { arity, .. } => self.tree_next(*arity, at, dst),
+            Shape::Tree { .. } => self.tree_next(at, dst),
         })
     }
 
@@ -252,10 +252,8 @@ impl Topology {
     /// The bandwidth multiplier of a link (1 except the upper links of a fat tree).
     pub fn capacity(&self, link: u64) -> f64 {
         match self.shape {
-            Shape::Tree { arity, fat: true } => {
-                let (vertex, _) = (link / 2, link % 2);
-                let level = self.level_of(vertex, arity);
-                f64::from(arity).powi(level as i32)
+            Shape::Tree { fat: true, .. } => {
+                self.arity_powers[self.level_of(link / 2) as usize] as f64
             }
             _ => 1.0,
         }
@@ -280,59 +278,45 @@ impl Topology {
                     ['x', 'y', 'z'][k / 2]
                 )
             }
-            Shape::Tree { arity, .. } => {
+            Shape::Tree { .. } => {
                 let vertex = link / 2;
-                let level = self.level_of(vertex, *arity);
-                let index = vertex - self.level_start(level, *arity);
+                let level = self.level_of(vertex);
+                let index = vertex - self.level_starts[level as usize];
                 let dir = if link.is_multiple_of(2) { "up" } else { "down" };
                 format!("L{level}_{index}{dir}")
             }
         }
     }
 
-    /// Tree: the vertex id where level `l` starts (level 0 = nodes `0..nodes`).
-    fn level_start(&self, l: u32, arity: u32) -> u64 {
-        (0..l).map(|k| self.tree_width(k, arity)).sum()
-    }
-
-    fn level_of(&self, vertex: u64, arity: u32) -> u32 {
-        let mut start = 0;
-        for l in 0..=self.levels {
-            let w = self.tree_width(l, arity);
-            if vertex < start + w {
-                return l;
-            }
-            start += w;
-        }
-        self.levels
+    /// Tree: the level of vertex `vertex` (0 = the nodes `0..nodes`).
+    #[inline(always)]
+    fn level_of(&self, vertex: u64) -> u32 {
+        // the levels are few (a 1,048,576-node tree of arity 2 has 21)
+        let above = self.level_starts[1..=self.levels as usize]
+            .iter()
+            .take_while(|&&start| start <= vertex)
+            .count();
+        above as u32
     }
 
     /// Tree routing: vertex ids are levels stacked (nodes first); the link from vertex `v` to
     /// its parent is `2v` (up), from the parent to `v` is `2v + 1` (down).
     #[inline(never)]
-    fn tree_next(&self, arity: u32, at: u32, dst: u32) -> Hop {
-        let a = u64::from(arity);
+    fn tree_next(&self, at: u32, dst: u32) -> Hop {
         let (at, dst) = (u64::from(at), u64::from(dst));
-        let level = self.level_of(at, arity);
-        let index = at - self.level_start(level, arity);
+        let level = self.level_of(at) as usize;
+        let index = at - self.level_starts[level];
         // the ancestor of `dst` at `level`: is `at` above `dst`?
-        let mut below = dst;
-        for _ in 0..level {
-            below /= a;
-        }
-        if level > 0 && below == index {
+        if level > 0 && dst / self.arity_powers[level] == index {
             // go down towards dst: the child of `at` on dst's path
-            let mut child = dst;
-            for _ in 0..level - 1 {
-                child /= a;
-            }
-            let v = self.level_start(level - 1, arity) + child;
+            let v = self.level_starts[level - 1] + dst / self.arity_powers[level - 1];
             Hop {
                 link: 2 * v + 1,
                 to: v as u32,
             }
         } else {
-            let parent = self.level_start(level + 1, arity) + index / a;
+            let a = self.arity_powers[1];
+            let parent = self.level_starts[level + 1] + index / a;
             Hop {
                 link: 2 * at,
                 to: parent as u32,

@@ -41,7 +41,7 @@ pub use sort::{libstdcxx as libstdcxx_sort, stable as stable_sort};
 
 use rustc_hash::FxHashMap;
 
-use crate::program::dag::{ANY, Dag, OpKind, TICKS_PER_SECOND};
+use crate::program::dag::{ANY, Dag, Op, OpKind, TICKS_PER_SECOND};
 use crate::program::schedule::{Endpoints, Links, Machine, ReadyOrder};
 use crate::program::{Sharing, Switching};
 use crate::time::wide_ceil_from_f64;
@@ -86,9 +86,11 @@ impl Fifo {
     };
 }
 
-/// A message on its way.
+/// A message on its way, with a copy of its send (read at each hop and at the receiver without
+/// going back to the graph, whose records are scattered through memory).
 #[derive(Clone, Copy, Debug)]
 struct Flight {
+    op: Op,
     send: u32,
     /// When its send started.
     start: u64,
@@ -436,7 +438,7 @@ impl<'d> DagExecution<'d> {
     fn message(&mut self, ev: Ev) {
         let slot = ev.id & !KIND;
         let f = self.flights[slot as usize];
-        let op = *self.dag.op(f.send);
+        let op = f.op;
         let h = op.peer as usize;
         let t = ev.time;
         let c = h * self.cpus + usize::from(op.cpu);
@@ -473,7 +475,7 @@ impl<'d> DagExecution<'d> {
     fn hop(&mut self, slot: u32) {
         let now = self.now;
         let f = self.flights[slot as usize];
-        let op = *self.dag.op(f.send);
+        let op = f.op;
         let net = self.net.as_mut().expect("hops only happen with links");
         let dst = net.node(op.peer);
         let at = if f.at == NIL { net.node(op.rank) } else { f.at };
@@ -514,6 +516,7 @@ impl<'d> DagExecution<'d> {
 
     fn flight(&mut self, send: u32, start: u64) -> u32 {
         let f = Flight {
+            op: *self.dag.op(send),
             send,
             start,
             at: NIL,
