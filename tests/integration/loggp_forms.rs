@@ -2,7 +2,8 @@
 //! collective with `[loggp]`, lowered (and written as GOAL and read back), run on its
 //! endpoints, equals `analyze`'s form to the picosecond wherever the form is labelled exact, on
 //! LogGOPSim's parameters and on parameters where the NIC, the per-byte overheads, rendezvous
-//! and combines bind.
+//! and combines bind; the forms labelled approximations (simultaneous events at a rank, whose
+//! order the form does not know) stay within 2% (measured: 1.47% at most).
 
 use std::path::Path;
 
@@ -159,21 +160,13 @@ fn every_exact_loggp_form_equals_the_execution_to_the_picosecond() {
                         Err((value, method)) => {
                             assert!(method.contains("approximation"), "{method}");
                             let error = (value as f64 - run as f64).abs() / run as f64;
-                            // where the module says the form is not exact, and no elsewhere
-                            let tree = method.contains("at the same instant");
-                            match (c, a) {
-                                (Collective::Allreduce, Algorithm::RecursiveDoubling) => {
-                                    assert!(!p.is_power_of_two(), "{method}")
-                                }
-                                (_, Algorithm::Chain) => {
-                                    assert!(name == "rendezvous" && bytes > 4, "{method}")
-                                }
-                                _ => assert!(
-                                    tree && error <= 0.02,
-                                    "{c} {a} P = {p}, {bytes} B, endpoints {name}: {:.2}% off, {method}",
-                                    100.0 * error
-                                ),
-                            }
+                            // the one case the module leaves approximate: simultaneous
+                            // events at a rank whose order the form does not know
+                            assert!(
+                                method.contains("at the same instant") && error <= 0.02,
+                                "{c} {a} P = {p}, {bytes} B, endpoints {name}: {:.2}% off, {method}",
+                                100.0 * error
+                            );
                             let key = format!("{c} {a}");
                             match approximations.iter_mut().find(|x| x.0 == key) {
                                 Some(x) => {

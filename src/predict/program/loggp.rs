@@ -12,8 +12,7 @@
 //! | allgather ring, bruck, recursive doubling; alltoall pairwise; barrier dissemination; allreduce ring, recursive doubling (`P` a power of two) | lock-step rounds: a round of `m` bytes started at `t` is processed at `p = max(t + o + L, t + os(m), p' + nic(m'))` (`p'`, `m'` the previous round's), the next starts at `max(p + or(m) + c, t + nic(m))`, the makespan is the last `p + or(m) + c`: with equal rounds and a NIC that never binds, `rounds (max(o + L, os) + or + c)`, e.g. the dissemination barrier `ceil(lg P) (o + L + or(0))` | every `P` |
 //! | bcast, scatter: linear, binomial, binary | down the tree: a rank sends to its children in order, each send starting when its CPU and NIC are free (`max(os, nic)` apart; a rendezvous send also waits for the child to match it, `o + L` after it starts), and a child is free `hop(m)` after its send started: the linear bcast `(P-2) max(os, nic) + hop`, the binomial bcast `lg P hop` for a power of two when `max(os, nic) <= hop` | every `P` |
 //! | gather, reduce: linear, binomial, binary; allreduce reduce + bcast; barrier binomial | up the tree, then down: a rank processes its children's blocks on arrival whenever its CPU and receiving NIC are free (posted or not, earliest send first), combines each once its receive has matched it, and sends up when done: the linear gather `o + L + (P-2) max(or, nic) + or` | every `P`, unless two blocks (or a block and a combine) reach a rank's CPU at the same instant and their order matters: the executor then takes them in the order their events were scheduled, which depends on the whole run's history (measured off by at most 1.5%) |
-//! | bcast, reduce: chain of `s` segments | rank by rank along the line, each rank's steps as the executor runs them, fed its upstream neighbour's send times | eager segments; rendezvous ones wait for downstream to match them, which this order does not follow |
-//! | allreduce recursive doubling, `P` not a power of two | the lock-step rounds of the power of two below `P`, plus a fold-in `hop(m) + c` and a hand-back `hop(m)` | approximation: the ranks outside the fold start their rounds earlier, and their first blocks wait at the folded ranks' CPUs |
+//! | bcast, reduce: chain; allreduce recursive doubling, `P` not a power of two | rank by rank: each rank's steps run as the executor runs them, fed the blocks the others send it (and the matches of its rendezvous sends), until nothing changes ([`settle`]); refused when that would cost more than [`WORK_BUDGET`] (recursive doubling beyond about 2,000 ranks) | every `P`, eager or rendezvous, with the same exception for simultaneous events |
 //!
 //! Each value is computed in whole ticks, as the executor counts, so an exact form equals the
 //! simulated makespan to the tick. With links (`[topology]`), random sizes or random combine
@@ -23,6 +22,7 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
+use crate::analytic::WORK_BUDGET;
 use crate::predict::{Analysis, Prediction, Refusal};
 use crate::program::collective::{Algorithm, Collective, Shape, Step};
 use crate::program::dag::TICKS_PER_SECOND;
@@ -200,12 +200,22 @@ impl Collective {
             (Collective::Barrier, Ideal) => Err(
                 "the ideal barrier has no messages and cannot run on LogGP endpoints".to_owned(),
             ),
-            (Collective::Bcast | Collective::Reduce, Chain) => {
-                Ok(chain(self, n, bytes, segments, &costs, combine))
-            }
-            (Collective::Allreduce, RecursiveDoubling) if !n.is_power_of_two() => {
-                Ok(folded_recursive_doubling(n, bytes, &costs, combine))
-            }
+            (Collective::Bcast | Collective::Reduce, Chain) => settle(
+                self,
+                algorithm,
+                &shape,
+                &costs,
+                combine,
+                "rank by rank along the chain",
+            ),
+            (Collective::Allreduce, RecursiveDoubling) if !n.is_power_of_two() => settle(
+                self,
+                algorithm,
+                &shape,
+                &costs,
+                combine,
+                "rank by rank, folded ranks and rounds",
+            ),
             (Collective::Allgather, _)
             | (Collective::Alltoall, _)
             | (Collective::Barrier, Dissemination)
@@ -226,11 +236,6 @@ impl Costs<'_> {
     /// From a send's start to its arrival: `o + L`.
     fn flight(&self) -> u64 {
         self.ep.o.saturating_add(self.ep.l)
-    }
-
-    /// `hop(m) = o + L + or(m)`.
-    fn hop(&self, m: u64) -> u64 {
-        self.flight().saturating_add(self.ep.recv_cpu(m))
     }
 
     fn rendezvous(&self, m: u64) -> bool {
@@ -280,107 +285,159 @@ fn lock_step(
     }
 }
 
-/// Recursive doubling on `n` ranks, not a power of two: the fold-in, the rounds of the power of
-/// two below `n`, the hand-back.
-fn folded_recursive_doubling(
-    n: u32,
-    bytes: f64,
-    costs: &Costs<'_>,
-    combine: &dyn Fn(f64) -> Option<u64>,
-) -> LogGpForm {
-    let p2 = 1_u32 << (31 - n.leading_zeros());
-    let m = whole(bytes);
-    let g = combine(bytes).unwrap_or(0);
-    let rounds = lock_step(
-        Collective::Allreduce,
-        Algorithm::RecursiveDoubling,
-        &Shape {
-            n: p2,
-            me: 0,
-            root: 0,
-            bytes,
-            segments: 1,
-        },
-        costs,
-        combine,
-    );
-    let makespan = costs
-        .hop(m)
-        .saturating_add(g)
-        .saturating_add(rounds.makespan)
-        .saturating_add(costs.hop(m));
-    LogGpForm {
-        makespan,
-        mean_finish: makespan as f64,
-        name: "fold-in, lock-step rounds, hand-back",
-        broken: vec![format!(
-            "{n} is not a power of two: the {} ranks outside the fold start their rounds before the folded ones, whose CPUs their first blocks wait for",
-            2 * p2 - n
-        )],
-    }
-}
-
-/// A pipelined chain of `segments`, rank by rank along the line (a bcast from relative rank 0
-/// to `n - 1`, a reduce from `n - 1` to 0): each rank's steps run as the executor runs them
-/// ([`along_the_line`]), fed the times its upstream neighbour sent its segments.
-fn chain(
+/// Every rank's steps run as the executor runs them ([`run_rank`]), each fed the blocks the
+/// others send it, until nothing changes: a rank is run again whenever a block it receives, or
+/// the match of a rendezvous send it made, moves. Every message takes `o + L > 0` from its
+/// send to its arrival, so a rank's run depends only on earlier sends and the runs settle on
+/// the execution; for a chain the ranks settle in order along the line, for recursive doubling
+/// in as many passes as it has rounds.
+fn settle(
     c: Collective,
-    n: u32,
-    bytes: f64,
-    segments: u32,
+    a: Algorithm,
+    shape: &Shape,
     costs: &Costs<'_>,
     combine: &dyn Fn(f64) -> Option<u64>,
-) -> LogGpForm {
-    let shape = |me: u32| Shape {
-        n,
-        me,
-        root: 0,
-        bytes,
-        segments,
-    };
-    let order: Vec<u32> = if c == Collective::Bcast {
-        (0..n).collect()
+    name: &'static str,
+) -> Result<LogGpForm, String> {
+    let n = shape.n as usize;
+    // the work: every rank's steps, run again about once per round of messages that reach it
+    // (a chain settles in a pass or two), some 32 operations a step
+    let typical = (0..)
+        .map_while(|k| {
+            c.step(
+                a,
+                &Shape {
+                    me: shape.n - 1,
+                    ..*shape
+                },
+                k,
+            )
+        })
+        .count() as f64;
+    let passes = if a == Algorithm::Chain {
+        2.0
     } else {
-        (0..n).rev().collect()
+        f64::from(32 - shape.n.leading_zeros()) + 2.0
     };
-    let mut incoming: Vec<Incoming> = Vec::new();
-    let (mut makespan, mut total) = (0_u64, 0.0_f64);
-    let mut broken = Vec::new();
-    for &me in &order {
-        let steps: Vec<LocalStep> = (0..)
-            .map_while(|k| c.step(Algorithm::Chain, &shape(me), k))
-            .map(|st| LocalStep::of(&st, combine))
-            .collect();
-        let run = run_rank(&steps, &incoming, costs);
-        makespan = makespan.max(run.cpu);
-        total += run.cpu as f64;
-        if broken.is_empty() {
-            if steps
-                .iter()
-                .any(|s| s.send.is_some_and(|m| costs.rendezvous(m)))
-            {
-                broken.push("rendezvous segments wait for the next rank to match them, which the run rank by rank does not follow".to_owned());
-            } else if run.contested {
-                broken.push(format!("a segment and an operation reach relative rank {me}'s CPU at the same instant, and the executor's order of simultaneous events, which the form does not follow, decides which goes first"));
+    let work = n as f64 * typical * passes * 32.0;
+    if work > WORK_BUDGET {
+        return Err(format!(
+            "the {c} {a} of {n} ranks would run each rank's {typical} steps about {passes} times, some {work:.1e} operations, over the budget of {WORK_BUDGET:.0e} for one analysis: simulate it"
+        ));
+    }
+    let steps: Vec<Vec<LocalStep>> = (0..shape.n)
+        .map(|me| {
+            let s = Shape { me, ..*shape };
+            (0..)
+                .map_while(|k| c.step(a, &s, k))
+                .map(|st| LocalStep::of(&st, combine))
+                .collect()
+        })
+        .collect();
+    // who sends to each rank (each peer once, in rank order)
+    let mut senders: Vec<Vec<u32>> = vec![Vec::new(); n];
+    for (from, st) in steps.iter().enumerate() {
+        for (to, _) in st.iter().filter_map(|s| s.send) {
+            if senders[to as usize].last() != Some(&(from as u32)) {
+                senders[to as usize].push(from as u32);
             }
         }
-        incoming = run
-            .sent
-            .into_iter()
-            .map(|sent| Incoming { from: me, sent })
+    }
+    for s in &mut senders {
+        s.sort_unstable();
+        s.dedup();
+    }
+    let mut runs: Vec<Option<(Vec<Incoming>, RankRun)>> = (0..n).map(|_| None).collect();
+    let mut queue: std::collections::VecDeque<u32> = (0..shape.n).collect();
+    let mut queued = vec![true; n];
+    let mut budget = 64_u64.saturating_mul(n as u64).saturating_add(1024);
+    while let Some(r) = queue.pop_front() {
+        let ru = r as usize;
+        queued[ru] = false;
+        budget = budget.checked_sub(1).ok_or_else(|| {
+            format!("the {c} {a} of {n} ranks did not settle within its budget of runs")
+        })?;
+        let incoming: Vec<Incoming> = senders[ru]
+            .iter()
+            .flat_map(|&from| {
+                runs[from as usize]
+                    .iter()
+                    .flat_map(|(_, run)| run.sent.iter())
+                    .filter(move |s| s.to == r)
+                    .map(move |&sent| Incoming { from, sent })
+            })
             .collect();
+        // the match of this rank's `k`-th send, at its receiver's latest run
+        let matched_at = |k: usize| -> Option<u64> {
+            let to = steps[ru].iter().filter_map(|s| s.send).nth(k)?.0;
+            let ordinal = steps[ru]
+                .iter()
+                .filter_map(|s| s.send)
+                .take(k)
+                .filter(|&(t, _)| t == to)
+                .count();
+            let (theirs, run) = runs[to as usize].as_ref()?;
+            let j = theirs
+                .iter()
+                .enumerate()
+                .filter(|(_, b)| b.from == r)
+                .nth(ordinal)?
+                .0;
+            run.matched[j]
+        };
+        let run = run_rank(&steps[ru], &incoming, costs, &matched_at);
+        let (sent_moved, matched_moved) = match &runs[ru] {
+            Some((old_in, old)) => (
+                old.sent != run.sent,
+                old.matched != run.matched || old_in.len() != incoming.len(),
+            ),
+            None => (true, true),
+        };
+        let mut wake = |q: u32, queue: &mut std::collections::VecDeque<u32>| {
+            if !queued[q as usize] {
+                queued[q as usize] = true;
+                queue.push_back(q);
+            }
+        };
+        if sent_moved {
+            for s in &run.sent {
+                wake(s.to, &mut queue);
+            }
+        }
+        if matched_moved {
+            for &from in &senders[ru] {
+                wake(from, &mut queue);
+            }
+        }
+        runs[ru] = Some((incoming, run));
     }
-    LogGpForm {
+    let mut broken = Vec::new();
+    let (mut makespan, mut total) = (0_u64, 0.0_f64);
+    for (r, slot) in runs.iter().enumerate() {
+        let Some((_, run)) = slot else { continue };
+        if !run.complete {
+            return Err(format!(
+                "the {c} {a} of {n} ranks does not complete: relative rank {r} waits"
+            ));
+        }
+        if run.contested && broken.is_empty() {
+            broken.push(format!("two events reach relative rank {r}'s CPU at the same instant, and the executor's order of simultaneous events, which the form does not follow, decides which goes first"));
+        }
+        makespan = makespan.max(run.cpu);
+        total += run.cpu as f64;
+    }
+    Ok(LogGpForm {
         makespan,
-        mean_finish: total / f64::from(n),
-        name: "the chain rank by rank",
+        mean_finish: total / n as f64,
+        name,
         broken,
-    }
+    })
 }
 
-/// A message a rank sent: when its send started, its bytes.
-#[derive(Clone, Copy)]
+/// A message a rank sent: to whom, when its send started, its bytes.
+#[derive(Clone, Copy, PartialEq, Eq)]
 struct Sent {
+    to: u32,
     at: u64,
     m: u64,
 }
@@ -396,7 +453,7 @@ struct Incoming {
 /// peer, or both, then maybe a combine of so many ticks.
 #[derive(Clone, Copy, Default)]
 struct LocalStep {
-    send: Option<u64>,
+    send: Option<(u32, u64)>,
     recv: Option<u32>,
     combine: Option<u64>,
 }
@@ -404,7 +461,7 @@ struct LocalStep {
 impl LocalStep {
     fn of(step: &Step, combine: &dyn Fn(f64) -> Option<u64>) -> LocalStep {
         LocalStep {
-            send: step.send.map(|(_, b)| whole(b)),
+            send: step.send.map(|(to, b)| (to, whole(b))),
             recv: step.recv,
             combine: step.combine.and_then(combine),
         }
@@ -419,8 +476,10 @@ struct RankRun {
     cpu: u64,
     nic_s: u64,
     nic_r: u64,
-    /// When each incoming block was matched by a receive.
-    matched: Vec<u64>,
+    /// When each incoming block was matched by a receive, if it was.
+    matched: Vec<Option<u64>>,
+    /// Whether every step finished.
+    complete: bool,
     /// Whether two events were ready for its CPU at one instant with an order that matters
     /// and is not known here.
     contested: bool,
@@ -437,6 +496,8 @@ enum What {
     Receive(usize),
     /// Step `k`'s combine starts (or waits for the CPU).
     Combine(usize),
+    /// Step `k`'s rendezvous send is matched by its receiver.
+    Matched(usize),
 }
 
 /// An event: its time, its stamp (the time it was scheduled, then an order among those
@@ -453,7 +514,12 @@ type Event = Reverse<(u64, (u64, u64), What)>;
 /// at, then blocks of the ranks' first sends in rank order; any other tie is reported as
 /// `contested` when the order matters (a combine or a send that is not the last step waits, or the sizes differ). Sends are
 /// taken as eager (the caller accounts for rendezvous).
-fn run_rank(steps: &[LocalStep], incoming: &[Incoming], costs: &Costs<'_>) -> RankRun {
+fn run_rank(
+    steps: &[LocalStep],
+    incoming: &[Incoming],
+    costs: &Costs<'_>,
+    matched_at: &dyn Fn(usize) -> Option<u64>,
+) -> RankRun {
     let ep = costs.ep;
     let mut events: BinaryHeap<Event> = BinaryHeap::with_capacity(incoming.len() + 4);
     for (j, b) in incoming.iter().enumerate() {
@@ -468,7 +534,8 @@ fn run_rank(steps: &[LocalStep], incoming: &[Incoming], costs: &Costs<'_>) -> Ra
         cpu: 0,
         nic_s: 0,
         nic_r: 0,
-        matched: vec![0; incoming.len()],
+        matched: vec![None; incoming.len()],
+        complete: false,
         contested: false,
     };
     let mut scheduled = 0_u64;
@@ -502,8 +569,9 @@ fn run_rank(steps: &[LocalStep], incoming: &[Incoming], costs: &Costs<'_>) -> Ra
         .collect();
     let mut unmatched: Vec<usize> = Vec::new();
     let mut waiting: Option<usize> = None;
+    let mut steps_done = 0;
     while let Some(Reverse((t, stamp, what))) = events.pop() {
-        let uses_cpu = |w: &What| !matches!(w, What::Receive(_));
+        let uses_cpu = |w: &What| !matches!(w, What::Receive(_) | What::Matched(_));
         let competing = |e: &Event| {
             let Reverse((u, (at, _), w)) = e;
             let both_initial =
@@ -527,7 +595,7 @@ fn run_rank(steps: &[LocalStep], incoming: &[Incoming], costs: &Costs<'_>) -> Ra
                 match waiting {
                     Some(k) if steps[k].recv == Some(incoming[j].from) => {
                         waiting = None;
-                        r.matched[j] = t;
+                        r.matched[j] = Some(t);
                         finished = Some(k);
                     }
                     _ => unmatched.push(j),
@@ -540,7 +608,7 @@ fn run_rank(steps: &[LocalStep], incoming: &[Incoming], costs: &Costs<'_>) -> Ra
                     .position(|&j| Some(incoming[j].from) == from)
                 {
                     Some(i) => {
-                        r.matched[unmatched.remove(i)] = t;
+                        r.matched[unmatched.remove(i)] = Some(t);
                         finished = Some(k);
                     }
                     None => waiting = Some(k),
@@ -552,10 +620,21 @@ fn run_rank(steps: &[LocalStep], incoming: &[Incoming], costs: &Costs<'_>) -> Ra
                     events.push(Reverse((free, stamp, what)));
                     continue;
                 }
-                let m = steps[k].send.unwrap_or(0);
+                let (to, m) = steps[k].send.unwrap_or((0, 0));
                 r.cpu = t.saturating_add(ep.send_cpu(m));
                 r.nic_s = t.saturating_add(ep.nic(m));
-                r.sent.push(Sent { at: t, m });
+                r.sent.push(Sent { to, at: t, m });
+                if !costs.rendezvous(m) {
+                    finished = Some(k);
+                } else if let Some(at) = matched_at(r.sent.len() - 1) {
+                    scheduled += 1;
+                    events.push(Reverse((at, (at, (1 << 62) + scheduled), What::Matched(k))));
+                }
+            }
+            What::Matched(k) => {
+                // the receiver's match holds the CPU and NIC until then
+                r.cpu = r.cpu.max(t);
+                r.nic_s = r.nic_s.max(t);
                 finished = Some(k);
             }
             What::Combine(k) => {
@@ -564,6 +643,7 @@ fn run_rank(steps: &[LocalStep], incoming: &[Incoming], costs: &Costs<'_>) -> Ra
                     continue;
                 }
                 r.cpu = t.saturating_add(steps[k].combine.unwrap_or(0));
+                steps_done += 1;
                 release(&mut events, &r, k + 1, t, &mut scheduled);
             }
         }
@@ -578,11 +658,13 @@ fn run_rank(steps: &[LocalStep], incoming: &[Incoming], costs: &Costs<'_>) -> Ra
                         What::Combine(k),
                     )));
                 } else {
+                    steps_done += 1;
                     release(&mut events, &r, k + 1, t, &mut scheduled);
                 }
             }
         }
     }
+    r.complete = steps_done == steps.len();
     r
 }
 
@@ -643,7 +725,14 @@ fn tree(
     let n = shape.n as usize;
     // per rank: when it started its send up, and its bytes; when its CPU, receiving and
     // sending NIC sides are free after its upward part; when its recv from the parent posts
-    let mut sent_up = vec![Sent { at: u64::MAX, m: 0 }; n];
+    let mut sent_up = vec![
+        Sent {
+            to: 0,
+            at: u64::MAX,
+            m: 0
+        };
+        n
+    ];
     let mut cpu = vec![0_u64; n];
     let mut nic_r = vec![0_u64; n];
     let mut nic_s = vec![0_u64; n];
@@ -669,9 +758,9 @@ fn tree(
                     ..LocalStep::default()
                 })
                 .collect();
-        if let Some((_, m)) = r.to_parent {
+        if let Some(up) = r.to_parent {
             steps.push(LocalStep {
-                send: Some(m),
+                send: Some(up),
                 ..LocalStep::default()
             });
         }
@@ -682,12 +771,13 @@ fn tree(
                     sent: sent_up[child as usize],
                 })
                 .collect();
-        let run = run_rank(&steps, &blocks, costs);
+        // (a rendezvous send up is matched below, once its parent has run)
+        let run = run_rank(&steps, &blocks, costs, &|_| None);
         if run.contested && contested.is_none() {
             contested = Some(v);
         }
         for (b, &t) in blocks.iter().zip(&run.matched) {
-            matched[b.from as usize] = t;
+            matched[b.from as usize] = t.unwrap_or(0);
         }
         cpu[v] = run.cpu;
         nic_r[v] = run.nic_r;
