@@ -582,3 +582,65 @@ fn a_gather_and_a_round_of_messages_on_a_bus_take_the_sum_of_their_transmissions
         }
     }
 }
+
+/// The M/G/1 waits at a shared link, by hand: two ranks, 100 times a compute of `c` then an
+/// exchange of `m` bytes on a bus (both messages cross the one link). Contention-free, an
+/// iteration takes `c + t_s + s + t_h` (`s = m / bandwidth`): `K` for the 100. The bus carries
+/// `2n` crossings of `s` in a makespan `T`: `lambda = 2n / T`, `U = 2ns / T`, and each crossing
+/// waits `W = lambda s^2 / (2 (1 - U)) = n s^2 / (T - 2ns)`, so `T = K + n W` gives
+/// `(T - K)(T - 2ns) = n^2 s^2`, whose root above `2ns` is
+/// `((K + 2ns) + sqrt((K - 2ns)^2 + 4 n^2 s^2)) / 2`. The method gives that root, and the
+/// simulation (whose two messages always meet: the compute is deterministic) lies above it.
+#[test]
+fn the_waits_at_a_shared_bus_settle_where_the_m_g_1_queue_meets_the_makespan() {
+    let (n, c, ts, th, m, bw) = (100.0_f64, 1e-3_f64, 5e-6_f64, 1e-7_f64, 2e5_f64, 1e9_f64);
+    let sc = scenario(&format!(
+        r#"
+[run]
+replications = 2
+[program]
+ranks = 2
+[[program.op]]
+kind = "repeat"
+times = {n}
+body = [
+  {{ kind = "compute", time = {{ dist = "det", value = {c} }} }},
+  {{ kind = "sendrecv", to = "(rank + 1) % P", from = "(rank + P - 1) % P", bytes = {m} }},
+]
+[topology]
+kind = "bus"
+bandwidth = {bw}
+latency = {th}
+startup = {ts}
+"#
+    ));
+    let a = analyze_scenario(&sc);
+    let q = a
+        .predictions
+        .iter()
+        .find(|p| p.metric == "program.makespan" && p.method.contains("M/G/1"))
+        .expect("the queueing prediction");
+    assert!(
+        !q.exact && q.method.contains("approximation"),
+        "{}",
+        q.method
+    );
+    let s = m / bw;
+    let k = n * (c + ts + s + th);
+    let hand = ((k + 2.0 * n * s) + ((k - 2.0 * n * s).powi(2) + 4.0 * n * n * s * s).sqrt()) / 2.0;
+    assert!(
+        (q.value - hand).abs() <= 1e-6 * hand,
+        "method {} against the root {hand}",
+        q.value
+    );
+    // above the contention-free path, and below what the bus really does (the two messages
+    // of every exchange arrive together: the second waits a whole transmission)
+    let free = evaluate(sc.program().unwrap()).unwrap().makespan;
+    assert!((free - k).abs() <= 1e-9 * k, "{free} {k}");
+    let sim = simulated(&run(&sc, 2, 1), "program.makespan");
+    assert!(
+        free < q.value && q.value < sim,
+        "{free} < {} < {sim}",
+        q.value
+    );
+}

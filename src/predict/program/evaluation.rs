@@ -112,12 +112,18 @@ const NAMED_SHARED: usize = 3;
 /// One link's load in the evaluation.
 #[derive(Clone, Debug)]
 pub struct LinkLoad {
+    /// Its id ([`crate::topology::Hop::link`]).
+    pub id: u64,
     /// Its name ([`crate::topology::Topology::link_name`]).
     pub name: String,
     /// Crossings.
     pub messages: u64,
     /// Time spent transmitting (the sum of `bytes / capacity`).
     pub busy: f64,
+    /// The sum of the squares of its crossings' transmission times.
+    pub busy_squared: f64,
+    /// Whether more than one rank sends across it.
+    pub shared: bool,
     /// The 99th percentile of its crossings' transmission times, as the simulator's histogram
     /// reports it (`None` unless the program reports each link).
     pub p99: Option<f64>,
@@ -205,16 +211,38 @@ pub fn evaluate(prog: &Program) -> Result<Evaluation, String> {
 pub fn evaluate_with_graph(
     prog: &Program,
 ) -> Result<(Evaluation, Result<Graph<'_>, String>), String> {
-    let mut w = Walker::new(prog, true);
+    walk(prog, FxHashMap::default(), true)
+}
+
+/// [`evaluate_with_graph`] (the graph only if `record`) with a mean wait before every crossing
+/// of the links in `waits` (by link id): the mean-value evaluation of queueing that
+/// [`super::queueing`] iterates.
+pub fn evaluate_with_waits(
+    prog: &Program,
+    waits: FxHashMap<u64, f64>,
+    record: bool,
+) -> Result<(Evaluation, Result<Graph<'_>, String>), String> {
+    walk(prog, waits, record)
+}
+
+fn walk(
+    prog: &Program,
+    waits: FxHashMap<u64, f64>,
+    record: bool,
+) -> Result<(Evaluation, Result<Graph<'_>, String>), String> {
+    let mut w = Walker::new(prog, record);
+    w.waits = waits;
+    w.keep_uses = record;
     w.run()?;
     let (ev, g) = w.finish();
     Ok((
         ev,
-        g.ok_or_else(|| {
-            format!(
+        g.ok_or_else(|| match record {
+            true => format!(
                 "the execution has more than {} activities: too large to record",
                 graph::MAX_NODES
-            )
+            ),
+            false => "not recorded".to_owned(),
         }),
     ))
 }
@@ -271,6 +299,7 @@ struct LinkAcc {
     id: u64,
     messages: u64,
     busy: f64,
+    busy_squared: f64,
     uses: Vec<(f64, f64)>,
     sender: u32,
     one_sender: bool,
@@ -314,6 +343,11 @@ struct Walker<'p> {
     ops: u64,
     /// The activity graph, while it is recorded (`None`: not asked for, or too large).
     graph: Option<Graph<'p>>,
+    /// A mean wait before each crossing of a link, by link id (empty: contention-free).
+    waits: FxHashMap<u64, f64>,
+    /// Whether resource uses are kept for the sharing check (not in the iterations of
+    /// [`super::queueing`], which need only the makespan and the traffic).
+    keep_uses: bool,
 }
 
 impl<'p> Walker<'p> {
@@ -367,6 +401,8 @@ impl<'p> Walker<'p> {
             phase_routes: vec![PhaseRoutes::default(); prog.phases.len()],
             ops: 0,
             graph: record.then(|| Graph::new(prog.ranks)),
+            waits: FxHashMap::default(),
+            keep_uses: true,
         }
     }
 
@@ -496,7 +532,7 @@ impl<'p> Walker<'p> {
         if t > 0.0 {
             let node = self.prog.node_of(r) as usize;
             if let Some(cpus) = &mut self.cpu_uses {
-                if self.uses < MAX_USES {
+                if self.keep_uses && self.uses < MAX_USES {
                     cpus[node].push((start, start + t));
                 }
                 self.uses += 1;
@@ -555,11 +591,13 @@ impl<'p> Walker<'p> {
                 Switching::StoreAndForward => per_byte + link_per_byte,
                 Switching::CutThrough => per_byte.max(link_per_byte),
             };
-            let enter = clock;
+            // (a mean wait for the link, when queueing is estimated: [`evaluate_with_waits`])
+            let enter = clock + self.waits.get(&hop.link).copied().unwrap_or(0.0);
             let slot = self.slot(hop.link);
             let l = &mut self.links[slot as usize];
             l.messages += 1;
             l.busy += w;
+            l.busy_squared += w * w;
             if l.sender != r {
                 l.one_sender = l.sender == u32::MAX;
                 l.sender = r;
@@ -570,7 +608,7 @@ impl<'p> Walker<'p> {
                     None => d.fixed(work),
                 }
             }
-            if self.uses < MAX_USES {
+            if self.keep_uses && self.uses < MAX_USES {
                 l.uses.push((enter, enter + w));
             }
             self.uses += 1;
@@ -667,6 +705,7 @@ impl<'p> Walker<'p> {
             id: link,
             messages: 0,
             busy: 0.0,
+            busy_squared: 0.0,
             uses: Vec::new(),
             sender: u32::MAX,
             one_sender: true,
@@ -883,7 +922,7 @@ impl<'p> Walker<'p> {
                         + u.rem_euclid(i64::from(d.count)) as usize;
                     let t = d.startup + bytes / d.bandwidth;
                     let (uses, user) = &mut self.disk_uses[unit];
-                    if self.uses < MAX_USES {
+                    if self.keep_uses && self.uses < MAX_USES {
                         uses.push((now, now + t));
                     }
                     self.uses += 1;
@@ -1126,9 +1165,12 @@ impl<'p> Walker<'p> {
                 .links
                 .iter()
                 .map(|l| LinkLoad {
+                    id: l.id,
                     name: topology.link_name(l.id),
                     messages: l.messages,
                     busy: l.busy,
+                    busy_squared: l.busy_squared,
+                    shared: !l.one_sender,
                     p99: l.delays.as_ref().map(|d| d.quantile(prog, l.scale, 0.99)),
                 })
                 .collect(),

@@ -20,6 +20,7 @@ pub mod graph;
 pub mod laws;
 pub mod loggp;
 mod mean_value;
+pub mod queueing;
 pub mod stochastic;
 
 use std::collections::HashMap;
@@ -97,6 +98,7 @@ pub fn analyze(prog: &Program) -> Analysis {
     mean_value::predictions(prog, &evaluation, &mut a);
     if let (Ok(ev), Some(g)) = (&evaluation, &graph) {
         stochastic::predictions(prog, ev, g, &mut a);
+        queueing::predictions(prog, ev, &mut a);
     }
     a
 }

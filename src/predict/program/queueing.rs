@@ -1,0 +1,212 @@
+//! Messages that queue at shared links, in the prediction: a labelled mean-value approximation
+//! in the manner of Kuntraruk's `T_comm` (a queue per link, fed by the program's own traffic).
+//!
+//! The contention-free evaluation ([`super::evaluation`]) gives every link its traffic: `n`
+//! crossings of transmission times `s` over the run's makespan `T`. A link that more than one
+//! rank sends across is taken as an M/G/1 queue with arrival rate `λ = n / T`, utilisation
+//! `U = Σ s / T` and the crossings' own moments:
+//!
+//! - FCFS: each crossing first waits the Pollaczek-Khinchine mean `W = λ E[s²] / (2 (1 - U))`;
+//! - fair sharing: a crossing is stretched as in M/G/1-PS, by `E[s] U / (1 - U)` on average.
+//!
+//! The program is evaluated again with these waits before each crossing, which lengthens it and
+//! so lowers the utilisations: the makespan the waits give falls from without bound (a makespan
+//! just above the busiest link's transmissions, `U` near 1) to the contention-free one (a very
+//! long makespan), so exactly one makespan gives itself back, found by regula falsi. A link that
+//! more messages cross than a critical path holds (a reduce's tree on a bus) keeps the makespan
+//! above its transmissions, as the simulator's bus does.
+//!
+//! What it leaves out, and why it is an approximation: messages of a program do not arrive as
+//! a Poisson stream but in rounds (all the ranks of a bulk-synchronous step at once, where
+//! the last of `k` waits `k - 1` transmissions, and the mean `(k - 1) / 2`), and a rank that
+//! waits sends less; the mean waits are added to the mean-value critical path (the makespan)
+//! and to the stochastic critical path's durations where compute is random.
+
+use rustc_hash::FxHashMap;
+
+use super::evaluation::{Evaluation, evaluate_with_waits};
+use super::stochastic;
+use crate::predict::Analysis;
+use crate::program::{Program, Sharing};
+
+/// The method, before its label.
+pub const METHOD: &str = "mean-value critical path with M/G/1 waits at shared links";
+
+/// The expected maxima at synchronisations with the same waits.
+pub const MAXIMA_METHOD: &str =
+    "expected maxima at synchronisations with M/G/1 waits at shared links";
+
+/// The stochastic critical path with the same waits (where the expected maxima are too dear).
+pub const STOCHASTIC_METHOD: &str =
+    "stochastic critical path (Clark's maxima) with M/G/1 waits at shared links";
+
+/// Evaluations of the root search before it is given up (it takes 5 to 15).
+const ITERATIONS: usize = 60;
+
+/// Adds the queueing approximation's predictions of `prog` to `a`, when some link of the
+/// contention-free evaluation `ev` is crossed by more than one rank.
+pub fn predictions(prog: &Program, ev: &Evaluation, a: &mut Analysis) {
+    if !ev.links.iter().any(|l| l.shared) || !ev.makespan.is_finite() || ev.makespan <= 0.0 {
+        return;
+    }
+    match settle(prog, ev) {
+        Ok((with_waits, graph, busiest)) => {
+            let label = [format!(
+                "a link's crossings are taken as a Poisson stream into an M/G/1 queue at the traffic's utilisation (the busiest, {}, at {:.1}%), where a program's messages come in rounds",
+                busiest.0,
+                100.0 * busiest.1
+            )];
+            let (method, _) = crate::predict::approximation(METHOD, &label);
+            a.add(
+                "program.makespan".to_owned(),
+                with_waits.makespan,
+                &method,
+                false,
+            );
+            // the stochastic methods again, unless nothing is random or the waits hardly
+            // move the path (their own predictions without waits then stand for these)
+            if with_waits.random.is_empty() || with_waits.makespan <= ev.makespan * (1.0 + 1e-3) {
+                return;
+            }
+            let g = match graph {
+                Ok(g) => g,
+                Err(why) => return a.refuse(STOCHASTIC_METHOD, why),
+            };
+            match stochastic::exact(&g) {
+                Ok(x) => {
+                    let (method, _) = crate::predict::approximation(MAXIMA_METHOD, &label);
+                    a.add(
+                        "program.makespan".to_owned(),
+                        x.makespan.mean,
+                        &method,
+                        false,
+                    );
+                }
+                Err(_) => match stochastic::clark(&g, &[]) {
+                    Ok(x) => {
+                        let mut all = label.to_vec();
+                        all.push("Clark's maxima take each partial maximum as normal".to_owned());
+                        let (method, _) = crate::predict::approximation(STOCHASTIC_METHOD, &all);
+                        a.add(
+                            "program.makespan".to_owned(),
+                            x.makespan.mean,
+                            &method,
+                            false,
+                        );
+                    }
+                    Err(why) => a.refuse(STOCHASTIC_METHOD, why),
+                },
+            }
+        }
+        Err(why) => a.refuse(METHOD, why),
+    }
+}
+
+/// The evaluation with the links' waits at their fixed point, its activity graph, and the
+/// busiest shared link (name, utilisation).
+#[allow(clippy::type_complexity)]
+fn settle<'p>(
+    prog: &'p Program,
+    ev: &Evaluation,
+) -> Result<
+    (
+        Evaluation,
+        Result<super::graph::Graph<'p>, String>,
+        (String, f64),
+    ),
+    String,
+> {
+    let shared: Vec<_> = ev.links.iter().filter(|l| l.shared).collect();
+    let fair = prog.network.sharing == Sharing::Fair;
+    // the mean wait per crossing of each shared link at makespan `t`, or the link that cannot
+    // carry its traffic in `t`
+    let waits_at = |t: f64| -> Result<FxHashMap<u64, f64>, (String, f64)> {
+        let mut w = FxHashMap::default();
+        for l in &shared {
+            let u = l.busy / t;
+            if u >= 1.0 {
+                return Err((l.name.clone(), u));
+            }
+            let n = l.messages as f64;
+            let wait = if fair {
+                (l.busy / n) * u / (1.0 - u)
+            } else {
+                (n / t) * (l.busy_squared / n) / (2.0 * (1.0 - u))
+            };
+            w.insert(l.id, wait);
+        }
+        Ok(w)
+    };
+    let busiest = |t: f64| {
+        shared.iter().map(|l| (l.name.clone(), l.busy / t)).fold(
+            (String::new(), 0.0_f64),
+            |m, x| if x.1 > m.1 { x } else { m },
+        )
+    };
+    // the makespan the waits give falls as the makespan they are computed at grows: from
+    // without bound just above the busiest link's transmissions (its utilisation near 1) to
+    // the contention-free makespan far beyond; the fixed point lies between, found by
+    // bisection
+    let floor = shared.iter().map(|l| l.busy).fold(0.0_f64, f64::max);
+    let at = |t: f64, record: bool| {
+        let waits = waits_at(t).map_err(|(name, u)| {
+            format!("link {name} would be busy {:.1}% of the time", 100.0 * u)
+        })?;
+        evaluate_with_waits(prog, waits, record)
+    };
+    // g(t) = (the makespan the waits at t give) - t falls through zero once: regula falsi
+    // with the Illinois rule on a bracket [lo, hi], g(lo) > 0 > g(hi)
+    let g = |t: f64| -> Result<f64, String> { Ok(at(t, false)?.0.makespan - t) };
+    // the contention-free makespan, when the links can carry the traffic in it, brackets the
+    // point with what the waits at it give: g(T0) >= 0 (waits only add), and the makespan they
+    // give at any later t is at most f(T0), so g(f(T0)) <= 0; otherwise start just above the
+    // busiest link's transmissions
+    let mut lo = ev.makespan.max(floor * (1.0 + 1e-6));
+    let mut g_lo = g(lo)?;
+    if g_lo <= 1e-7 * lo {
+        let (next, graph) = at(lo, true)?;
+        let b = busiest(next.makespan);
+        return Ok((next, graph, b));
+    }
+    let mut hi = lo + g_lo;
+    let mut g_hi = g(hi)?;
+    while g_hi > 0.0 {
+        (lo, g_lo) = (hi, g_hi);
+        hi *= 2.0;
+        g_hi = g(hi)?;
+    }
+    let mut t = hi;
+    let mut side = 0;
+    for _ in 0..ITERATIONS {
+        t = if g_lo.is_finite() {
+            (lo * g_hi - hi * g_lo) / (g_hi - g_lo)
+        } else {
+            0.5 * (lo + hi)
+        };
+        let gt = g(t)?;
+        if gt.abs() <= 1e-7 * t || hi - lo <= 1e-9 * hi {
+            // once more with the activity graph, for the stochastic methods
+            let (next, graph) = at(t, true)?;
+            let b = busiest(next.makespan);
+            return Ok((next, graph, b));
+        }
+        if gt > 0.0 {
+            (lo, g_lo) = (t, gt);
+            if side == 1 {
+                g_hi *= 0.5;
+            }
+            side = 1;
+        } else {
+            (hi, g_hi) = (t, gt);
+            if side == -1 {
+                g_lo *= 0.5;
+            }
+            side = -1;
+        }
+    }
+    let (name, u) = busiest(t);
+    Err(format!(
+        "the waits and the makespan did not settle in {ITERATIONS} rounds (link {name} at {:.1}% of the last makespan tried)",
+        100.0 * u
+    ))
+}
