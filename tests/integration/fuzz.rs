@@ -1031,15 +1031,21 @@ fn fuzz_dir() -> std::path::PathBuf {
 }
 
 /// What [`bounded`] says of an input that did not finish in time.
-const TIMED_OUT: &str = "no result within 30 s";
+const TIMED_OUT: &str = "no result within 30 s of CPU (or 600 s of wall time)";
 
-/// [`exercise`] (or its counterpart for the input's kind) on its own thread with a time bound
-/// and the default stack of a thread (2 MiB: a parser that recursed without limit would
-/// overflow it).
+/// [`exercise`] (or its counterpart for the input's kind) on its own thread with a bound on the
+/// thread's CPU time (30 s; wall time would call a run a hang when other jobs starve the fuzz,
+/// which runs at a low priority: twice a two-rank program went past 30 s of wall time while
+/// builds held both cores, and ran in a second alone) and on its wall time (600 s: a thread
+/// blocked on a read uses no CPU), with the default stack of a thread (2 MiB: a parser that
+/// recursed without limit would overflow it).
 fn bounded(input: Input) -> Result<Outcome, String> {
     let (tx, rx) = mpsc::channel();
+    let (task_tx, task_rx) = mpsc::channel();
     std::thread::Builder::new()
         .spawn(move || {
+            // "PID/task/TID": where /proc keeps this thread's CPU time
+            let _ = task_tx.send(std::fs::read_link("/proc/thread-self").ok());
             let outcome = std::panic::catch_unwind(|| match &input {
                 Input::Scenario(text) => exercise(text),
                 Input::Measurements(text) => exercise_measurements(text),
@@ -1050,8 +1056,37 @@ fn bounded(input: Input) -> Result<Outcome, String> {
             let _ = tx.send(outcome);
         })
         .expect("a thread");
-    rx.recv_timeout(Duration::from_secs(30))
-        .unwrap_or_else(|_| Err(format!("{TIMED_OUT} (a hang)")))
+    let task = task_rx.recv().ok().flatten();
+    let start = std::time::Instant::now();
+    loop {
+        match rx.recv_timeout(Duration::from_secs(1)) {
+            Ok(outcome) => return outcome,
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                return Err("the worker thread ended without a result".to_owned());
+            }
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                let wall = start.elapsed().as_secs_f64();
+                let cpu = task.as_deref().and_then(thread_cpu_seconds).unwrap_or(wall);
+                if cpu >= 30.0 || wall >= 600.0 {
+                    return Err(format!(
+                        "{TIMED_OUT}: {cpu:.0} s of CPU in {wall:.0} s (a hang)"
+                    ));
+                }
+            }
+        }
+    }
+}
+
+/// The CPU time (user and system) of thread `task` ("PID/task/TID" under /proc), in seconds.
+fn thread_cpu_seconds(task: &std::path::Path) -> Option<f64> {
+    let stat =
+        std::fs::read_to_string(std::path::Path::new("/proc").join(task).join("stat")).ok()?;
+    // after "pid (comm) ": state, ppid, ..., utime and stime are the 12th and 13th fields
+    let rest = &stat[stat.rfind(')')? + 2..];
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let ticks: f64 = fields.get(11)?.parse::<f64>().ok()? + fields.get(12)?.parse::<f64>().ok()?;
+    // the kernel's USER_HZ, 100 on Linux
+    Some(ticks / 100.0)
 }
 
 /// How many generators there are ([`generate`]).
@@ -1094,23 +1129,7 @@ fn campaign(seed: u64, cases: u32) -> [u64; 3] {
     let outcome = runner.run(&prop::collection::vec(any::<u32>(), 8..160), |bytes| {
         let input = generate(&bytes);
         let text = input.text();
-        // a run past the bound is tried once more before it counts as a hang: twice, a
-        // two-rank program of the profile generator went past 30 s while other jobs filled
-        // the disk and saturated its I/O, and each ran in a second when tried again
-        let outcome = match bounded(input) {
-            Err(e) if e.starts_with(TIMED_OUT) => {
-                let again = std::time::Instant::now();
-                let second = bounded(generate(&bytes));
-                if second.is_ok() {
-                    eprintln!(
-                        "fuzz: seed {seed}: an input went past the bound once and took {:.1} s on a second try (the machine's load, not a hang)",
-                        again.elapsed().as_secs_f64()
-                    );
-                }
-                second
-            }
-            first => first,
-        };
+        let outcome = bounded(input);
         let outcome = outcome.map_err(|e| {
             // proptest prints a finding only after shrinking it, and each shrink step of a
             // hang waits out the bound again: say what hung at once
