@@ -13,7 +13,9 @@ use parsim::study::analyze_scenario;
 /// Options of `parsim analyze`.
 #[derive(Debug, Args)]
 pub struct AnalyzeArgs {
-    /// Scenario files (TOML).
+    /// Scenario files (TOML), or GOAL schedules (`.goal`: no closed form, it says why). A program
+    /// of one collective with `[loggp]` gets that algorithm's LogGP closed form; a program whose
+    /// links more than one rank sends across also gets M/G/1 waits at those links.
     #[arg(required = true)]
     files: Vec<PathBuf>,
     /// Print JSON instead of tables.
