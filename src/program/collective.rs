@@ -203,6 +203,18 @@ fn binomial_subtree(v: u32, n: u32) -> u32 {
 }
 
 impl Collective {
+    /// Every collective.
+    pub const ALL: [Collective; 8] = [
+        Collective::Bcast,
+        Collective::Reduce,
+        Collective::Allreduce,
+        Collective::Scatter,
+        Collective::Gather,
+        Collective::Allgather,
+        Collective::Alltoall,
+        Collective::Barrier,
+    ];
+
     /// The algorithms this collective offers, the first being the default.
     pub fn algorithms(self) -> &'static [Algorithm] {
         use Algorithm::*;
@@ -736,16 +748,7 @@ mod tests {
 
     #[test]
     fn every_algorithm_matches_its_sends_and_receives() {
-        for c in [
-            Collective::Bcast,
-            Collective::Reduce,
-            Collective::Allreduce,
-            Collective::Scatter,
-            Collective::Gather,
-            Collective::Allgather,
-            Collective::Alltoall,
-            Collective::Barrier,
-        ] {
+        for c in Collective::ALL {
             for &a in c.algorithms() {
                 for n in 1..=33 {
                     if c.refuses(a, n).is_some() {

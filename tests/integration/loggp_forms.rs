@@ -16,20 +16,11 @@ use parsim::scenario::{Workload, parse};
 
 /// Every algorithm that runs on LogGP endpoints (the ideal barrier has no messages).
 fn algorithms() -> Vec<(Collective, Algorithm)> {
-    [
-        Collective::Bcast,
-        Collective::Reduce,
-        Collective::Allreduce,
-        Collective::Scatter,
-        Collective::Gather,
-        Collective::Allgather,
-        Collective::Alltoall,
-        Collective::Barrier,
-    ]
-    .into_iter()
-    .flat_map(|c| c.algorithms().iter().map(move |&a| (c, a)))
-    .filter(|&(_, a)| a != Algorithm::Ideal)
-    .collect()
+    Collective::ALL
+        .into_iter()
+        .flat_map(|c| c.algorithms().iter().map(move |&a| (c, a)))
+        .filter(|&(_, a)| a != Algorithm::Ideal)
+        .collect()
 }
 
 /// Endpoints to try: LogGOPSim's defaults, then each binding in turn.

@@ -25,16 +25,7 @@ fn makespan(ranks: u32, ops: &str, topology: &str) -> f64 {
     ci.mean
 }
 
-const ALL: [Collective; 8] = [
-    Collective::Bcast,
-    Collective::Reduce,
-    Collective::Allreduce,
-    Collective::Scatter,
-    Collective::Gather,
-    Collective::Allgather,
-    Collective::Alltoall,
-    Collective::Barrier,
-];
+const ALL: [Collective; 8] = Collective::ALL;
 
 #[test]
 fn every_collective_takes_its_closed_form_on_an_idle_network() {

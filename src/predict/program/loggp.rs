@@ -26,7 +26,6 @@ use crate::analytic::WORK_BUDGET;
 use crate::predict::{Analysis, Prediction, Refusal};
 use crate::program::collective::{Algorithm, Collective, Shape, Step};
 use crate::program::dag::TICKS_PER_SECOND;
-use crate::program::expr::Env;
 use crate::program::schedule::{Endpoints, Form, Schedule};
 use crate::program::{CollectiveOp, Instr, Program};
 
@@ -130,27 +129,7 @@ pub struct LogGpForm {
 
 /// The form of collective `op` of `prog` on `ep`.
 fn form(prog: &Program, op: &CollectiveOp, ep: &Endpoints) -> Result<LogGpForm, String> {
-    let env = Env {
-        rank: 0,
-        ranks: i64::from(prog.ranks),
-        node: 0,
-        loops: &[],
-    };
-    let bytes = op.bytes.eval(&env).map_err(|e| e.0)? as f64;
-    let n = match op.group {
-        None => prog.ranks,
-        Some(g) => {
-            let sizes: Vec<usize> = prog.groups[g as usize]
-                .members
-                .iter()
-                .map(Vec::len)
-                .collect();
-            if sizes.iter().any(|&s| s != sizes[0]) {
-                return Err("the groups have different sizes".to_owned());
-            }
-            sizes[0] as u32
-        }
-    };
+    let (n, bytes) = super::group_and_bytes(prog, op)?;
     if let Some(why) = op.kind.refuses(op.algorithm, n) {
         return Err(why);
     }

@@ -207,22 +207,7 @@ fn common_breaks(prog: &Program) -> Vec<String> {
 /// message, and no link crossed by two messages at once.
 fn collective(prog: &Program, op: &CollectiveOp, routes: Result<&PhaseRoutes, &str>) -> ClosedForm {
     let net = &prog.network;
-    let e = env(prog, 0);
-    let bytes = op.bytes.eval(&e).map_err(|err| err.0)? as f64;
-    let n = match op.group {
-        None => prog.ranks,
-        Some(g) => {
-            let sizes: Vec<usize> = prog.groups[g as usize]
-                .members
-                .iter()
-                .map(Vec::len)
-                .collect();
-            if sizes.iter().any(|&s| s != sizes[0]) {
-                return Err("the groups have different sizes".to_owned());
-            }
-            sizes[0] as u32
-        }
-    };
+    let (n, bytes) = group_and_bytes(prog, op)?;
     let combine = op.combine.as_ref().map_or(0.0, |d| d.mean());
     let cost = Cost {
         startup: net.startup + net.latency,
@@ -257,6 +242,27 @@ fn collective(prog: &Program, op: &CollectiveOp, routes: Result<&PhaseRoutes, &s
         op.kind, op.algorithm
     );
     Ok((value, method, (!why.is_empty()).then(|| why.join("; "))))
+}
+
+/// A collective's group size (every group the same, or refused) and its bytes (as rank 0
+/// evaluates them).
+fn group_and_bytes(prog: &Program, op: &CollectiveOp) -> Result<(u32, f64), String> {
+    let bytes = op.bytes.eval(&env(prog, 0)).map_err(|err| err.0)? as f64;
+    let n = match op.group {
+        None => prog.ranks,
+        Some(g) => {
+            let sizes: Vec<usize> = prog.groups[g as usize]
+                .members
+                .iter()
+                .map(Vec::len)
+                .collect();
+            if sizes.iter().any(|&s| s != sizes[0]) {
+                return Err("the groups have different sizes".to_owned());
+            }
+            sizes[0] as u32
+        }
+    };
+    Ok((n, bytes))
 }
 
 /// A linear gather of `n` ranks on a bus: the `n - 1` messages start together and all cross the
