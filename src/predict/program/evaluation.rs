@@ -592,7 +592,11 @@ impl<'p> Walker<'p> {
                 Switching::CutThrough => per_byte.max(link_per_byte),
             };
             // (a mean wait for the link, when queueing is estimated: [`evaluate_with_waits`])
-            let enter = clock + self.waits.get(&hop.link).copied().unwrap_or(0.0);
+            let enter = if self.waits.is_empty() {
+                clock
+            } else {
+                clock + self.waits.get(&hop.link).copied().unwrap_or(0.0)
+            };
             let slot = self.slot(hop.link);
             let l = &mut self.links[slot as usize];
             l.messages += 1;
