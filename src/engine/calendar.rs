@@ -46,6 +46,36 @@ pub trait CalendarEvent: Copy {
     fn decode(tag: u64, payload: u64) -> Self;
 }
 
+/// An event a [`Calendar`] can hold: a small tag and a payload of any `Copy` type, stored in the
+/// calendar's entry beside the key. Every [`CalendarEvent`] is one (its payload a `u64`); an
+/// event that carries more (the queueing engine's departures carry the job's record, so that
+/// the event loop does not fetch it from a large job arena) implements this directly.
+pub trait Scheduled: Copy {
+    /// Bits the tag needs (the sequence number keeps the rest of its word).
+    const TAG_BITS: u32;
+    /// What the entry stores besides the key and the tag.
+    type Payload: Copy;
+    /// The event as (tag, payload), `tag < 2^TAG_BITS`.
+    fn pack(self) -> (u64, Self::Payload);
+    /// The event back from [`Scheduled::pack`]'s output.
+    fn unpack(tag: u64, payload: Self::Payload) -> Self;
+}
+
+impl<E: CalendarEvent> Scheduled for E {
+    const TAG_BITS: u32 = E::TAG_BITS;
+    type Payload = u64;
+
+    #[inline(always)]
+    fn pack(self) -> (u64, u64) {
+        self.encode()
+    }
+
+    #[inline(always)]
+    fn unpack(tag: u64, payload: u64) -> E {
+        E::decode(tag, payload)
+    }
+}
+
 /// A time the calendar orders by: with the scheduling sequence number, one `u128` key.
 pub trait CalendarTime: Copy {
     /// The key of this time and a sequence word: `(time, seq)` as one integer.
@@ -97,18 +127,18 @@ impl CalendarTime for u128 {
     }
 }
 
-/// One pending event: its `u128` key as two words (24 bytes in all rather than the 32 a
-/// 16-byte-aligned `u128` would take) and its payload.
+/// One pending event: its `u128` key as two words (24 bytes in all for a `u64` payload rather
+/// than the 32 a 16-byte-aligned `u128` would take) and its payload.
 #[derive(Clone, Copy, Debug)]
-struct Entry {
+struct Entry<P = u64> {
     hi: u64,
     lo: u64,
-    payload: u64,
+    payload: P,
 }
 
-impl Entry {
+impl<P: Copy> Entry<P> {
     #[inline(always)]
-    fn new(key: u128, payload: u64) -> Entry {
+    fn new(key: u128, payload: P) -> Entry<P> {
         Entry {
             hi: (key >> 64) as u64,
             lo: key as u64,
@@ -124,50 +154,79 @@ impl Entry {
 
 /// The entry of `event` at `time`, taking the next sequence number from `next_seq`.
 #[inline(always)]
-fn entry<E: CalendarEvent, T: CalendarTime>(next_seq: &mut u64, time: T, event: E) -> Entry {
+fn entry<E: Scheduled, T: CalendarTime>(
+    next_seq: &mut u64,
+    time: T,
+    event: E,
+) -> Entry<E::Payload> {
     let seq = *next_seq;
     *next_seq += 1;
-    let (tag, payload) = event.encode();
+    let (tag, payload) = event.pack();
     Entry::new(time.key((seq << E::TAG_BITS) | tag), payload)
 }
 
 /// The time and event an entry holds.
 #[inline(always)]
-fn open<E: CalendarEvent, T: CalendarTime>(e: Entry) -> (T, E) {
+fn open<E: Scheduled, T: CalendarTime>(e: Entry<E::Payload>) -> (T, E) {
     let key = e.key();
     let tag = T::seq(key) & ((1 << E::TAG_BITS) - 1);
-    (T::from_key(key), E::decode(tag, e.payload))
+    (T::from_key(key), E::unpack(tag, e.payload))
 }
 
-/// Buckets of a radix heap over `u128` keys: 0 (equal to the last popped key) to 128.
-const BUCKETS: usize = 129;
+/// Bits of a key each level of the radix heap sorts by: a level has `2^DIGIT_BITS` buckets.
+const DIGIT_BITS: u32 = 6;
 
-/// The bucket of `key` relative to `last`: one plus the position of the highest differing bit.
+/// Buckets per level, one per value of a digit.
+const DIGITS: usize = 1 << DIGIT_BITS;
+
+/// Levels of the radix heap: one per digit of a `u128` key (the last digit has 2 bits).
+const LEVELS: usize = 128_usize.div_ceil(DIGIT_BITS as usize);
+
+/// The bucket of `key` relative to `last` (`key >= last`): the level of the highest digit in
+/// which they differ (0 when they are equal), and in it the value of that digit of `key`, as
+/// one index `level * DIGITS + digit`.
 #[inline(always)]
 fn bucket_of(key: u128, last: u128) -> usize {
-    (128 - (key ^ last).leading_zeros()) as usize
+    let level = (127 - (key ^ last).leading_zeros().min(127)) / DIGIT_BITS;
+    let digit = (key >> (level * DIGIT_BITS)) as usize & (DIGITS - 1);
+    level as usize * DIGITS + digit
 }
 
-/// A monotone radix heap of entries (see the module docs): every key pushed is at least the
-/// last key popped, keys are unique.
+/// A monotone radix heap of entries (see the module docs) with `2^DIGIT_BITS`-ary digits: every
+/// key pushed is at least the last key popped, keys are unique.
+///
+/// Bucket `(level, digit)` holds the keys whose highest digit differing from the last popped key
+/// is digit `level`, and whose value there is `digit`. Between levels the lower level holds the
+/// smaller keys; within a level the smaller digit. A pop takes the least key of the lowest
+/// non-empty bucket (each bucket keeps its least key) and makes it the last key: the other
+/// entries of that bucket share every digit from `level` up with it, so they move to lower
+/// levels; the other buckets keep their place (their highest differing digit and its value are
+/// unchanged). An entry moves down at least one level, a whole digit, each time it moves,
+/// where a binary radix heap (one bucket per bit) moved it down a bit or two: at 10^5 pending
+/// events of exponential gaps a key went through about 18 bits between its push and its pop,
+/// that is 3 moves instead of about 10.
 #[derive(Debug)]
-struct RadixHeap {
-    buckets: Box<[Vec<Entry>; BUCKETS]>,
+struct RadixHeap<P> {
+    /// At `level * DIGITS + digit`.
+    buckets: Box<[Vec<Entry<P>>]>,
     /// The least key in each bucket (`u128::MAX` when empty).
-    mins: Box<[u128; BUCKETS]>,
-    /// Bit `b` set when bucket `b` is not empty.
-    occupied: [u64; 3],
+    mins: Box<[u128]>,
+    /// Per level, bit `digit` set when that bucket is not empty.
+    occupied: [u64; LEVELS],
+    /// Bit `level` set when the level has a non-empty bucket.
+    levels: u32,
     /// The last key popped (0 before the first pop).
     last: u128,
     len: usize,
 }
 
-impl RadixHeap {
+impl<P: Copy> RadixHeap<P> {
     fn new() -> Self {
         RadixHeap {
-            buckets: Box::new(std::array::from_fn(|_| Vec::new())),
-            mins: Box::new([u128::MAX; BUCKETS]),
-            occupied: [0; 3],
+            buckets: (0..LEVELS * DIGITS).map(|_| Vec::new()).collect(),
+            mins: vec![u128::MAX; LEVELS * DIGITS].into_boxed_slice(),
+            occupied: [0; LEVELS],
+            levels: 0,
             last: 0,
             len: 0,
         }
@@ -175,18 +234,31 @@ impl RadixHeap {
 
     /// Appends `e` to bucket `b`.
     #[inline(always)]
-    fn put(&mut self, b: usize, e: Entry) {
+    fn put(&mut self, b: usize, e: Entry<P>) {
         let key = e.key();
         self.buckets[b].push(e);
         if key < self.mins[b] {
             self.mins[b] = key;
         }
-        self.occupied[b >> 6] |= 1 << (b & 63);
+        let level = b / DIGITS;
+        self.occupied[level] |= 1 << (b % DIGITS);
+        self.levels |= 1 << level;
+    }
+
+    /// Marks bucket `b`, now empty, as such.
+    #[inline(always)]
+    fn vacate(&mut self, b: usize) {
+        self.mins[b] = u128::MAX;
+        let level = b / DIGITS;
+        self.occupied[level] &= !(1 << (b % DIGITS));
+        if self.occupied[level] == 0 {
+            self.levels &= !(1 << level);
+        }
     }
 
     /// Adds `e`, whose key is at least the last popped key.
     #[inline(always)]
-    fn push(&mut self, e: Entry) {
+    fn push(&mut self, e: Entry<P>) {
         debug_assert!(e.key() >= self.last, "the calendar is monotone");
         let b = bucket_of(e.key(), self.last);
         self.put(b, e);
@@ -196,15 +268,11 @@ impl RadixHeap {
     /// The lowest non-empty bucket.
     #[inline(always)]
     fn lowest(&self) -> Option<usize> {
-        if self.occupied[0] != 0 {
-            Some(self.occupied[0].trailing_zeros() as usize)
-        } else if self.occupied[1] != 0 {
-            Some(64 + self.occupied[1].trailing_zeros() as usize)
-        } else if self.occupied[2] != 0 {
-            Some(128 + self.occupied[2].trailing_zeros() as usize)
-        } else {
-            None
+        if self.levels == 0 {
+            return None;
         }
+        let level = self.levels.trailing_zeros() as usize;
+        Some(level * DIGITS + self.occupied[level].trailing_zeros() as usize)
     }
 
     /// The least pending key, without removing it.
@@ -215,27 +283,25 @@ impl RadixHeap {
 
     /// Removes and returns the entry with the least key.
     #[inline(always)]
-    fn pop(&mut self) -> Option<Entry> {
+    fn pop(&mut self) -> Option<Entry<P>> {
         let b = self.lowest()?;
         self.len -= 1;
         let min = self.mins[b];
         self.last = min;
         if self.buckets[b].len() == 1 {
-            // the common case on a small calendar: no entry to move
-            self.occupied[b >> 6] &= !(1 << (b & 63));
-            self.mins[b] = u128::MAX;
+            // no entry to move
+            self.vacate(b);
             return self.buckets[b].pop();
         }
         Some(self.redistribute(b, min))
     }
 
     /// Empties bucket `b` (more than one entry, least key `min`, now the last key): every other
-    /// entry moves to a lower bucket relative to `min`; returns the entry of `min`.
+    /// entry moves to a lower level relative to `min`; returns the entry of `min`.
     #[inline(never)]
-    fn redistribute(&mut self, b: usize, min: u128) -> Entry {
+    fn redistribute(&mut self, b: usize, min: u128) -> Entry<P> {
         let mut from = std::mem::take(&mut self.buckets[b]);
-        self.occupied[b >> 6] &= !(1 << (b & 63));
-        self.mins[b] = u128::MAX;
+        self.vacate(b);
         let mut found = None;
         for e in from.drain(..) {
             let key = e.key();
@@ -248,6 +314,17 @@ impl RadixHeap {
         // keep the bucket's capacity for the next time it fills
         self.buckets[b] = from;
         found.expect("a bucket's minimum is one of its entries")
+    }
+
+    /// Moves every entry to `out` and leaves the heap empty.
+    fn drain_into(&mut self, out: &mut Vec<Entry<P>>) {
+        for b in self.buckets.iter_mut() {
+            out.append(b);
+        }
+        self.occupied = [0; LEVELS];
+        self.levels = 0;
+        self.mins.fill(u128::MAX);
+        self.len = 0;
     }
 
     fn len(&self) -> usize {
@@ -287,17 +364,17 @@ pub const SHRINK_AT: usize = GROW_AT / 8;
 /// push) or the next pop removes it. The mode and that "taken" flag are one byte, tested once
 /// per operation.
 #[derive(Debug)]
-struct Queue {
+struct Queue<P = u64> {
     /// Pending events above which the binary heap becomes a radix heap, and a quarter of it
     /// below which it becomes a binary heap again.
     grow_at: usize,
-    heap: Vec<Entry>,
+    heap: Vec<Entry<P>>,
     mode: Mode,
     /// The radix heap, once made (kept, empty, while the binary heap serves).
-    radix: Option<Box<RadixHeap>>,
+    radix: Option<Box<RadixHeap<P>>>,
 }
 
-impl Queue {
+impl<P: Copy> Queue<P> {
     fn new(grow_at: usize) -> Self {
         Queue {
             grow_at,
@@ -310,7 +387,7 @@ impl Queue {
     /// Moves `e` down from the binary heap's root to its place (the root's old entry is
     /// overwritten).
     #[inline(always)]
-    fn sift_down_from_root(&mut self, e: Entry) {
+    fn sift_down_from_root(&mut self, e: Entry<P>) {
         let v = &mut self.heap;
         let n = v.len();
         let key = e.key();
@@ -337,7 +414,7 @@ impl Queue {
 
     /// Appends `e` to the binary heap and sifts it up.
     #[inline(always)]
-    fn sift_up(&mut self, e: Entry) {
+    fn sift_up(&mut self, e: Entry<P>) {
         let v = &mut self.heap;
         let key = e.key();
         let mut hole = v.len();
@@ -367,7 +444,7 @@ impl Queue {
 
     // (`if`s rather than a `match`: the common mode first, one comparison each)
     #[inline(always)]
-    fn push(&mut self, e: Entry) {
+    fn push(&mut self, e: Entry<P>) {
         if self.mode == Mode::Taken {
             self.mode = Mode::Small;
             self.sift_down_from_root(e);
@@ -380,7 +457,7 @@ impl Queue {
 
     /// The entry with the least key.
     #[inline(always)]
-    fn pop(&mut self) -> Option<Entry> {
+    fn pop(&mut self) -> Option<Entry<P>> {
         if self.mode == Mode::Taken {
             self.remove_taken();
             self.mode = Mode::Small;
@@ -417,7 +494,7 @@ impl Queue {
     }
 
     #[inline(never)]
-    fn push_large(&mut self, e: Entry) {
+    fn push_large(&mut self, e: Entry<P>) {
         self.radix
             .as_mut()
             .expect("the large mode has its radix heap")
@@ -428,7 +505,7 @@ impl Queue {
     /// returned is then the radix heap's last key: nothing pending or scheduled later is below
     /// it); below [`SHRINK_AT`] the entries go back to the binary heap.
     #[inline(never)]
-    fn pop_large(&mut self) -> Option<Entry> {
+    fn pop_large(&mut self) -> Option<Entry<P>> {
         if self.mode == Mode::Outgrown {
             // the binary heap's least entry is returned; the rest move
             let top = self.heap.first().copied()?;
@@ -448,14 +525,7 @@ impl Queue {
             .expect("the large mode has its radix heap");
         let e = r.pop();
         if r.len() < self.grow_at / 8 {
-            for b in r.buckets.iter_mut() {
-                for x in b.drain(..) {
-                    self.heap.push(x);
-                }
-            }
-            r.occupied = [0; 3];
-            r.mins.fill(u128::MAX);
-            r.len = 0;
+            r.drain_into(&mut self.heap);
             self.heap.sort_unstable_by_key(Entry::key);
             self.mode = Mode::Small;
         }
@@ -465,13 +535,13 @@ impl Queue {
 
 /// Pending events ordered by `(time, scheduling order)`.
 #[derive(Debug)]
-pub struct Calendar<E: CalendarEvent, T: CalendarTime = SimTime> {
-    queue: Queue,
+pub struct Calendar<E: Scheduled, T: CalendarTime = SimTime> {
+    queue: Queue<E::Payload>,
     next_seq: u64,
     event: PhantomData<(E, T)>,
 }
 
-impl<E: CalendarEvent, T: CalendarTime> Default for Calendar<E, T> {
+impl<E: Scheduled, T: CalendarTime> Default for Calendar<E, T> {
     fn default() -> Self {
         Calendar {
             queue: Queue::new(GROW_AT),
@@ -481,7 +551,7 @@ impl<E: CalendarEvent, T: CalendarTime> Default for Calendar<E, T> {
     }
 }
 
-impl<E: CalendarEvent, T: CalendarTime> Calendar<E, T> {
+impl<E: Scheduled, T: CalendarTime> Calendar<E, T> {
     /// An empty calendar.
     pub fn new() -> Self {
         Self::default()
