@@ -38,6 +38,7 @@ use criterion::{
     criterion_main,
 };
 use parsim::engine::calendar::Calendar;
+use parsim::engine::network::jobs::Job;
 use parsim::engine::network::{Event, RunLength, Simulation};
 use parsim::model::Network;
 use parsim::time::SimTime;
@@ -304,6 +305,21 @@ impl Hash for Keyed {
     }
 }
 
+/// A departure of `job` from station 0 (a job that arrived at the start).
+fn departure(job: u32) -> Event {
+    Event::Departure {
+        job,
+        record: Job {
+            class: 0,
+            parent: parsim::engine::network::jobs::NO_PARENT,
+            pending: 0,
+            station: 0,
+            born: SimTime::ZERO,
+            arrived: SimTime::ZERO,
+        },
+    }
+}
+
 /// A span of mean-1 time as clock ticks (the clock of a scenario whose smallest mean is 1).
 fn ticks(span: f64) -> u64 {
     parsim::time::Clock::default().ticks(span)
@@ -322,10 +338,7 @@ fn calendar(c: &mut Criterion) {
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(SEED);
         let mut cal = Calendar::new();
         for job in 0..n {
-            cal.schedule(
-                SimTime::ZERO.after(ticks(rng.sample(Exp1))),
-                Event::Departure { station: 0, job },
-            );
+            cal.schedule(SimTime::ZERO.after(ticks(rng.sample(Exp1))), departure(job));
         }
         group.bench_function(BenchmarkId::new("parsim_Calendar", n), |b| {
             b.iter(|| {
@@ -349,7 +362,7 @@ fn calendar(c: &mut Criterion) {
             pq.push(
                 Keyed {
                     seq,
-                    event: Event::Departure { station: 0, job },
+                    event: departure(job),
                 },
                 Reverse((t.to_bits(), seq)),
             );

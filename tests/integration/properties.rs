@@ -6,9 +6,26 @@ use std::path::Path;
 use parsim::dist::DistSpec;
 use parsim::engine::calendar::Calendar;
 use parsim::engine::network::Event;
+use parsim::engine::network::jobs::Job;
 use parsim::stats::Tally;
 use parsim::time::SimTime;
 use proptest::prelude::*;
+
+/// A departure of `job` whose record's fields all depend on `job` (the calendar must return
+/// every one of them).
+fn departure(job: u32) -> Event {
+    Event::Departure {
+        job,
+        record: Job {
+            class: job % 3,
+            parent: job.wrapping_mul(2_654_435_761),
+            pending: 0,
+            station: job % 5,
+            born: SimTime::from_ticks(u64::from(job) * 3),
+            arrived: SimTime::from_ticks(u64::from(job) << 31),
+        },
+    }
+}
 
 proptest! {
     /// Whatever the interleaving of schedules and pops, every pop returns the pending event with
@@ -25,7 +42,7 @@ proptest! {
             // 0 = pop only; otherwise schedule `successors` events at coarse times (ties likely)
             for k in 0..successors {
                 let at = now + u64::from((delay + u32::from(k)) % 4);
-                cal.schedule(SimTime::from_ticks(at), Event::Departure { station: 0, job: job * 4 + u32::from(k) });
+                cal.schedule(SimTime::from_ticks(at), departure(job * 4 + u32::from(k)));
                 pending.push((at, job * 4 + u32::from(k)));
             }
             prop_assert_eq!(cal.len(), pending.len());
@@ -35,7 +52,7 @@ proptest! {
                     .unwrap();
                 let (at, id) = pending.remove(best);
                 prop_assert_eq!(time.ticks(), at);
-                prop_assert_eq!(event, Event::Departure { station: 0, job: id });
+                prop_assert_eq!(event, departure(id));
                 now = at;
             } else {
                 prop_assert!(pending.is_empty());
@@ -111,7 +128,7 @@ proptest! {
             for _ in 0..wanted {
                 let gap = if gap_bits == 0 { 0 } else { next() >> (64 - gap_bits) };
                 let at = now + gap;
-                let ev = Event::Departure { station: 0, job };
+                let ev = departure(job);
                 narrow.schedule(SimTime::from_ticks(at), ev);
                 wide.schedule(u128::from(at), ev);
                 reference.push(Reverse((at, job)));
@@ -122,7 +139,7 @@ proptest! {
             prop_assert_eq!(wide.len(), reference.len());
             match reference.pop() {
                 Some(Reverse((at, id))) => {
-                    let want = Event::Departure { station: 0, job: id };
+                    let want = departure(id);
                     prop_assert_eq!(narrow.pop(), Some((SimTime::from_ticks(at), want)));
                     prop_assert_eq!(wide.pop(), Some((u128::from(at), want)));
                     now = at;

@@ -1,4 +1,7 @@
-//! The events of the simulation: small `Copy` values carrying ids, not references.
+//! The events of the simulation: small `Copy` values carrying ids, and for a job in service its
+//! record.
+
+use super::jobs::Job;
 
 /// Something that happens at an instant.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -8,12 +11,18 @@ pub enum Event {
         /// Index of the source station.
         source: u32,
     },
-    /// Job `job` finishes service at delay or FCFS station `station`.
+    /// Job `job` finishes service at the delay or FCFS station `record.station`.
+    ///
+    /// The event carries the job's record as it was when its service started, which is the
+    /// record still (nothing changes a job in service), so that the event loop never reads it
+    /// from the job arena: with many jobs in the network the arena is large and the record of
+    /// the job an event pops is a cache miss. While a job is in service its slot in the arena
+    /// is not kept up to date.
     Departure {
-        /// Index of the station.
-        station: u32,
         /// Index of the job in the job arena.
         job: u32,
+        /// The job's record; its `pending` is 0 (a forked parent is never in service).
+        record: Job,
     },
     /// The job with the least remaining work at processor-sharing station `station` finishes,
     /// unless the station's state changed since (`generation` no longer current).
@@ -25,31 +34,58 @@ pub enum Event {
     },
 }
 
-const _: () = assert!(std::mem::size_of::<Event>() <= 12);
+/// An event as the calendar stores it: four words (a departure's ids, class and parent, its
+/// job's start and arrival times).
+pub type Packed = [u64; 4];
 
-impl crate::engine::calendar::CalendarEvent for Event {
+/// Two `u32`s as one word.
+#[inline(always)]
+fn pair(hi: u32, lo: u32) -> u64 {
+    (u64::from(hi) << 32) | u64::from(lo)
+}
+
+impl crate::engine::calendar::Scheduled for Event {
     const TAG_BITS: u32 = 2;
+    type Payload = Packed;
 
-    #[inline]
-    fn encode(self) -> (u64, u64) {
+    #[inline(always)]
+    fn pack(self) -> (u64, Packed) {
         match self {
-            Event::Arrival { source } => (0, u64::from(source)),
-            Event::Departure { station, job } => (1, (u64::from(station) << 32) | u64::from(job)),
+            Event::Arrival { source } => (0, [u64::from(source), 0, 0, 0]),
+            Event::Departure { job, record } => {
+                debug_assert_eq!(record.pending, 0, "a job in service is no forked parent");
+                (
+                    1,
+                    [
+                        pair(record.station, job),
+                        pair(record.class, record.parent),
+                        record.born.ticks(),
+                        record.arrived.ticks(),
+                    ],
+                )
+            }
             Event::PsDeparture {
                 station,
                 generation,
-            } => (2, (u64::from(station) << 32) | u64::from(generation)),
+            } => (2, [pair(station, generation), 0, 0, 0]),
         }
     }
 
-    #[inline]
-    fn decode(tag: u64, p: u64) -> Event {
-        let (hi, lo) = ((p >> 32) as u32, p as u32);
+    #[inline(always)]
+    fn unpack(tag: u64, p: Packed) -> Event {
+        let (hi, lo) = ((p[0] >> 32) as u32, p[0] as u32);
         match tag {
             0 => Event::Arrival { source: lo },
             1 => Event::Departure {
-                station: hi,
                 job: lo,
+                record: Job {
+                    class: (p[1] >> 32) as u32,
+                    parent: p[1] as u32,
+                    pending: 0,
+                    station: hi,
+                    born: crate::time::SimTime::from_ticks(p[2]),
+                    arrived: crate::time::SimTime::from_ticks(p[3]),
+                },
             },
             _ => Event::PsDeparture {
                 station: hi,

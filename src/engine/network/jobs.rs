@@ -7,7 +7,7 @@ use crate::time::SimTime;
 pub const NO_PARENT: u32 = u32::MAX;
 
 /// One job (or fork task) in the network.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Job {
     /// Current class index.
     pub class: u32,

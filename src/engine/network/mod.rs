@@ -488,13 +488,15 @@ impl<'n> Simulation<'n> {
                 let job = self.jobs.alloc(j);
                 self.route(job, j, source);
             }
-            Event::Departure { station, job } => {
+            Event::Departure { job, record } => {
                 self.events += 1;
+                let station = record.station;
                 let st = &mut self.stations[station as usize];
                 if let StationState::Fcfs { busy, queue, .. } = &mut st.state {
                     match queue.pop_front() {
                         Some(next) => {
-                            let Job { class, arrived, .. } = self.jobs[next];
+                            let queued = self.jobs[next];
+                            let Job { class, arrived, .. } = queued;
                             let waited = self.now.since(arrived);
                             self.recorder.stations[station as usize].wait.add(waited);
                             if self.classes > 1 {
@@ -506,7 +508,7 @@ impl<'n> Simulation<'n> {
                             }
                             let work =
                                 draw(&mut self.service, self.classes, station, class, &mut st.rng);
-                            self.schedule_departure(station, next, work);
+                            self.schedule_departure(next, queued, work);
                         }
                         None => {
                             *busy -= 1;
@@ -517,7 +519,7 @@ impl<'n> Simulation<'n> {
                         }
                     }
                 }
-                self.leave(job, station);
+                self.leave(job, record, station);
             }
             Event::PsDeparture {
                 station,
@@ -538,7 +540,7 @@ impl<'n> Simulation<'n> {
                         .busy
                         .change(now, -1),
                 }
-                self.leave(job, station);
+                self.leave(job, self.jobs[job], station);
             }
         }
     }
@@ -567,12 +569,13 @@ impl<'n> Simulation<'n> {
         );
     }
 
-    /// Schedules the end of `job`'s service of length `work` at `station`.
+    /// Schedules the end of the service of length `work` of `job`, whose record is `record`, at
+    /// the station of its record (the event carries the record).
     #[inline(always)]
-    fn schedule_departure(&mut self, station: u32, job: u32, work: f64) {
+    fn schedule_departure(&mut self, job: u32, record: Job, work: f64) {
         let work = self.clock.ticks(work);
         self.calendar
-            .schedule(self.now.after(work), Event::Departure { station, job });
+            .schedule(self.now.after(work), Event::Departure { job, record });
     }
 
     /// Counts a job in or out of a station's population.
@@ -600,19 +603,19 @@ impl<'n> Simulation<'n> {
         }
     }
 
-    /// Job `job`, whose up-to-date record is `j`, arrives at `station` now: the record, with
-    /// its arrival, is stored back in the arena.
+    /// Job `job`, whose up-to-date record is `j`, arrives at `station` now.
     #[inline(always)]
     fn arrive(&mut self, job: u32, mut j: Job, station: u32) {
         j.arrived = self.now;
         j.station = station;
-        self.jobs[job] = j;
         self.enter(job, j, station);
     }
 
-    /// Job `job`, whose record `j` in the arena already holds its arrival now at `station`,
-    /// enters that station. Delay, FCFS and join stations, the ones most events reach, are
-    /// handled inline; the others in [`Simulation::arrive_other`].
+    /// Job `job`, whose up-to-date record `j` holds its arrival now at `station`, enters that
+    /// station. The record goes with the job: into its departure event when its service starts
+    /// now, into the arena when it waits (an FCFS queue, a processor-sharing station, a fork).
+    /// Delay, FCFS and join stations, the ones most events reach, are handled inline; the others
+    /// in [`Simulation::arrive_other`].
     #[inline(always)]
     fn enter(&mut self, job: u32, j: Job, station: u32) {
         let now = self.now;
@@ -622,7 +625,7 @@ impl<'n> Simulation<'n> {
             StationState::Delay => {
                 let work = draw(&mut self.service, self.classes, station, class, &mut st.rng);
                 self.count(station, class, 1);
-                self.schedule_departure(station, job, work);
+                self.schedule_departure(job, j, work);
             }
             StationState::Fcfs {
                 servers,
@@ -642,9 +645,10 @@ impl<'n> Simulation<'n> {
                             .add(0);
                     }
                     self.count(station, class, 1);
-                    self.schedule_departure(station, job, work);
+                    self.schedule_departure(job, j, work);
                 } else {
                     queue.push_back(job);
+                    self.jobs[job] = j;
                     self.count(station, class, 1);
                 }
             }
@@ -685,6 +689,7 @@ impl<'n> Simulation<'n> {
                 ));
                 let (generation, due) = ps.arrive(u128::from(now.ticks()), job, u128::from(work));
                 let due = narrow(due);
+                self.jobs[job] = j;
                 self.count(station, class, 1);
                 if self.recorder.stations[station as usize].present.count() == 1 {
                     self.recorder.stations[station as usize].busy.change(now, 1);
@@ -697,7 +702,10 @@ impl<'n> Simulation<'n> {
                 else {
                     unreachable!()
                 };
-                self.jobs[job].pending = branches.len() as u32;
+                self.jobs[job] = Job {
+                    pending: branches.len() as u32,
+                    ..j
+                };
                 for b in branches {
                     let t = Job {
                         class,
@@ -721,10 +729,10 @@ impl<'n> Simulation<'n> {
         }
     }
 
-    /// Job `job` finishes at `station`: its visit is recorded and it is routed on.
+    /// Job `job`, whose record is `j`, finishes at `station`: its visit is recorded and it is
+    /// routed on.
     #[inline(always)]
-    fn leave(&mut self, job: u32, station: u32) {
-        let j = self.jobs[job];
+    fn leave(&mut self, job: u32, j: Job, station: u32) {
         self.leave_station(j, station);
         self.route(job, j, station);
     }
