@@ -9,7 +9,7 @@ pub mod estimates;
 mod routing;
 mod traffic;
 
-pub(crate) use routing::pick;
+pub(crate) use routing::{PickGuide, pick};
 pub use routing::{Routing, Rule, Target};
 pub use traffic::{TrafficError, visits};
 

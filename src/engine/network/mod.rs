@@ -39,7 +39,9 @@ pub use recorder::{ClassRecord, Recorder, StationClassRecord, StationRecord};
 use super::calendar::Calendar;
 use super::ps::PsQueue;
 use crate::dist::Dist;
-use crate::model::{ClassId, ClassKind, Discipline, Network, Rule, StationId, StationKind, Target};
+use crate::model::{
+    ClassId, ClassKind, Discipline, Network, PickGuide, Rule, StationId, StationKind, Target,
+};
 use crate::rng::{StreamRng, stream};
 use crate::stats::Mser;
 use crate::time::{Clock, SimTime};
@@ -181,6 +183,9 @@ pub struct Simulation<'n> {
     sources: Vec<Option<Source>>,
     /// Where each (class, station) pair routes, at `class * stations + station`.
     hops: Vec<Hop>,
+    /// The guide of each random rule of many targets, at `class * stations + station`; empty
+    /// when the network has none.
+    guides: Vec<Option<PickGuide>>,
     /// Number of classes.
     classes: usize,
     route_rng: Vec<StreamRng>,
@@ -254,6 +259,7 @@ impl<'n> Simulation<'n> {
                 })
                 .collect(),
             hops: hops(net),
+            guides: guides(net),
             classes: net.classes.len(),
             route_rng: (0..ns)
                 .map(|s| stream(seed, replication, id(s, 1)))
@@ -796,7 +802,11 @@ impl<'n> Simulation<'n> {
                 targets,
             } => {
                 let u: f64 = self.route_rng[station as usize].random();
-                crate::model::pick(cumulative, targets, u)
+                let at = class.index() * self.stations.len() + station as usize;
+                match self.guides.get(at) {
+                    Some(Some(guide)) => guide.pick(cumulative, targets, u),
+                    _ => crate::model::pick(cumulative, targets, u),
+                }
             }
             Rule::RoundRobin { group, class } => {
                 let g = &mut self.groups[*group as usize];
@@ -949,6 +959,28 @@ fn hops(net: &Network) -> Vec<Hop> {
             })
         })
         .collect()
+}
+
+/// The [`PickGuide`] of every random rule that has one, at `class * stations + station`, or
+/// nothing when no rule has one.
+fn guides(net: &Network) -> Vec<Option<PickGuide>> {
+    let ns = net.stations.len();
+    let guides: Vec<Option<PickGuide>> = (0..net.classes.len() * ns)
+        .map(|at| {
+            match net
+                .routing
+                .rule(ClassId((at / ns) as u32), StationId((at % ns) as u32))
+            {
+                Rule::Random { cumulative, .. } => PickGuide::new(cumulative),
+                _ => None,
+            }
+        })
+        .collect();
+    if guides.iter().all(Option::is_none) {
+        Vec::new()
+    } else {
+        guides
+    }
 }
 
 fn initial_state(kind: &StationKind) -> StationState {
