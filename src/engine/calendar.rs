@@ -1,25 +1,28 @@
 //! The event calendar.
 //!
 //! A **radix heap** of `(time, seq, event)` entries, generic over the event type
-//! ([`CalendarEvent`]: the queueing engine's events, the rank programs' events) and the time
-//! type ([`CalendarTime`]: 64-bit [`SimTime`] ticks or the programs' 128-bit ticks; either way
-//! the time and the sequence number make one `u128` key, compared in one go). `seq` is a
-//! counter incremented at every [`Calendar::schedule`], so **events at the same time are
-//! delivered in the order they were scheduled (FIFO)**: the tie-break never depends on
-//! hashing, threads or random draws.
+//! ([`Scheduled`]: the queueing engine's events, which carry a job's record, and every
+//! [`CalendarEvent`], such as the rank programs' events) and the time type ([`CalendarTime`]:
+//! 64-bit [`SimTime`] ticks or the programs' 128-bit ticks; either way the time and the sequence
+//! number make one `u128` key, compared in one go). `seq` is a counter incremented at every
+//! [`Calendar::schedule`], so **events at the same time are delivered in the order they were
+//! scheduled (FIFO)**: the tie-break never depends on hashing, threads or random draws.
 //!
 //! **Why a radix heap.** A discrete-event calendar is *monotone*: nothing is ever scheduled
 //! before the time of the event being processed, so every key pushed is at least the last key
-//! popped. A radix heap (Ahuja, Mehlhorn, Orlin and Tarjan, 1990) uses exactly that: bucket `b`
-//! holds the keys whose highest bit differing from the last popped key is bit `b - 1` (bucket 0:
-//! the key equal to it). A push is one `xor`, one leading-zero count and a `Vec` append; a pop
-//! takes the lowest non-empty bucket and, if it holds more than one entry, moves its entries to
-//! lower buckets relative to their minimum (which each bucket keeps, so the move is one pass).
-//! An entry only ever moves down, at most 128 times and in practice a few, so both operations
-//! cost `O(1)` amortised whatever the number of pending events, and every access is a
-//! sequential walk of a `Vec` rather than a sift through a binary heap that no longer fits in
-//! the cache: the binary heap alone ran 4-5 times slower at 10^5 pending events than at 10
-//! (`benches/RESULTS.md`). Buckets keep their capacity, so a steady state allocates nothing.
+//! popped. A radix heap (Ahuja, Mehlhorn, Orlin and Tarjan, 1990) uses exactly that. Here its
+//! keys are read in digits of 6 bits: bucket `(level, digit)` holds the keys whose highest digit
+//! differing from the last popped key is digit `level`, with value `digit` there. A push is one
+//! `xor`, one leading-zero count, a shift and a `Vec` append; a pop takes the lowest non-empty
+//! bucket and, if it holds more than one entry, moves its entries to lower levels relative to
+//! their minimum (which each bucket keeps, so the move is one pass). An entry only ever moves
+//! down, a whole level at a time, at most 21 times and in practice two or three (2.65 per pop
+//! in the hold model at 10^5 pending events of exponential gaps, where a binary radix heap,
+//! one bucket per bit, moved it 7.9 times), so both operations cost `O(1)` amortised whatever
+//! the number of pending events, and every access is a sequential walk of a `Vec` rather than
+//! a sift through a binary heap that no longer fits in the cache: the binary heap alone ran 4-5
+//! times slower at 10^5 pending events than at 10 (`benches/RESULTS.md`). Buckets keep their
+//! capacity, so a steady state allocates nothing.
 //!
 //! **While few events pend** (below a couple of thousand) a binary heap is cheaper: with two
 //! pending events (an M/M/1 queue) a pop and a push cost a sift of one level, and the heap
@@ -202,9 +205,9 @@ fn bucket_of(key: u128, last: u128) -> usize {
 /// entries of that bucket share every digit from `level` up with it, so they move to lower
 /// levels; the other buckets keep their place (their highest differing digit and its value are
 /// unchanged). An entry moves down at least one level, a whole digit, each time it moves,
-/// where a binary radix heap (one bucket per bit) moved it down a bit or two: at 10^5 pending
-/// events of exponential gaps a key went through about 18 bits between its push and its pop,
-/// that is 3 moves instead of about 10.
+/// where a binary radix heap (one bucket per bit) moved it down a bit or two: in the hold model
+/// at 10^5 pending events of exponential gaps, 2.65 moves per pop instead of 7.9 (8-bit digits
+/// gave 2.05, and no faster run: a move spreads its bucket over 256 others instead of 64).
 #[derive(Debug)]
 struct RadixHeap<P> {
     /// At `level * DIGITS + digit`.
