@@ -57,18 +57,31 @@ const UNITS_PER_SCALE_BITS: i32 = 14;
 /// part of the counts a run touches stays in the cache (each value updates one
 /// random-looking counter, in the event loop; a network of 1,000 stations has 1,000 of them,
 /// which as `u32` counts left the L2 cache and cost a miss per visit). The counts are exact,
-/// `high · 256 + low`. No count can exceed the number of values recorded, so once a histogram
+/// `high · 256 + low`.
+///
+/// The counts cover only the window of indices between the least and the greatest value
+/// recorded, in whole hdrhistogram buckets (128 indices, a doubling of the value): a time that
+/// lies within a few doublings of its metric's typical value, as a station's response or a link's
+/// delay does, keeps a few hundred bytes of counts where counting from index 0 kept about 2,000
+/// (the indices below a value of `2^14` units, its scale, were never used), still exact. The
+/// window grows upwards as hdrhistogram's auto-resize would, and downwards (moving the counts)
+/// the rare times a value falls below it.
+///
+/// No count can exceed the number of values recorded, so once a histogram
 /// holds `u32::MAX` values (more than 4·10^9, beyond any run parsim makes) further values are
 /// counted as [`Percentiles::clamped`] instead; the engine reports a run with clamped values as
 /// failed.
 #[derive(Clone, Debug)]
 pub struct Percentiles {
-    /// The low byte of each count, at hdrhistogram's indices; grown (rarely) when a value needs
-    /// a higher bucket.
+    /// The low byte of each count, at hdrhistogram's indices from `first` on; grown (rarely)
+    /// when a value falls outside the window.
     low: Vec<u8>,
     /// Each count divided by 256, at the same indices; as long as `low` from the first time a
     /// low byte wraps round (empty before).
     high: Vec<u32>,
+    /// hdrhistogram's index of `low[0]` (a multiple of 128; `usize::MAX` before the first
+    /// value, so that every index falls outside the empty window).
+    first: usize,
     /// Values counted in `low` and `high`.
     total: u32,
     /// The histogram's unit is `2^shift` clock ticks.
@@ -99,8 +112,9 @@ impl Percentiles {
         };
         let shift = units.clamp(0, most) as u32;
         Percentiles {
-            low: vec![0; 2 << HALF_BITS],
+            low: Vec::new(),
             high: Vec::new(),
+            first: usize::MAX,
             total: 0,
             shift,
             unit: clock.tick() * 2f64.powi(shift as i32),
@@ -125,11 +139,12 @@ impl Percentiles {
     fn count(&mut self, units: u64) {
         if self.total < u32::MAX {
             let i = index_for(units);
-            match self.low.get_mut(i) {
+            let at = i.wrapping_sub(self.first);
+            match self.low.get_mut(at) {
                 Some(c) => {
                     *c = c.wrapping_add(1);
                     if *c == 0 {
-                        self.carry(i);
+                        self.carry(at);
                     }
                 }
                 None => self.grow(i),
@@ -140,29 +155,41 @@ impl Percentiles {
         }
     }
 
-    /// Extends the counts to whole buckets up to the one holding index `i`, as hdrhistogram's
-    /// auto-resize does, and counts one value there.
+    /// Extends the window to whole buckets down to or up to the one holding index `i` (outside
+    /// it), and counts one value there.
     #[inline(never)]
     fn grow(&mut self, i: usize) {
-        let len = ((i >> HALF_BITS) + 1) << HALF_BITS;
+        let bucket_start = (i >> HALF_BITS) << HALF_BITS;
+        if self.low.is_empty() {
+            self.first = bucket_start;
+        } else if i < self.first {
+            let below = self.first - bucket_start;
+            self.low.splice(0..0, std::iter::repeat_n(0, below));
+            if !self.high.is_empty() {
+                self.high.splice(0..0, std::iter::repeat_n(0, below));
+            }
+            self.first = bucket_start;
+        }
+        let len = (bucket_start + (1 << HALF_BITS) - self.first).max(self.low.len());
         self.low.resize(len, 0);
         if !self.high.is_empty() {
             self.high.resize(len, 0);
         }
-        self.low[i] = 1;
+        self.low[i - self.first] = 1;
     }
 
-    /// The low byte of the count at index `i` wrapped round to 0: 256 more in its high part.
+    /// The low byte of the count at window position `at` wrapped round to 0: 256 more in its
+    /// high part.
     #[cold]
     #[inline(never)]
-    fn carry(&mut self, i: usize) {
+    fn carry(&mut self, at: usize) {
         self.high.resize(self.low.len(), 0);
-        self.high[i] += 1;
+        self.high[at] += 1;
     }
 
-    /// The count at index `i`.
-    fn count_at(&self, i: usize) -> u64 {
-        (u64::from(self.high.get(i).copied().unwrap_or(0)) << 8) | u64::from(self.low[i])
+    /// The count at window position `at` (index `first + at`).
+    fn count_at(&self, at: usize) -> u64 {
+        (u64::from(self.high.get(at).copied().unwrap_or(0)) << 8) | u64::from(self.low[at])
     }
 
     /// Empties the histogram (end of the warm-up).
@@ -203,11 +230,11 @@ impl Percentiles {
         let q = if q > 1.0 { 1.0 } else { q };
         let target = ((q * f64::from(self.total)).ceil() as u64).max(1);
         let mut running = 0_u64;
-        let mut index = self.low.len() - 1;
-        for i in 0..self.low.len() {
-            running += self.count_at(i);
+        let mut index = self.first + self.low.len() - 1;
+        for at in 0..self.low.len() {
+            running += self.count_at(at);
             if running >= target {
-                index = i;
+                index = self.first + at;
                 break;
             }
         }
@@ -222,10 +249,10 @@ impl Percentiles {
     fn histogram(&self) -> Histogram<u64> {
         let mut hist = Histogram::new(SIGNIFICANT_DIGITS).expect("2 significant digits is valid");
         hist.auto(true);
-        for i in 0..self.low.len() {
-            let c = self.count_at(i);
+        for at in 0..self.low.len() {
+            let c = self.count_at(at);
             if c > 0 {
-                hist.record_n(value_for(i), c)
+                hist.record_n(value_for(self.first + at), c)
                     .expect("values below 2^63 fit an auto-resizing histogram");
             }
         }
@@ -385,6 +412,36 @@ mod tests {
                 assert!(p.quantile(0.5).is_nan());
             }
         }
+    }
+
+    #[test]
+    fn the_window_holds_only_the_doublings_recorded_and_grows_both_ways() {
+        // a link's delays: from its transmission time (2^14 units, the scale) to 6 times that,
+        // recorded from the top down, then once far below and once far above
+        let (_, mut p) = with_unit(1.0);
+        let mut direct = Histogram::<u64>::new(SIGNIFICANT_DIGITS).unwrap();
+        direct.auto(true);
+        for v in (1 << 14..6 << 14).rev().step_by(37) {
+            p.record(v);
+            direct.record(v).unwrap();
+        }
+        // [2^14, 2^17): three doublings, three buckets of 128 one-byte counts from the index of
+        // 2^14 (bucket 7, at indices 8 x 128 on: bucket b past 0 uses its upper half)
+        assert_eq!((p.first, p.low.len()), (8 << HALF_BITS, 3 << HALF_BITS));
+        let check = |p: &Percentiles, direct: &Histogram<u64>| {
+            for q in [0.0, 0.01, 0.5, 0.9, 0.99, 1.0] {
+                let hist_q = direct.median_equivalent(direct.value_at_quantile(q));
+                assert_eq!(p.midpoint_at(q), hist_q, "q {q}");
+            }
+        };
+        check(&p, &direct);
+        for v in [3, 1 << 40, 200] {
+            p.record(v);
+            direct.record(v).unwrap();
+            check(&p, &direct);
+        }
+        assert_eq!(p.first, 0);
+        assert_eq!(p.histogram().len(), direct.len());
     }
 
     #[test]
