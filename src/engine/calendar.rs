@@ -284,6 +284,16 @@ impl<P: Copy> RadixHeap<P> {
         self.lowest().map(|b| self.mins[b])
     }
 
+    /// The entry with the least key when its bucket holds nothing else (so that finding it costs
+    /// no search), without removing it.
+    #[inline(always)]
+    fn peek_alone(&self) -> Option<Entry<P>> {
+        match self.buckets[self.lowest()?].as_slice() {
+            [e] => Some(*e),
+            _ => None,
+        }
+    }
+
     /// Removes and returns the entry with the least key.
     #[inline(always)]
     fn pop(&mut self) -> Option<Entry<P>> {
@@ -488,6 +498,17 @@ impl<P: Copy> Queue<P> {
         self.heap.first().map(Entry::key)
     }
 
+    /// The entry the next pop returns, when the radix heap holds it alone in its lowest bucket
+    /// (`None` otherwise, and always while the binary heap, small enough to stay in the cache,
+    /// serves).
+    #[inline(always)]
+    fn peek_cheap(&self) -> Option<Entry<P>> {
+        match self.mode {
+            Mode::Large => self.radix.as_ref()?.peek_alone(),
+            _ => None,
+        }
+    }
+
     fn len(&self) -> usize {
         match self.mode {
             Mode::Taken => self.heap.len() - 1,
@@ -668,6 +689,21 @@ impl<E: CalendarEvent, const LANES: usize> LaneCalendar<E, LANES> {
         Some(open(e))
     }
 
+    /// The event `ahead` places behind the front of lane `lane`, if the lane holds that many:
+    /// what the caller will soon handle, so that it can load the state that event touches.
+    #[inline(always)]
+    pub fn lane_ahead(&self, lane: usize, ahead: usize) -> Option<E> {
+        let e = *self.lanes[lane].get(ahead)?;
+        Some(open::<E, u128>(e).1)
+    }
+
+    /// The heap's next event, when it can be found without a search (see
+    /// [`LaneCalendar::lane_ahead`]).
+    #[inline(always)]
+    pub fn heap_next(&self) -> Option<E> {
+        Some(open::<E, u128>(self.queue.peek_cheap()?).1)
+    }
+
     /// Events scheduled since the calendar was made (the next sequence number).
     pub fn scheduled(&self) -> u64 {
         self.next_seq
@@ -846,6 +882,49 @@ mod tests {
                 assert_eq!(wide.pop(), Some((at << 20, want)), "spread {spread}");
                 now = at as u64;
             }
+        }
+    }
+
+    #[test]
+    fn the_events_looked_ahead_at_are_the_ones_popped_next() {
+        let mut cal: LaneCalendar<Event, 1> = LaneCalendar::new();
+        let mut x = 11_u64;
+        let mut next = |m: u64| {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (x >> 33) % m
+        };
+        // the heap alone, past the size at which it becomes a radix heap
+        for job in 0..5_000 {
+            let at = u128::from(next(1 << 20));
+            cal.schedule(at, Event::Departure { station: 0, job });
+        }
+        let mut seen = 0;
+        loop {
+            let peeked = cal.heap_next();
+            let Some((_, e)) = cal.pop() else { break };
+            if let Some(p) = peeked {
+                assert_eq!(p, e);
+                seen += 1;
+            }
+        }
+        assert!(
+            seen > 1_000,
+            "the radix heap's lone least entry was seen {seen} times"
+        );
+        // a lane alone: the event k places down it is popped k pops later
+        for job in 0..100 {
+            cal.schedule_lane(
+                0,
+                10 + u128::from(job / 3),
+                Event::Departure { station: 0, job },
+            );
+        }
+        let ahead: Vec<Option<Event>> = (0..100).map(|k| cal.lane_ahead(0, k)).collect();
+        assert_eq!(cal.lane_ahead(0, 100), None);
+        for a in ahead {
+            assert_eq!(a, cal.pop().map(|(_, e)| e));
         }
     }
 

@@ -6,6 +6,7 @@
 //!   completion;
 //! - [`calendar`]: the event calendar both loops pop from, ordered by `(time, sequence)` so
 //!   that events at the same instant run in the order they were scheduled;
+//! - [`prefetch`]: a hint to load a record before the loop reaches it;
 //! - [`ps`]: processor sharing on one server by virtual time (queues and fair-shared links).
 //!
 //! Neither loop knows of any high-level model: a model builds a network or a program, and runs
@@ -14,5 +15,6 @@
 pub mod calendar;
 pub mod dag;
 pub mod network;
+pub mod prefetch;
 pub mod program;
 pub mod ps;

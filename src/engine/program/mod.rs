@@ -24,6 +24,7 @@ use std::collections::{HashMap, VecDeque};
 use rustc_hash::FxHashMap;
 
 use super::calendar::{CalendarEvent, LaneCalendar, WIDE_SEQ_BITS};
+use super::prefetch::prefetch;
 use super::ps::PsQueue;
 use crate::program::collective::{Algorithm, Collective, Shape, Step};
 use crate::program::control::{COLLECTIVE_TAG, Control, Phases};
@@ -42,6 +43,12 @@ pub type Ticks = u128;
 /// The calendar lane of events one hop latency after the time they are scheduled at: they come
 /// in time order, so the lane needs no heap (see [`LaneCalendar`]).
 const HOP_LANE: usize = 0;
+
+/// How far down the hop lane [`Execution::load_ahead`] looks: far enough that the records
+/// arrive before their event runs (a hop takes some 70 ns, a miss to memory about 100), near
+/// enough that they are still in the cache then (on a 256 x 256 torus 4 to 32 places all ran
+/// within 5% of each other).
+const LOAD_AHEAD: usize = 16;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum PEvent {
@@ -508,6 +515,7 @@ impl<'p> Execution<'p> {
         while let Some((time, event)) = self.calendar.pop() {
             self.now = time;
             self.events += 1;
+            self.load_ahead();
             self.dispatch(event);
             // most events (a header's hop) make no rank ready: no call then
             if !self.ready.is_empty() {
@@ -550,6 +558,41 @@ impl<'p> Execution<'p> {
             });
         }
         Ok(())
+    }
+
+    /// Starts loading what the coming events touch: the hop [`LOAD_AHEAD`] places down the hop
+    /// lane, and the heap's next event when it is known without a search, so that their cache
+    /// misses overlap with the events before them.
+    #[inline(always)]
+    fn load_ahead(&self) {
+        if let Some(e) = self.calendar.lane_ahead(HOP_LANE, LOAD_AHEAD) {
+            self.prefetch_for(e);
+        }
+        if let Some(e) = self.calendar.heap_next() {
+            self.prefetch_for(e);
+        }
+    }
+
+    /// Starts loading the records `event` reads first: a hop's link and message, a delivered
+    /// message.
+    #[inline(always)]
+    fn prefetch_for(&self, event: PEvent) {
+        match event {
+            PEvent::Hop { msg, slot } => {
+                if let Some(l) = self.links.get(slot as usize) {
+                    prefetch(l);
+                }
+                if let Some(m) = self.msgs.items.get(msg as usize) {
+                    prefetch(m);
+                }
+            }
+            PEvent::Deliver { msg } => {
+                if let Some(m) = self.msgs.items.get(msg as usize) {
+                    prefetch(m);
+                }
+            }
+            _ => {}
+        }
     }
 
     fn dispatch(&mut self, event: PEvent) {
