@@ -196,11 +196,17 @@ mod tests {
             *cumulative.last_mut().unwrap() = 1.0;
             let targets: Vec<Target> = (0..n as u32).map(st).collect();
             let guide = PickGuide::new(&cumulative).expect("sorted and long enough");
-            let mut draws: Vec<f64> = (0..500).map(|_| (next() >> 11) as f64 / 2f64.powi(53)).collect();
+            let mut draws: Vec<f64> = (0..500)
+                .map(|_| (next() >> 11) as f64 / 2f64.powi(53))
+                .collect();
             // draws on the table's values and on the cells' bounds, and just below them
             for k in (0..n).step_by(7) {
                 for v in [cumulative[k], k as f64 / n as f64] {
-                    draws.extend([v, v.next_down(), v.next_up()].into_iter().filter(|d| (0.0..1.0).contains(d)));
+                    draws.extend(
+                        [v, v.next_down(), v.next_up()]
+                            .into_iter()
+                            .filter(|d| (0.0..1.0).contains(d)),
+                    );
                 }
             }
             for u in draws {
