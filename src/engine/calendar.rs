@@ -22,7 +22,7 @@
 //! the number of pending events, and every access is a sequential walk of a `Vec` rather than
 //! a sift through a binary heap that no longer fits in the cache: the binary heap alone ran 4-5
 //! times slower at 10^5 pending events than at 10 (`benches/RESULTS.md`). Buckets keep their
-//! capacity, so a steady state allocates nothing.
+//! capacity up to an eighth of the pending entries, so a steady state allocates little.
 //!
 //! **While few events pend** (below a couple of thousand) a binary heap is cheaper: with two
 //! pending events (an M/M/1 queue) a pop and a push cost a sift of one level, and the heap
@@ -195,6 +195,10 @@ fn bucket_of(key: u128, last: u128) -> usize {
     level as usize * DIGITS + digit
 }
 
+/// Entries a bucket the radix heap empties may keep room for whatever the number of pending
+/// entries.
+const KEPT_CAPACITY: usize = 256;
+
 /// A monotone radix heap of entries (see the module docs) with `2^DIGIT_BITS`-ary digits: every
 /// key pushed is at least the last key popped, keys are unique.
 ///
@@ -324,8 +328,13 @@ impl<P: Copy> RadixHeap<P> {
                 self.put(bucket_of(key, min), e);
             }
         }
-        // keep the bucket's capacity for the next time it fills
-        self.buckets[b] = from;
+        // keep the bucket's capacity for the next time it fills, unless it is more than an
+        // eighth of the pending entries: a level's 64 buckets fill in turn as time passes (the
+        // top level's each hold the events of one span of time), and each keeping the most it
+        // ever held made the heap 20 times the size of its entries
+        if from.capacity() <= self.len / 8 + KEPT_CAPACITY {
+            self.buckets[b] = from;
+        }
         found.expect("a bucket's minimum is one of its entries")
     }
 

@@ -184,15 +184,18 @@ mod tests {
                     _ => (i % 4 == 0) as u8 as f64,
                 })
                 .collect();
-            let sum: f64 = weights.iter().sum();
+            // as the scenario check builds it: running sums over the total, the last set to 1
             let mut acc = 0.0;
             let mut cumulative: Vec<f64> = weights
                 .iter()
                 .map(|w| {
-                    acc += w / sum;
+                    acc += w;
                     acc
                 })
                 .collect();
+            for c in &mut cumulative {
+                *c /= acc;
+            }
             *cumulative.last_mut().unwrap() = 1.0;
             let targets: Vec<Target> = (0..n as u32).map(st).collect();
             let guide = PickGuide::new(&cumulative).expect("sorted and long enough");
@@ -218,6 +221,11 @@ mod tests {
             }
         }
         assert!(PickGuide::new(&[0.5, 1.0]).is_none());
+        let mut unsorted: Vec<f64> = (1..=GUIDE_FROM)
+            .map(|i| i as f64 / GUIDE_FROM as f64)
+            .collect();
+        unsorted.swap(3, 4);
+        assert!(PickGuide::new(&unsorted).is_none());
     }
 
     fn st(i: u32) -> Target {

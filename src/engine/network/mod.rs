@@ -654,7 +654,7 @@ impl<'n> Simulation<'n> {
                     self.schedule_departure(job, j, work);
                 } else {
                     queue.push_back(job);
-                    self.jobs[job] = j;
+                    self.jobs.set(job, j);
                     self.count(station, class, 1);
                 }
             }
@@ -695,7 +695,7 @@ impl<'n> Simulation<'n> {
                 ));
                 let (generation, due) = ps.arrive(u128::from(now.ticks()), job, u128::from(work));
                 let due = narrow(due);
-                self.jobs[job] = j;
+                self.jobs.set(job, j);
                 self.count(station, class, 1);
                 if self.recorder.stations[station as usize].present.count() == 1 {
                     self.recorder.stations[station as usize].busy.change(now, 1);
@@ -708,10 +708,13 @@ impl<'n> Simulation<'n> {
                 else {
                     unreachable!()
                 };
-                self.jobs[job] = Job {
-                    pending: branches.len() as u32,
-                    ..j
-                };
+                self.jobs.set(
+                    job,
+                    Job {
+                        pending: branches.len() as u32,
+                        ..j
+                    },
+                );
                 for b in branches {
                     let t = Job {
                         class,
