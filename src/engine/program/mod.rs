@@ -561,7 +561,7 @@ impl<'p> Execution<'p> {
     }
 
     /// Starts loading what the coming events touch: the hop [`LOAD_AHEAD`] places down the hop
-    /// lane, and the heap's next event when it is known without a search, so that their cache
+    /// lane, and the heap's next event when the heap is a radix heap, so that their cache
     /// misses overlap with the events before them.
     #[inline(always)]
     fn load_ahead(&self) {
