@@ -37,6 +37,32 @@ pub fn derive_seed(master: u64, label: &str) -> u64 {
     splitmix64(splitmix64(master) ^ folded)
 }
 
+/// Test inputs: a xorshift64 generator from `seed` (not 0), the same sequence in every test that
+/// uses it; for drawing random cases, not for simulation.
+#[cfg(test)]
+pub(crate) fn xorshift(seed: u64) -> impl FnMut() -> u64 {
+    let mut x = seed;
+    move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    }
+}
+
+/// Test inputs: a 64-bit linear congruential generator (Knuth's MMIX constants) from `seed`,
+/// each call giving its state's high bits modulo `m`.
+#[cfg(test)]
+pub(crate) fn lcg_below(seed: u64) -> impl FnMut(u64) -> u64 {
+    let mut x = seed;
+    move |m| {
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (x >> 33) % m
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

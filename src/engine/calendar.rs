@@ -803,13 +803,7 @@ mod tests {
     fn interleaved_pops_and_schedules_follow_time_then_order() {
         let mut cal = Calendar::new();
         let mut reference: Vec<(u64, u32)> = Vec::new(); // (time in ticks, job), in scheduling order
-        let mut x = 99_u64;
-        let mut next = |m: u64| {
-            x = x
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (x >> 33) % m
-        };
+        let mut next = crate::rng::lcg_below(99_u64);
         let mut now = 0.0;
         for job in 0..5000 {
             // 0, 1 or 2 successors per popped event, times on a coarse grid to force ties
@@ -898,13 +892,7 @@ mod tests {
     #[test]
     fn the_events_looked_ahead_at_are_the_ones_popped_next() {
         let mut cal: LaneCalendar<Event, 1> = LaneCalendar::new();
-        let mut x = 11_u64;
-        let mut next = |m: u64| {
-            x = x
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (x >> 33) % m
-        };
+        let mut next = crate::rng::lcg_below(11_u64);
         // the heap alone, past the size at which it becomes a radix heap
         for job in 0..5_000 {
             let at = u128::from(next(1 << 20));
@@ -944,13 +932,7 @@ mod tests {
         // now + 3, lane 1: now + a growing-or-not span that sometimes breaks the lane's order)
         let mut plain: Calendar<Event, u128> = Calendar::new();
         let mut laned: LaneCalendar<Event, 2> = LaneCalendar::new();
-        let mut x = 7_u64;
-        let mut next = |m: u64| {
-            x = x
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (x >> 33) % m
-        };
+        let mut next = crate::rng::lcg_below(7_u64);
         let mut now = 0_u128;
         let mut job = 0;
         for round in 0..20_000 {

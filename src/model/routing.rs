@@ -167,13 +167,7 @@ mod tests {
 
     #[test]
     fn a_guided_pick_is_picks() {
-        let mut x = 0x2545_f491_4f6c_dd1d_u64;
-        let mut next = || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
+        let mut next = crate::rng::xorshift(0x2545_f491_4f6c_dd1d_u64);
         for round in 0..400 {
             let n = GUIDE_FROM + (next() % 1200) as usize;
             // alike, very unequal, and zero probabilities (repeated cumulative values)

@@ -309,13 +309,7 @@ mod tests {
 
     #[test]
     fn counts_sit_where_hdrhistogram_puts_them() {
-        let mut x = 0x9e37_79b9_7f4a_7c15_u64;
-        let mut next = || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
+        let mut next = crate::rng::xorshift(0x9e37_79b9_7f4a_7c15_u64);
         for _ in 0..20_000 {
             let v = next() >> 1 >> (next() % 63);
             let i = index_for(v);
@@ -351,13 +345,7 @@ mod tests {
 
     #[test]
     fn quantiles_from_the_counts_are_hdrhistograms() {
-        let mut x = 0x2545_f491_4f6c_dd1d_u64;
-        let mut next = || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
+        let mut next = crate::rng::xorshift(0x2545_f491_4f6c_dd1d_u64);
         let qs = [
             -0.5, 0.0, 1e-9, 0.001, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95, 0.99, 0.999, 1.0, 1.5,
         ];

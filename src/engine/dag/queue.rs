@@ -188,20 +188,18 @@ mod tests {
     /// Every pop is the one a binary heap gives, before and after a time in the past.
     #[test]
     fn pops_as_a_binary_heap_does_and_survives_a_time_in_the_past() {
-        let mut rng = 12345_u64;
-        let mut next = || {
-            rng ^= rng << 13;
-            rng ^= rng >> 7;
-            rng ^= rng << 17;
-            rng
-        };
+        let mut next = crate::rng::xorshift(12345_u64);
         for past in [false, true] {
             let mut q = Queue::default();
             let mut h = BinaryHeap::new();
             let (mut stamp, mut now, mut pops) = (0, 0, 0);
             for round in 0..5000 {
                 for _ in 0..(next() % 4) {
-                    let dt = if next() % 3 == 0 { 0 } else { next() % 5000 };
+                    let dt = if next().is_multiple_of(3) {
+                        0
+                    } else {
+                        next() % 5000
+                    };
                     let time = if past && round == 2500 {
                         now / 2
                     } else {
