@@ -6,6 +6,7 @@ mod cli;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
+    cli::huge_pages::reexec();
     match cli::main() {
         Ok(code) => code,
         Err(err) => {

@@ -5,6 +5,7 @@ mod fit;
 mod fit_comm;
 mod fit_w;
 mod goal;
+pub mod huge_pages;
 mod merge;
 mod metrics;
 mod progress;
@@ -23,7 +24,16 @@ use clap::{Parser, Subcommand};
 /// parsim: simulate queueing-network models of parallel programs and compare them with their
 /// analytic solutions.
 #[derive(Debug, Parser)]
-#[command(name = "parsim", version, about, long_about = None)]
+#[command(
+    name = "parsim",
+    version,
+    about,
+    long_about = None,
+    after_help = "Environment: on Linux with transparent huge pages on request (the usual \
+                  `madvise`), parsim runs itself again once at the start with glibc's \
+                  huge-page tunable (GLIBC_TUNABLES=glibc.malloc.hugetlb=1): the same results, \
+                  large programs faster. PARSIM_HUGE_PAGES=off leaves the pages as they are."
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,

@@ -125,3 +125,43 @@ fn precision_rule_waits_for_every_named_metric() {
         }
     }
 }
+
+/// parsim re-executes itself with glibc's huge-page tunable (`src/cli/huge_pages.rs`) unless
+/// `PARSIM_HUGE_PAGES` is set: the re-executed process gets every argument as given (a path
+/// with a space), the exit code, and gives the same results as a run with the pages as they
+/// were.
+#[test]
+fn results_and_arguments_survive_the_huge_page_reexecution() {
+    use std::process::Command;
+    let dir = super::util::shard_dir("huge_pages", "args");
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("ring on a torus.toml");
+    std::fs::copy(
+        super::util::root().join("scenarios/program_ring_torus.toml"),
+        &file,
+    )
+    .unwrap();
+    let run = |switch: Option<&str>, path: &std::path::Path| {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_parsim"));
+        command.args(["run", "--json", "--threads", "1", "--replications", "3"]);
+        command.arg(path).env_remove("PARSIM_HUGE_PAGES");
+        if let Some(s) = switch {
+            command.env("PARSIM_HUGE_PAGES", s);
+        }
+        command.output().expect("the binary runs")
+    };
+    let (default, off) = (run(None, &file), run(Some("off"), &file));
+    assert!(
+        default.status.success(),
+        "{}",
+        String::from_utf8_lossy(&default.stderr)
+    );
+    assert_eq!(default.stdout, off.stdout);
+    assert!(String::from_utf8_lossy(&default.stdout).contains("ring on a torus.toml"));
+    // bad input keeps its exit code and message through the re-execution
+    let missing = dir.join("no such file.toml");
+    let bad = run(None, &missing);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("no such file.toml"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
