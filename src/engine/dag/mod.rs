@@ -40,6 +40,7 @@ mod sort;
 pub use sort::{libstdcxx as libstdcxx_sort, stable as stable_sort};
 
 use rustc_hash::FxHashMap;
+use zerocopy::FromZeros;
 
 use crate::program::dag::{ANY, Dag, Op, OpKind, TICKS_PER_SECOND};
 use crate::program::schedule::{Endpoints, Links, Machine, ReadyOrder};
@@ -98,12 +99,14 @@ struct Flight {
     /// transmission on a link so far.
     at: u32,
     finish: u64,
+    /// Uniform links: its transmission time on a link (set at its first hop).
+    work: u64,
 }
 
-/// A link's state and figures.
-#[derive(Clone, Copy, Debug, Default)]
+/// A link's state and figures (all zero until a message crosses it: a link is used when
+/// `messages > 0`).
+#[derive(Clone, Copy, Debug, Default, FromZeros)]
 struct LinkRun {
-    id: u64,
     free_at: u64,
     busy: u64,
     messages: u64,
@@ -210,11 +213,24 @@ struct Net<'d> {
     /// Ticks per byte on a link of the base bandwidth.
     per_byte: f64,
     latency: u64,
-    /// Link id to slot (dense when there are few links).
-    dense: Vec<u32>,
-    sparse: FxHashMap<u64, u32>,
-    runs: Vec<LinkRun>,
+    /// Transmission times do not depend on the link (every link of the base capacity): a
+    /// message's is computed at its first hop and kept in its flight.
+    uniform: bool,
+    runs: LinkRuns,
 }
+
+/// Where the links' states are kept.
+#[derive(Debug)]
+enum LinkRuns {
+    /// Indexed by link id, every link's (up to [`DIRECT_LINKS`] links): allocated zeroed, so
+    /// the pages of links no message crosses are never touched.
+    Direct(Vec<LinkRun>),
+    /// Beyond: each used link's state, by link id.
+    Sparse(FxHashMap<u64, LinkRun>),
+}
+
+/// The most links whose states are kept in one array indexed by link id (32 bytes each).
+const DIRECT_LINKS: u64 = 1 << 24;
 
 impl<'d> DagExecution<'d> {
     /// Sets up an execution of `dag` on `machine`: every operation without dependencies ready
@@ -244,13 +260,15 @@ impl<'d> DagExecution<'d> {
                     links,
                     per_byte: TICKS_PER_SECOND / ic.bandwidth,
                     latency: (ic.latency * TICKS_PER_SECOND).round() as u64,
-                    dense: if count <= 1 << 24 {
-                        vec![NIL; count as usize]
+                    uniform: ic.topology.uniform(),
+                    runs: if count <= DIRECT_LINKS {
+                        LinkRuns::Direct(
+                            LinkRun::new_vec_zeroed(count as usize)
+                                .expect("the links' states fit in memory"),
+                        )
                     } else {
-                        Vec::new()
+                        LinkRuns::Sparse(FxHashMap::default())
                     },
-                    sparse: FxHashMap::default(),
-                    runs: Vec::new(),
                 })
             }
         };
@@ -484,8 +502,12 @@ impl<'d> DagExecution<'d> {
             return;
         };
         let last = hop.to == dst;
-        let work = wide_ceil_from_f64(op.size as f64 * net.per_byte / topology.capacity(hop.link))
-            .min(u128::from(TIME_LIMIT)) as u64;
+        let work = if net.uniform && f.at != NIL {
+            f.work
+        } else {
+            wide_ceil_from_f64(op.size as f64 * net.per_byte / topology.capacity(hop.link))
+                .min(u128::from(TIME_LIMIT)) as u64
+        };
         let switching = net.links.interconnect.switching;
         let latency = net.latency;
         let l = net.slot(hop.link);
@@ -497,6 +519,7 @@ impl<'d> DagExecution<'d> {
         l.delay += finish - now;
         let fl = &mut self.flights[slot as usize];
         fl.at = hop.to;
+        fl.work = work;
         fl.finish = fl.finish.max(finish);
         let (next, arrived) = match (switching, last) {
             (Switching::StoreAndForward, last) => (finish, last),
@@ -521,6 +544,7 @@ impl<'d> DagExecution<'d> {
             start,
             at: NIL,
             finish: 0,
+            work: 0,
         };
         match self.free_flights.pop() {
             Some(s) => {
@@ -756,12 +780,20 @@ impl<'d> DagExecution<'d> {
         let links = match &self.net {
             None => Vec::new(),
             Some(net) => {
-                let mut runs = net.runs.clone();
-                runs.sort_by_key(|l| l.id);
+                let mut runs: Vec<(u64, LinkRun)> = match &net.runs {
+                    LinkRuns::Direct(v) => v
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, l)| l.messages > 0)
+                        .map(|(id, l)| (id as u64, *l))
+                        .collect(),
+                    LinkRuns::Sparse(m) => m.iter().map(|(&id, l)| (id, *l)).collect(),
+                };
+                runs.sort_by_key(|&(id, _)| id);
                 runs.iter()
-                    .map(|l| {
+                    .map(|(id, l)| {
                         (
-                            net.links.interconnect.topology.link_name(l.id),
+                            net.links.interconnect.topology.link_name(*id),
                             if makespan_ticks > 0 {
                                 l.busy as f64 / makespan_ticks as f64
                             } else {
@@ -805,27 +837,11 @@ impl Net<'_> {
         rank / self.links.ranks_per_node
     }
 
+    #[inline(always)]
     fn slot(&mut self, link: u64) -> &mut LinkRun {
-        let existing = if self.dense.is_empty() {
-            self.sparse.get(&link).copied().unwrap_or(NIL)
-        } else {
-            self.dense[link as usize]
-        };
-        let s = if existing != NIL {
-            existing
-        } else {
-            let s = self.runs.len() as u32;
-            self.runs.push(LinkRun {
-                id: link,
-                ..LinkRun::default()
-            });
-            if self.dense.is_empty() {
-                self.sparse.insert(link, s);
-            } else {
-                self.dense[link as usize] = s;
-            }
-            s
-        };
-        &mut self.runs[s as usize]
+        match &mut self.runs {
+            LinkRuns::Direct(v) => &mut v[link as usize],
+            LinkRuns::Sparse(m) => m.entry(link).or_default(),
+        }
     }
 }
