@@ -202,3 +202,54 @@ fn two_messages_on_one_link_queue_by_the_hand_computed_delay() {
     );
     assert_eq!(r.makespan_ticks, (11_494 + 2_100) * ns);
 }
+
+/// The executor keeps link states in an array indexed by link id up to 2^24 links and in a map
+/// beyond: a full graph of 4,097 nodes (16,785,409 links) takes the map, 4,096 (16,777,216)
+/// the array, and the same two exchanges give the same figures on both. Rank 0 and the last
+/// rank exchange 1,000 bytes; rank 1 sends rank 2 two messages over one link (1 GB/s, 100 ns).
+#[test]
+fn link_states_in_the_array_and_in_the_map_give_the_same_figures() {
+    let exchanges = |p: u32| {
+        let last = p - 1;
+        let mut s = format!("num_ranks {p}\n");
+        s.push_str(&format!(
+            "rank 0 {{\nl0: send 1000b to {last} tag 0\nl1: recv 1000b from {last} tag 0\n}}\n"
+        ));
+        s.push_str("rank 1 {\nl0: send 1000b to 2 tag 0\nl1: send 1000b to 2 tag 1\n}\n");
+        s.push_str("rank 2 {\nl0: recv 1000b from 1 tag 0\nl1: recv 1000b from 1 tag 1\n}\n");
+        for r in 3..last {
+            s.push_str(&format!("rank {r} {{\n}}\n"));
+        }
+        s.push_str(&format!(
+            "rank {last} {{\nl0: recv 1000b from 0 tag 0\nl1: send 1000b to 0 tag 0\nl1 requires l0\n}}\n"
+        ));
+        goal::parse(&s, std::path::Path::new("exchanges.goal")).unwrap()
+    };
+    let figures = |p: u32| {
+        let r = run(&exchanges(p), Some(links(Shape::Full, p, 1e9, 1e-7)));
+        let names: Vec<(String, u64)> = r.links.iter().map(|l| (l.0.clone(), l.2)).collect();
+        let delays: Vec<f64> = r.links.iter().map(|l| l.3).collect();
+        (r.makespan_ticks, r.messages, names, delays)
+    };
+    let (array, map) = (figures(4096), figures(4097));
+    assert_eq!(array.0, map.0);
+    assert_eq!(array.1, 4);
+    assert_eq!(map.1, 4);
+    // the links used, in id order, each with its messages
+    assert_eq!(
+        map.2,
+        vec![
+            ("0-4096".to_owned(), 1),
+            ("1-2".to_owned(), 2),
+            ("4096-0".to_owned(), 1)
+        ]
+    );
+    assert_eq!(array.2[1], ("1-2".to_owned(), 2));
+    assert_eq!(array.3, map.3);
+    // every link's mean delay is one transmission, 1,000 B at 1 GB/s: on 1-2 the second
+    // message leaves rank 1's NIC g + 999 G = 6,994 ns after the first, long after the first
+    // has left the link
+    for d in &array.3 {
+        assert!((d - 1e-6).abs() < 1e-15, "{d}");
+    }
+}
