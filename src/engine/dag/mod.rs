@@ -42,10 +42,12 @@ pub use sort::{libstdcxx as libstdcxx_sort, stable as stable_sort};
 use rustc_hash::FxHashMap;
 use zerocopy::FromZeros;
 
+use crate::engine::prefetch::prefetch;
 use crate::program::dag::{ANY, Dag, Op, OpKind, TICKS_PER_SECOND};
 use crate::program::schedule::{Endpoints, Links, Machine, ReadyOrder};
 use crate::program::{Sharing, Switching};
 use crate::time::wide_ceil_from_f64;
+use crate::topology::Hop;
 use queue::{Ev, Queue as Events};
 
 /// Event ids: an operation's index, or a message (its in-flight slot) arriving at the receiver,
@@ -53,6 +55,11 @@ use queue::{Ev, Queue as Events};
 const MSG: u32 = 1 << 30;
 const HOP: u32 = 2 << 30;
 const KIND: u32 = 3 << 30;
+
+/// How far ahead among the events at the current time a message's flight is prefetched, and a
+/// hop's link state (the distances of the program engine's look ahead, `LOAD_AHEAD`).
+const FAR: usize = 16;
+const NEAR: usize = 8;
 
 /// No queue entry.
 const NIL: u32 = u32::MAX;
@@ -92,15 +99,18 @@ impl Fifo {
 #[derive(Clone, Copy, Debug)]
 struct Flight {
     op: Op,
-    send: u32,
     /// When its send started.
     start: u64,
-    /// With links: the vertex its header is at, and (cut-through) the latest end of its
-    /// transmission on a link so far.
-    at: u32,
+    /// With links: (cut-through) the latest end of its transmission on a link so far.
     finish: u64,
-    /// Uniform links: its transmission time on a link (set at its first hop).
+    /// With uniform links: its transmission time on a link.
     work: u64,
+    /// With links: the link its header enters at its pending hop, found when the hop was
+    /// scheduled (so that a look ahead can load the link's state before the hop).
+    link: u64,
+    send: u32,
+    /// With links: the vertex that link leads to.
+    to: u32,
 }
 
 /// A link's state and figures (all zero until a message crosses it: a link is used when
@@ -322,6 +332,9 @@ impl<'d> DagExecution<'d> {
     pub fn run(mut self) -> Result<DagRun, DagFault> {
         while let Some(ev) = self.heap.pop() {
             self.now = ev.time;
+            if self.net.is_some() {
+                self.load_ahead();
+            }
             match ev.id & KIND {
                 0 => self.operation(ev),
                 MSG => self.message(ev),
@@ -338,6 +351,29 @@ impl<'d> DagExecution<'d> {
             }
         }
         self.figures()
+    }
+
+    /// With links: starts loading the flight of the message event [`FAR`] places ahead among
+    /// the events at this time, and the link state of the hop [`NEAR`] places ahead (its flight
+    /// loaded by then), so that their cache misses overlap with the events before them.
+    #[inline(always)]
+    fn load_ahead(&self) {
+        let flight = |e: &Ev| {
+            (e.id & KIND != 0)
+                .then(|| self.flights.get((e.id & !KIND) as usize))
+                .flatten()
+        };
+        if let Some(f) = self.heap.ahead(FAR).and_then(flight) {
+            prefetch(f);
+        }
+        if let Some(e) = self.heap.ahead(NEAR)
+            && e.id & KIND == HOP
+            && let Some(f) = flight(e)
+            && let Some(net) = &self.net
+            && let Some(l) = net.peek(f.link)
+        {
+            prefetch(l);
+        }
     }
 
     #[inline(always)]
@@ -414,6 +450,9 @@ impl<'d> DagExecution<'d> {
                 let slot = self.flight(i, t);
                 match &self.net {
                     Some(net) if net.node(op.rank) != net.node(op.peer) => {
+                        let hop = net.next_hop(net.node(op.rank), op.peer);
+                        let f = &mut self.flights[slot as usize];
+                        (f.link, f.to) = (hop.link, hop.to);
                         let at = t.saturating_add(self.ep.o);
                         self.push(at, HOP | slot);
                     }
@@ -489,62 +528,63 @@ impl<'d> DagExecution<'d> {
         }
     }
 
-    /// A message's header reaches the next link of its route (or the receiver's node).
+    /// A message's header reaches the next link of its route (found when the hop was
+    /// scheduled).
     fn hop(&mut self, slot: u32) {
         let now = self.now;
         let f = self.flights[slot as usize];
         let op = f.op;
         let net = self.net.as_mut().expect("hops only happen with links");
         let dst = net.node(op.peer);
-        let at = if f.at == NIL { net.node(op.rank) } else { f.at };
-        let topology = &net.links.interconnect.topology;
-        let Some(hop) = topology.next(at, dst) else {
-            return;
-        };
-        let last = hop.to == dst;
-        let work = if net.uniform && f.at != NIL {
+        let last = f.to == dst;
+        let work = if net.uniform {
             f.work
         } else {
-            wide_ceil_from_f64(op.size as f64 * net.per_byte / topology.capacity(hop.link))
-                .min(u128::from(TIME_LIMIT)) as u64
+            net.transmission(op.size, f.link)
         };
         let switching = net.links.interconnect.switching;
         let latency = net.latency;
-        let l = net.slot(hop.link);
+        let l = net.slot(f.link);
         let start = now.max(l.free_at);
         let finish = start.saturating_add(work);
         l.free_at = finish;
         l.busy += work;
         l.messages += 1;
         l.delay += finish - now;
-        let fl = &mut self.flights[slot as usize];
-        fl.at = hop.to;
-        fl.work = work;
-        fl.finish = fl.finish.max(finish);
         let (next, arrived) = match (switching, last) {
             (Switching::StoreAndForward, last) => (finish, last),
             (Switching::CutThrough, false) => (start, false),
-            (Switching::CutThrough, true) => (fl.finish, true),
+            (Switching::CutThrough, true) => (f.finish.max(finish), true),
         };
         let next = next.saturating_add(latency);
+        let fl = &mut self.flights[slot as usize];
+        fl.finish = fl.finish.max(finish);
         if arrived {
             let at = next.saturating_add(self.ep.l);
             self.check(at, op.rank);
             self.push(at, MSG | slot);
         } else {
+            let hop = net.next_hop(f.to, op.peer);
+            (fl.link, fl.to) = (hop.link, hop.to);
             self.check(next, op.rank);
             self.push(next, HOP | slot);
         }
     }
 
     fn flight(&mut self, send: u32, start: u64) -> u32 {
+        let op = *self.dag.op(send);
+        let work = match &self.net {
+            Some(net) if net.uniform => net.transmission(op.size, 0),
+            _ => 0,
+        };
         let f = Flight {
-            op: *self.dag.op(send),
-            send,
+            op,
             start,
-            at: NIL,
             finish: 0,
-            work: 0,
+            work,
+            link: 0,
+            send,
+            to: NIL,
         };
         match self.free_flights.pop() {
             Some(s) => {
@@ -835,6 +875,33 @@ impl Net<'_> {
     #[inline(always)]
     fn node(&self, rank: u32) -> u32 {
         rank / self.links.ranks_per_node
+    }
+
+    /// The next hop from vertex `at` towards `rank`'s node (not `at`).
+    #[inline(always)]
+    fn next_hop(&self, at: u32, rank: u32) -> Hop {
+        self.links
+            .interconnect
+            .topology
+            .next(at, self.node(rank))
+            .expect("a message in the network is not yet at its destination")
+    }
+
+    /// The transmission time of `bytes` on `link`.
+    #[inline(always)]
+    fn transmission(&self, bytes: u64, link: u64) -> u64 {
+        let capacity = self.links.interconnect.topology.capacity(link);
+        wide_ceil_from_f64(bytes as f64 * self.per_byte / capacity).min(u128::from(TIME_LIMIT))
+            as u64
+    }
+
+    /// The state of `link`, if it is kept in the array (for a prefetch).
+    #[inline(always)]
+    fn peek(&self, link: u64) -> Option<&LinkRun> {
+        match &self.runs {
+            LinkRuns::Direct(v) => v.get(link as usize),
+            LinkRuns::Sparse(_) => None,
+        }
     }
 
     #[inline(always)]
