@@ -59,6 +59,9 @@ impl Default for Queue {
     }
 }
 
+/// The most events an emptied bucket keeps room for (64 KiB); a larger bucket is freed.
+const KEPT_CAPACITY: usize = 4096;
+
 /// The radix heap.
 #[derive(Debug)]
 pub struct Radix {
@@ -126,9 +129,12 @@ impl Radix {
                 self.buckets[k - 1].push(e);
             }
         }
-        moving.clear();
-        // keep the emptied bucket's capacity
-        self.buckets[b] = moving;
+        // keep the emptied bucket's capacity unless it is large: the buckets' capacities
+        // would otherwise add up to several times the most events ever pending
+        if moving.capacity() <= KEPT_CAPACITY {
+            moving.clear();
+            self.buckets[b] = moving;
+        }
         self.now.sort_unstable_by_key(|e| e.stamp);
         Some(())
     }
