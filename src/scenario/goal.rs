@@ -739,7 +739,7 @@ mod tests {
         assert_eq!(d.len(), 5);
         assert_eq!(d.cpus(), 2);
         assert_eq!(d.nics(), 3);
-        let o = |i| *d.op(i);
+        let o = |i| d.op(i);
         assert_eq!(
             (o(0).kind, o(0).peer, o(0).size, o(0).tag),
             (OpKind::Send, 1, 8, 5)

@@ -30,10 +30,12 @@
 //! operation that never became ready (a cycle of dependencies) is a [`DagFault`]: LogGOPSim
 //! prints no times for the first two and ignores the third.
 //!
-//! **Cost.** An operation is a 32-byte record read once or twice; an event is 16 bytes in a
-//! binary heap; the per-rank state is three times per CPU or NIC and four queue ends. Nothing is
-//! allocated per event once the vectors have grown.
+//! **Cost.** An operation is a 16-byte record read once or twice and a one-byte counter of the
+//! dependencies it waits for; an event is 16 bytes in a radix or binary heap; the per-rank state
+//! is three times per CPU or NIC and four queue ends. Nothing is allocated per event once the
+//! vectors have grown.
 
+mod counters;
 mod queue;
 mod sort;
 
@@ -45,6 +47,7 @@ use crate::program::dag::{ANY, Dag, Op, OpKind, TICKS_PER_SECOND};
 use crate::program::schedule::{Endpoints, Links, Machine, ReadyOrder};
 use crate::program::{Sharing, Switching};
 use crate::time::wide_ceil_from_f64;
+use counters::Counters;
 use queue::{Ev, Queue as Events};
 
 /// Event ids: an operation's index, or a message (its in-flight slot) arriving at the receiver,
@@ -177,7 +180,7 @@ pub struct DagExecution<'d> {
     order: ReadyOrder,
     cpus: usize,
     nics: usize,
-    counters: Vec<u32>,
+    counters: Counters,
     cpu_free: Vec<u64>,
     send_free: Vec<u64>,
     recv_free: Vec<u64>,
@@ -191,8 +194,9 @@ pub struct DagExecution<'d> {
     heap: Events,
     stamp: u32,
     now: u64,
-    ready: Vec<u32>,
-    batch: Vec<u32>,
+    /// Operations that became ready, with their rank.
+    ready: Vec<(u32, u32)>,
+    batch: Vec<(u32, u32)>,
     scratch: Vec<(u8, u32)>,
     events: u64,
     requeued: u64,
@@ -260,10 +264,7 @@ impl<'d> DagExecution<'d> {
             order: machine.order,
             cpus,
             nics,
-            counters: dag.ops_with_sentinel()[..dag.len()]
-                .iter()
-                .map(|op| op.deps)
-                .collect(),
+            counters: Counters::new(dag),
             cpu_free: vec![0; p * cpus],
             send_free: vec![0; p * nics],
             recv_free: vec![0; p * nics],
@@ -291,11 +292,11 @@ impl<'d> DagExecution<'d> {
         // every rank's operations without dependencies, in file order, sorted by kind
         for r in 0..dag.ranks() {
             for i in dag.rank_ops(r) {
-                if dag.op(i).deps == 0 {
-                    ex.ready.push(i);
+                if ex.counters.is_free(i) {
+                    ex.ready.push((r, i));
                 }
             }
-            ex.release_rank(0, true);
+            ex.release_rank(r, true);
         }
         Ok(ex)
     }
@@ -364,7 +365,7 @@ impl<'d> DagExecution<'d> {
     /// An operation's event: start it if its resources are free, else put it back.
     fn operation(&mut self, ev: Ev) {
         let i = ev.id;
-        let op = *self.dag.op(i);
+        let op = self.dag.op(i);
         let h = op.rank as usize;
         let t = ev.time;
         let c = h * self.cpus + usize::from(op.cpu);
@@ -379,8 +380,8 @@ impl<'d> DagExecution<'d> {
                 self.check(end, op.rank);
                 self.cpu_free[c] = end;
                 self.compute[h] += op.size;
-                self.started(i);
-                self.done(i);
+                self.started(i, op.rank);
+                self.done(i, op.rank);
             }
             OpKind::Send => {
                 let n = h * self.nics + usize::from(op.nic);
@@ -389,11 +390,11 @@ impl<'d> DagExecution<'d> {
                     return self.requeue(ev, free);
                 }
                 self.events += 1;
-                self.started(i);
+                self.started(i, op.rank);
                 self.cpu_free[c] = t.saturating_add(self.ep.send_cpu(op.size));
                 self.send_free[n] = t.saturating_add(self.ep.nic(op.size));
                 self.check(self.cpu_free[c].max(self.send_free[n]), op.rank);
-                let slot = self.flight(i, t);
+                let slot = self.flight(op, i, t);
                 match &self.net {
                     Some(net) if net.node(op.rank) != net.node(op.peer) => {
                         let at = t.saturating_add(self.ep.o);
@@ -406,26 +407,26 @@ impl<'d> DagExecution<'d> {
                     }
                 }
                 if op.size <= self.ep.s {
-                    self.done(i);
+                    self.done(i, op.rank);
                 }
             }
             OpKind::Recv => {
                 self.events += 1;
-                self.started(i);
+                self.started(i, op.rank);
                 match self.take(Queue::Unexpected, h, op.peer, op.tag) {
                     Some((send, slot)) => {
                         self.free_flights.push(slot);
                         if op.size > self.ep.s {
                             // rendezvous: the send completes now; LogGOPSim bumps the sender's
                             // CPU and NIC with the *receive's* indices
-                            let s = self.dag.op(send).rank as usize;
-                            let sc = s * self.cpus + usize::from(op.cpu);
-                            let sn = s * self.nics + usize::from(op.nic);
+                            let s = self.dag.rank_of(send);
+                            let sc = s as usize * self.cpus + usize::from(op.cpu);
+                            let sn = s as usize * self.nics + usize::from(op.nic);
                             self.cpu_free[sc] = self.cpu_free[sc].max(t);
                             self.send_free[sn] = self.send_free[sn].max(t);
-                            self.done(send);
+                            self.done(send, s);
                         }
-                        self.done(i);
+                        self.done(i, op.rank);
                     }
                     None => self.enqueue(Queue::Posted, h, i, NIL, op.peer, op.tag),
                 }
@@ -463,9 +464,9 @@ impl<'d> DagExecution<'d> {
                     let sn = s * self.nics + usize::from(op.nic);
                     self.cpu_free[sc] = self.cpu_free[sc].max(t);
                     self.send_free[sn] = self.send_free[sn].max(t);
-                    self.done(f.send);
+                    self.done(f.send, op.rank);
                 }
-                self.done(recv);
+                self.done(recv, op.peer);
             }
             None => self.enqueue(Queue::Unexpected, h, f.send, slot, op.rank, op.tag),
         }
@@ -514,9 +515,9 @@ impl<'d> DagExecution<'d> {
         }
     }
 
-    fn flight(&mut self, send: u32, start: u64) -> u32 {
+    fn flight(&mut self, op: Op, send: u32, start: u64) -> u32 {
         let f = Flight {
-            op: *self.dag.op(send),
+            op,
             send,
             start,
             at: NIL,
@@ -534,33 +535,28 @@ impl<'d> DagExecution<'d> {
         }
     }
 
-    /// Operation `i` started: its `irequires` dependents may become ready.
+    /// Operation `i` of `rank` started: its `irequires` dependents may become ready.
     #[inline(always)]
-    fn started(&mut self, i: u32) {
+    fn started(&mut self, i: u32, rank: u32) {
         for &e in self.dag.raw_dependents(i) {
             if Dag::is_start_edge(e) {
                 let a = Dag::edge_target(e);
-                let c = &mut self.counters[a as usize];
-                // wrapping, as LogGOPSim's counter: an operation finished twice (a rendezvous
-                // send whose receive disagrees on the size) never makes a dependent ready twice
-                *c = c.wrapping_sub(1);
-                if *c == 0 {
-                    self.ready.push(a);
+                // as LogGOPSim's counter: an operation finished twice (a rendezvous send whose
+                // receive disagrees on the size) never makes a dependent ready twice
+                if self.counters.satisfy(a) {
+                    self.ready.push((rank, a));
                 }
             }
         }
     }
 
-    /// Operation `i` finished: its `requires` dependents may become ready.
+    /// Operation `i` of `rank` finished: its `requires` dependents (of the same rank) may
+    /// become ready.
     #[inline(always)]
-    fn done(&mut self, i: u32) {
+    fn done(&mut self, i: u32, rank: u32) {
         for &e in self.dag.raw_dependents(i) {
-            if !Dag::is_start_edge(e) {
-                let c = &mut self.counters[e as usize];
-                *c = c.wrapping_sub(1);
-                if *c == 0 {
-                    self.ready.push(e);
-                }
+            if !Dag::is_start_edge(e) && self.counters.satisfy(e) {
+                self.ready.push((rank, e));
             }
         }
     }
@@ -568,51 +564,50 @@ impl<'d> DagExecution<'d> {
     /// Starts the operations that became ready, rank by rank in increasing order.
     fn release(&mut self) {
         if self.ready.len() > 1 {
-            let dag = self.dag;
             // stable: within a rank, the order they became ready in
-            self.ready.sort_by_key(|&i| dag.op(i).rank);
+            self.ready.sort_by_key(|&(rank, _)| rank);
         }
         let mut all = std::mem::take(&mut self.batch);
         std::mem::swap(&mut all, &mut self.ready);
         // `all` holds the ready operations, `ready` the (empty) buffer of `batch`
         let mut k = 0;
         while k < all.len() {
-            let rank = self.dag.op(all[k]).rank;
+            let rank = all[k].0;
             let mut j = k + 1;
-            while j < all.len() && self.dag.op(all[j]).rank == rank {
+            while j < all.len() && all[j].0 == rank {
                 j += 1;
             }
             self.ready.extend_from_slice(&all[k..j]);
-            self.release_rank(self.now, false);
+            self.release_rank(rank, false);
             k = j;
         }
         all.clear();
         self.batch = all;
     }
 
-    /// Starts the ready operations of one rank (all in `ready`), sorted by kind: at time 0
+    /// Starts the ready operations of `rank` (all in `ready`), sorted by kind: at time 0
     /// initially, else when their resources are free.
-    fn release_rank(&mut self, _now: u64, initial: bool) {
+    fn release_rank(&mut self, rank: u32, initial: bool) {
         let dag = self.dag;
         if self.ready.len() > 1 {
             self.scratch.clear();
             self.scratch
-                .extend(self.ready.iter().map(|&i| (dag.op(i).kind as u8, i)));
+                .extend(self.ready.iter().map(|&(_, i)| (dag.kind(i) as u8, i)));
             match self.order {
                 ReadyOrder::Program => sort::stable(&mut self.scratch, |x| x.0),
                 ReadyOrder::LogGopSim => sort::libstdcxx(&mut self.scratch, |x| x.0),
             }
             for (k, &(_, i)) in self.scratch.iter().enumerate() {
-                self.ready[k] = i;
+                self.ready[k].1 = i;
             }
         }
         for k in 0..self.ready.len() {
-            let i = self.ready[k];
-            let op = dag.op(i);
+            let i = self.ready[k].1;
+            let op = dag.op_in(i, rank);
             let time = if initial {
                 0
             } else {
-                let h = op.rank as usize;
+                let h = rank as usize;
                 let c = self.cpu_free[h * self.cpus + usize::from(op.cpu)];
                 if op.kind == OpKind::Send {
                     c.max(self.send_free[h * self.nics + usize::from(op.nic)])
@@ -703,8 +698,8 @@ impl<'d> DagExecution<'d> {
                     let e = self.entries[cur as usize];
                     n += 1;
                     if examples.len() < 5 {
-                        let local = e.op - dag.rank_ops(dag.op(e.op).rank).start;
-                        let rank = dag.op(e.op).rank;
+                        let rank = dag.rank_of(e.op);
+                        let local = e.op - dag.rank_ops(rank).start;
                         examples.push(format!(
                             "{what} rank {rank} operation {local} ({}){}",
                             dag.describe(e.op),
@@ -723,20 +718,17 @@ impl<'d> DagExecution<'d> {
         let unmatched_receives = count(&self.posted, "receive of", &mut examples);
         let unreceived = count(&self.unexpected, "message of", &mut examples);
         let mut never_ready = 0;
-        for (i, &c) in self.counters.iter().enumerate() {
-            // a counter that wrapped past zero belongs to an operation that ran and was then
-            // released once more (an eager send finished again by a receive larger than `S`,
-            // as LogGOPSim does): not one that never became ready
-            if c > 0 && c <= dag.op(i as u32).deps {
-                never_ready += 1;
-                if examples.len() < 5 {
-                    let rank = dag.op(i as u32).rank;
-                    examples.push(format!(
-                        "rank {rank} operation {} ({}) never ready",
-                        i as u32 - dag.rank_ops(rank).start,
-                        dag.describe(i as u32)
-                    ));
-                }
+        // not counted: an operation that ran and was then released once more (an eager send
+        // finished again by a receive larger than `S`, as LogGOPSim does)
+        for i in self.counters.never_ready() {
+            never_ready += 1;
+            if examples.len() < 5 {
+                let rank = dag.rank_of(i);
+                examples.push(format!(
+                    "rank {rank} operation {} ({}) never ready",
+                    i - dag.rank_ops(rank).start,
+                    dag.describe(i)
+                ));
             }
         }
         if unmatched_receives + unreceived + never_ready > 0 {
