@@ -271,6 +271,25 @@ impl Dag {
         }
     }
 
+    /// What [`Dag::op`] reads first of operation `i`, for a prefetch: its record and its entry
+    /// of the table of ranks.
+    #[inline(always)]
+    pub fn op_memory(&self, i: u32) -> (Option<&impl Sized>, Option<&u32>) {
+        (
+            self.ops.get(i as usize),
+            self.rank_block.get((i >> RANK_SHIFT) as usize),
+        )
+    }
+
+    /// Where operation `i`'s dependents start in the edge array (reads its record), for a
+    /// prefetch.
+    #[inline(always)]
+    pub fn dependents_memory(&self, i: u32) -> Option<&u32> {
+        self.ops
+            .get(i as usize)
+            .and_then(|r| self.edges.get(r.edges as usize))
+    }
+
     /// What operation `i` does.
     #[inline(always)]
     pub fn kind(&self, i: u32) -> OpKind {

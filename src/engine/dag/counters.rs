@@ -10,6 +10,7 @@
 
 use rustc_hash::FxHashMap;
 
+use crate::engine::prefetch::prefetch;
 use crate::program::dag::Dag;
 
 /// The largest count kept in the byte.
@@ -49,6 +50,14 @@ impl Counters {
             *deps = *count;
         }
         Counters { small, large }
+    }
+
+    /// Starts loading operation `i`'s counter (and its neighbours', those of its dependents).
+    #[inline(always)]
+    pub fn prefetch(&self, i: u32) {
+        if let Some(c) = self.small.get(i as usize) {
+            prefetch(c);
+        }
     }
 
     /// Whether operation `i` waits for nothing.

@@ -43,6 +43,7 @@ pub use sort::{libstdcxx as libstdcxx_sort, stable as stable_sort};
 
 use rustc_hash::FxHashMap;
 
+use crate::engine::prefetch::prefetch;
 use crate::program::dag::{ANY, Dag, Op, OpKind, TICKS_PER_SECOND};
 use crate::program::schedule::{Endpoints, Links, Machine, ReadyOrder};
 use crate::program::{Sharing, Switching};
@@ -58,6 +59,9 @@ const KIND: u32 = 3 << 30;
 
 /// No queue entry.
 const NIL: u32 = u32::MAX;
+
+/// How many events ahead [`DagExecution::run`] starts loading records.
+const LOAD_AHEAD: usize = 16;
 
 /// Times from here on are refused (`2^62` ps, about 53 days).
 const TIME_LIMIT: u64 = 1 << 62;
@@ -304,6 +308,7 @@ impl<'d> DagExecution<'d> {
     /// Runs the schedule to the end.
     pub fn run(mut self) -> Result<DagRun, DagFault> {
         while let Some(ev) = self.heap.pop() {
+            self.load_ahead();
             self.now = ev.time;
             match ev.id & KIND {
                 0 => self.operation(ev),
@@ -321,6 +326,34 @@ impl<'d> DagExecution<'d> {
             }
         }
         self.figures()
+    }
+
+    /// Starts loading the records of the event [`LOAD_AHEAD`] places ahead (an operation's, a
+    /// message's in-flight slot), so that their cache misses overlap with the events before it.
+    #[inline(always)]
+    fn load_ahead(&self) {
+        if let Some(e) = self.heap.ahead(LOAD_AHEAD) {
+            match e.id & KIND {
+                0 => {
+                    let (record, rank) = self.dag.op_memory(e.id);
+                    record.map(prefetch);
+                    rank.map(prefetch);
+                    self.counters.prefetch(e.id);
+                }
+                MSG => {
+                    if let Some(f) = self.flights.get((e.id & !KIND) as usize) {
+                        prefetch(f);
+                    }
+                }
+                _ => {}
+            }
+        }
+        // half as far ahead, the operation's record has arrived: its dependents next
+        if let Some(e) = self.heap.ahead(LOAD_AHEAD / 2)
+            && e.id & KIND == 0
+        {
+            self.dag.dependents_memory(e.id).map(prefetch);
+        }
     }
 
     #[inline(always)]

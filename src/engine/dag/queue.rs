@@ -178,6 +178,16 @@ impl Queue {
         }
     }
 
+    /// The event `k` places after the next one, if the radix heap knows it without work (it is
+    /// among the events at the current time).
+    #[inline(always)]
+    pub fn ahead(&self, k: usize) -> Option<Ev> {
+        match self {
+            Queue::Radix(r) => r.now.get(r.head + k).copied(),
+            Queue::Binary(_) => None,
+        }
+    }
+
     /// Every pending event, removed, in no particular order.
     pub fn drain(&mut self) -> Vec<Ev> {
         match self {
