@@ -420,7 +420,7 @@ impl Dag {
                 std::cmp::Ordering::Less => a += 1,
                 std::cmp::Ordering::Greater => b += 1,
                 std::cmp::Ordering::Equal => {
-                    let size = self.op_in(ks.3, kr.1).size;
+                    let size = self.op_in(ks.3, ks.1).size;
                     self.set_size(kr.3, size);
                     a += 1;
                     b += 1;
