@@ -9,11 +9,15 @@
 //! ([`super::lower`]), GOAL files are read into it (`crate::scenario::goal`) and written from it
 //! ([`write_goal`]); the executor `crate::engine::dag` runs it on LogGP endpoints.
 //!
-//! **Memory.** A schedule of `10^8` operations must fit: an operation is one 32-byte [`Op`]
-//! record (its rank, kind, peer, size, tag, CPU and NIC, how many operations it waits for, and
-//! where its dependents start), and a dependency is one `u32` in a single edge array (the
-//! dependent's index, its top bit set for `irequires`). No string, no per-rank vector, no
-//! allocation per operation. [`DagBuilder`] takes one rank at a time, in order, and sorts that
+//! **Memory.** A schedule of `10^8` operations must fit: an operation is one 16-byte record
+//! (its size, tag, where its dependents start, and in one word its peer, kind, CPU and NIC),
+//! and a dependency is one `u32` in a single edge array (the dependent's index, its top bit set
+//! for `irequires`). An operation's rank is not stored: it is found from the ranks' first
+//! operations through a table of one rank per [`RANK_BLOCK`] operations. The rare operation
+//! whose size passes 32 bits or whose CPU or NIC passes 2 is *wide*: its record holds an index
+//! into a side table of full values. How many operations each waits for is not stored either
+//! (the executor counts the edges). [`Dag::op`] gives the decoded [`Op`]. No string, no
+//! per-rank vector, no allocation per operation. [`DagBuilder`] takes one rank at a time, in order, and sorts that
 //! rank's dependencies into the edge array when the rank ends, so a reader streams a file of any
 //! size through it.
 //!
@@ -47,6 +51,21 @@ pub const MAX_DAG_RANKS: u32 = 1 << 24;
 /// The flag of an `irequires` edge.
 const START_EDGE: u32 = 1 << 31;
 
+/// Operations per entry of the table that finds an operation's rank.
+pub const RANK_BLOCK: u32 = 1 << RANK_SHIFT;
+const RANK_SHIFT: u32 = 4;
+
+/// A record's word: the peer in its low 25 bits ([`ANY`] as `PEER_ANY`), then the kind, the
+/// wide flag, the CPU and the NIC.
+const PEER_BITS: u32 = 25;
+const PEER_ANY: u32 = (1 << PEER_BITS) - 1;
+const KIND_SHIFT: u32 = PEER_BITS;
+const WIDE: u32 = 1 << 27;
+const CPU_SHIFT: u32 = 28;
+const NIC_SHIFT: u32 = 30;
+/// The CPUs and NICs a record holds inline (`0..4`); higher ones make it wide.
+const SMALL_UNIT: u8 = 4;
+
 /// What an operation does. The numeric order (send, receive, calc) is the order LogGOPSim gives
 /// operations that become ready together.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -74,9 +93,8 @@ impl OpKind {
     }
 }
 
-/// One operation: 32 bytes.
+/// One operation, decoded from its record ([`Dag::op`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[repr(C)]
 pub struct Op {
     /// Bytes (send, recv) or ticks (calc).
     pub size: u64,
@@ -84,11 +102,6 @@ pub struct Op {
     pub peer: u32,
     /// Tag or [`ANY`]; 0 for a calc.
     pub tag: u32,
-    /// Index of its first dependent in the schedule's edge array ([`Dag::raw_dependents`]; the
-    /// next operation's `edges` ends them).
-    pub edges: u32,
-    /// How many operations it waits for (its `requires` and `irequires`).
-    pub deps: u32,
     /// Its rank.
     pub rank: u32,
     /// What it does.
@@ -97,6 +110,54 @@ pub struct Op {
     pub cpu: u8,
     /// The NIC of its rank it uses (sends and receives).
     pub nic: u8,
+}
+
+/// An operation as stored: 16 bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Record {
+    /// Bytes or ticks; for a wide record, its index in the schedule's table of wide ones.
+    size: u32,
+    tag: u32,
+    /// Index of its first dependent in the edge array (the next record's `edges` ends them).
+    edges: u32,
+    /// Peer, kind, wide flag, CPU and NIC (`PEER_BITS` and after).
+    word: u32,
+}
+
+/// The full size, CPU and NIC of a wide record.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Wide {
+    size: u64,
+    cpu: u8,
+    nic: u8,
+}
+
+impl OpKind {
+    fn code(self) -> u32 {
+        match self {
+            OpKind::End => 0,
+            OpKind::Send => 1,
+            OpKind::Recv => 2,
+            OpKind::Calc => 3,
+        }
+    }
+
+    #[inline(always)]
+    fn from_code(c: u32) -> OpKind {
+        match c & 3 {
+            1 => OpKind::Send,
+            2 => OpKind::Recv,
+            3 => OpKind::Calc,
+            _ => OpKind::End,
+        }
+    }
+}
+
+impl Record {
+    #[inline(always)]
+    fn kind(self) -> OpKind {
+        OpKind::from_code(self.word >> KIND_SHIFT)
+    }
 }
 
 /// How an operation waits for another.
@@ -123,11 +184,16 @@ impl Dependency {
 pub struct Dag {
     ranks: u32,
     /// Every operation, rank by rank, then one [`OpKind::End`] sentinel.
-    ops: Vec<Op>,
+    ops: Vec<Record>,
     /// Dependents, grouped by the operation they depend on.
     edges: Vec<u32>,
     /// Index of each rank's first operation, and the total at the end.
     rank_start: Vec<u32>,
+    /// Per block of [`RANK_BLOCK`] records (the last one clamped to the sentinel): the rank of
+    /// its first record; one entry more than there are blocks.
+    rank_block: Vec<u32>,
+    /// The full values of wide records.
+    wide: Vec<Wide>,
     cpus: u8,
     nics: u8,
     sends: u64,
@@ -171,13 +237,82 @@ impl Dag {
 
     /// Operation `i` (a global index).
     #[inline(always)]
-    pub fn op(&self, i: u32) -> &Op {
-        &self.ops[i as usize]
+    pub fn op(&self, i: u32) -> Op {
+        self.op_in(i, self.rank_of(i))
     }
 
-    /// Every operation, rank by rank, followed by one [`OpKind::End`] sentinel.
-    pub fn ops_with_sentinel(&self) -> &[Op] {
-        &self.ops
+    /// Operation `i`, known to belong to `rank` (saves finding the rank).
+    #[inline(always)]
+    pub fn op_in(&self, i: u32, rank: u32) -> Op {
+        debug_assert_eq!(rank, self.rank_of(i));
+        let r = self.ops[i as usize];
+        let peer = match r.word & PEER_ANY {
+            PEER_ANY => ANY,
+            p => p,
+        };
+        let (size, cpu, nic) = if r.word & WIDE == 0 {
+            (
+                u64::from(r.size),
+                (r.word >> CPU_SHIFT) as u8 & 3,
+                (r.word >> NIC_SHIFT) as u8 & 3,
+            )
+        } else {
+            let w = self.wide[r.size as usize];
+            (w.size, w.cpu, w.nic)
+        };
+        Op {
+            size,
+            peer,
+            tag: r.tag,
+            rank,
+            kind: r.kind(),
+            cpu,
+            nic,
+        }
+    }
+
+    /// What [`Dag::op`] reads first of operation `i`, for a prefetch: its record and its entry
+    /// of the table of ranks.
+    #[inline(always)]
+    pub fn op_memory(&self, i: u32) -> (Option<&impl Sized>, Option<&u32>) {
+        (
+            self.ops.get(i as usize),
+            self.rank_block.get((i >> RANK_SHIFT) as usize),
+        )
+    }
+
+    /// Where operation `i`'s dependents start in the edge array (reads its record), for a
+    /// prefetch.
+    #[inline(always)]
+    pub fn dependents_memory(&self, i: u32) -> Option<&u32> {
+        self.ops
+            .get(i as usize)
+            .and_then(|r| self.edges.get(r.edges as usize))
+    }
+
+    /// What operation `i` does.
+    #[inline(always)]
+    pub fn kind(&self, i: u32) -> OpKind {
+        self.ops[i as usize].kind()
+    }
+
+    /// The rank of operation `i` (the number of ranks for the sentinel).
+    #[inline(always)]
+    pub fn rank_of(&self, i: u32) -> u32 {
+        let b = (i >> RANK_SHIFT) as usize;
+        let (lo, hi) = (self.rank_block[b], self.rank_block[b + 1]);
+        if lo == hi {
+            return lo;
+        }
+        // the last rank from `lo` whose first operation is at or before `i` (ranks without
+        // operations share their first index with the next)
+        lo + self.rank_start[lo as usize + 1..=hi as usize].partition_point(|&s| s <= i) as u32
+    }
+
+    /// The dependents of every operation as stored, grouped by the operation depended on (see
+    /// [`Dag::raw_dependents`]).
+    pub fn raw_edges(&self) -> &[u32] {
+        &self.edges
     }
 
     /// The global indices of rank `r`'s operations.
@@ -221,15 +356,36 @@ impl Dag {
 
     /// Bytes the schedule holds in memory (its vectors' lengths).
     pub fn memory(&self) -> usize {
-        self.ops.len() * size_of::<Op>() + self.edges.len() * 4 + self.rank_start.len() * 4
+        self.ops.len() * size_of::<Record>()
+            + self.edges.len() * 4
+            + (self.rank_start.len() + self.rank_block.len()) * 4
+            + self.wide.len() * size_of::<Wide>()
     }
 
     /// The operation as one GOAL statement (without label), e.g. `send 8b to 3 tag 0`, with the
     /// calc's time in nanoseconds.
     pub fn describe(&self, i: u32) -> String {
         let mut s = Vec::new();
-        write_op(&mut s, &self.ops[i as usize]).expect("writing to a Vec cannot fail");
+        write_op(&mut s, &self.op(i)).expect("writing to a Vec cannot fail");
         String::from_utf8(s).expect("GOAL statements are ASCII")
+    }
+
+    /// Sets operation `i`'s size, making its record wide if the size needs it.
+    fn set_size(&mut self, i: u32, size: u64) {
+        let r = &mut self.ops[i as usize];
+        if r.word & WIDE != 0 {
+            self.wide[r.size as usize].size = size;
+        } else if let Ok(small) = u32::try_from(size) {
+            r.size = small;
+        } else {
+            let (cpu, nic) = (
+                (r.word >> CPU_SHIFT) as u8 & 3,
+                (r.word >> NIC_SHIFT) as u8 & 3,
+            );
+            r.word = (r.word & (PEER_ANY | 3 << KIND_SHIFT)) | WIDE;
+            r.size = self.wide.len() as u32;
+            self.wide.push(Wide { size, cpu, nic });
+        }
     }
 }
 
@@ -240,20 +396,19 @@ impl Dag {
     /// receives in that order, as a lowered sequential program does). Receives no send matches
     /// keep their size.
     pub fn fill_receive_sizes(&mut self) {
-        let n = self.len() as u32;
-        let key = |op: &Op| (op.peer, op.rank, op.tag);
         let mut sends: Vec<(u32, u32, u32, u32)> = Vec::new();
         let mut recvs: Vec<(u32, u32, u32, u32)> = Vec::new();
-        for i in 0..n {
-            let op = &self.ops[i as usize];
-            match op.kind {
-                // (destination, source, tag, index)
-                OpKind::Send => sends.push((op.peer, op.rank, op.tag, i)),
-                OpKind::Recv if op.peer != ANY && op.tag != ANY => {
-                    let (src, dst, tag) = key(op);
-                    recvs.push((dst, src, tag, i));
+        for r in 0..self.ranks {
+            for i in self.rank_ops(r) {
+                let op = self.op_in(i, r);
+                match op.kind {
+                    // (destination, source, tag, index)
+                    OpKind::Send => sends.push((op.peer, r, op.tag, i)),
+                    OpKind::Recv if op.peer != ANY && op.tag != ANY => {
+                        recvs.push((r, op.peer, op.tag, i));
+                    }
+                    _ => {}
                 }
-                _ => {}
             }
         }
         sends.sort_unstable();
@@ -265,8 +420,8 @@ impl Dag {
                 std::cmp::Ordering::Less => a += 1,
                 std::cmp::Ordering::Greater => b += 1,
                 std::cmp::Ordering::Equal => {
-                    let size = self.ops[ks.3 as usize].size;
-                    self.ops[kr.3 as usize].size = size;
+                    let size = self.op_in(ks.3, ks.1).size;
+                    self.set_size(kr.3, size);
                     a += 1;
                     b += 1;
                 }
@@ -317,6 +472,8 @@ impl DagBuilder {
                 ops: Vec::new(),
                 edges: Vec::new(),
                 rank_start,
+                rank_block: Vec::new(),
+                wide: Vec::new(),
                 cpus: 1,
                 nics: 1,
                 sends: 0,
@@ -376,20 +533,28 @@ impl DagBuilder {
                 "the schedule has more than {MAX_OPS} operations"
             )));
         }
-        let rank = self.next_rank();
         self.dag.cpus = self.dag.cpus.max(cpu.saturating_add(1));
         self.dag.nics = self.dag.nics.max(nic.saturating_add(1));
-        self.dag.ops.push(Op {
-            size,
-            peer,
-            tag,
-            edges: 0,
-            deps: 0,
-            rank,
-            kind,
-            cpu,
-            nic,
-        });
+        let peer = if peer == ANY { PEER_ANY } else { peer };
+        let word = peer | kind.code() << KIND_SHIFT;
+        let record = match u32::try_from(size) {
+            Ok(small) if cpu < SMALL_UNIT && nic < SMALL_UNIT => Record {
+                size: small,
+                tag,
+                edges: 0,
+                word: word | u32::from(cpu) << CPU_SHIFT | u32::from(nic) << NIC_SHIFT,
+            },
+            _ => {
+                self.dag.wide.push(Wide { size, cpu, nic });
+                Record {
+                    size: (self.dag.wide.len() - 1) as u32,
+                    tag,
+                    edges: 0,
+                    word: word | WIDE,
+                }
+            }
+        };
+        self.dag.ops.push(record);
         Ok(self.dag.ops.len() as u32 - 1 - start)
     }
 
@@ -482,7 +647,6 @@ impl DagBuilder {
             let slot = &mut self.slots[b as usize];
             self.dag.edges[base + *slot as usize] = ((a & !START_EDGE) + start) | (a & START_EDGE);
             *slot += 1;
-            self.dag.ops[((a & !START_EDGE) + start) as usize].deps += 1;
         }
         self.pending.clear();
         self.dag.rank_start.push(self.dag.ops.len() as u32);
@@ -499,19 +663,29 @@ impl DagBuilder {
             )));
         }
         let end = self.dag.edges.len() as u32;
-        self.dag.ops.push(Op {
+        self.dag.ops.push(Record {
             size: 0,
-            peer: 0,
             tag: 0,
             edges: end,
-            deps: 0,
-            rank: self.dag.ranks,
-            kind: OpKind::End,
-            cpu: 0,
-            nic: 0,
+            word: OpKind::End.code() << KIND_SHIFT,
         });
         self.dag.ops.shrink_to_fit();
         self.dag.edges.shrink_to_fit();
+        self.dag.wide.shrink_to_fit();
+        // the rank of each block's first record (the last block's end clamped to the sentinel)
+        let records = self.dag.ops.len() as u64;
+        let blocks = records.div_ceil(u64::from(RANK_BLOCK)) + 1;
+        let starts = &self.dag.rank_start;
+        let mut block = Vec::with_capacity(blocks as usize);
+        let mut r = 0;
+        for b in 0..blocks {
+            let i = (b << RANK_SHIFT).min(records - 1) as u32;
+            while r < self.dag.ranks && starts[r as usize + 1] <= i {
+                r += 1;
+            }
+            block.push(r);
+        }
+        self.dag.rank_block = block;
         Ok(self.dag)
     }
 }
@@ -529,12 +703,12 @@ pub fn write_goal(dag: &Dag, w: &mut impl Write) -> io::Result<u64> {
         let ops = dag.rank_ops(r);
         let first = ops.start;
         for i in ops.clone() {
-            let op = dag.op(i);
+            let op = dag.op_in(i, r);
             if op.kind == OpKind::Calc && !op.size.is_multiple_of(TICKS_PER_NS) {
                 rounded += 1;
             }
             write!(w, "l{}: ", i - first)?;
-            write_op(w, op)?;
+            write_op(w, &op)?;
             w.write_all(b"\n")?;
         }
         for b in ops {
@@ -626,14 +800,65 @@ mod tests {
             d.dependents(1).collect::<Vec<_>>(),
             [(2, Dependency::Requires)]
         );
-        assert_eq!(d.op(2).deps, 2);
+        let waits_for = |i| {
+            d.raw_edges()
+                .iter()
+                .filter(|&&e| Dag::edge_target(e) == i)
+                .count()
+        };
+        assert_eq!(waits_for(2), 2);
         assert_eq!(
             d.dependents(3).collect::<Vec<_>>(),
             [(4, Dependency::Requires)]
         );
         assert_eq!(d.op(4).rank, 1);
         assert_eq!(d.rank_ops(1), 3..5);
-        assert_eq!(size_of::<Op>(), 32);
+        assert_eq!(size_of::<Record>(), 16);
+    }
+
+    /// Sizes past 32 bits and CPUs or NICs past 3 go to the side table and come back whole;
+    /// ranks are found across empty ranks and blocks of many small ranks.
+    #[test]
+    fn wide_operations_and_ranks_come_back_whole() {
+        let ranks = 70;
+        let mut b = DagBuilder::new(ranks).unwrap();
+        let mut expected = Vec::new();
+        for r in 0..ranks {
+            b.begin_rank().unwrap();
+            // rank r has r % 5 operations (none for every fifth rank)
+            for k in 0..r % 5 {
+                let (size, cpu, nic) = match k {
+                    0 => ((1u64 << 32) + 1, 0, 0),
+                    1 => (u64::from(u32::MAX), 3, 3),
+                    2 => (7, 4, 0),
+                    _ => (u64::MAX, 200, 255),
+                };
+                b.send((r + 1) % ranks, size, ANY, cpu, nic).unwrap();
+                expected.push((r, size, cpu, nic));
+            }
+            b.end_rank().unwrap();
+        }
+        let mut d = b.finish().unwrap();
+        assert_eq!((d.cpus(), d.nics()), (201, 255));
+        for (i, &(r, size, cpu, nic)) in expected.iter().enumerate() {
+            let op = d.op(i as u32);
+            assert_eq!(
+                (op.rank, op.size, op.cpu, op.nic, op.tag, op.peer, op.kind),
+                (r, size, cpu, nic, ANY, (r + 1) % ranks, OpKind::Send),
+                "operation {i}"
+            );
+        }
+        assert_eq!(d.rank_of(d.len() as u32), ranks);
+        // a size set past 32 bits on a narrow record, and back to a small one on a wide record
+        let narrow = expected.iter().position(|e| e.1 == 7).unwrap() as u32;
+        d.set_size(narrow, 1 << 40);
+        assert_eq!((d.op(narrow).size, d.op(narrow).cpu), (1 << 40, 4));
+        d.set_size(narrow, 9);
+        assert_eq!(d.op(narrow).size, 9);
+        let small = expected.iter().position(|e| e.2 == 3).unwrap() as u32;
+        d.set_size(small, (1 << 33) + 5);
+        let op = d.op(small);
+        assert_eq!((op.size, op.cpu, op.nic), ((1 << 33) + 5, 3, 3));
     }
 
     #[test]

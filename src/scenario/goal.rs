@@ -29,9 +29,11 @@
 //! accepts them silently): a label defined twice, a peer outside `0..N`, a `cpu` or `nic` above
 //! 255, fewer rank blocks than `num_ranks`, and anything but comments after the last block.
 //!
-//! **Streaming.** The file is read a line at a time into the [`DagBuilder`]: memory is the
-//! schedule's, plus one rank's labels while its block is open. A problem is reported with its
-//! line number and what was expected.
+//! **Streaming.** The file is read a line at a time into the [`DagBuilder`], each line where it
+//! lies in the reader's buffer: memory is the schedule's, plus one rank's labels while its block
+//! is open. The common statements in their plain form (`l3: send 8b to 1 tag 0`, `l3 requires
+//! l1`, words one space apart) are read without splitting the line into tokens first; every
+//! other line is split. A problem is reported with its line number and what was expected.
 
 use std::fmt;
 use std::hash::{BuildHasher, Hasher};
@@ -40,7 +42,7 @@ use std::path::{Path, PathBuf};
 
 use rustc_hash::{FxBuildHasher, FxHashMap};
 
-use crate::program::dag::{ANY, Dag, DagBuilder, Dependency, TICKS_PER_NS};
+use crate::program::dag::{ANY, Dag, DagBuilder, Dependency, OpKind, TICKS_PER_NS};
 
 /// A problem in a GOAL file: where and what.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -87,22 +89,43 @@ pub fn read(mut input: impl BufRead, path: &Path) -> Result<Dag, GoalError> {
         in_comment: false,
         line: 0,
     };
-    let mut buf = Vec::with_capacity(256);
+    // a line cut by the end of the reader's buffer, gathered here
+    let mut partial = Vec::new();
     let fail = |line: usize, message: String| GoalError {
         file: path.to_owned(),
         line,
         message,
     };
     loop {
-        buf.clear();
-        let n = input
-            .read_until(b'\n', &mut buf)
+        let chunk = input
+            .fill_buf()
             .map_err(|e| fail(p.line + 1, format!("cannot read it: {e}")))?;
-        if n == 0 {
+        if chunk.is_empty() {
             break;
         }
+        // the lines ending in this chunk, read where they lie
+        let mut from = 0;
+        for end in memchr::memchr_iter(b'\n', chunk) {
+            let line = &chunk[from..=end];
+            from = end + 1;
+            p.line += 1;
+            let done = if partial.is_empty() {
+                p.line(line)
+            } else {
+                partial.extend_from_slice(line);
+                let done = p.line(&partial);
+                partial.clear();
+                done
+            };
+            done.map_err(|m| fail(p.error_line.unwrap_or(p.line), m))?;
+        }
+        partial.extend_from_slice(&chunk[from..]);
+        let n = chunk.len();
+        input.consume(n);
+    }
+    if !partial.is_empty() {
         p.line += 1;
-        p.line(&buf)
+        p.line(&partial)
             .map_err(|m| fail(p.error_line.unwrap_or(p.line), m))?;
     }
     p.finish().map_err(|m| fail(0, m))
@@ -353,6 +376,13 @@ impl Parser {
     }
 
     fn line(&mut self, line: &[u8]) -> Result<(), String> {
+        if self.in_block
+            && !self.in_comment
+            && !self.awaiting_brace
+            && let Some(done) = self.plain_statement(line)
+        {
+            return done;
+        }
         let mut toks = Toks {
             items: [Tok::Colon; MAX_TOKENS],
             len: 0,
@@ -483,14 +513,7 @@ impl Parser {
                 } else {
                     Dependency::Irequires
                 };
-                match (self.labels.get(a), self.labels.get(b)) {
-                    (Some(x), Some(y)) => self.builder().depend(x, y, kind).map_err(|e| e.0),
-                    _ => {
-                        self.deferred
-                            .push((a.to_vec(), b.to_vec(), kind, self.line));
-                        Ok(())
-                    }
-                }
+                self.dependency(a, b, kind)
             }
             [Tok::Word(_), Tok::Word(kw), rest @ ..]
                 if *kw == b"requires" || *kw == b"irequires" =>
@@ -513,16 +536,97 @@ impl Parser {
                     ));
                 }
                 let op = self.operation(rest)?;
-                if !self.labels.insert(label, op) {
-                    return Err(format!(
-                        "label \"{}\" is already defined in this rank",
-                        String::from_utf8_lossy(label)
-                    ));
-                }
-                Ok(())
+                self.define(label, op)
             }
             _ => self.operation(t).map(|_| ()),
         }
+    }
+
+    /// `a requires b` (or `irequires`): now if both labels are defined, else when the block
+    /// closes.
+    fn dependency(&mut self, a: &[u8], b: &[u8], kind: Dependency) -> Result<(), String> {
+        match (self.labels.get(a), self.labels.get(b)) {
+            (Some(x), Some(y)) => self.builder().depend(x, y, kind).map_err(|e| e.0),
+            _ => {
+                self.deferred
+                    .push((a.to_vec(), b.to_vec(), kind, self.line));
+                Ok(())
+            }
+        }
+    }
+
+    /// Gives operation `op` its label.
+    fn define(&mut self, label: &[u8], op: u32) -> Result<(), String> {
+        if !self.labels.insert(label, op) {
+            return Err(format!(
+                "label \"{}\" is already defined in this rank",
+                String::from_utf8_lossy(label)
+            ));
+        }
+        Ok(())
+    }
+
+    /// The common statements in their plain form, read without tokens: `label: send <n>b to
+    /// <rank> [tag <n>]`, the same with `recv ... from`, `label: calc <n>`, and `a requires b`
+    /// (or `irequires`), words one space apart, the line ending in `\n`. `None` for any other
+    /// line (also one that this form would refuse), which the tokens then read; what is read
+    /// here goes through the same steps as there, with the same errors.
+    fn plain_statement(&mut self, line: &[u8]) -> Option<Result<(), String>> {
+        let mut c = Cursor { s: line, i: 0 };
+        let first = c.word()?;
+        if is_keyword(first) {
+            return None;
+        }
+        if c.eat(b": ") {
+            let verb = c.word()?;
+            let kind = match verb {
+                b"send" => OpKind::Send,
+                b"recv" => OpKind::Recv,
+                b"calc" => OpKind::Calc,
+                _ => return None,
+            };
+            let size = c.space_number()?;
+            let (mut peer, mut tag) = (0, 0);
+            if kind != OpKind::Calc {
+                let dir: &[u8] = if kind == OpKind::Send {
+                    b"b to"
+                } else {
+                    b"b from"
+                };
+                if !c.eat(dir) {
+                    return None;
+                }
+                peer = u32::try_from(c.space_number()?)
+                    .ok()
+                    .filter(|&p| p != ANY)?;
+                if c.eat(b" tag") {
+                    // txt2bin keeps the low 32 bits of a tag
+                    tag = c.space_number()? as u32;
+                }
+            }
+            if !c.at_end() {
+                return None;
+            }
+            return Some(
+                self.add(kind, size, peer, tag, 0, 0)
+                    .and_then(|op| self.define(first, op)),
+            );
+        }
+        let kind = if c.eat(b" requires") {
+            Dependency::Requires
+        } else if c.eat(b" irequires") {
+            Dependency::Irequires
+        } else {
+            return None;
+        };
+        if !c.eat(b" ") {
+            return None;
+        }
+        let second = c.word()?;
+        if !c.at_end() {
+            return None;
+        }
+        Some(self.dependency(first, second, kind))
     }
 
     /// `send`, `recv` or `calc` with its fields; returns its local index.
@@ -662,10 +766,28 @@ impl Parser {
             Some(None) => ANY,
             Some(Some(t)) => t as u32,
         };
+        let kind = match kind {
+            b"send" => OpKind::Send,
+            b"recv" => OpKind::Recv,
+            _ => OpKind::Calc,
+        };
+        self.add(kind, size, peer, tag, cpu, nic)
+    }
+
+    /// Adds an operation to the open rank; returns its local index.
+    fn add(
+        &mut self,
+        kind: OpKind,
+        size: u64,
+        peer: u32,
+        tag: u32,
+        cpu: u8,
+        nic: u8,
+    ) -> Result<u32, String> {
         let b = self.builder();
         let r = match kind {
-            b"send" => b.send(peer, size, tag, cpu, nic),
-            b"recv" => b.recv(peer, size, tag, cpu, nic),
+            OpKind::Send => b.send(peer, size, tag, cpu, nic),
+            OpKind::Recv => b.recv(peer, size, tag, cpu, nic),
             _ => {
                 let ticks = size
                     .checked_mul(TICKS_PER_NS)
@@ -708,6 +830,64 @@ fn undefined(label: &[u8], rank: u32) -> String {
     )
 }
 
+/// A position in a line, for [`Parser::plain_statement`].
+struct Cursor<'a> {
+    s: &'a [u8],
+    i: usize,
+}
+
+impl<'a> Cursor<'a> {
+    /// Skips `text` if the line goes on with it.
+    #[inline(always)]
+    fn eat(&mut self, text: &[u8]) -> bool {
+        let found = self.s[self.i..].starts_with(text);
+        if found {
+            self.i += text.len();
+        }
+        found
+    }
+
+    /// A word as the tokens read one (a letter, then letters, digits and `_`), ended by
+    /// neither of those.
+    #[inline(always)]
+    fn word(&mut self) -> Option<&'a [u8]> {
+        let start = self.i;
+        if !self.s.get(start)?.is_ascii_alphabetic() {
+            return None;
+        }
+        let len = self.s[start..]
+            .iter()
+            .position(|&b| !(b.is_ascii_alphanumeric() || b == b'_'))?;
+        self.i += len;
+        Some(&self.s[start..self.i])
+    }
+
+    /// One space, then a number of 1 to 18 digits (which cannot overflow), ended by a
+    /// non-digit.
+    #[inline(always)]
+    fn space_number(&mut self) -> Option<u64> {
+        if !self.eat(b" ") {
+            return None;
+        }
+        let start = self.i;
+        let mut v: u64 = 0;
+        while let Some(&d) = self.s.get(self.i).filter(|d| d.is_ascii_digit()) {
+            v = v * 10 + u64::from(d - b'0');
+            self.i += 1;
+            if self.i - start > 18 {
+                return None;
+            }
+        }
+        (self.i > start).then_some(v)
+    }
+
+    /// Whether only the line's `\n` is left.
+    #[inline(always)]
+    fn at_end(&self) -> bool {
+        &self.s[self.i..] == b"\n"
+    }
+}
+
 fn is_keyword(w: &[u8]) -> bool {
     matches!(
         w,
@@ -739,7 +919,7 @@ mod tests {
         assert_eq!(d.len(), 5);
         assert_eq!(d.cpus(), 2);
         assert_eq!(d.nics(), 3);
-        let o = |i| *d.op(i);
+        let o = |i| d.op(i);
         assert_eq!(
             (o(0).kind, o(0).peer, o(0).size, o(0).tag),
             (OpKind::Send, 1, 8, 5)
@@ -759,6 +939,44 @@ mod tests {
             d.dependents(3).collect::<Vec<_>>(),
             [(4, Dependency::Requires)]
         );
+    }
+
+    /// The plain lines read without tokens give what the tokens give: the same lines with
+    /// extra spaces (which the tokens alone read) make the same schedule and the same errors.
+    #[test]
+    fn plain_lines_read_as_the_tokens_read_them() {
+        let plain = "num_ranks 3\nrank 0 {\nl0: send 8b to 1 tag 2147483649\nl1: recv 4294967297b from 2\n\
+                     x_2: calc 12\nl3: send 18446744073709551615b to 2 tag 99999999999\nl1 requires l0\n\
+                     x_2 irequires l1\nl3 requires x_2\n}\nrank 1 {\nl0: recv 8b from 0 tag 2147483649\n}\n\
+                     rank 2 {\nl0: send 4294967296b to 0\nl1: recv 1b from 0 tag 1410065407\n}\n";
+        let spaced = plain
+            .replace(": ", " :  ")
+            .replace(" requires ", "  requires ");
+        assert_ne!(plain, spaced);
+        let (a, b) = (read_str(plain).unwrap(), read_str(&spaced).unwrap());
+        assert_eq!(a, b);
+        let o = |i| a.op(i);
+        assert_eq!(
+            (o(1).size, o(3).size, o(5).size),
+            (1 << 32 | 1, u64::MAX, 1 << 32)
+        );
+        assert_eq!((o(0).tag, o(3).tag), (1 << 31 | 1, 1_215_752_191));
+        assert_eq!(o(2).size, 12_000);
+        for bad in [
+            "l0: send 8b to 3 tag 0\n",
+            "l0: calc 18446744073709552\n",
+            "l0: calc 1\nl0: calc 2\n",
+            "l0: recv 8b from 4294967295\n",
+            "l0: send 8b to 99999999999999999999\n",
+            "l1 requires l0\n",
+        ] {
+            let text = format!("num_ranks 3\nrank 0 {{\n{bad}}}\n");
+            let spaced = text
+                .replace(": ", " :  ")
+                .replace(" requires ", "  requires ");
+            let (e, f) = (read_str(&text).unwrap_err(), read_str(&spaced).unwrap_err());
+            assert_eq!(e, f, "{bad}");
+        }
     }
 
     #[test]

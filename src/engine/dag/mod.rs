@@ -30,10 +30,12 @@
 //! operation that never became ready (a cycle of dependencies) is a [`DagFault`]: LogGOPSim
 //! prints no times for the first two and ignores the third.
 //!
-//! **Cost.** An operation is a 32-byte record read once or twice; an event is 16 bytes in a
-//! binary heap; the per-rank state is three times per CPU or NIC and four queue ends. Nothing is
-//! allocated per event once the vectors have grown.
+//! **Cost.** An operation is a 16-byte record read once or twice and a one-byte counter of the
+//! dependencies it waits for; an event is 16 bytes in a radix or binary heap; the per-rank state
+//! is three times per CPU or NIC and four queue ends. Nothing is allocated per event once the
+//! vectors have grown.
 
+mod counters;
 mod queue;
 mod sort;
 
@@ -48,6 +50,7 @@ use crate::program::schedule::{Endpoints, Links, Machine, ReadyOrder};
 use crate::program::{Sharing, Switching};
 use crate::time::wide_ceil_from_f64;
 use crate::topology::Hop;
+use counters::Counters;
 use queue::{Ev, Queue as Events};
 
 /// Event ids: an operation's index, or a message (its in-flight slot) arriving at the receiver,
@@ -56,13 +59,11 @@ const MSG: u32 = 1 << 30;
 const HOP: u32 = 2 << 30;
 const KIND: u32 = 3 << 30;
 
-/// How far ahead among the events at the current time a message's flight is prefetched, and a
-/// hop's link state (the distances of the program engine's look ahead, `LOAD_AHEAD`).
-const FAR: usize = 16;
-const NEAR: usize = 8;
-
 /// No queue entry.
 const NIL: u32 = u32::MAX;
+
+/// How many events ahead [`DagExecution::run`] starts loading records.
+const LOAD_AHEAD: usize = 16;
 
 /// Times from here on are refused (`2^62` ps, about 53 days).
 const TIME_LIMIT: u64 = 1 << 62;
@@ -190,7 +191,7 @@ pub struct DagExecution<'d> {
     order: ReadyOrder,
     cpus: usize,
     nics: usize,
-    counters: Vec<u32>,
+    counters: Counters,
     cpu_free: Vec<u64>,
     send_free: Vec<u64>,
     recv_free: Vec<u64>,
@@ -204,8 +205,9 @@ pub struct DagExecution<'d> {
     heap: Events,
     stamp: u32,
     now: u64,
-    ready: Vec<u32>,
-    batch: Vec<u32>,
+    /// Operations that became ready, with their rank.
+    ready: Vec<(u32, u32)>,
+    batch: Vec<(u32, u32)>,
     scratch: Vec<(u8, u32)>,
     events: u64,
     requeued: u64,
@@ -288,10 +290,7 @@ impl<'d> DagExecution<'d> {
             order: machine.order,
             cpus,
             nics,
-            counters: dag.ops_with_sentinel()[..dag.len()]
-                .iter()
-                .map(|op| op.deps)
-                .collect(),
+            counters: Counters::new(dag),
             cpu_free: vec![0; p * cpus],
             send_free: vec![0; p * nics],
             recv_free: vec![0; p * nics],
@@ -319,11 +318,11 @@ impl<'d> DagExecution<'d> {
         // every rank's operations without dependencies, in file order, sorted by kind
         for r in 0..dag.ranks() {
             for i in dag.rank_ops(r) {
-                if dag.op(i).deps == 0 {
-                    ex.ready.push(i);
+                if ex.counters.is_free(i) {
+                    ex.ready.push((r, i));
                 }
             }
-            ex.release_rank(0, true);
+            ex.release_rank(r, true);
         }
         Ok(ex)
     }
@@ -331,10 +330,8 @@ impl<'d> DagExecution<'d> {
     /// Runs the schedule to the end.
     pub fn run(mut self) -> Result<DagRun, DagFault> {
         while let Some(ev) = self.heap.pop() {
+            self.load_ahead();
             self.now = ev.time;
-            if self.net.is_some() {
-                self.load_ahead();
-            }
             match ev.id & KIND {
                 0 => self.operation(ev),
                 MSG => self.message(ev),
@@ -353,26 +350,39 @@ impl<'d> DagExecution<'d> {
         self.figures()
     }
 
-    /// With links: starts loading the flight of the message event [`FAR`] places ahead among
-    /// the events at this time, and the link state of the hop [`NEAR`] places ahead (its flight
-    /// loaded by then), so that their cache misses overlap with the events before them.
+    /// Starts loading the records of the events ahead among those at the current time, so
+    /// that their cache misses overlap with the events before them: [`LOAD_AHEAD`] places
+    /// ahead, an operation's record, rank-table entry and counter, or a message's in-flight
+    /// slot (an arrival, or with links a hop); half as far, when those have arrived, an
+    /// operation's dependents, or the state of the link a hop enters.
     #[inline(always)]
     fn load_ahead(&self) {
-        let flight = |e: &Ev| {
-            (e.id & KIND != 0)
-                .then(|| self.flights.get((e.id & !KIND) as usize))
-                .flatten()
-        };
-        if let Some(f) = self.heap.ahead(FAR).and_then(flight) {
-            prefetch(f);
+        let flight = |e: Ev| self.flights.get((e.id & !KIND) as usize);
+        if let Some(e) = self.heap.ahead(LOAD_AHEAD) {
+            if e.id & KIND == 0 {
+                let (record, rank) = self.dag.op_memory(e.id);
+                record.map(prefetch);
+                rank.map(prefetch);
+                self.counters.prefetch(e.id);
+            } else if let Some(f) = flight(e) {
+                prefetch(f);
+            }
         }
-        if let Some(e) = self.heap.ahead(NEAR)
-            && e.id & KIND == HOP
-            && let Some(f) = flight(e)
-            && let Some(net) = &self.net
-            && let Some(l) = net.peek(f.link)
-        {
-            prefetch(l);
+        if let Some(e) = self.heap.ahead(LOAD_AHEAD / 2) {
+            match e.id & KIND {
+                0 => {
+                    self.dag.dependents_memory(e.id).map(prefetch);
+                }
+                HOP => {
+                    if let Some(f) = flight(e)
+                        && let Some(net) = &self.net
+                        && let Some(l) = net.peek(f.link)
+                    {
+                        prefetch(l);
+                    }
+                }
+                _ => {}
+            }
         }
     }
 
@@ -418,7 +428,7 @@ impl<'d> DagExecution<'d> {
     /// An operation's event: start it if its resources are free, else put it back.
     fn operation(&mut self, ev: Ev) {
         let i = ev.id;
-        let op = *self.dag.op(i);
+        let op = self.dag.op(i);
         let h = op.rank as usize;
         let t = ev.time;
         let c = h * self.cpus + usize::from(op.cpu);
@@ -433,8 +443,8 @@ impl<'d> DagExecution<'d> {
                 self.check(end, op.rank);
                 self.cpu_free[c] = end;
                 self.compute[h] += op.size;
-                self.started(i);
-                self.done(i);
+                self.started(i, op.rank);
+                self.done(i, op.rank);
             }
             OpKind::Send => {
                 let n = h * self.nics + usize::from(op.nic);
@@ -443,11 +453,11 @@ impl<'d> DagExecution<'d> {
                     return self.requeue(ev, free);
                 }
                 self.events += 1;
-                self.started(i);
+                self.started(i, op.rank);
                 self.cpu_free[c] = t.saturating_add(self.ep.send_cpu(op.size));
                 self.send_free[n] = t.saturating_add(self.ep.nic(op.size));
                 self.check(self.cpu_free[c].max(self.send_free[n]), op.rank);
-                let slot = self.flight(i, t);
+                let slot = self.flight(op, i, t);
                 match &self.net {
                     Some(net) if net.node(op.rank) != net.node(op.peer) => {
                         let hop = net.next_hop(net.node(op.rank), op.peer);
@@ -463,26 +473,26 @@ impl<'d> DagExecution<'d> {
                     }
                 }
                 if op.size <= self.ep.s {
-                    self.done(i);
+                    self.done(i, op.rank);
                 }
             }
             OpKind::Recv => {
                 self.events += 1;
-                self.started(i);
+                self.started(i, op.rank);
                 match self.take(Queue::Unexpected, h, op.peer, op.tag) {
                     Some((send, slot)) => {
                         self.free_flights.push(slot);
                         if op.size > self.ep.s {
                             // rendezvous: the send completes now; LogGOPSim bumps the sender's
                             // CPU and NIC with the *receive's* indices
-                            let s = self.dag.op(send).rank as usize;
-                            let sc = s * self.cpus + usize::from(op.cpu);
-                            let sn = s * self.nics + usize::from(op.nic);
+                            let s = self.dag.rank_of(send);
+                            let sc = s as usize * self.cpus + usize::from(op.cpu);
+                            let sn = s as usize * self.nics + usize::from(op.nic);
                             self.cpu_free[sc] = self.cpu_free[sc].max(t);
                             self.send_free[sn] = self.send_free[sn].max(t);
-                            self.done(send);
+                            self.done(send, s);
                         }
-                        self.done(i);
+                        self.done(i, op.rank);
                     }
                     None => self.enqueue(Queue::Posted, h, i, NIL, op.peer, op.tag),
                 }
@@ -520,9 +530,9 @@ impl<'d> DagExecution<'d> {
                     let sn = s * self.nics + usize::from(op.nic);
                     self.cpu_free[sc] = self.cpu_free[sc].max(t);
                     self.send_free[sn] = self.send_free[sn].max(t);
-                    self.done(f.send);
+                    self.done(f.send, op.rank);
                 }
-                self.done(recv);
+                self.done(recv, op.peer);
             }
             None => self.enqueue(Queue::Unexpected, h, f.send, slot, op.rank, op.tag),
         }
@@ -571,8 +581,7 @@ impl<'d> DagExecution<'d> {
         }
     }
 
-    fn flight(&mut self, send: u32, start: u64) -> u32 {
-        let op = *self.dag.op(send);
+    fn flight(&mut self, op: Op, send: u32, start: u64) -> u32 {
         let work = match &self.net {
             Some(net) if net.uniform => net.transmission(op.size, 0),
             _ => 0,
@@ -598,33 +607,28 @@ impl<'d> DagExecution<'d> {
         }
     }
 
-    /// Operation `i` started: its `irequires` dependents may become ready.
+    /// Operation `i` of `rank` started: its `irequires` dependents may become ready.
     #[inline(always)]
-    fn started(&mut self, i: u32) {
+    fn started(&mut self, i: u32, rank: u32) {
         for &e in self.dag.raw_dependents(i) {
             if Dag::is_start_edge(e) {
                 let a = Dag::edge_target(e);
-                let c = &mut self.counters[a as usize];
-                // wrapping, as LogGOPSim's counter: an operation finished twice (a rendezvous
-                // send whose receive disagrees on the size) never makes a dependent ready twice
-                *c = c.wrapping_sub(1);
-                if *c == 0 {
-                    self.ready.push(a);
+                // as LogGOPSim's counter: an operation finished twice (a rendezvous send whose
+                // receive disagrees on the size) never makes a dependent ready twice
+                if self.counters.satisfy(a) {
+                    self.ready.push((rank, a));
                 }
             }
         }
     }
 
-    /// Operation `i` finished: its `requires` dependents may become ready.
+    /// Operation `i` of `rank` finished: its `requires` dependents (of the same rank) may
+    /// become ready.
     #[inline(always)]
-    fn done(&mut self, i: u32) {
+    fn done(&mut self, i: u32, rank: u32) {
         for &e in self.dag.raw_dependents(i) {
-            if !Dag::is_start_edge(e) {
-                let c = &mut self.counters[e as usize];
-                *c = c.wrapping_sub(1);
-                if *c == 0 {
-                    self.ready.push(e);
-                }
+            if !Dag::is_start_edge(e) && self.counters.satisfy(e) {
+                self.ready.push((rank, e));
             }
         }
     }
@@ -632,51 +636,50 @@ impl<'d> DagExecution<'d> {
     /// Starts the operations that became ready, rank by rank in increasing order.
     fn release(&mut self) {
         if self.ready.len() > 1 {
-            let dag = self.dag;
             // stable: within a rank, the order they became ready in
-            self.ready.sort_by_key(|&i| dag.op(i).rank);
+            self.ready.sort_by_key(|&(rank, _)| rank);
         }
         let mut all = std::mem::take(&mut self.batch);
         std::mem::swap(&mut all, &mut self.ready);
         // `all` holds the ready operations, `ready` the (empty) buffer of `batch`
         let mut k = 0;
         while k < all.len() {
-            let rank = self.dag.op(all[k]).rank;
+            let rank = all[k].0;
             let mut j = k + 1;
-            while j < all.len() && self.dag.op(all[j]).rank == rank {
+            while j < all.len() && all[j].0 == rank {
                 j += 1;
             }
             self.ready.extend_from_slice(&all[k..j]);
-            self.release_rank(self.now, false);
+            self.release_rank(rank, false);
             k = j;
         }
         all.clear();
         self.batch = all;
     }
 
-    /// Starts the ready operations of one rank (all in `ready`), sorted by kind: at time 0
+    /// Starts the ready operations of `rank` (all in `ready`), sorted by kind: at time 0
     /// initially, else when their resources are free.
-    fn release_rank(&mut self, _now: u64, initial: bool) {
+    fn release_rank(&mut self, rank: u32, initial: bool) {
         let dag = self.dag;
         if self.ready.len() > 1 {
             self.scratch.clear();
             self.scratch
-                .extend(self.ready.iter().map(|&i| (dag.op(i).kind as u8, i)));
+                .extend(self.ready.iter().map(|&(_, i)| (dag.kind(i) as u8, i)));
             match self.order {
                 ReadyOrder::Program => sort::stable(&mut self.scratch, |x| x.0),
                 ReadyOrder::LogGopSim => sort::libstdcxx(&mut self.scratch, |x| x.0),
             }
             for (k, &(_, i)) in self.scratch.iter().enumerate() {
-                self.ready[k] = i;
+                self.ready[k].1 = i;
             }
         }
         for k in 0..self.ready.len() {
-            let i = self.ready[k];
-            let op = dag.op(i);
+            let i = self.ready[k].1;
+            let op = dag.op_in(i, rank);
             let time = if initial {
                 0
             } else {
-                let h = op.rank as usize;
+                let h = rank as usize;
                 let c = self.cpu_free[h * self.cpus + usize::from(op.cpu)];
                 if op.kind == OpKind::Send {
                     c.max(self.send_free[h * self.nics + usize::from(op.nic)])
@@ -767,8 +770,8 @@ impl<'d> DagExecution<'d> {
                     let e = self.entries[cur as usize];
                     n += 1;
                     if examples.len() < 5 {
-                        let local = e.op - dag.rank_ops(dag.op(e.op).rank).start;
-                        let rank = dag.op(e.op).rank;
+                        let rank = dag.rank_of(e.op);
+                        let local = e.op - dag.rank_ops(rank).start;
                         examples.push(format!(
                             "{what} rank {rank} operation {local} ({}){}",
                             dag.describe(e.op),
@@ -787,20 +790,17 @@ impl<'d> DagExecution<'d> {
         let unmatched_receives = count(&self.posted, "receive of", &mut examples);
         let unreceived = count(&self.unexpected, "message of", &mut examples);
         let mut never_ready = 0;
-        for (i, &c) in self.counters.iter().enumerate() {
-            // a counter that wrapped past zero belongs to an operation that ran and was then
-            // released once more (an eager send finished again by a receive larger than `S`,
-            // as LogGOPSim does): not one that never became ready
-            if c > 0 && c <= dag.op(i as u32).deps {
-                never_ready += 1;
-                if examples.len() < 5 {
-                    let rank = dag.op(i as u32).rank;
-                    examples.push(format!(
-                        "rank {rank} operation {} ({}) never ready",
-                        i as u32 - dag.rank_ops(rank).start,
-                        dag.describe(i as u32)
-                    ));
-                }
+        // not counted: an operation that ran and was then released once more (an eager send
+        // finished again by a receive larger than `S`, as LogGOPSim does)
+        for i in self.counters.never_ready() {
+            never_ready += 1;
+            if examples.len() < 5 {
+                let rank = dag.rank_of(i);
+                examples.push(format!(
+                    "rank {rank} operation {} ({}) never ready",
+                    i - dag.rank_ops(rank).start,
+                    dag.describe(i)
+                ));
             }
         }
         if unmatched_receives + unreceived + never_ready > 0 {

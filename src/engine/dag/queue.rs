@@ -59,6 +59,9 @@ impl Default for Queue {
     }
 }
 
+/// The most events an emptied bucket keeps room for (64 KiB); a larger bucket is freed.
+const KEPT_CAPACITY: usize = 4096;
+
 /// The radix heap.
 #[derive(Debug)]
 pub struct Radix {
@@ -126,9 +129,12 @@ impl Radix {
                 self.buckets[k - 1].push(e);
             }
         }
-        moving.clear();
-        // keep the emptied bucket's capacity
-        self.buckets[b] = moving;
+        // keep the emptied bucket's capacity unless it is large: the buckets' capacities
+        // would otherwise add up to several times the most events ever pending
+        if moving.capacity() <= KEPT_CAPACITY {
+            moving.clear();
+            self.buckets[b] = moving;
+        }
         self.now.sort_unstable_by_key(|e| e.stamp);
         Some(())
     }
@@ -172,13 +178,12 @@ impl Queue {
         }
     }
 
-    /// The event `k` places after the next one, when the radix heap already holds it among
-    /// the events at the current time (`None` otherwise): a look ahead for prefetching, exact
-    /// unless events are pushed at the current time before it is popped.
+    /// The event `k` places after the next one, if the radix heap knows it without work (it is
+    /// among the events at the current time).
     #[inline(always)]
-    pub fn ahead(&self, k: usize) -> Option<&Ev> {
+    pub fn ahead(&self, k: usize) -> Option<Ev> {
         match self {
-            Queue::Radix(r) => r.now.get(r.head + k),
+            Queue::Radix(r) => r.now.get(r.head + k).copied(),
             Queue::Binary(_) => None,
         }
     }
@@ -259,7 +264,7 @@ mod tests {
         while let Some(e) = q.pop() {
             popped.push(e);
             for k in [0, 1, 8, 16] {
-                if let Some(&a) = q.ahead(k) {
+                if let Some(a) = q.ahead(k) {
                     looked.push((popped.len() + k, a));
                     seen += 1;
                 }
