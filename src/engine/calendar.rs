@@ -22,7 +22,10 @@
 //! the number of pending events, and every access is a sequential walk of a `Vec` rather than
 //! a sift through a binary heap that no longer fits in the cache: the binary heap alone ran 4-5
 //! times slower at 10^5 pending events than at 10 (`benches/RESULTS.md`). Buckets keep their
-//! capacity up to an eighth of the pending entries, so a steady state allocates little.
+//! capacity up to an eighth of the pending entries, so a steady state allocates little. Beyond a
+//! few thousand entries the heap outgrows the L2 cache, and its time goes to memory: a bucket
+//! being emptied is loaded a few entries ahead of the move, and every append to a bucket starts
+//! loading the bucket's room 128 bytes on, so that the stores do not wait for their lines.
 //!
 //! **While few events pend** (below a couple of thousand) a binary heap is cheaper: with two
 //! pending events (an M/M/1 queue) a pop and a push cost a sift of one level, and the heap
@@ -37,6 +40,7 @@
 use std::collections::VecDeque;
 use std::marker::PhantomData;
 
+use super::prefetch::prefetch;
 use crate::time::SimTime;
 
 /// An event the calendar can hold: packed into a small tag and a 64-bit payload.
@@ -195,6 +199,28 @@ fn bucket_of(key: u128, last: u128) -> usize {
     level as usize * DIGITS + digit
 }
 
+/// How far beyond its last entry a bucket's room is loaded when an entry is appended.
+const APPEND_AHEAD_BYTES: usize = 128;
+
+/// Appends `e` to `bucket` and starts loading the bucket's room a little further on.
+///
+/// Most buckets of a large radix heap were last touched long ago, beyond the L2 cache, and are
+/// appended to a few entries at a time, in turn with dozens of others (a redistribution spreads
+/// one bucket over 64): each first store to one of their cache lines waits for that line to be
+/// read, and enough of them fill the processor's store buffer and stop it. Loading the line
+/// the next entries go to while this one is stored lets the read overlap other work.
+#[inline(always)]
+fn append<P: Copy>(bucket: &mut Vec<Entry<P>>, e: Entry<P>) {
+    bucket.push(e);
+    let ahead = APPEND_AHEAD_BYTES / std::mem::size_of::<Entry<P>>();
+    if let Some(room) = bucket.spare_capacity_mut().get(ahead) {
+        prefetch(room);
+    }
+}
+
+/// How many entries ahead of the one it moves a redistribution starts loading.
+const MOVE_AHEAD: usize = 8;
+
 /// Entries a bucket the radix heap empties may keep room for whatever the number of pending
 /// entries.
 const KEPT_CAPACITY: usize = 256;
@@ -243,19 +269,25 @@ impl<P: Copy> RadixHeap<P> {
         }
     }
 
-    /// Appends `e` to bucket `b`.
+    /// Bucket `b`, its least key and the occupancy bits updated for an entry of key `key` about
+    /// to be appended to it.
     #[inline(always)]
-    fn put(&mut self, b: usize, e: Entry<P>) {
-        let key = e.key();
+    fn room(&mut self, b: usize, key: u128) -> &mut Vec<Entry<P>> {
         let bucket = &mut self.buckets[b];
         if key < self.mins[b] {
             self.mins[b] = key;
             self.min_at[b] = bucket.len() as u32;
         }
-        bucket.push(e);
         let level = b / DIGITS;
         self.occupied[level] |= 1 << (b % DIGITS);
         self.levels |= 1 << level;
+        bucket
+    }
+
+    /// Appends `e` to bucket `b`.
+    #[inline(always)]
+    fn put(&mut self, b: usize, e: Entry<P>) {
+        append(self.room(b, e.key()), e);
     }
 
     /// Marks bucket `b`, now empty, as such.
@@ -272,10 +304,16 @@ impl<P: Copy> RadixHeap<P> {
     /// Adds `e`, whose key is at least the last popped key.
     #[inline(always)]
     fn push(&mut self, e: Entry<P>) {
-        debug_assert!(e.key() >= self.last, "the calendar is monotone");
-        let b = bucket_of(e.key(), self.last);
-        self.put(b, e);
+        append(self.room_for(e.key()), e);
+    }
+
+    /// The bucket an entry of key `key` (at least the last popped key) is to be appended to,
+    /// counted as pending.
+    #[inline(always)]
+    fn room_for(&mut self, key: u128) -> &mut Vec<Entry<P>> {
+        debug_assert!(key >= self.last, "the calendar is monotone");
         self.len += 1;
+        self.room(bucket_of(key, self.last), key)
     }
 
     /// The lowest non-empty bucket.
@@ -323,7 +361,12 @@ impl<P: Copy> RadixHeap<P> {
         let mut from = std::mem::take(&mut self.buckets[b]);
         self.vacate(b);
         let mut found = None;
-        for e in from.drain(..) {
+        for i in 0..from.len() {
+            // the bucket too was filled long ago: its entries are loaded a few moves ahead
+            if let Some(ahead) = from.get(i + MOVE_AHEAD) {
+                prefetch(ahead);
+            }
+            let e = from[i];
             let key = e.key();
             if key == min {
                 found = Some(e);
@@ -331,6 +374,7 @@ impl<P: Copy> RadixHeap<P> {
                 self.put(bucket_of(key, min), e);
             }
         }
+        from.clear();
         // keep the bucket's capacity for the next time it fills, unless it is more than an
         // eighth of the pending entries: a level's 64 buckets fill in turn as time passes (the
         // top level's each hold the events of one span of time), and each keeping the most it
@@ -476,7 +520,11 @@ impl<P: Copy> Queue<P> {
         } else if self.mode != Mode::Large {
             self.sift_up(e);
         } else {
-            self.push_large(e);
+            // the bucket is found out of line from the key alone, and the entry written into it
+            // here: passed to a function, the entry would be stored to the stack in the 8-byte
+            // words it is built of and loaded back in 16-byte moves, which the processor
+            // cannot forward (a stall of a dozen cycles at every push)
+            append(self.large_room(e.key()), e);
         }
     }
 
@@ -528,12 +576,13 @@ impl<P: Copy> Queue<P> {
         }
     }
 
+    /// The radix heap's bucket for an entry of key `key` (see [`RadixHeap::room_for`]).
     #[inline(never)]
-    fn push_large(&mut self, e: Entry<P>) {
+    fn large_room(&mut self, key: u128) -> &mut Vec<Entry<P>> {
         self.radix
             .as_mut()
             .expect("the large mode has its radix heap")
-            .push(e);
+            .room_for(key)
     }
 
     /// A pop from the radix heap, which an outgrown binary heap first moves to (the key just
