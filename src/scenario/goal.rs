@@ -979,6 +979,108 @@ mod tests {
         }
     }
 
+    /// A differential fuzz of the two readings: random schedules of plain, near-plain and
+    /// broken lines (labels that are keywords, numbers at every width boundary, missing and
+    /// extra words, tabs, comments, one character inserted or deleted), each read as written
+    /// (the plain form where it applies) and with every space doubled (the tokens alone), must
+    /// give the same schedule or the same error.
+    #[test]
+    fn random_lines_read_the_same_with_and_without_tokens() {
+        let (mut next, mut mutate) = (
+            crate::rng::xorshift(2211_u64),
+            crate::rng::xorshift(1122_u64),
+        );
+        let mut pick = |options: &[&'static str]| options[(next() % options.len() as u64) as usize];
+        let labels = [
+            "l0", "l1", "l2", "x_1", "a", "send", "rank", "tag", "b", "l0l", "9x",
+        ];
+        let numbers = [
+            "0",
+            "1",
+            "3",
+            "8",
+            "2147483649",
+            "4294967295",
+            "4294967296",
+            "18446744073709551615",
+            "18446744073709551616",
+            "99999999999999999999",
+            "-1",
+        ];
+        let mut parsed = (0, 0);
+        for case in 0..50_000 {
+            let mut text = format!("num_ranks {}\n", pick(&["1", "2", "3"]));
+            for r in 0..3 {
+                text.push_str(&format!("rank {r} {{\n"));
+                for _ in 0..(case % 7) {
+                    let (l, m, n, t) =
+                        (pick(&labels), pick(&labels), pick(&numbers), pick(&numbers));
+                    let peer = pick(&["0", "1", "2", "3", "-1", "4294967295"]);
+                    let line = match pick(&["send", "recv", "calc", "dep", "odd"]) {
+                        "send" => format!("{l}: send {n}b to {peer}"),
+                        "recv" => format!("{l}: recv {n}b from {peer}"),
+                        "calc" => format!("{l}: calc {n}"),
+                        "dep" => format!("{l} {} {m}", pick(&["requires", "irequires"])),
+                        _ => pick(&[
+                            "",
+                            "// a comment",
+                            "l0: send 8 b to 1",
+                            "l0:send 8b to 1",
+                            "l0: send 8b to 1 tag",
+                            "\tl0: calc 1",
+                            "l0: calc 1 ",
+                            "l0: calc 1 cpu 1",
+                            "l1: recv 8b from 0 tag 1 nic 2",
+                            "l0: send 8b to 1 tag 2 /* c */",
+                            "l0 requires",
+                            "requires l0",
+                            "l0: sendx 8b to 1",
+                        ])
+                        .to_owned(),
+                    };
+                    let mut line = if pick(&["tag", "", ""]) == "tag" && !line.contains("calc") {
+                        format!("{line} tag {t}")
+                    } else {
+                        line
+                    };
+                    if mutate() % 8 == 0 && !line.is_empty() {
+                        let at = (mutate() % line.len() as u64) as usize;
+                        if line.is_char_boundary(at) {
+                            if mutate() % 2 == 0 {
+                                line.remove(at);
+                            } else {
+                                line.insert(
+                                    at,
+                                    pick(&[" ", ":", "b", "0", "9", "a", "\t", "{"])
+                                        .chars()
+                                        .next()
+                                        .unwrap(),
+                                );
+                            }
+                        }
+                    }
+                    text.push_str(&line);
+                    text.push('\n');
+                }
+                text.push_str("}\n");
+            }
+            let doubled = text.replace(' ', "  ");
+            match (read_str(&text), read_str(&doubled)) {
+                (Ok(a), Ok(b)) => {
+                    assert_eq!(a, b, "{text}");
+                    parsed.0 += 1;
+                }
+                (Err(a), Err(b)) => {
+                    assert_eq!(a, b, "{text}");
+                    parsed.1 += 1;
+                }
+                (a, b) => panic!("{text}\nas written: {a:?}\nspaces doubled: {b:?}"),
+            }
+        }
+        // both outcomes are exercised
+        assert!(parsed.0 > 1500 && parsed.1 > 1500, "{parsed:?}");
+    }
+
     #[test]
     fn forward_references_resolve_when_the_block_closes() {
         let d = read_str("num_ranks 1\nrank 0 {\nb requires a\na: calc 1\nb: calc 2\n}\n").unwrap();
