@@ -354,14 +354,6 @@ impl Dag {
         e & !START_EDGE
     }
 
-    /// Bytes the schedule holds in memory (its vectors' lengths).
-    pub fn memory(&self) -> usize {
-        self.ops.len() * size_of::<Record>()
-            + self.edges.len() * 4
-            + (self.rank_start.len() + self.rank_block.len()) * 4
-            + self.wide.len() * size_of::<Wide>()
-    }
-
     /// The operation as one GOAL statement (without label), e.g. `send 8b to 3 tag 0`, with the
     /// calc's time in nanoseconds.
     pub fn describe(&self, i: u32) -> String {
