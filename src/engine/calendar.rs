@@ -728,6 +728,18 @@ impl<E: CalendarEvent, const LANES: usize> LaneCalendar<E, LANES> {
         }
     }
 
+    /// Adds `event` at `time` to lane `lane` while the heap is a binary heap (whose sift the
+    /// lane saves), else to the heap (a radix heap's push costs as little as the lane's, and
+    /// events that often come out of order would only lengthen the lane). `O(1)`.
+    #[inline(always)]
+    pub fn schedule_lane_while_small(&mut self, lane: usize, time: u128, event: E) {
+        if self.queue.mode == Mode::Large {
+            self.schedule(time, event);
+        } else {
+            self.schedule_lane(lane, time, event);
+        }
+    }
+
     /// Removes and returns the earliest event (the first scheduled among equal times).
     #[inline(always)]
     pub fn pop(&mut self) -> Option<(u128, E)> {
@@ -973,6 +985,79 @@ mod tests {
         for a in ahead {
             assert_eq!(a, cal.pop().map(|(_, e)| e));
         }
+    }
+
+    #[test]
+    fn a_lane_used_only_while_the_heap_is_small_keeps_the_heaps_order() {
+        // grow past LANE_GROW_AT (the heap becomes a radix heap and the lane is passed over),
+        // then shrink below SHRINK_AT (the lane serves again), against a plain calendar
+        let mut plain: Calendar<Event, u128> = Calendar::new();
+        let mut laned: LaneCalendar<Event, 2> = LaneCalendar::new();
+        let mut next = crate::rng::lcg_below(13_u64);
+        let (mut now, mut job) = (0_u128, 0);
+        let (mut in_lane, mut in_heap_when_large, mut in_lane_after) = (0, 0, 0);
+        let mut schedule = |plain: &mut Calendar<Event, u128>,
+                            laned: &mut LaneCalendar<Event, 2>,
+                            now: u128,
+                            job: u32,
+                            span: u64| {
+            let ev = Event::Departure { station: 1, job };
+            let at = now + u128::from(span);
+            plain.schedule(at, ev);
+            let large = laned.queue.mode == Mode::Large;
+            let before = laned.lanes[1].len();
+            laned.schedule_lane_while_small(1, at, ev);
+            if laned.lanes[1].len() > before {
+                assert!(
+                    !large,
+                    "the lane took an event while the heap was a radix heap"
+                );
+                in_lane += 1;
+                if in_heap_when_large > 0 {
+                    in_lane_after += 1;
+                }
+            } else if large {
+                in_heap_when_large += 1;
+            }
+        };
+        for round in 0..120_000_u32 {
+            // pushes outrun pops for the first 10,000 rounds, then fall behind them
+            let pushes = if round < 10_000 {
+                2
+            } else {
+                u64::from(next(2) == 0)
+            };
+            for _ in 0..pushes {
+                job += 1;
+                // mostly a fixed span (in order), sometimes a shorter one (out of order)
+                let span = if next(5) == 0 { next(4) } else { 7 };
+                schedule(&mut plain, &mut laned, now, job, span);
+            }
+            // and events of the heap alone, far ahead, which make it grow
+            if round < 10_000 || next(4) == 0 {
+                job += 1;
+                let (ev, at) = (
+                    Event::Departure { station: 2, job },
+                    now + 1 + u128::from(next(5000)),
+                );
+                plain.schedule(at, ev);
+                laned.schedule(at, ev);
+            }
+            let (a, b) = (plain.pop(), laned.pop());
+            assert_eq!(a, b, "round {round}");
+            match a {
+                Some((t, _)) => now = t,
+                None => break,
+            }
+        }
+        while let Some(a) = plain.pop() {
+            assert_eq!(Some(a), laned.pop());
+        }
+        assert!(laned.is_empty());
+        assert!(
+            in_lane > 1000 && in_heap_when_large > 1000 && in_lane_after > 100,
+            "{in_lane} {in_heap_when_large} {in_lane_after}"
+        );
     }
 
     #[test]

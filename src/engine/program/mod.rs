@@ -49,7 +49,10 @@ const HOP_LANE: usize = 0;
 const STARTUP_LANE: usize = 1;
 
 /// The calendar lane of messages' deliveries that come in time order (on free paths, each one
-/// transmission and one hop latency after its last hop); one that would not goes to the heap.
+/// transmission and one hop latency after its last hop), used while the heap is a binary heap:
+/// there the lane saves a sift per delivery (ring and reduce at 256 ranks: 1.2 to 2 times the
+/// messages per second); once it is a radix heap, whose push is as cheap, deliveries go to it
+/// (at 65,536 ranks only about 1% came in order, and the lane cost 7% of the run).
 const DELIVER_LANE: usize = 2;
 
 /// How far down the hop lane [`Execution::load_ahead`] looks: far enough that the records
@@ -329,8 +332,8 @@ pub struct Execution<'p> {
     clock: Clock,
     now: Ticks,
     /// Lane [`HOP_LANE`]: events one hop latency ahead; [`STARTUP_LANE`]: the ends of
-    /// startups; [`DELIVER_LANE`]: deliveries in time order. The heap holds the rest (computes,
-    /// delayed hops, deliveries out of order, disks, fair links).
+    /// startups; [`DELIVER_LANE`]: deliveries in time order while the heap is a binary heap.
+    /// The heap holds the rest (computes, delayed hops, other deliveries, disks, fair links).
     calendar: LaneCalendar<PEvent, 3>,
     ranks: Vec<Rank>,
     rng: Vec<StreamRng>,
@@ -1113,7 +1116,8 @@ impl<'p> Execution<'p> {
         } else if time == self.now + self.latency {
             self.calendar.schedule_lane(HOP_LANE, time, event);
         } else if matches!(event, PEvent::Deliver { .. }) {
-            self.calendar.schedule_lane(DELIVER_LANE, time, event);
+            self.calendar
+                .schedule_lane_while_small(DELIVER_LANE, time, event);
         } else {
             self.calendar.schedule(time, event);
         }
