@@ -729,8 +729,8 @@ impl<E: CalendarEvent, const LANES: usize> LaneCalendar<E, LANES> {
     }
 
     /// Adds `event` at `time` to lane `lane` while the heap is a binary heap (whose sift the
-    /// lane saves), else to the heap (a radix heap's push costs as little as the lane's, and
-    /// events that often come out of order would only lengthen the lane). `O(1)`.
+    /// lane saves), else to the heap: for a kind of event that may often come out of order,
+    /// where a radix heap's cheap push leaves the lane little to save. `O(1)`.
     #[inline(always)]
     pub fn schedule_lane_while_small(&mut self, lane: usize, time: u128, event: E) {
         if self.queue.mode == Mode::Large {
