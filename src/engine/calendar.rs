@@ -415,7 +415,7 @@ impl<P: Copy> RadixHeap<P> {
     /// again, where the buckets would have moved them once or twice more.
     #[inline(never)]
     fn sort_into_run(&mut self, b: usize) -> Entry<P> {
-        let mut from = std::mem::take(&mut self.buckets[b]);
+        let from = std::mem::take(&mut self.buckets[b]);
         self.vacate(b);
         // at least two distinct keys share the digits from `level` up: level 1 or more
         let shift = (b / DIGITS - 1) as u32 * DIGIT_BITS;
@@ -444,10 +444,7 @@ impl<P: Copy> RadixHeap<P> {
                 group.sort_unstable_by_key(Entry::key);
             }
         }
-        from.clear();
-        if from.capacity() <= self.len / 8 + KEPT_CAPACITY {
-            self.buckets[b] = from;
-        }
+        self.give_back(b, from);
         self.run_at = 1;
         self.run[0]
     }
@@ -456,7 +453,7 @@ impl<P: Copy> RadixHeap<P> {
     /// entry moves to a lower level relative to `min`; returns the entry of `min`.
     #[inline(never)]
     fn redistribute(&mut self, b: usize, min: u128) -> Entry<P> {
-        let mut from = std::mem::take(&mut self.buckets[b]);
+        let from = std::mem::take(&mut self.buckets[b]);
         self.vacate(b);
         let mut found = None;
         for i in 0..from.len() {
@@ -472,15 +469,21 @@ impl<P: Copy> RadixHeap<P> {
                 self.put(bucket_of(key, min), e);
             }
         }
+        self.give_back(b, from);
+        found.expect("a bucket's minimum is one of its entries")
+    }
+
+    /// Gives emptied bucket `b` its buffer `from` back, emptied, to keep its capacity for the
+    /// next time it fills, unless it is more than an eighth of the pending entries: a level's 64
+    /// buckets fill in turn as time passes (the top level's each hold the events of one span of
+    /// time), and each keeping the most it ever held made the heap 20 times the size of its
+    /// entries.
+    #[inline(always)]
+    fn give_back(&mut self, b: usize, mut from: Vec<Entry<P>>) {
         from.clear();
-        // keep the bucket's capacity for the next time it fills, unless it is more than an
-        // eighth of the pending entries: a level's 64 buckets fill in turn as time passes (the
-        // top level's each hold the events of one span of time), and each keeping the most it
-        // ever held made the heap 20 times the size of its entries
         if from.capacity() <= self.len / 8 + KEPT_CAPACITY {
             self.buckets[b] = from;
         }
-        found.expect("a bucket's minimum is one of its entries")
     }
 
     /// Moves every entry to `out` and leaves the heap empty.
