@@ -17,6 +17,7 @@
 //! a rank that executes 10^8 operations without time passing stops with
 //! [`ProgramFault::Stuck`].
 
+mod mailbox;
 pub mod timeline;
 
 use std::collections::{HashMap, VecDeque};
@@ -35,6 +36,7 @@ use crate::program::{
 use crate::rng::{StreamRng, stream};
 use crate::stats::{Percentiles, Tally};
 use crate::time::{Clock, wide_ceil_from_f64};
+use mailbox::Mailbox;
 use timeline::{Recorder, Timeline, TimelineError};
 
 /// Time in 128-bit clock ticks.
@@ -356,10 +358,8 @@ pub struct Execution<'p> {
     slots: SlotMap,
     msgs: Slab<Msg>,
     visits: Slab<Visit>,
-    /// Messages delivered and not yet received, counted by (destination, source, tag): only
-    /// the count matters, since messages of one (source, tag) are received in FIFO order and
-    /// carry nothing else.
-    mailbox: FxHashMap<(u32, u32, u64), u32>,
+    /// Messages delivered and not yet received.
+    mailbox: Mailbox,
     phases: Phases<Ticks>,
     finished: u32,
     events: u64,
@@ -455,7 +455,7 @@ impl<'p> Execution<'p> {
             },
             msgs: Slab::new(),
             visits: Slab::new(),
-            mailbox: FxHashMap::default(),
+            mailbox: Mailbox::new(prog.ranks),
             phases: Phases::new(prog.ranks, prog.phases.len()),
             finished: 0,
             events: 0,
@@ -564,9 +564,9 @@ impl<'p> Execution<'p> {
             return Err(self.deadlock());
         }
         // every message sent is received: one left in a mailbox is a program error
-        if let Some((&(dst, src, tag), &n)) = self.mailbox.iter().min_by_key(|(k, _)| **k) {
+        if let Some(((dst, src, tag), n)) = self.mailbox.first() {
             return Err(ProgramFault::Unreceived {
-                count: self.mailbox.values().map(|&n| u64::from(n)).sum(),
+                count: self.mailbox.total(),
                 example: format!("{n} from rank {src} to rank {dst} (tag {tag})"),
             });
         }
@@ -735,7 +735,7 @@ impl<'p> Execution<'p> {
                 Instr::Recv { from, tag } => {
                     let from = self.ctl.peer(r, pc, from)?;
                     let tag = self.ctl.user_tag(r, pc, tag)?;
-                    if self.take(r, from, tag) {
+                    if self.mailbox.take(r, from, tag) {
                         self.ranks[ri].pc += 1;
                         continue;
                     }
@@ -757,7 +757,7 @@ impl<'p> Execution<'p> {
                     let bytes = self.size(r, bytes)?;
                     let tag = self.ctl.user_tag(r, pc, tag)?;
                     self.set_category(r, Category::Communication);
-                    let got = self.take(r, from, tag);
+                    let got = self.mailbox.take(r, from, tag);
                     let rk = &mut self.ranks[ri];
                     rk.parts = 1 + u8::from(!got);
                     rk.recv = (!got).then_some((from, tag));
@@ -1177,22 +1177,7 @@ impl<'p> Execution<'p> {
             d.recv = None;
             self.part_done(m.dst);
         } else {
-            *self.mailbox.entry((m.dst, m.src, m.tag)).or_insert(0) += 1;
-        }
-    }
-
-    /// Takes a buffered message from `src` with `tag` (the first, FIFO) if there is one.
-    fn take(&mut self, r: u32, src: u32, tag: u64) -> bool {
-        match self.mailbox.get_mut(&(r, src, tag)) {
-            Some(n) if *n > 1 => {
-                *n -= 1;
-                true
-            }
-            Some(_) => {
-                self.mailbox.remove(&(r, src, tag));
-                true
-            }
-            None => false,
+            self.mailbox.put(m.dst, m.src, m.tag);
         }
     }
 
@@ -1274,7 +1259,7 @@ impl<'p> Execution<'p> {
             } = step;
             let combine = combine.filter(|_| combines);
             let recv = recv.map(global);
-            let got = recv.is_some_and(|from| self.take(r, from, tag));
+            let got = recv.is_some_and(|from| self.mailbox.take(r, from, tag));
             let open = recv.filter(|_| !got).map(|from| (from, tag));
             if send.is_none() && open.is_none() {
                 // the step's message was already here
@@ -1514,8 +1499,7 @@ impl<'p> Execution<'p> {
             messages: self.message_count,
             message_delay: self.message_delay.mean(),
             message_p99,
-            unreceived: self.mailbox.values().map(|&n| u64::from(n)).sum::<u64>()
-                + self.msgs.live() as u64,
+            unreceived: self.mailbox.total() + self.msgs.live() as u64,
             events: self.events,
         }
     }
