@@ -62,6 +62,13 @@ const KIND: u32 = 3 << 30;
 /// No queue entry.
 const NIL: u32 = u32::MAX;
 
+/// The event queue's first-in-first-out lanes ([`queue`]): without links, messages' arrivals
+/// (`o + L` after their sends); with links, headers' first hops (`o` after their sends) and
+/// their hops onto free links (one latency after the previous one, cut-through).
+const ARRIVAL_LANE: usize = 0;
+const INJECT_LANE: usize = 1;
+const HOP_LANE: usize = 2;
+
 /// How many events ahead [`DagExecution::run`] starts loading records.
 const LOAD_AHEAD: usize = 16;
 
@@ -350,53 +357,78 @@ impl<'d> DagExecution<'d> {
         self.figures()
     }
 
-    /// Starts loading the records of the events ahead among those at the current time, so
-    /// that their cache misses overlap with the events before them: [`LOAD_AHEAD`] places
-    /// ahead, an operation's record, rank-table entry and counter, or a message's in-flight
-    /// slot (an arrival, or with links a hop); half as far, when those have arrived, an
-    /// operation's dependents, or the state of the link a hop enters.
+    /// Starts loading the records of the events ahead, among the heap's at the current time
+    /// and down the arrival and hop lanes, so that their cache misses overlap with the events
+    /// before them: [`LOAD_AHEAD`] places ahead what they read first, half as far what they
+    /// read next.
     #[inline(always)]
     fn load_ahead(&self) {
-        let flight = |e: Ev| self.flights.get((e.id & !KIND) as usize);
-        if let Some(e) = self.heap.ahead(LOAD_AHEAD) {
-            if e.id & KIND == 0 {
-                let (record, rank) = self.dag.op_memory(e.id);
-                record.map(prefetch);
-                rank.map(prefetch);
-                self.counters.prefetch(e.id);
-            } else if let Some(f) = flight(e) {
-                prefetch(f);
-            }
+        self.load_early(self.heap.ahead(LOAD_AHEAD));
+        self.load_late(self.heap.ahead(LOAD_AHEAD / 2));
+        for lane in [ARRIVAL_LANE, HOP_LANE] {
+            self.load_early(self.heap.lane_ahead(lane, LOAD_AHEAD));
+            self.load_late(self.heap.lane_ahead(lane, LOAD_AHEAD / 2));
         }
-        if let Some(e) = self.heap.ahead(LOAD_AHEAD / 2) {
-            match e.id & KIND {
-                0 => {
-                    self.dag.dependents_memory(e.id).map(prefetch);
-                }
-                HOP => {
-                    if let Some(f) = flight(e)
-                        && let Some(net) = &self.net
-                        && let Some(l) = net.peek(f.link)
-                    {
-                        prefetch(l);
-                    }
-                }
-                _ => {}
+    }
+
+    /// What an event reads first: an operation's record, rank-table entry and counter, or a
+    /// message's in-flight slot.
+    #[inline(always)]
+    fn load_early(&self, e: Option<Ev>) {
+        let Some(e) = e else { return };
+        if e.id & KIND == 0 {
+            let (record, rank) = self.dag.op_memory(e.id);
+            record.map(prefetch);
+            rank.map(prefetch);
+            self.counters.prefetch(e.id);
+        } else if let Some(f) = self.flights.get((e.id & !KIND) as usize) {
+            prefetch(f);
+        }
+    }
+
+    /// What an event reads once its first records have arrived: an operation's dependents, or
+    /// the state of the link a hop enters.
+    #[inline(always)]
+    fn load_late(&self, e: Option<Ev>) {
+        let Some(e) = e else { return };
+        match e.id & KIND {
+            0 => {
+                self.dag.dependents_memory(e.id).map(prefetch);
             }
+            HOP => {
+                if let Some(f) = self.flights.get((e.id & !KIND) as usize)
+                    && let Some(net) = &self.net
+                    && let Some(l) = net.peek(f.link)
+                {
+                    prefetch(l);
+                }
+            }
+            _ => {}
         }
     }
 
     #[inline(always)]
     fn push(&mut self, time: u64, id: u32) {
+        let stamp = self.next_stamp();
+        self.heap.push(Ev { time, stamp, id });
+    }
+
+    /// Schedules an event in lane `lane`: `time` is the current time plus the lane's fixed
+    /// delay (saturating, which keeps the order).
+    #[inline(always)]
+    fn push_lane(&mut self, lane: usize, time: u64, id: u32) {
+        let stamp = self.next_stamp();
+        self.heap.push_lane(lane, Ev { time, stamp, id });
+    }
+
+    /// A fresh stamp, after every pending event's.
+    #[inline(always)]
+    fn next_stamp(&mut self) -> u32 {
         if self.stamp == u32::MAX {
             self.renumber();
         }
-        self.heap.push(Ev {
-            time,
-            stamp: self.stamp,
-            id,
-        });
         self.stamp += 1;
+        self.stamp - 1
     }
 
     /// Gives the pending events stamps `0..n` in their order, so that stamps never run out
@@ -464,12 +496,12 @@ impl<'d> DagExecution<'d> {
                         let f = &mut self.flights[slot as usize];
                         (f.link, f.to) = (hop.link, hop.to);
                         let at = t.saturating_add(self.ep.o);
-                        self.push(at, HOP | slot);
+                        self.push_lane(INJECT_LANE, at, HOP | slot);
                     }
                     _ => {
                         let at = t.saturating_add(self.ep.o).saturating_add(self.ep.l);
                         self.check(at, op.rank);
-                        self.push(at, MSG | slot);
+                        self.push_lane(ARRIVAL_LANE, at, MSG | slot);
                     }
                 }
                 if op.size <= self.ep.s {
@@ -577,7 +609,11 @@ impl<'d> DagExecution<'d> {
             let hop = net.next_hop(f.to, op.peer);
             (fl.link, fl.to) = (hop.link, hop.to);
             self.check(next, op.rank);
-            self.push(next, HOP | slot);
+            if switching == Switching::CutThrough && start == now {
+                self.push_lane(HOP_LANE, next, HOP | slot);
+            } else {
+                self.push(next, HOP | slot);
+            }
         }
     }
 

@@ -14,9 +14,18 @@
 //! Events that become due at the current time after bucket 0 was sorted come with fresh (larger)
 //! stamps, so appending keeps the order; an event put back because its resources are busy
 //! keeps its stamp but always goes to a later time.
+//!
+//! Beside the radix heap, [`LANES`] first-in-first-out lanes take the events that are always
+//! scheduled a fixed time after the current one (a message's arrival `o + L` after its send
+//! without links, a header's next hop one latency after it entered a free link): with fresh
+//! stamps they come in `(time, stamp)` order, so a lane is a queue that never sorts, and a pop
+//! takes the least of the heap's next event and the lanes' fronts. The order is exactly one
+//! heap's. When the heap's least events lie beyond a lane's front, the heap's reference time
+//! moves up to that front (its first non-empty bucket is redistributed around it), so that
+//! the events scheduled from the front's time on are never in the heap's past.
 
 use std::cmp::Ordering;
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, VecDeque};
 
 /// One pending event: 16 bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -62,7 +71,10 @@ impl Default for Queue {
 /// The most events an emptied bucket keeps room for (64 KiB); a larger bucket is freed.
 const KEPT_CAPACITY: usize = 4096;
 
-/// The radix heap.
+/// First-in-first-out lanes beside the radix heap.
+pub const LANES: usize = 3;
+
+/// The radix heap, with its lanes.
 #[derive(Debug)]
 pub struct Radix {
     last: u64,
@@ -70,6 +82,11 @@ pub struct Radix {
     now: Vec<Ev>,
     head: usize,
     buckets: [Vec<Ev>; 64],
+    /// Each bucket's least time (`u64::MAX` when it is empty).
+    least: [u64; 64],
+    /// Bit `b` set: bucket `b` holds events.
+    filled: u64,
+    lanes: [VecDeque<Ev>; LANES],
 }
 
 impl Default for Radix {
@@ -79,6 +96,9 @@ impl Default for Radix {
             now: Vec::new(),
             head: 0,
             buckets: std::array::from_fn(|_| Vec::new()),
+            least: [u64::MAX; 64],
+            filled: 0,
+            lanes: std::array::from_fn(|_| VecDeque::new()),
         }
     }
 }
@@ -96,38 +116,77 @@ impl Radix {
             self.now.push(e);
         } else {
             self.buckets[b - 1].push(e);
+            self.least[b - 1] = self.least[b - 1].min(e.time);
+            self.filled |= 1 << (b - 1);
         }
+    }
+
+    /// The lane whose front comes first, if any lane holds an event.
+    #[inline(always)]
+    fn first_lane(&self) -> Option<usize> {
+        let mut best: Option<(usize, (u64, u32))> = None;
+        for (k, lane) in self.lanes.iter().enumerate() {
+            if let Some(f) = lane.front()
+                && best.is_none_or(|(_, key)| (f.time, f.stamp) < key)
+            {
+                best = Some((k, (f.time, f.stamp)));
+            }
+        }
+        best.map(|(k, _)| k)
     }
 
     #[inline(always)]
     fn pop(&mut self) -> Option<Ev> {
+        let lane = self.first_lane();
         if self.head == self.now.len() {
-            self.refill()?;
+            let front = lane.and_then(|k| self.lanes[k].front()).map(|f| f.time);
+            if !self.refill(front) {
+                // the heap is empty, or a lane's front comes before all of its events
+                return lane.and_then(|k| self.lanes[k].pop_front());
+            }
         }
         let e = self.now[self.head];
+        if let Some(k) = lane
+            && let Some(f) = self.lanes[k].front()
+            && (f.time, f.stamp) < (e.time, e.stamp)
+        {
+            return self.lanes[k].pop_front();
+        }
         self.head += 1;
         Some(e)
     }
 
-    /// Moves the events at the next time into bucket 0 (sorted by stamp).
+    /// Moves the events at the heap's next time into bucket 0, sorted by stamp: `true`.
+    /// `false` when the heap is empty, or when a lane's front at `before` comes before all of
+    /// the heap's events: then the reference time moves up to `before` only (so that what is
+    /// scheduled from then on is not in the heap's past), bucket 0 left empty.
     #[cold]
-    fn refill(&mut self) -> Option<()> {
+    fn refill(&mut self, before: Option<u64>) -> bool {
         self.now.clear();
         self.head = 0;
-        let b = self.buckets.iter().position(|v| !v.is_empty())?;
-        let mut moving = std::mem::take(&mut self.buckets[b]);
-        self.last = moving
-            .iter()
-            .map(|e| e.time)
-            .min()
-            .expect("a non-empty bucket");
-        for &e in &moving {
-            let k = self.bucket(e.time);
-            if k == 0 {
-                self.now.push(e);
-            } else {
-                self.buckets[k - 1].push(e);
+        if self.filled == 0 {
+            return false;
+        }
+        let b = self.filled.trailing_zeros() as usize;
+        let least = self.least[b];
+        let early = before.filter(|&t| t < least);
+        if let Some(t) = early {
+            // any time from the reference to the least one shares the bits above bucket b's
+            // with the reference, so the higher buckets keep their events; bucket b's move
+            // only if `t` also shares its bit (with them), else they stay
+            let stay = (t ^ self.last) >> b == 0;
+            self.last = t;
+            if stay {
+                return false;
             }
+        } else {
+            self.last = least;
+        }
+        let mut moving = std::mem::take(&mut self.buckets[b]);
+        self.least[b] = u64::MAX;
+        self.filled &= !(1 << b);
+        for &e in &moving {
+            self.push(e);
         }
         // keep the emptied bucket's capacity unless it is large: the buckets' capacities
         // would otherwise add up to several times the most events ever pending
@@ -136,7 +195,7 @@ impl Radix {
             self.buckets[b] = moving;
         }
         self.now.sort_unstable_by_key(|e| e.stamp);
-        Some(())
+        early.is_none()
     }
 
     fn drain(&mut self) -> Vec<Ev> {
@@ -144,6 +203,11 @@ impl Radix {
         for b in &mut self.buckets {
             all.append(b);
         }
+        for lane in &mut self.lanes {
+            all.extend(lane.drain(..));
+        }
+        self.least = [u64::MAX; 64];
+        self.filled = 0;
         self.now.clear();
         self.head = 0;
         all
@@ -169,6 +233,24 @@ impl Queue {
         }
     }
 
+    /// Adds an event to lane `lane`, whose events the caller schedules in `(time, stamp)`
+    /// order (always the same time after the current one, with fresh stamps).
+    #[inline(always)]
+    pub fn push_lane(&mut self, lane: usize, e: Ev) {
+        match self {
+            Queue::Radix(r) if e.time >= r.last => {
+                debug_assert!(
+                    r.lanes[lane]
+                        .back()
+                        .is_none_or(|b| (b.time, b.stamp) < (e.time, e.stamp)),
+                    "a lane's events come in order"
+                );
+                r.lanes[lane].push_back(e);
+            }
+            _ => self.push(e),
+        }
+    }
+
     /// Removes the earliest event (the smallest stamp among equal times).
     #[inline(always)]
     pub fn pop(&mut self) -> Option<Ev> {
@@ -178,12 +260,22 @@ impl Queue {
         }
     }
 
-    /// The event `k` places after the next one, if the radix heap knows it without work (it is
-    /// among the events at the current time).
+    /// The event `k` places after the heap's next one, if the radix heap knows it without work
+    /// (it is among the events at the current time): popped after the next `k` unless lane
+    /// events come between (a hint for loading memory early).
     #[inline(always)]
     pub fn ahead(&self, k: usize) -> Option<Ev> {
         match self {
             Queue::Radix(r) => r.now.get(r.head + k).copied(),
+            Queue::Binary(_) => None,
+        }
+    }
+
+    /// The event `k` places after lane `lane`'s front, if there is one (a hint likewise).
+    #[inline(always)]
+    pub fn lane_ahead(&self, lane: usize, k: usize) -> Option<Ev> {
+        match self {
+            Queue::Radix(r) => r.lanes[lane].get(k).copied(),
             Queue::Binary(_) => None,
         }
     }
@@ -243,6 +335,79 @@ mod tests {
             assert!(q.pop().is_none() && pops > 1000);
             assert_eq!(matches!(q, Queue::Binary(_)), past);
         }
+    }
+
+    /// With lanes: every pop is the one a binary heap holding every event gives, with events
+    /// pushed at the current time, requeued with old stamps, to lanes a fixed time ahead
+    /// (several lanes, one with a lag longer than the heap's spread), and once in the past.
+    #[test]
+    fn lanes_pop_as_one_binary_heap_does() {
+        let mut next = crate::rng::xorshift(4242_u64);
+        let (mut lane_pops, mut in_lanes) = (0, std::collections::HashSet::new());
+        for past in [false, true] {
+            in_lanes.clear();
+            let mut q = Queue::default();
+            let mut h = BinaryHeap::new();
+            let (mut stamp, mut now, mut popped) = (0_u32, 0_u64, None);
+            let lag = [700_u64, 1 << 20, 3];
+            for round in 0..20_000 {
+                for _ in 0..(next() % 4) {
+                    let r = next() % 10;
+                    if r == 9 {
+                        // the event just popped, put back later with its stamp
+                        if let Some(p) = popped.take() {
+                            let e = Ev {
+                                time: now + 1 + next() % 5000,
+                                ..p
+                            };
+                            q.push(e);
+                            h.push(e);
+                        }
+                        continue;
+                    }
+                    let e = Ev {
+                        time: match r {
+                            0..=2 => now + lag[r as usize],
+                            3 => now,
+                            _ => now + next() % 5000,
+                        },
+                        stamp,
+                        id: stamp,
+                    };
+                    stamp += 1;
+                    if r <= 2 {
+                        q.push_lane(r as usize, e);
+                        in_lanes.insert(e.id);
+                    } else {
+                        q.push(e);
+                    }
+                    h.push(e);
+                }
+                if past && round == 10_000 {
+                    let e = Ev {
+                        time: now / 2,
+                        stamp,
+                        id: stamp,
+                    };
+                    stamp += 1;
+                    q.push(e);
+                    h.push(e);
+                }
+                let (a, b) = (q.pop(), h.pop());
+                assert_eq!(a, b, "round {round}");
+                if let Some(e) = a {
+                    now = e.time;
+                    popped = Some(e);
+                    lane_pops += usize::from(in_lanes.contains(&e.id));
+                }
+            }
+            while let Some(e) = h.pop() {
+                assert_eq!(q.pop(), Some(e));
+            }
+            assert!(q.pop().is_none());
+            assert_eq!(matches!(q, Queue::Binary(_)), past);
+        }
+        assert!(lane_pops > 10_000, "{lane_pops}");
     }
 
     /// What `ahead(k)` shows is the event popped `k` pops later, when nothing is pushed at the
