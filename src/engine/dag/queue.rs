@@ -293,55 +293,12 @@ impl Queue {
 mod tests {
     use super::*;
 
-    /// Every pop is the one a binary heap gives, before and after a time in the past.
+    /// Every pop is the one a binary heap holding every event gives: events pushed to the heap
+    /// at and after the current time, requeued with old stamps, to lanes a fixed time ahead
+    /// (several lanes, one with a lag longer than the heap's spread), and, in the second pass,
+    /// once in the past (the radix heap then becomes a binary heap).
     #[test]
-    fn pops_as_a_binary_heap_does_and_survives_a_time_in_the_past() {
-        let mut next = crate::rng::xorshift(12345_u64);
-        for past in [false, true] {
-            let mut q = Queue::default();
-            let mut h = BinaryHeap::new();
-            let (mut stamp, mut now, mut pops) = (0, 0, 0);
-            for round in 0..5000 {
-                for _ in 0..(next() % 4) {
-                    let dt = if next().is_multiple_of(3) {
-                        0
-                    } else {
-                        next() % 5000
-                    };
-                    let time = if past && round == 2500 {
-                        now / 2
-                    } else {
-                        now + dt
-                    };
-                    let e = Ev {
-                        time,
-                        stamp,
-                        id: stamp,
-                    };
-                    stamp += 1;
-                    q.push(e);
-                    h.push(e);
-                }
-                let (a, b) = (q.pop(), h.pop());
-                assert_eq!(a, b, "round {round}");
-                if let Some(e) = a {
-                    now = e.time;
-                    pops += 1;
-                }
-            }
-            while let Some(e) = h.pop() {
-                assert_eq!(q.pop(), Some(e));
-            }
-            assert!(q.pop().is_none() && pops > 1000);
-            assert_eq!(matches!(q, Queue::Binary(_)), past);
-        }
-    }
-
-    /// With lanes: every pop is the one a binary heap holding every event gives, with events
-    /// pushed at the current time, requeued with old stamps, to lanes a fixed time ahead
-    /// (several lanes, one with a lag longer than the heap's spread), and once in the past.
-    #[test]
-    fn lanes_pop_as_one_binary_heap_does() {
+    fn pops_as_one_binary_heap_does_with_lanes_requeues_and_a_time_in_the_past() {
         let mut next = crate::rng::xorshift(4242_u64);
         let (mut lane_pops, mut in_lanes) = (0, std::collections::HashSet::new());
         for past in [false, true] {
