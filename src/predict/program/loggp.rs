@@ -11,7 +11,7 @@
 //! |---|---|---|
 //! | allgather ring, bruck, recursive doubling; alltoall pairwise; barrier dissemination; allreduce ring, recursive doubling (`P` a power of two) | lock-step rounds: a round of `m` bytes started at `t` is processed at `p = max(t + o + L, t + os(m), p' + nic(m'))` (`p'`, `m'` the previous round's), the next starts at `max(p + or(m) + c, t + nic(m))`, the makespan is the last `p + or(m) + c`: with equal rounds and a NIC that never binds, `rounds (max(o + L, os) + or + c)`, e.g. the dissemination barrier `ceil(lg P) (o + L + or(0))` | every `P` |
 //! | bcast, scatter: linear, binomial, binary | down the tree: a rank sends to its children in order, each send starting when its CPU and NIC are free (`max(os, nic)` apart; a rendezvous send also waits for the child to match it, `o + L` after it starts), and a child is free `hop(m)` after its send started: the linear bcast `(P-2) max(os, nic) + hop`, the binomial bcast `lg P hop` for a power of two when `max(os, nic) <= hop` | every `P` |
-//! | gather, reduce: linear, binomial, binary; allreduce reduce + bcast; barrier binomial | up the tree, then down: a rank processes its children's blocks on arrival whenever its CPU and receiving NIC are free (posted or not, earliest send first), combines each once its receive has matched it, and sends up when done: the linear gather `o + L + (P-2) max(or, nic) + or` | every `P`, unless two blocks (or a block and a combine) reach a rank's CPU at the same instant and their order matters: the executor then takes them in the order their events were scheduled, which depends on the whole run's history (measured off by at most 1.5%) |
+//! | gather, reduce: linear, binomial, binary; allreduce reduce + bcast; barrier binomial | up the tree, then down: a rank processes its children's blocks on arrival whenever its CPU and receiving NIC are free (posted or not, earliest send first), combines each once its receive has matched it, and sends up when done: the linear gather `o + L + (P-2) max(or, nic) + or` | every `P`, unless two blocks (or a block and a combine) reach a rank's CPU at the same instant and their order matters: the executor then takes them in the order their events were scheduled, which depends on the whole run's history, and the form follows that history three events back (measured off by at most 1.5% where it does not reach) |
 //! | bcast, reduce: chain; allreduce recursive doubling, `P` not a power of two | rank by rank: each rank's steps run as the executor runs them, fed the blocks the others send it (and the matches of its rendezvous sends), until nothing changes; refused when that would cost more than [`WORK_BUDGET`] (recursive doubling beyond about 2,000 ranks) | every `P`, eager or rendezvous, with the same exception for simultaneous events |
 //!
 //! Each value is computed in whole ticks, as the executor counts, so an exact form equals the
@@ -400,7 +400,7 @@ fn settle(
             ));
         }
         if run.contested && broken.is_empty() {
-            broken.push(format!("two events reach relative rank {r}'s CPU at the same instant, and the executor's order of simultaneous events, which the form does not follow, decides which goes first"));
+            broken.push(format!("two events reach relative rank {r}'s CPU at the same instant, and the executor's order of simultaneous events, which the form follows only three events back, decides which goes first"));
         }
         makespan = makespan.max(run.cpu);
         total += run.cpu as f64;
@@ -413,12 +413,14 @@ fn settle(
     })
 }
 
-/// A message a rank sent: to whom, when its send started, its bytes.
+/// A message a rank sent: to whom, when its send started, its bytes, and the first two
+/// levels of its send's [`Key`] (its block's key goes on from them).
 #[derive(Clone, Copy, PartialEq, Eq)]
 struct Sent {
     to: u32,
     at: u64,
     m: u64,
+    key: [u64; 2],
 }
 
 /// A block that reaches a rank: from whom, when its send started, its bytes.
@@ -479,9 +481,41 @@ enum What {
     Matched(usize),
 }
 
-/// An event: its time, its stamp (the time it was scheduled, then an order among those
-/// scheduled at once) and what it is.
-type Event = Reverse<(u64, (u64, u64), What)>;
+/// Where an event stands among those of its time, as far as this rank can tell: the time it
+/// was scheduled at, the time the event that scheduled it was scheduled at, and the same once
+/// more. The executor takes the events of one instant in the order they were scheduled, and
+/// the events scheduled at one instant in the order of the events that scheduled them: two
+/// keys that differ order two events as the executor does; equal keys leave the order to
+/// history further back.
+type Key = [u64; 3];
+
+/// An event: its time, its stamp (its [`Key`], then an order known only among the blocks of
+/// the ranks' first sends, by rank, and among this rank's own events, by when this rank
+/// scheduled them) and what it is.
+type Event = Reverse<(u64, (Key, u64), What)>;
+
+/// A level of a [`Key`] this rank cannot know (a rendezvous send's match, made by its
+/// receiver).
+const UNKNOWN: u64 = u64::MAX;
+
+/// The key of an event scheduled at `now` by the event whose key is `by`.
+fn key_after(now: u64, by: Key) -> Key {
+    [now, by[0], by[1]]
+}
+
+/// Whether the executor may take two events of one instant keyed `a` and `b` in either order:
+/// their keys agree up to a level that one of them does not know, or throughout.
+fn may_tie(a: Key, b: Key) -> bool {
+    for (x, y) in a.into_iter().zip(b) {
+        if x == UNKNOWN || y == UNKNOWN {
+            return true;
+        }
+        if x != y {
+            return false;
+        }
+    }
+    true
+}
 
 /// One rank running `steps` from time 0 with the blocks `incoming` sent to it, as the executor
 /// runs it: a step's send and receive are released together (the send first) when the step
@@ -489,8 +523,8 @@ type Event = Reverse<(u64, (u64, u64), What)>;
 /// scheduled when the CPU (and for a send the NIC's sending side) is free, as LogGOPSim does;
 /// a block is processed on arrival when the CPU and the NIC's receiving side are free, whether
 /// or not its receive is posted, and a receive matches the first processed block from its peer.
-/// Events of one instant go in the order they were scheduled: by the time they were scheduled
-/// at, then blocks of the ranks' first sends in rank order; any other tie is reported as
+/// Events of one instant go in the order they were scheduled: by their [`Key`]s, then blocks
+/// of the ranks' first sends in rank order; any other tie is reported as
 /// `contested` when the order matters (a combine or a send that is not the last step waits, or the sizes differ). Sends are
 /// taken as eager (the caller accounts for rendezvous).
 fn run_rank(
@@ -504,7 +538,7 @@ fn run_rank(
     for (j, b) in incoming.iter().enumerate() {
         events.push(Reverse((
             b.sent.at.saturating_add(costs.flight()),
-            (b.sent.at, u64::from(b.from)),
+            ([b.sent.at, b.sent.key[0], b.sent.key[1]], u64::from(b.from)),
             What::Block(j),
         )));
     }
@@ -518,23 +552,28 @@ fn run_rank(
         contested: false,
     };
     let mut scheduled = 0_u64;
-    // release step `k` at `now`: its send, then its receive
-    let release = |events: &mut BinaryHeap<Event>, r: &RankRun, k: usize, now: u64, n: &mut u64| {
+    // release step `k` at `now`, by the event keyed `by`: its send, then its receive
+    let release = |events: &mut BinaryHeap<Event>,
+                   r: &RankRun,
+                   k: usize,
+                   (now, by): (u64, Key),
+                   n: &mut u64| {
         let Some(st) = steps.get(k) else { return };
+        let key = key_after(now, by);
         if st.send.is_some() {
             *n += 1;
             events.push(Reverse((
                 r.cpu.max(r.nic_s),
-                (now, (1 << 62) + *n),
+                (key, (1 << 62) + *n),
                 What::Send(k),
             )));
         }
         if st.recv.is_some() {
             *n += 1;
-            events.push(Reverse((r.cpu, (now, (1 << 62) + *n), What::Receive(k))));
+            events.push(Reverse((r.cpu, (key, (1 << 62) + *n), What::Receive(k))));
         }
     };
-    release(&mut events, &r, 0, 0, &mut scheduled);
+    release(&mut events, &r, 0, (0, [0; 3]), &mut scheduled);
     // (a send that ends the rank's steps waits for everything before it anyway)
     let last = steps.len().saturating_sub(1);
     let order_matters = steps
@@ -552,12 +591,13 @@ fn run_rank(
     while let Some(Reverse((t, stamp, what))) = events.pop() {
         let uses_cpu = |w: &What| !matches!(w, What::Receive(_) | What::Matched(_));
         let competing = |e: &Event| {
-            let Reverse((u, (at, _), w)) = e;
-            let both_initial =
-                *at == 0 && stamp.0 == 0 && matches!((w, what), (What::Block(_), What::Block(_)));
-            *u == t && uses_cpu(w) && *at == stamp.0 && !both_initial
+            let Reverse((u, (key, _), w)) = e;
+            let both_initial = *key == [0; 3]
+                && stamp.0 == [0; 3]
+                && matches!((w, what), (What::Block(_), What::Block(_)));
+            *u == t && uses_cpu(w) && may_tie(*key, stamp.0) && !both_initial
         };
-        if order_matters && uses_cpu(&what) && events.peek().is_some_and(competing) {
+        if order_matters && uses_cpu(&what) && events.iter().any(competing) {
             r.contested = true;
         }
         let mut finished = None;
@@ -602,12 +642,21 @@ fn run_rank(
                 let (to, m) = steps[k].send.unwrap_or((0, 0));
                 r.cpu = t.saturating_add(ep.send_cpu(m));
                 r.nic_s = t.saturating_add(ep.nic(m));
-                r.sent.push(Sent { to, at: t, m });
+                r.sent.push(Sent {
+                    to,
+                    at: t,
+                    m,
+                    key: [stamp.0[0], stamp.0[1]],
+                });
                 if !costs.rendezvous(m) {
                     finished = Some(k);
                 } else if let Some(at) = matched_at(r.sent.len() - 1) {
                     scheduled += 1;
-                    events.push(Reverse((at, (at, (1 << 62) + scheduled), What::Matched(k))));
+                    events.push(Reverse((
+                        at,
+                        ([at, UNKNOWN, UNKNOWN], (1 << 62) + scheduled),
+                        What::Matched(k),
+                    )));
                 }
             }
             What::Matched(k) => {
@@ -623,7 +672,7 @@ fn run_rank(
                 }
                 r.cpu = t.saturating_add(steps[k].combine.unwrap_or(0));
                 steps_done += 1;
-                release(&mut events, &r, k + 1, t, &mut scheduled);
+                release(&mut events, &r, k + 1, (t, stamp.0), &mut scheduled);
             }
         }
         if let Some(k) = finished {
@@ -633,12 +682,12 @@ fn run_rank(
                     scheduled += 1;
                     events.push(Reverse((
                         r.cpu,
-                        (t, (1 << 62) + scheduled),
+                        (key_after(t, stamp.0), (1 << 62) + scheduled),
                         What::Combine(k),
                     )));
                 } else {
                     steps_done += 1;
-                    release(&mut events, &r, k + 1, t, &mut scheduled);
+                    release(&mut events, &r, k + 1, (t, stamp.0), &mut scheduled);
                 }
             }
         }
@@ -708,7 +757,8 @@ fn tree(
         Sent {
             to: 0,
             at: u64::MAX,
-            m: 0
+            m: 0,
+            key: [0; 2],
         };
         n
     ];
@@ -812,7 +862,7 @@ fn tree(
         mean_finish,
         name: "recursion over the tree",
         broken: contested
-            .map(|v| format!("blocks reach rank {v} (relative to the root) at the same instant as another block or a combine, and the executor's order of simultaneous events, which the form does not follow, decides which goes first"))
+            .map(|v| format!("blocks reach rank {v} (relative to the root) at the same instant as another block or a combine, and the executor's order of simultaneous events, which the form follows only three events back, decides which goes first"))
             .into_iter()
             .collect(),
     })
