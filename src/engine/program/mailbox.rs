@@ -7,21 +7,26 @@
 //! runs ahead: a binomial reduce on a 4,096-rank torus, whose leaves run dozens of collectives
 //! ahead of the root, keeps some 56,000 (destination, source, tag) kinds waiting at once, and
 //! only 4,095 (destination, source) pairs. Each rank has one run in an array (a delivery and a
-//! receive that find it touch one entry that stays in cache); a further source waiting at the
-//! same rank has its run in a map by (destination, source), small enough to stay in cache as
-//! well; a message that extends no run goes to a map by (destination, source, tag). The count
-//! of one key may be split between the three; only the sum is read.
+//! receive that find it touch one entry that stays in cache); a message that the rank's run
+//! cannot hold (another source's, or its own source's out of sequence) goes to a run in a map
+//! by (destination, source), small enough to stay in cache as well; one that extends no run
+//! goes to a map by (destination, source, tag). The count of one key may be split between the
+//! three; only the sum is read.
 
 use rustc_hash::FxHashMap;
 use std::collections::hash_map::Entry;
 
-/// Waiting messages from one source: `count` with `tag`, then one with each of the `more` tags
-/// after it (none when `count` is zero).
+/// Waiting messages from one source: `count` with `tag`, then one with each of the `after`
+/// tags that follow it. An empty run (a free slot) has `count` and `after` zero; a run in the
+/// map by pair is never empty.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 struct Run {
+    /// The first tag.
     tag: u64,
+    /// Messages with the first tag.
     count: u32,
-    more: u32,
+    /// Tags after the first, one message each.
+    after: u32,
 }
 
 /// Where a tag is in a run.
@@ -40,24 +45,21 @@ impl Run {
         Run {
             tag,
             count: 1,
-            more: 0,
+            after: 0,
         }
     }
 
-    /// Adds a message with `tag` if the run can hold it: another with its only tag, or one
-    /// with the tag after its last.
+    /// Adds a message with `tag` to a run that is not empty if it can hold it: another with
+    /// its only tag, or one with the tag after its last.
     #[inline(always)]
     fn extend(&mut self, tag: u64) -> bool {
-        if self.count == 0 {
-            *self = Run::one(tag);
-            true
-        } else if self.more == 0 && tag == self.tag && self.count < u32::MAX {
+        if self.after == 0 && tag == self.tag && self.count < u32::MAX {
             self.count += 1;
             true
-        } else if self.more < u32::MAX
-            && self.tag.checked_add(u64::from(self.more) + 1) == Some(tag)
+        } else if self.after < u32::MAX
+            && self.tag.checked_add(u64::from(self.after) + 1) == Some(tag)
         {
-            self.more += 1;
+            self.after += 1;
             true
         } else {
             false
@@ -71,7 +73,7 @@ impl Run {
             Place::Absent
         } else if tag == self.tag {
             Place::Front
-        } else if tag > self.tag && tag - self.tag <= u64::from(self.more) {
+        } else if tag > self.tag && tag - self.tag <= u64::from(self.after) {
             Place::Inside
         } else {
             Place::Absent
@@ -82,10 +84,10 @@ impl Run {
     #[inline(always)]
     fn take_front(&mut self) {
         self.count -= 1;
-        if self.count == 0 && self.more > 0 {
+        if self.count == 0 && self.after > 0 {
             self.tag += 1;
             self.count = 1;
-            self.more -= 1;
+            self.after -= 1;
         }
     }
 
@@ -101,7 +103,7 @@ impl Run {
 
     /// How many messages the run holds.
     fn len(&self) -> u64 {
-        u64::from(self.count) + u64::from(self.more)
+        u64::from(self.count) + u64::from(self.after)
     }
 
     /// Each tag of the run with its count.
@@ -109,7 +111,7 @@ impl Run {
         let first = (self.count > 0).then_some((self.tag, self.count));
         first
             .into_iter()
-            .chain((1..=u64::from(self.more)).map(move |k| (self.tag + k, 1)))
+            .chain((1..=u64::from(self.after)).map(move |k| (self.tag + k, 1)))
     }
 }
 
@@ -127,7 +129,7 @@ pub struct Mailbox {
     /// A run by (destination, source) beside the slot's.
     runs: FxHashMap<(u32, u32), Run>,
     /// The messages no run could hold, by (destination, source, tag).
-    rest: FxHashMap<(u32, u32, u64), u32>,
+    rest: FxHashMap<(u32, u32, u64), u64>,
 }
 
 impl Mailbox {
@@ -166,28 +168,28 @@ impl Mailbox {
         }
     }
 
-    /// Takes a message from `src` with `tag` waiting at `dst`, if there is one.
+    /// Takes a message from `src` with `tag` waiting at `dst`, if there is one: from the front
+    /// of a run or from the map by tag, and only when neither holds one, by breaking a run
+    /// that holds the tag after its first.
     #[inline(always)]
     pub fn take(&mut self, dst: u32, src: u32, tag: u64) -> bool {
         let s = &mut self.slots[dst as usize];
-        if s.src == src {
-            match s.run.find(tag) {
-                Place::Front => {
-                    s.run.take_front();
-                    return true;
-                }
-                Place::Inside => {
-                    let run = std::mem::take(&mut s.run);
-                    self.spill(dst, src, run);
-                }
-                Place::Absent => {}
+        let in_slot = if s.src == src {
+            s.run.find(tag)
+        } else {
+            Place::Absent
+        };
+        match in_slot {
+            Place::Front => {
+                s.run.take_front();
+                return true;
             }
+            Place::Absent if self.runs.is_empty() && self.rest.is_empty() => return false,
+            _ => {}
         }
-        if self.runs.is_empty() && self.rest.is_empty() {
-            return false;
-        }
-        if let Some(run) = self.runs.get_mut(&(dst, src)) {
-            match run.find(tag) {
+        let in_pair = match self.runs.get_mut(&(dst, src)) {
+            None => Place::Absent,
+            Some(run) => match run.find(tag) {
                 Place::Front => {
                     run.take_front();
                     if run.count == 0 {
@@ -195,24 +197,41 @@ impl Mailbox {
                     }
                     return true;
                 }
-                Place::Inside => {
-                    let run = *run;
-                    self.runs.remove(&(dst, src));
-                    self.spill(dst, src, run);
-                }
-                Place::Absent => {}
-            }
+                place => place,
+            },
+        };
+        if self.take_from_rest(dst, src, tag) {
+            return true;
         }
-        match self.rest.get_mut(&(dst, src, tag)) {
-            Some(n) if *n > 1 => {
-                *n -= 1;
+        let run = match (in_slot, in_pair) {
+            (Place::Inside, _) => std::mem::take(&mut self.slots[dst as usize].run),
+            (_, Place::Inside) => self
+                .runs
+                .remove(&(dst, src))
+                .expect("the run found inside the map"),
+            _ => return false,
+        };
+        self.spill(dst, src, run);
+        self.take_from_rest(dst, src, tag)
+    }
+
+    /// Takes a message from `src` with `tag` waiting at `dst` from the map by tag, if it holds
+    /// one.
+    #[inline(always)]
+    fn take_from_rest(&mut self, dst: u32, src: u32, tag: u64) -> bool {
+        if self.rest.is_empty() {
+            return false;
+        }
+        match self.rest.entry((dst, src, tag)) {
+            Entry::Occupied(mut n) if *n.get() > 1 => {
+                *n.get_mut() -= 1;
                 true
             }
-            Some(_) => {
-                self.rest.remove(&(dst, src, tag));
+            Entry::Occupied(n) => {
+                n.remove();
                 true
             }
-            None => false,
+            Entry::Vacant(_) => false,
         }
     }
 
@@ -223,7 +242,7 @@ impl Mailbox {
     #[inline(never)]
     fn spill(&mut self, dst: u32, src: u32, run: Run) {
         for (tag, n) in run.parts() {
-            *self.rest.entry((dst, src, tag)).or_insert(0) += n;
+            *self.rest.entry((dst, src, tag)).or_insert(0) += u64::from(n);
         }
     }
 
@@ -231,7 +250,7 @@ impl Mailbox {
     pub fn total(&self) -> u64 {
         let slots: u64 = self.slots.iter().map(|s| s.run.len()).sum();
         let runs: u64 = self.runs.values().map(Run::len).sum();
-        slots + runs + self.rest.values().map(|&n| u64::from(n)).sum::<u64>()
+        slots + runs + self.rest.values().sum::<u64>()
     }
 
     /// The least (destination, source, tag) with a message waiting, and how many wait with it.
@@ -239,9 +258,7 @@ impl Mailbox {
         let in_slots = (self.slots.iter().enumerate())
             .filter(|(_, s)| s.run.count > 0)
             .map(|(d, s)| (d as u32, s.src, s.run.tag));
-        let in_runs = (self.runs.iter())
-            .filter(|(_, r)| r.count > 0)
-            .map(|(&(d, s), r)| (d, s, r.tag));
+        let in_runs = (self.runs.iter()).map(|(&(d, s), r)| (d, s, r.tag));
         let key = (in_slots.chain(in_runs))
             .chain(self.rest.keys().copied())
             .min()?;
@@ -249,9 +266,7 @@ impl Mailbox {
         let s = self.slots[dst as usize];
         let in_slot = if s.src == src { s.run.at_front(tag) } else { 0 };
         let in_run = self.runs.get(&(dst, src)).map_or(0, |r| r.at_front(tag));
-        let n = u64::from(in_slot)
-            + u64::from(in_run)
-            + self.rest.get(&key).map_or(0, |&n| u64::from(n));
+        let n = u64::from(in_slot) + u64::from(in_run) + self.rest.get(&key).copied().unwrap_or(0);
         Some((key, n))
     }
 }
@@ -316,8 +331,11 @@ mod tests {
                     spills += usize::from(m.rest.len() > rest);
                 }
                 assert_eq!(m.total(), model.values().sum::<u64>());
+                if model.is_empty() {
+                    assert!(m.runs.is_empty() && m.rest.is_empty(), "round {round}");
+                }
                 assert_eq!(m.first(), model.iter().next().map(|(&k, &n)| (k, n)));
-                in_runs += usize::from(m.runs.values().any(|r| r.more > 0));
+                in_runs += usize::from(m.runs.values().any(|r| r.after > 0));
                 in_rest += usize::from(!m.rest.is_empty());
             }
             assert!(puts > 800 && hits > 300, "{puts} {hits}");
@@ -343,7 +361,7 @@ mod tests {
             Run {
                 tag: 100,
                 count: 1,
-                more: 49
+                after: 49
             }
         );
         assert_eq!(m.runs.len(), 1);
@@ -364,9 +382,49 @@ mod tests {
             Run {
                 tag: 7,
                 count: 3,
-                more: 1
+                after: 1
             }
         );
         assert!(m.runs.is_empty() && m.rest.is_empty());
+    }
+
+    /// At the ends of the counters: the tag after `u64::MAX` does not wrap to 0 in a run, and a
+    /// run full of one tag, or of tags after it, sends the next message to the map by pair.
+    #[test]
+    fn runs_stop_at_the_ends_of_their_counters() {
+        let mut m = Mailbox::new(1);
+        m.put(0, 0, u64::MAX);
+        m.put(0, 0, 0);
+        assert_eq!(m.slots[0].run, Run::one(u64::MAX));
+        assert_eq!(m.first(), Some(((0, 0, 0), 1)));
+        assert!(m.take(0, 0, 0));
+        assert_eq!(m.first(), Some(((0, 0, u64::MAX), 1)));
+        assert!(m.take(0, 0, u64::MAX) && !m.take(0, 0, u64::MAX));
+
+        let full = u64::from(u32::MAX);
+        // one tag, u32::MAX - 1 times, then twice more
+        let mut m = Mailbox::new(1);
+        m.slots[0].run = Run {
+            tag: 5,
+            count: u32::MAX - 1,
+            after: 0,
+        };
+        m.put(0, 0, 5);
+        m.put(0, 0, 5);
+        assert_eq!((m.slots[0].run.count, m.runs.len()), (u32::MAX, 1));
+        assert_eq!(m.first(), Some(((0, 0, 5), full + 1)));
+        // one tag, then u32::MAX - 1 after it, then the next two
+        let mut m = Mailbox::new(1);
+        m.slots[0].run = Run {
+            tag: 5,
+            count: 1,
+            after: u32::MAX - 1,
+        };
+        m.put(0, 0, 5 + full);
+        m.put(0, 0, 6 + full);
+        assert_eq!((m.slots[0].run.after, m.runs.len()), (u32::MAX, 1));
+        assert_eq!(m.total(), full + 2);
+        assert!(m.take(0, 0, 6 + full) && m.runs.is_empty());
+        assert_eq!(m.total(), full + 1);
     }
 }
