@@ -413,8 +413,8 @@ fn settle(
     })
 }
 
-/// A message a rank sent: to whom, when its send started, its bytes, and the first two
-/// levels of its send's [`Key`] (its block's key goes on from them).
+/// A message a rank sent: to whom, when its send started, its bytes, and its send's [`Key`]
+/// (its block's key goes on from it).
 #[derive(Clone, Copy, PartialEq, Eq)]
 struct Sent {
     to: u32,
@@ -482,7 +482,8 @@ enum What {
 }
 
 /// How many events back a [`Key`] follows the history: enough for every case of the closed
-/// forms' test (at 8, two of its configurations still tie where the order changes the time).
+/// forms' test (at 8, two configurations of the binomial reduce, and of the allreduce built on
+/// it, still tie where the order changes the time).
 const LEVELS: usize = 12;
 
 /// Where an event stands among those of its time, as far as this rank can tell: the time it
