@@ -106,11 +106,9 @@ impl Run {
         u64::from(self.count) + u64::from(self.after)
     }
 
-    /// Each tag of the run with its count.
+    /// Each tag of a run that is not empty, with its count.
     fn parts(self) -> impl Iterator<Item = (u64, u32)> {
-        let first = (self.count > 0).then_some((self.tag, self.count));
-        first
-            .into_iter()
+        std::iter::once((self.tag, self.count))
             .chain((1..=u64::from(self.after)).map(move |k| (self.tag + k, 1)))
     }
 }
@@ -118,7 +116,9 @@ impl Run {
 /// A rank's own run: the messages waiting from `src`.
 #[derive(Clone, Copy, Debug, Default)]
 struct Slot {
+    /// The source of the run's messages (stale when the run is empty).
     src: u32,
+    /// The messages.
     run: Run,
 }
 
