@@ -41,6 +41,8 @@ mod sort;
 
 pub use sort::{libstdcxx as libstdcxx_sort, stable as stable_sort};
 
+use std::collections::VecDeque;
+
 use rustc_hash::FxHashMap;
 use zerocopy::FromZeros;
 
@@ -49,7 +51,7 @@ use crate::program::dag::{ANY, Dag, Op, OpKind, TICKS_PER_SECOND};
 use crate::program::schedule::{Endpoints, Links, Machine, ReadyOrder};
 use crate::program::{Sharing, Switching};
 use crate::time::wide_ceil_from_f64;
-use crate::topology::Hop;
+use crate::topology::{Hop, Straight};
 use counters::Counters;
 use queue::{Ev, Queue as Events};
 
@@ -63,11 +65,11 @@ const KIND: u32 = 3 << 30;
 const NIL: u32 = u32::MAX;
 
 /// The event queue's first-in-first-out lanes ([`queue`]): without links, messages' arrivals
-/// (`o + L` after their sends); with links, headers' first hops (`o` after their sends) and
-/// their hops onto free links (one latency after the previous one, cut-through).
+/// (`o + L` after their sends); with links, headers' first hops (`o` after their sends). A
+/// header's hop onto a free link, one latency after the previous one (cut-through), goes to the
+/// executor's own lane of [`LaneHop`]s instead.
 const ARRIVAL_LANE: usize = 0;
 const INJECT_LANE: usize = 1;
-const HOP_LANE: usize = 2;
 
 /// How many events ahead [`DagExecution::run`] starts loading records.
 const LOAD_AHEAD: usize = 16;
@@ -119,6 +121,36 @@ struct Flight {
     send: u32,
     /// With links: the vertex that link leads to.
     to: u32,
+}
+
+/// Where a message's header is: what its next hop reads and updates.
+#[derive(Clone, Copy, Debug)]
+struct Header {
+    /// The link it enters at its next hop.
+    link: u64,
+    /// (Cut-through) the latest end of its transmission on a link so far.
+    finish: u64,
+    /// Its transmission time on a link (uniform links), else its size in bytes.
+    work: u64,
+    /// The vertex that link leads to.
+    to: u32,
+    /// Its destination node.
+    dst: u32,
+    /// The hops after the next one that go on in a straight line (routed without the
+    /// topology's arithmetic); none when it comes from its flight.
+    straight: Straight,
+}
+
+/// A header's hop onto a link one latency after it entered a free one (cut-through): an event
+/// of the executor's own first-in-first-out lane, which carries the header, so that such a hop
+/// reads its link's state and nothing else of memory.
+#[derive(Clone, Copy, Debug)]
+struct LaneHop {
+    time: u64,
+    stamp: u32,
+    /// The message's in-flight slot.
+    slot: u32,
+    header: Header,
 }
 
 /// A link's state and figures (all zero until a message crosses it: a link is used when
@@ -210,6 +242,9 @@ pub struct DagExecution<'d> {
     flights: Vec<Flight>,
     free_flights: Vec<u32>,
     heap: Events,
+    /// Pending hops onto links one latency after a free one, in `(time, stamp)` order (pushed
+    /// only while times never go back, so that appending keeps the order).
+    hops: VecDeque<LaneHop>,
     stamp: u32,
     now: u64,
     /// Operations that became ready, with their rank.
@@ -309,6 +344,7 @@ impl<'d> DagExecution<'d> {
             flights: Vec::new(),
             free_flights: Vec::new(),
             heap: Events::default(),
+            hops: VecDeque::new(),
             stamp: 0,
             now: 0,
             ready: Vec::new(),
@@ -336,7 +372,16 @@ impl<'d> DagExecution<'d> {
 
     /// Runs the schedule to the end.
     pub fn run(mut self) -> Result<DagRun, DagFault> {
-        while let Some(ev) = self.heap.pop() {
+        loop {
+            if !self.hops.is_empty() {
+                self.lane_hops();
+            }
+            let Some(ev) = self.heap.pop() else {
+                if self.hops.is_empty() {
+                    break;
+                }
+                continue;
+            };
             self.load_ahead();
             self.now = ev.time;
             match ev.id & KIND {
@@ -344,7 +389,9 @@ impl<'d> DagExecution<'d> {
                 MSG => self.message(ev),
                 _ => {
                     self.events += 1;
-                    self.hop(ev.id & !KIND);
+                    let slot = ev.id & !KIND;
+                    let header = self.header(slot);
+                    self.hop(slot, header);
                 }
             }
             if !self.ready.is_empty() {
@@ -357,6 +404,31 @@ impl<'d> DagExecution<'d> {
         self.figures()
     }
 
+    /// Processes the lane's hops that come before every event of the queue (a hop makes no
+    /// operation ready, so nothing else is due in between).
+    fn lane_hops(&mut self) {
+        let mut bound = self.heap.peek_key().unwrap_or((u64::MAX, u32::MAX));
+        while let Some(&h) = self.hops.front()
+            && (h.time, h.stamp) < bound
+        {
+            self.hops.pop_front();
+            if let Some(ahead) = self.hops.get(LOAD_AHEAD)
+                && let Some(net) = &self.net
+                && let Some(l) = net.peek(ahead.header.link)
+            {
+                prefetch(l);
+            }
+            self.now = h.time;
+            self.events += 1;
+            if self.hop(h.slot, h.header) {
+                bound = self.heap.peek_key().unwrap_or((u64::MAX, u32::MAX));
+            }
+            if self.overflow.is_some() {
+                return;
+            }
+        }
+    }
+
     /// Starts loading the records of the events ahead, among the heap's at the current time
     /// and down the arrival and hop lanes, so that their cache misses overlap with the events
     /// before them: [`LOAD_AHEAD`] places ahead what they read first, half as far what they
@@ -365,10 +437,8 @@ impl<'d> DagExecution<'d> {
     fn load_ahead(&self) {
         self.load_early(self.heap.ahead(LOAD_AHEAD));
         self.load_late(self.heap.ahead(LOAD_AHEAD / 2));
-        for lane in [ARRIVAL_LANE, HOP_LANE] {
-            self.load_early(self.heap.lane_ahead(lane, LOAD_AHEAD));
-            self.load_late(self.heap.lane_ahead(lane, LOAD_AHEAD / 2));
-        }
+        self.load_early(self.heap.lane_ahead(ARRIVAL_LANE, LOAD_AHEAD));
+        self.load_late(self.heap.lane_ahead(ARRIVAL_LANE, LOAD_AHEAD / 2));
     }
 
     /// What an event reads first: an operation's record, rank-table entry and counter, or a
@@ -435,13 +505,22 @@ impl<'d> DagExecution<'d> {
     /// (only their order matters).
     #[cold]
     fn renumber(&mut self) {
-        let mut pending = self.heap.drain();
-        pending.sort_by_key(|e| e.stamp);
-        for (i, e) in pending.iter_mut().enumerate() {
-            e.stamp = i as u32;
-            self.heap.push(*e);
+        let pending = self.heap.drain();
+        let mut stamps: Vec<u32> = pending.iter().map(|e| e.stamp).collect();
+        stamps.extend(self.hops.iter().map(|h| h.stamp));
+        // every pending event has its own stamp
+        stamps.sort_unstable();
+        let rank = |stamp: u32| stamps.partition_point(|&s| s < stamp) as u32;
+        for e in pending {
+            self.heap.push(Ev {
+                stamp: rank(e.stamp),
+                ..e
+            });
         }
-        self.stamp = pending.len() as u32;
+        for h in &mut self.hops {
+            h.stamp = rank(h.stamp);
+        }
+        self.stamp = stamps.len() as u32;
     }
 
     #[inline(always)]
@@ -570,23 +649,36 @@ impl<'d> DagExecution<'d> {
         }
     }
 
-    /// A message's header reaches the next link of its route (found when the hop was
-    /// scheduled).
-    fn hop(&mut self, slot: u32) {
+    /// The header of the message in flight in `slot`, as its flight keeps it (a hop from the
+    /// queue).
+    fn header(&self, slot: u32) -> Header {
+        let f = &self.flights[slot as usize];
+        let net = self.net.as_ref().expect("hops only happen with links");
+        Header {
+            link: f.link,
+            finish: f.finish,
+            work: if net.uniform { f.work } else { f.op.size },
+            to: f.to,
+            dst: net.node(f.op.peer),
+            straight: Straight::default(),
+        }
+    }
+
+    /// The message in flight in `slot`, whose header is `h`, reaches the next link of its route
+    /// (found when the hop was scheduled). `true` when it scheduled an event in the queue.
+    #[inline(always)]
+    fn hop(&mut self, slot: u32, h: Header) -> bool {
         let now = self.now;
-        let f = self.flights[slot as usize];
-        let op = f.op;
         let net = self.net.as_mut().expect("hops only happen with links");
-        let dst = net.node(op.peer);
-        let last = f.to == dst;
+        let last = h.to == h.dst;
         let work = if net.uniform {
-            f.work
+            h.work
         } else {
-            net.transmission(op.size, f.link)
+            net.transmission(h.work, h.link)
         };
         let switching = net.links.interconnect.switching;
         let latency = net.latency;
-        let l = net.slot(f.link);
+        let l = net.slot(h.link);
         let start = now.max(l.free_at);
         let finish = start.saturating_add(work);
         l.free_at = finish;
@@ -596,24 +688,60 @@ impl<'d> DagExecution<'d> {
         let (next, arrived) = match (switching, last) {
             (Switching::StoreAndForward, last) => (finish, last),
             (Switching::CutThrough, false) => (start, false),
-            (Switching::CutThrough, true) => (f.finish.max(finish), true),
+            (Switching::CutThrough, true) => (h.finish.max(finish), true),
         };
         let next = next.saturating_add(latency);
-        let fl = &mut self.flights[slot as usize];
-        fl.finish = fl.finish.max(finish);
+        let mut h = Header {
+            finish: h.finish.max(finish),
+            ..h
+        };
         if arrived {
             let at = next.saturating_add(self.ep.l);
-            self.check(at, op.rank);
+            self.check_flight(at, slot);
             self.push(at, MSG | slot);
+            return true;
+        }
+        let topology = &net.links.interconnect.topology;
+        let hop = Hop {
+            link: h.link,
+            to: h.to,
+        };
+        let (hop, straight) = match h.straight {
+            Straight { hops: 0, .. } => topology
+                .next_straight(h.to, h.dst)
+                .expect("a message in the network is not yet at its destination"),
+            s => (
+                topology.advance(hop, s.step),
+                Straight {
+                    hops: s.hops - 1,
+                    ..s
+                },
+            ),
+        };
+        (h.link, h.to, h.straight) = (hop.link, hop.to, straight);
+        self.check_flight(next, slot);
+        if switching == Switching::CutThrough && start == now && self.heap.is_radix() {
+            let stamp = self.next_stamp();
+            self.hops.push_back(LaneHop {
+                time: next,
+                stamp,
+                slot,
+                header: h,
+            });
+            false
         } else {
-            let hop = net.next_hop(f.to, op.peer);
-            (fl.link, fl.to) = (hop.link, hop.to);
-            self.check(next, op.rank);
-            if switching == Switching::CutThrough && start == now {
-                self.push_lane(HOP_LANE, next, HOP | slot);
-            } else {
-                self.push(next, HOP | slot);
-            }
+            let fl = &mut self.flights[slot as usize];
+            (fl.finish, fl.link, fl.to) = (h.finish, h.link, h.to);
+            self.push(next, HOP | slot);
+            true
+        }
+    }
+
+    /// [`Self::check`] for the sender of the message in flight in `slot`.
+    #[inline(always)]
+    fn check_flight(&mut self, t: u64, slot: u32) {
+        if t >= TIME_LIMIT {
+            self.overflow = Some(self.flights[slot as usize].op.rank);
         }
     }
 
@@ -916,10 +1044,16 @@ impl Net<'_> {
     /// The next hop from vertex `at` towards `rank`'s node (not `at`).
     #[inline(always)]
     fn next_hop(&self, at: u32, rank: u32) -> Hop {
+        self.next_hop_to(at, self.node(rank))
+    }
+
+    /// The next hop from vertex `at` towards node `dst` (not `at`).
+    #[inline(always)]
+    fn next_hop_to(&self, at: u32, dst: u32) -> Hop {
         self.links
             .interconnect
             .topology
-            .next(at, self.node(rank))
+            .next(at, dst)
             .expect("a message in the network is not yet at its destination")
     }
 
