@@ -68,6 +68,17 @@ impl Default for Queue {
     }
 }
 
+/// Where a radix heap's next event is.
+#[derive(Clone, Copy, Debug)]
+enum Source {
+    /// At a lane's front.
+    Lane(usize),
+    /// At `now[head]`.
+    Heap,
+    /// Nowhere: nothing is pending.
+    Nothing,
+}
+
 /// The most events an emptied bucket keeps room for (64 KiB); a larger bucket is freed.
 const KEPT_CAPACITY: usize = 4096;
 
@@ -135,17 +146,15 @@ impl Radix {
         best.map(|(k, _)| k)
     }
 
-    /// The lane whose front is the next event, or `None` for the heap's `now[head]` (then
-    /// present), after refilling bucket 0 if need be; `None` as well when nothing is pending
-    /// (then `now` is empty).
+    /// Where the next event is, after refilling bucket 0 if need be.
     #[inline(always)]
-    fn next_source(&mut self) -> Option<usize> {
+    fn next_source(&mut self) -> Source {
         let lane = self.first_lane();
         if self.head == self.now.len() {
             let front = lane.and_then(|k| self.lanes[k].front()).map(|f| f.time);
             if !self.refill(front) {
                 // the heap is empty, or a lane's front comes before all of its events
-                return lane;
+                return lane.map_or(Source::Nothing, Source::Lane);
             }
         }
         let e = self.now[self.head];
@@ -155,29 +164,30 @@ impl Radix {
                     .front()
                     .is_some_and(|f| (f.time, f.stamp) < (e.time, e.stamp)) =>
             {
-                Some(k)
+                Source::Lane(k)
             }
-            _ => None,
+            _ => Source::Heap,
         }
     }
 
     #[inline(always)]
     fn pop(&mut self) -> Option<Ev> {
         match self.next_source() {
-            Some(k) => self.lanes[k].pop_front(),
-            None => {
-                let e = self.now.get(self.head).copied();
-                self.head += usize::from(e.is_some());
-                e
+            Source::Lane(k) => self.lanes[k].pop_front(),
+            Source::Heap => {
+                self.head += 1;
+                Some(self.now[self.head - 1])
             }
+            Source::Nothing => None,
         }
     }
 
     #[inline(always)]
     fn peek(&mut self) -> Option<Ev> {
         match self.next_source() {
-            Some(k) => self.lanes[k].front().copied(),
-            None => self.now.get(self.head).copied(),
+            Source::Lane(k) => self.lanes[k].front().copied(),
+            Source::Heap => Some(self.now[self.head]),
+            Source::Nothing => None,
         }
     }
 
