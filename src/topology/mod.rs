@@ -532,7 +532,9 @@ mod tests {
             while let Some((hop, straight)) = t.next_straight(at, dst) {
                 routed += 1;
                 hops += 1 + straight.hops;
-                at = (0..straight.hops).fold(hop, |h, _| t.advance(h, straight.step)).to;
+                at = (0..straight.hops)
+                    .fold(hop, |h, _| t.advance(h, straight.step))
+                    .to;
             }
         }
         assert!(routed * 8 < hops, "{routed} of {hops} hops routed");

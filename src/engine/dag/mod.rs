@@ -38,6 +38,8 @@
 mod counters;
 mod queue;
 mod sort;
+#[cfg(test)]
+mod tests;
 
 pub use sort::{libstdcxx as libstdcxx_sort, stable as stable_sort};
 
@@ -258,6 +260,10 @@ pub struct DagExecution<'d> {
     delay: u128,
     net: Option<Net<'d>>,
     overflow: Option<u32>,
+    /// (Tests) the last event processed, while times never went back (none after stamps were
+    /// renumbered): each must come after it.
+    #[cfg(test)]
+    last: Option<(u64, u32)>,
 }
 
 /// The links, while running.
@@ -357,6 +363,8 @@ impl<'d> DagExecution<'d> {
             delay: 0,
             net,
             overflow: None,
+            #[cfg(test)]
+            last: None,
         };
         // every rank's operations without dependencies, in file order, sorted by kind
         for r in 0..dag.ranks() {
@@ -384,6 +392,8 @@ impl<'d> DagExecution<'d> {
             };
             self.load_ahead();
             self.now = ev.time;
+            #[cfg(test)]
+            self.check_order(ev.time, ev.stamp);
             match ev.id & KIND {
                 0 => self.operation(ev),
                 MSG => self.message(ev),
@@ -408,6 +418,8 @@ impl<'d> DagExecution<'d> {
     /// operation ready, so nothing else is due in between).
     fn lane_hops(&mut self) {
         let mut bound = self.heap.peek_key().unwrap_or((u64::MAX, u32::MAX));
+        // stamps only grow, but when they are renumbered: `bound` is then out of date
+        let mut stamp = self.stamp;
         while let Some(&h) = self.hops.front()
             && (h.time, h.stamp) < bound
         {
@@ -419,10 +431,13 @@ impl<'d> DagExecution<'d> {
                 prefetch(l);
             }
             self.now = h.time;
+            #[cfg(test)]
+            self.check_order(h.time, h.stamp);
             self.events += 1;
-            if self.hop(h.slot, h.header) {
+            if self.hop(h.slot, h.header) || self.stamp < stamp {
                 bound = self.heap.peek_key().unwrap_or((u64::MAX, u32::MAX));
             }
+            stamp = self.stamp;
             if self.overflow.is_some() {
                 return;
             }
@@ -477,6 +492,21 @@ impl<'d> DagExecution<'d> {
         }
     }
 
+    /// (Tests) the event of `(time, stamp)`, processed now, comes after the one before it
+    /// while times never go back.
+    #[cfg(test)]
+    fn check_order(&mut self, time: u64, stamp: u32) {
+        if self.heap.is_radix() {
+            assert!(
+                self.last < Some((time, stamp)),
+                "{:?} processed after {:?}",
+                (time, stamp),
+                self.last
+            );
+            self.last = Some((time, stamp));
+        }
+    }
+
     #[inline(always)]
     fn push(&mut self, time: u64, id: u32) {
         let stamp = self.next_stamp();
@@ -505,7 +535,9 @@ impl<'d> DagExecution<'d> {
     /// (only their order matters).
     #[cold]
     fn renumber(&mut self) {
-        let pending = self.heap.drain();
+        let mut pending = self.heap.drain();
+        // pushed back in stamp order: those at the heap's current time keep it in bucket 0
+        pending.sort_unstable_by_key(|e| e.stamp);
         let mut stamps: Vec<u32> = pending.iter().map(|e| e.stamp).collect();
         stamps.extend(self.hops.iter().map(|h| h.stamp));
         // every pending event has its own stamp
@@ -521,6 +553,10 @@ impl<'d> DagExecution<'d> {
             h.stamp = rank(h.stamp);
         }
         self.stamp = stamps.len() as u32;
+        #[cfg(test)]
+        {
+            self.last = None;
+        }
     }
 
     #[inline(always)]

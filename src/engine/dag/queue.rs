@@ -331,6 +331,13 @@ impl Queue {
         }
     }
 
+    /// Turns the queue into a binary heap of the same events (as when a time goes back): a
+    /// reference for the radix heap and the lanes.
+    #[cfg(test)]
+    pub fn make_binary(&mut self) {
+        *self = Queue::Binary(BinaryHeap::from(self.drain()));
+    }
+
     /// Every pending event, removed, in no particular order.
     pub fn drain(&mut self) -> Vec<Ev> {
         match self {

@@ -1,0 +1,246 @@
+//! The executor's own lane of hops, and the straight stretches of grid routes, against the
+//! queue alone (every hop an event of the binary heap, routed hop by hop from its flight): the
+//! same figures, to the picosecond, on random schedules over every kind of topology.
+
+use super::*;
+use crate::analytic::loggp::LogGp;
+use crate::program::dag::{DagBuilder, Dependency};
+use crate::program::schedule::{Endpoints, Links, Machine, ReadyOrder};
+use crate::program::{Interconnect, Sharing, Switching};
+use crate::topology::{Shape, Topology};
+
+/// A random schedule of `ranks` ranks: messages between random pairs, of sizes from 0 bytes to
+/// past the eager limit, each with its own tag; calcs on `cpus` CPUs in steps of 100 ns (so
+/// that times tie); each operation waiting for a random earlier one of its rank (`requires` or
+/// `irequires`) or for none. Every dependency goes back to an earlier message, so every
+/// schedule completes.
+fn random_dag(next: &mut impl FnMut() -> u64, ranks: u32, cpus: u8) -> Dag {
+    // per rank: kind, peer, size (bytes or ticks), tag, CPU
+    type Planned = (OpKind, u32, u64, u32, u8);
+    let mut ops: Vec<Vec<Planned>> = vec![Vec::new(); ranks as usize];
+    for tag in 0..30 * ranks {
+        let src = (next() % u64::from(ranks)) as u32;
+        let dst = (src + 1 + (next() % u64::from(ranks - 1)) as u32) % ranks;
+        let size = [0, 8, 8, 100, 1000, 5000, 70_000][(next() % 7) as usize];
+        ops[src as usize].push((OpKind::Send, dst, size, tag, 0));
+        ops[dst as usize].push((OpKind::Recv, src, size, tag, 0));
+        if next().is_multiple_of(3) {
+            let r = (next() % u64::from(ranks)) as usize;
+            let cpu = (next() % u64::from(cpus)) as u8;
+            ops[r].push((OpKind::Calc, 0, 100_000 * (1 + next() % 20), 0, cpu));
+        }
+    }
+    let mut b = DagBuilder::new(ranks).unwrap();
+    for rank in &ops {
+        b.begin_rank().unwrap();
+        for (i, &(kind, peer, size, tag, cpu)) in rank.iter().enumerate() {
+            match kind {
+                OpKind::Send => b.send(peer, size, tag, 0, 0),
+                OpKind::Recv => b.recv(peer, size, tag, 0, 0),
+                _ => b.calc(size, cpu),
+            }
+            .unwrap();
+            if i > 0 && !next().is_multiple_of(4) {
+                let earlier = (next() % i as u64) as u32;
+                let kind = if next().is_multiple_of(4) {
+                    Dependency::Irequires
+                } else {
+                    Dependency::Requires
+                };
+                b.depend(i as u32, earlier, kind).unwrap();
+            }
+        }
+        b.end_rank().unwrap();
+    }
+    b.finish().unwrap()
+}
+
+/// How an execution is run.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Variant {
+    /// As always.
+    Lanes,
+    /// Every event in the binary heap: no lane.
+    QueueOnly,
+    /// Stamps from `u32::MAX` less this on, so that they are renumbered once that many
+    /// events in, hops of the lane among them.
+    Renumbered(u32),
+}
+
+/// Every figure of an execution (or its fault), as text.
+fn execute(dag: &Dag, machine: &Machine, variant: Variant) -> String {
+    let mut ex = DagExecution::new(dag, machine).unwrap();
+    match variant {
+        Variant::Lanes => {}
+        Variant::QueueOnly => ex.heap.make_binary(),
+        Variant::Renumbered(left) => ex.stamp = ex.stamp.max(u32::MAX - left),
+    }
+    format!("{:?}", ex.run())
+}
+
+#[test]
+fn lane_hops_and_straight_routes_give_what_the_queue_alone_gives() {
+    let mut next = crate::rng::xorshift(2026_u64);
+    let grid = |dims: &[u32], wrap| Shape::Grid {
+        dims: dims.to_vec(),
+        wrap,
+    };
+    let shapes = [
+        (grid(&[4, 4], true), 16),
+        (grid(&[3, 5], true), 15),
+        (grid(&[2, 2, 3], true), 12),
+        (grid(&[4, 3], false), 12),
+        (grid(&[9], true), 9),
+        (
+            Shape::Tree {
+                arity: 2,
+                fat: true,
+            },
+            8,
+        ),
+        (
+            Shape::Tree {
+                arity: 4,
+                fat: false,
+            },
+            16,
+        ),
+        (Shape::Bus, 8),
+        (Shape::Full, 6),
+    ];
+    let endpoints = [
+        LogGp::LOGGOPSIM,
+        LogGp {
+            l: 1e-7,
+            o: 1e-7,
+            g: 1e-8,
+            big_g: 1e-10,
+            big_o: 0.0,
+            s: 4096,
+        },
+        // free endpoints: arrivals one latency after the last hop, sends at once
+        LogGp {
+            l: 0.0,
+            o: 0.0,
+            g: 0.0,
+            big_g: 0.0,
+            big_o: 0.0,
+            s: 4096,
+        },
+    ];
+    let (mut runs, mut completed, mut crossings) = (0, 0, 0);
+    for (shape, nodes) in shapes {
+        for switching in [Switching::CutThrough, Switching::StoreAndForward] {
+            for ranks_per_node in [1, 2] {
+                for (e, cpus) in [(0, 1), (1, 1), (1, 2), (2, 1), (2, 2)] {
+                    let ranks = nodes * ranks_per_node;
+                    let machine = Machine {
+                        endpoints: Endpoints::from_seconds(&endpoints[e]).unwrap(),
+                        links: Some(Links {
+                            interconnect: Interconnect {
+                                topology: Topology::new(shape.clone(), nodes).unwrap(),
+                                bandwidth: 1e9,
+                                latency: 1e-7,
+                                startup: 0.0,
+                                switching,
+                                sharing: Sharing::Fcfs,
+                            },
+                            ranks_per_node,
+                        }),
+                        order: ReadyOrder::Program,
+                    };
+                    let dag = random_dag(&mut next, ranks, cpus);
+                    let lanes = execute(&dag, &machine, Variant::Lanes);
+                    for variant in [
+                        Variant::QueueOnly,
+                        Variant::Renumbered(100),
+                        Variant::Renumbered(700),
+                        Variant::Renumbered(2000),
+                    ] {
+                        assert_eq!(
+                            lanes,
+                            execute(&dag, &machine, variant),
+                            "{variant:?}: {shape:?}, {switching:?}, {ranks_per_node} ranks a node, endpoints {e}, {cpus} CPUs"
+                        );
+                    }
+                    runs += 1;
+                    if let Ok(run) = DagExecution::new(&dag, &machine).unwrap().run() {
+                        completed += 1;
+                        crossings += run.links.iter().map(|l| l.2).sum::<u64>();
+                    }
+                }
+            }
+        }
+    }
+    assert_eq!(completed, runs);
+    assert!(crossings > 100_000, "{crossings} link crossings");
+}
+
+/// A message's arrival scheduled by a hop of the lane, at the very time a later hop of the lane
+/// schedules its next one, comes before it: on a ring of 8 nodes with free endpoints and
+/// 0-byte messages, rank 0's message to rank 2 arrives 200 ns in, when rank 4's to rank 7 (sent
+/// at the same instant) takes its third hop; the lane must stop for the arrival (the executor
+/// checks in tests that events come in `(time, stamp)` order). Rank 3's send after a calc of
+/// 200 ns waits in the queue meanwhile; with stamps renumbered at each of the first events in
+/// turn, the lane must also stop for it.
+#[test]
+fn an_arrival_scheduled_from_the_lane_comes_before_the_lanes_later_hops() {
+    let mut b = DagBuilder::new(8).unwrap();
+    for rank in 0..8 {
+        b.begin_rank().unwrap();
+        match rank {
+            0 => b.send(2, 0, 0, 0, 0).map(drop).unwrap(),
+            4 => {
+                b.send(7, 0, 0, 0, 0).unwrap();
+                b.recv(3, 0, 0, 0, 0).map(drop).unwrap();
+            }
+            2 => b.recv(0, 0, 0, 0, 0).map(drop).unwrap(),
+            7 => b.recv(4, 0, 0, 0, 0).map(drop).unwrap(),
+            3 => {
+                let calc = b.calc(200_000, 0).unwrap();
+                let send = b.send(4, 0, 0, 0, 0).unwrap();
+                b.depend(send, calc, Dependency::Requires).unwrap();
+            }
+            _ => {}
+        }
+        b.end_rank().unwrap();
+    }
+    let dag = b.finish().unwrap();
+    let free = LogGp {
+        l: 0.0,
+        o: 0.0,
+        g: 0.0,
+        big_g: 0.0,
+        big_o: 0.0,
+        s: 4096,
+    };
+    let machine = Machine {
+        endpoints: Endpoints::from_seconds(&free).unwrap(),
+        links: Some(Links {
+            interconnect: Interconnect {
+                topology: Topology::new(
+                    Shape::Grid {
+                        dims: vec![8],
+                        wrap: true,
+                    },
+                    8,
+                )
+                .unwrap(),
+                bandwidth: 1e9,
+                latency: 1e-7,
+                startup: 0.0,
+                switching: Switching::CutThrough,
+                sharing: Sharing::Fcfs,
+            },
+            ranks_per_node: 1,
+        }),
+        order: ReadyOrder::Program,
+    };
+    let run = DagExecution::new(&dag, &machine).unwrap().run().unwrap();
+    assert_eq!(run.makespan_ticks, 300_000, "three hops of 100 ns");
+    let run = format!("{:?}", Ok::<_, DagFault>(run));
+    assert_eq!(run, execute(&dag, &machine, Variant::QueueOnly));
+    for left in 1..30 {
+        assert_eq!(run, execute(&dag, &machine, Variant::Renumbered(left)));
+    }
+}
