@@ -55,6 +55,42 @@ fn random_dag(next: &mut impl FnMut() -> u64, ranks: u32, cpus: u8) -> Dag {
     b.finish().unwrap()
 }
 
+/// Endpoints that cost nothing: arrivals one latency after the last hop, sends at once.
+const FREE: LogGp = LogGp {
+    l: 0.0,
+    o: 0.0,
+    g: 0.0,
+    big_g: 0.0,
+    big_o: 0.0,
+    s: 4096,
+};
+
+/// `endpoints` with links of `shape` over `nodes` nodes between them: 1 GB/s, 100 ns a hop,
+/// FCFS.
+fn machine(
+    endpoints: &LogGp,
+    shape: &Shape,
+    nodes: u32,
+    switching: Switching,
+    ranks_per_node: u32,
+) -> Machine {
+    Machine {
+        endpoints: Endpoints::from_seconds(endpoints).unwrap(),
+        links: Some(Links {
+            interconnect: Interconnect {
+                topology: Topology::new(shape.clone(), nodes).unwrap(),
+                bandwidth: 1e9,
+                latency: 1e-7,
+                startup: 0.0,
+                switching,
+                sharing: Sharing::Fcfs,
+            },
+            ranks_per_node,
+        }),
+        order: ReadyOrder::Program,
+    }
+}
+
 /// How an execution is run.
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Variant {
@@ -118,15 +154,7 @@ fn lane_hops_and_straight_routes_give_what_the_queue_alone_gives() {
             big_o: 0.0,
             s: 4096,
         },
-        // free endpoints: arrivals one latency after the last hop, sends at once
-        LogGp {
-            l: 0.0,
-            o: 0.0,
-            g: 0.0,
-            big_g: 0.0,
-            big_o: 0.0,
-            s: 4096,
-        },
+        FREE,
     ];
     let (mut runs, mut completed, mut crossings) = (0, 0, 0);
     for (shape, nodes) in shapes {
@@ -134,21 +162,7 @@ fn lane_hops_and_straight_routes_give_what_the_queue_alone_gives() {
             for ranks_per_node in [1, 2] {
                 for (e, cpus) in [(0, 1), (1, 1), (1, 2), (2, 1), (2, 2)] {
                     let ranks = nodes * ranks_per_node;
-                    let machine = Machine {
-                        endpoints: Endpoints::from_seconds(&endpoints[e]).unwrap(),
-                        links: Some(Links {
-                            interconnect: Interconnect {
-                                topology: Topology::new(shape.clone(), nodes).unwrap(),
-                                bandwidth: 1e9,
-                                latency: 1e-7,
-                                startup: 0.0,
-                                switching,
-                                sharing: Sharing::Fcfs,
-                            },
-                            ranks_per_node,
-                        }),
-                        order: ReadyOrder::Program,
-                    };
+                    let machine = machine(&endpoints[e], &shape, nodes, switching, ranks_per_node);
                     let dag = random_dag(&mut next, ranks, cpus);
                     let lanes = execute(&dag, &machine, Variant::Lanes);
                     for variant in [
@@ -206,36 +220,11 @@ fn an_arrival_scheduled_from_the_lane_comes_before_the_lanes_later_hops() {
         b.end_rank().unwrap();
     }
     let dag = b.finish().unwrap();
-    let free = LogGp {
-        l: 0.0,
-        o: 0.0,
-        g: 0.0,
-        big_g: 0.0,
-        big_o: 0.0,
-        s: 4096,
+    let ring = Shape::Grid {
+        dims: vec![8],
+        wrap: true,
     };
-    let machine = Machine {
-        endpoints: Endpoints::from_seconds(&free).unwrap(),
-        links: Some(Links {
-            interconnect: Interconnect {
-                topology: Topology::new(
-                    Shape::Grid {
-                        dims: vec![8],
-                        wrap: true,
-                    },
-                    8,
-                )
-                .unwrap(),
-                bandwidth: 1e9,
-                latency: 1e-7,
-                startup: 0.0,
-                switching: Switching::CutThrough,
-                sharing: Sharing::Fcfs,
-            },
-            ranks_per_node: 1,
-        }),
-        order: ReadyOrder::Program,
-    };
+    let machine = machine(&FREE, &ring, 8, Switching::CutThrough, 1);
     let run = DagExecution::new(&dag, &machine).unwrap().run().unwrap();
     assert_eq!(run.makespan_ticks, 300_000, "three hops of 100 ns");
     let run = format!("{:?}", Ok::<_, DagFault>(run));
