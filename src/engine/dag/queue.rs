@@ -17,12 +17,12 @@
 //!
 //! Beside the radix heap, [`LANES`] first-in-first-out lanes take the events that are always
 //! scheduled a fixed time after the current one (a message's arrival `o + L` after its send
-//! without links, a header's next hop one latency after it entered a free link): with fresh
-//! stamps they come in `(time, stamp)` order, so a lane is a queue that never sorts, and a pop
-//! takes the least of the heap's next event and the lanes' fronts. The order is exactly one
-//! heap's. When the heap's least events lie beyond a lane's front, the heap's reference time
-//! moves up to that front (its first non-empty bucket is redistributed around it), so that
-//! the events scheduled from the front's time on are never in the heap's past.
+//! without links, a header's first hop `o` after its send): with fresh stamps they come in
+//! `(time, stamp)` order, so a lane is a queue that never sorts, and a pop takes the least of
+//! the heap's next event and the lanes' fronts. The order is exactly one heap's. When the
+//! heap's least events lie beyond a lane's front, the heap's reference time moves up to that
+//! front (its first non-empty bucket is redistributed around it), so that the events scheduled
+//! from the front's time on are never in the heap's past.
 
 use std::cmp::Ordering;
 use std::collections::{BinaryHeap, VecDeque};
