@@ -240,13 +240,20 @@ impl Topology {
     /// memory cost about a third of it.
     #[inline(always)]
     pub fn next(&self, at: u32, dst: u32) -> Option<Hop> {
-        self.next_straight(at, dst).map(|(hop, _)| hop)
+        self.route_next::<false>(at, dst).map(|(hop, _)| hop)
     }
 
     /// [`Topology::next`], with the straight stretch that follows the hop: the hops after it
     /// that [`Topology::advance`] gives without routing.
     #[inline(always)]
     pub fn next_straight(&self, at: u32, dst: u32) -> Option<(Hop, Straight)> {
+        self.route_next::<true>(at, dst)
+    }
+
+    /// The next hop, with its straight stretch if `STRAIGHT` (else an empty one, not worked
+    /// out: [`Topology::next`] costs no more than before the stretches).
+    #[inline(always)]
+    fn route_next<const STRAIGHT: bool>(&self, at: u32, dst: u32) -> Option<(Hop, Straight)> {
         if at == dst {
             return None;
         }
@@ -259,7 +266,7 @@ impl Topology {
                 },
                 Straight::default(),
             ),
-            Shape::Grid { dims, wrap } => self.grid_next(dims, *wrap, at, dst),
+            Shape::Grid { dims, wrap } => self.grid_next::<STRAIGHT>(dims, *wrap, at, dst),
             Shape::Tree { .. } => (self.tree_next(at, dst), Straight::default()),
         })
     }
@@ -384,7 +391,13 @@ impl Topology {
     /// after the hop: the hops left in its dimension up to the first that wraps round (none
     /// if this one does).
     #[inline(always)]
-    fn grid_next(&self, dims: &[u32], wrap: bool, at: u32, dst: u32) -> (Hop, Straight) {
+    fn grid_next<const STRAIGHT: bool>(
+        &self,
+        dims: &[u32],
+        wrap: bool,
+        at: u32,
+        dst: u32,
+    ) -> (Hop, Straight) {
         let (mut rest_a, mut rest_b) = (at, dst);
         let mut stride = 1;
         for (k, (&d, &divider)) in dims.iter().zip(&self.dividers).enumerate() {
@@ -418,6 +431,9 @@ impl Topology {
                 // the coordinate after this hop, the hops left in this dimension after it,
                 // and those of them that do not wrap round (each from a coordinate short of
                 // the edge it would wrap at)
+                if !STRAIGHT {
+                    return (hop, Straight::default());
+                }
                 let straight = match i32::try_from(stride) {
                     Ok(step) if forward && a + 1 < d => Straight {
                         hops: (if b > a { b - a } else { b + d - a } - 1).min(d - 2 - a),
