@@ -106,8 +106,8 @@ pub struct Hop {
 }
 
 /// The straight stretch of a route after a hop: each of the next `hops` hops continues it in a
-/// line, `step` vertices on from where the one before went, over the link `step` vertices on
-/// from the one before's ([`Topology::advance`]). Only a mesh or torus has one (`hops = 0`
+/// line, `step` vertices on from where the one before went, over the link whose place
+/// ([`Topology::place`]) is `step` on from the one before's. Only a mesh or torus has one (`hops = 0`
 /// elsewhere): the hops along one dimension that do not wrap round.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Straight {
@@ -132,8 +132,7 @@ pub struct Topology {
     /// number of vertices), and `arity^l` for each level, so routing loops over no level.
     level_starts: Vec<u64>,
     arity_powers: Vec<u64>,
-    /// Grid: links per vertex (two per dimension), the step between the ids of the links of
-    /// one dimension and direction at neighbouring vertices ([`Topology::advance`]).
+    /// Grid: links per vertex (two per dimension; a link's id is `node * ports + port`).
     ports: u64,
 }
 
@@ -244,7 +243,7 @@ impl Topology {
     }
 
     /// [`Topology::next`], with the straight stretch that follows the hop: the hops after it
-    /// that [`Topology::advance`] gives without routing.
+    /// that follow it without routing.
     #[inline(always)]
     pub fn next_straight(&self, at: u32, dst: u32) -> Option<(Hop, Straight)> {
         self.route_next::<true>(at, dst)
@@ -271,14 +270,23 @@ impl Topology {
         })
     }
 
-    /// The hop after `hop` on a straight stretch of `step` ([`Straight`]).
-    #[inline(always)]
-    pub fn advance(&self, hop: Hop, step: i32) -> Hop {
-        Hop {
-            link: hop
-                .link
-                .wrapping_add_signed(i64::from(step) * self.ports as i64),
-            to: hop.to.wrapping_add_signed(step),
+    /// Where `link`'s state goes in an array of per-link states, a numbering of the links in
+    /// which the links of a straight stretch ([`Straight`]) are `step` apart: on a grid by
+    /// direction first (`port * nodes + node`), so that the links the messages of neighbouring
+    /// nodes enter in one direction are neighbours too; elsewhere the link's id.
+    pub fn place(&self, link: u64) -> u64 {
+        match self.shape {
+            Shape::Grid { .. } => link % self.ports * u64::from(self.nodes) + link / self.ports,
+            _ => link,
+        }
+    }
+
+    /// The link whose state is at `place` ([`Topology::place`]'s inverse).
+    pub fn link_at(&self, place: u64) -> u64 {
+        let n = u64::from(self.nodes);
+        match self.shape {
+            Shape::Grid { .. } => place % n * self.ports + place / n,
+            _ => place,
         }
     }
 
@@ -532,7 +540,11 @@ mod tests {
                     while let Some((mut hop, straight)) = t.next_straight(at, dst) {
                         walked.push(hop);
                         for _ in 0..straight.hops {
-                            hop = t.advance(hop, straight.step);
+                            let place = t.place(hop.link).wrapping_add_signed(straight.step.into());
+                            hop = Hop {
+                                link: t.link_at(place),
+                                to: hop.to.wrapping_add_signed(straight.step),
+                            };
                             walked.push(hop);
                         }
                         at = hop.to;
@@ -548,9 +560,9 @@ mod tests {
             while let Some((hop, straight)) = t.next_straight(at, dst) {
                 routed += 1;
                 hops += 1 + straight.hops;
-                at = (0..straight.hops)
-                    .fold(hop, |h, _| t.advance(h, straight.step))
-                    .to;
+                at = hop
+                    .to
+                    .wrapping_add_signed(straight.step * straight.hops as i32);
             }
         }
         assert!(routed * 8 < hops, "{routed} of {hops} hops routed");
@@ -662,6 +674,39 @@ mod tests {
         let up = fat.route(0, 7);
         let caps: Vec<f64> = up.iter().map(|h| fat.capacity(h.link)).collect();
         assert_eq!(caps, [1.0, 2.0, 4.0, 4.0, 2.0, 1.0]);
+    }
+
+    /// Places number the links once each, `link_at` gives the link back, and on a grid the
+    /// links out of neighbouring nodes in one direction have neighbouring places.
+    #[test]
+    fn places_number_every_link_once() {
+        let tree = Topology::new(
+            Shape::Tree {
+                arity: 3,
+                fat: true,
+            },
+            10,
+        )
+        .unwrap();
+        for t in [
+            grid(&[5, 4, 3], false),
+            grid(&[9, 8], true),
+            grid(&[7], true),
+            tree,
+            Topology::new(Shape::Full, 6).unwrap(),
+        ] {
+            let count = t.link_count();
+            let mut seen = vec![false; count as usize];
+            for link in 0..count {
+                let place = t.place(link);
+                assert!(place < count && !seen[place as usize], "{link} at {place}");
+                seen[place as usize] = true;
+                assert_eq!(t.link_at(place), link);
+            }
+        }
+        let t = grid(&[9, 8], true);
+        let (a, b) = (t.route(10, 14)[0].link, t.route(11, 15)[0].link);
+        assert_eq!(t.place(b), t.place(a) + 1);
     }
 
     #[test]

@@ -118,9 +118,10 @@ struct Flight {
     finish: u64,
     /// With uniform links: its transmission time on a link.
     work: u64,
-    /// With links: the link its header enters at its pending hop, found when the hop was
-    /// scheduled (so that a look ahead can load the link's state before the hop).
-    link: u64,
+    /// With links: the [place](crate::topology::Topology::place) of the link its header enters at its pending hop,
+    /// found when the hop was scheduled (so that a look ahead can load the link's state before
+    /// the hop).
+    place: u64,
     send: u32,
     /// With links: the vertex that link leads to.
     to: u32,
@@ -129,8 +130,8 @@ struct Flight {
 /// Where a message's header is: what its next hop reads and updates.
 #[derive(Clone, Copy, Debug)]
 struct Header {
-    /// The link it enters at its next hop.
-    link: u64,
+    /// The [place](crate::topology::Topology::place) of the link it enters at its next hop.
+    place: u64,
     /// (Cut-through) the latest end of its transmission on a link so far.
     finish: u64,
     /// Its transmission time on a link (uniform links), else its size in bytes.
@@ -167,6 +168,21 @@ struct LinkRun {
     busy: u64,
     messages: u64,
     delay: u64,
+}
+
+impl LinkRun {
+    /// A header reaches the link at `now` with a transmission of `work`: the transmission
+    /// starts when the link is free; its start and finish.
+    #[inline(always)]
+    fn enter(&mut self, now: u64, work: u64) -> (u64, u64) {
+        let start = now.max(self.free_at);
+        let finish = start.saturating_add(work);
+        self.free_at = finish;
+        self.busy += work;
+        self.messages += 1;
+        self.delay += finish - now;
+        (start, finish)
+    }
 }
 
 /// What one execution measured.
@@ -286,14 +302,16 @@ struct Net<'d> {
 /// Where the links' states are kept.
 #[derive(Debug)]
 enum LinkRuns {
-    /// Indexed by link id, every link's (up to [`DIRECT_LINKS`] links): allocated zeroed, so
-    /// the pages of links no message crosses are never touched.
+    /// Indexed by [place](crate::topology::Topology::place) (on a grid, the links that a
+    /// straight stretch crosses, and those that neighbouring nodes' messages enter in one
+    /// direction, are neighbours), every link's (up to [`DIRECT_LINKS`] links): allocated
+    /// zeroed, so the pages of links no message crosses are never touched.
     Direct(Vec<LinkRun>),
-    /// Beyond: each used link's state, by link id.
+    /// Beyond: each used link's state, by place.
     Sparse(FxHashMap<u64, LinkRun>),
 }
 
-/// The most links whose states are kept in one array indexed by link id (32 bytes each).
+/// The most links whose states are kept in one array indexed by place (32 bytes each).
 const DIRECT_LINKS: u64 = 1 << 24;
 
 impl<'d> DagExecution<'d> {
@@ -424,13 +442,26 @@ impl<'d> DagExecution<'d> {
         let mut bound = self.heap.peek_key().unwrap_or((u64::MAX, u32::MAX));
         // stamps only grow, but when they are renumbered: `bound` is then out of date
         let mut stamp = self.stamp;
+        // the links' latency when every hop of a straight stretch onto a free link can take
+        // the short way ([`Self::straight_hop`])
+        let straight = match &self.net {
+            Some(net)
+                if net.uniform
+                    && net.links.interconnect.switching == Switching::CutThrough
+                    && matches!(net.runs, LinkRuns::Direct(_))
+                    && self.heap.is_radix() =>
+            {
+                Some(net.latency)
+            }
+            _ => None,
+        };
         while let Some(&h) = self.hops.front()
             && (h.time, h.stamp) < bound
         {
             self.hops.pop_front();
             if let Some(ahead) = self.hops.get(LOAD_AHEAD)
                 && let Some(net) = &self.net
-                && let Some(l) = net.peek(ahead.header.link)
+                && let Some(l) = net.peek(ahead.header.place)
             {
                 prefetch(l);
             }
@@ -438,7 +469,13 @@ impl<'d> DagExecution<'d> {
             #[cfg(test)]
             self.check_order(h.time, h.stamp);
             self.events += 1;
-            if self.hop(h.slot, h.header) || self.stamp < stamp {
+            let queued = match straight {
+                Some(latency) if h.header.straight.hops > 0 && self.straight_hop(h, latency) => {
+                    false
+                }
+                _ => self.hop(h.slot, h.header),
+            };
+            if queued || self.stamp < stamp {
                 bound = self.heap.peek_key().unwrap_or((u64::MAX, u32::MAX));
             }
             stamp = self.stamp;
@@ -487,7 +524,7 @@ impl<'d> DagExecution<'d> {
             HOP => {
                 if let Some(f) = self.flights.get((e.id & !KIND) as usize)
                     && let Some(net) = &self.net
-                    && let Some(l) = net.peek(f.link)
+                    && let Some(l) = net.peek(f.place)
                 {
                     prefetch(l);
                 }
@@ -613,7 +650,7 @@ impl<'d> DagExecution<'d> {
                     Some(net) if net.node(op.rank) != net.node(op.peer) => {
                         let hop = net.next_hop(net.node(op.rank), op.peer);
                         let f = &mut self.flights[slot as usize];
-                        (f.link, f.to) = (hop.link, hop.to);
+                        (f.place, f.to) = (net.place(hop.link), hop.to);
                         let at = t.saturating_add(self.ep.o);
                         self.push_lane(INJECT_LANE, at, HOP | slot);
                     }
@@ -695,13 +732,55 @@ impl<'d> DagExecution<'d> {
         let f = &self.flights[slot as usize];
         let net = self.net.as_ref().expect("hops only happen with links");
         Header {
-            link: f.link,
+            place: f.place,
             finish: f.finish,
             work: if net.uniform { f.work } else { f.op.size },
             to: f.to,
             dst: net.node(f.op.peer),
             straight: Straight::default(),
         }
+    }
+
+    /// [`Self::hop`] for a lane hop that goes on along its straight stretch, on uniform links
+    /// with cut-through whose states are in the array, while the queue is a radix heap: when
+    /// its link is free, the header takes it and the hop after it goes to the lane, as
+    /// [`Self::hop`] would do, without the cases that cannot arise (`true`); else nothing is
+    /// done (`false`).
+    #[inline(always)]
+    fn straight_hop(&mut self, h: LaneHop, latency: u64) -> bool {
+        let now = self.now;
+        let Some(Net {
+            runs: LinkRuns::Direct(runs),
+            ..
+        }) = &mut self.net
+        else {
+            unreachable!("straight hops are taken with the links' states in the array")
+        };
+        let l = &mut runs[h.header.place as usize];
+        let next = now + latency;
+        if l.free_at > now || next >= TIME_LIMIT {
+            return false;
+        }
+        let (_, finish) = l.enter(now, h.header.work);
+        let Straight { hops, step } = h.header.straight;
+        let header = Header {
+            place: h.header.place.wrapping_add_signed(step.into()),
+            to: h.header.to.wrapping_add_signed(step),
+            finish: h.header.finish.max(finish),
+            straight: Straight {
+                hops: hops - 1,
+                step,
+            },
+            ..h.header
+        };
+        let stamp = self.next_stamp();
+        self.hops.push_back(LaneHop {
+            time: next,
+            stamp,
+            slot: h.slot,
+            header,
+        });
+        true
     }
 
     /// The message in flight in `slot`, whose header is `h`, reaches the next link of its route
@@ -714,17 +793,11 @@ impl<'d> DagExecution<'d> {
         let work = if net.uniform {
             h.work
         } else {
-            net.transmission(h.work, h.link)
+            net.transmission(h.work, net.link_at(h.place))
         };
         let switching = net.links.interconnect.switching;
         let latency = net.latency;
-        let l = net.slot(h.link);
-        let start = now.max(l.free_at);
-        let finish = start.saturating_add(work);
-        l.free_at = finish;
-        l.busy += work;
-        l.messages += 1;
-        l.delay += finish - now;
+        let (start, finish) = net.slot(h.place).enter(now, work);
         let (next, arrived) = match (switching, last) {
             (Switching::StoreAndForward, last) => (finish, last),
             (Switching::CutThrough, false) => (start, false),
@@ -741,24 +814,23 @@ impl<'d> DagExecution<'d> {
             self.push(at, MSG | slot);
             return true;
         }
-        let topology = &net.links.interconnect.topology;
-        let hop = Hop {
-            link: h.link,
-            to: h.to,
-        };
-        let (hop, straight) = match h.straight {
-            Straight { hops: 0, .. } => topology
-                .next_straight(h.to, h.dst)
-                .expect("a message in the network is not yet at its destination"),
+        (h.place, h.to, h.straight) = match h.straight {
+            Straight { hops: 0, .. } => {
+                let topology = &net.links.interconnect.topology;
+                let (hop, straight) = topology
+                    .next_straight(h.to, h.dst)
+                    .expect("a message in the network is not yet at its destination");
+                (topology.place(hop.link), hop.to, straight)
+            }
             s => (
-                topology.advance(hop, s.step),
+                h.place.wrapping_add_signed(s.step.into()),
+                h.to.wrapping_add_signed(s.step),
                 Straight {
                     hops: s.hops - 1,
                     ..s
                 },
             ),
         };
-        (h.link, h.to, h.straight) = (hop.link, hop.to, straight);
         self.check_flight(next, slot);
         if switching == Switching::CutThrough && start == now && self.heap.is_radix() {
             let stamp = self.next_stamp();
@@ -771,7 +843,7 @@ impl<'d> DagExecution<'d> {
             false
         } else {
             let fl = &mut self.flights[slot as usize];
-            (fl.finish, fl.link, fl.to) = (h.finish, h.link, h.to);
+            (fl.finish, fl.place, fl.to) = (h.finish, h.place, h.to);
             self.push(next, HOP | slot);
             true
         }
@@ -795,7 +867,7 @@ impl<'d> DagExecution<'d> {
             start,
             finish: 0,
             work,
-            link: 0,
+            place: 0,
             send,
             to: NIL,
         };
@@ -1029,9 +1101,12 @@ impl<'d> DagExecution<'d> {
                         .iter()
                         .enumerate()
                         .filter(|(_, l)| l.messages > 0)
-                        .map(|(id, l)| (id as u64, *l))
+                        .map(|(place, l)| (net.link_at(place as u64), *l))
                         .collect(),
-                    LinkRuns::Sparse(m) => m.iter().map(|(&id, l)| (id, *l)).collect(),
+                    LinkRuns::Sparse(m) => m
+                        .iter()
+                        .map(|(&place, l)| (net.link_at(place), *l))
+                        .collect(),
                 };
                 runs.sort_by_key(|&(id, _)| id);
                 runs.iter()
@@ -1091,6 +1166,17 @@ impl Net<'_> {
             .expect("a message in the network is not yet at its destination")
     }
 
+    /// Where `link`'s state is kept ([its place](crate::topology::Topology::place)).
+    #[inline(always)]
+    fn place(&self, link: u64) -> u64 {
+        self.links.interconnect.topology.place(link)
+    }
+
+    /// The link whose state is at `place`.
+    fn link_at(&self, place: u64) -> u64 {
+        self.links.interconnect.topology.link_at(place)
+    }
+
     /// The transmission time of `bytes` on `link`.
     #[inline(always)]
     fn transmission(&self, bytes: u64, link: u64) -> u64 {
@@ -1099,20 +1185,21 @@ impl Net<'_> {
             as u64
     }
 
-    /// The state of `link`, if it is kept in the array (for a prefetch).
+    /// The state of the link at `place`, if it is kept in the array (for a prefetch).
     #[inline(always)]
-    fn peek(&self, link: u64) -> Option<&LinkRun> {
+    fn peek(&self, place: u64) -> Option<&LinkRun> {
         match &self.runs {
-            LinkRuns::Direct(v) => v.get(link as usize),
+            LinkRuns::Direct(v) => v.get(place as usize),
             LinkRuns::Sparse(_) => None,
         }
     }
 
+    /// The state of the link at `place`.
     #[inline(always)]
-    fn slot(&mut self, link: u64) -> &mut LinkRun {
+    fn slot(&mut self, place: u64) -> &mut LinkRun {
         match &mut self.runs {
-            LinkRuns::Direct(v) => &mut v[link as usize],
-            LinkRuns::Sparse(m) => m.entry(link).or_default(),
+            LinkRuns::Direct(v) => &mut v[place as usize],
+            LinkRuns::Sparse(m) => m.entry(place).or_default(),
         }
     }
 }
