@@ -32,7 +32,7 @@
 //!
 //! **Cost.** An operation is a 16-byte record read once or twice and a one-byte counter of the
 //! dependencies it waits for; an event is 16 bytes in a radix or binary heap, a header's hop
-//! onto a free link 56 bytes in the executor's lane of hops; the per-rank state is three times
+//! onto a free link 32 bytes in the executor's lane of hops; the per-rank state is three times
 //! per CPU or NIC and four queue ends. Nothing is allocated per event once the vectors have
 //! grown.
 
@@ -54,7 +54,7 @@ use crate::program::dag::{ANY, Dag, Op, OpKind, TICKS_PER_SECOND};
 use crate::program::schedule::{Endpoints, Links, Machine, ReadyOrder};
 use crate::program::{Sharing, Switching};
 use crate::time::wide_ceil_from_f64;
-use crate::topology::{Hop, Straight};
+use crate::topology::{Hop, Shape, Straight};
 use counters::Counters;
 use queue::{Ev, Queue as Events};
 
@@ -146,19 +146,32 @@ struct Header {
 }
 
 /// A header's hop onto a link one latency after it entered a free one (cut-through): an event
-/// of the executor's own first-in-first-out lane, which carries the header, so that such a hop
-/// reads its link's state and nothing else of memory.
+/// of the executor's own first-in-first-out lane. It carries what a hop along a straight stretch
+/// of uniform links reads, so that such a hop reads its link's state and nothing else of memory
+/// ([`DagExecution::straight_hop`]); the rest of the header is in the message's flight
+/// ([`DagExecution::lane_header`]).
 #[derive(Clone, Copy, Debug)]
 struct LaneHop {
     time: u64,
     stamp: u32,
     /// The message's in-flight slot.
     slot: u32,
-    header: Header,
+    /// The [place](crate::topology::Topology::place) of the link it enters.
+    place: u32,
+    /// The vertex that link leads to.
+    to: u32,
+    /// Uniform links: the message's transmission time on a link (else 0).
+    work: u32,
+    /// Its straight stretch, packed ([`Net::pack`]).
+    line: u32,
 }
 
 // the size the module's documentation gives
-const _: () = assert!(std::mem::size_of::<LaneHop>() == 56);
+const _: () = assert!(std::mem::size_of::<LaneHop>() == 32);
+
+/// A [`LaneHop`]'s `line` is its straight stretch's hops times this, plus the index of its step
+/// in [`Net::steps`].
+const LINE_STEPS: u32 = 8;
 
 /// A link's state and figures (all zero until a message crosses it: a link is used when
 /// `messages > 0`).
@@ -183,6 +196,21 @@ impl LinkRun {
         self.delay += finish - now;
         (start, finish)
     }
+}
+
+/// The steps of a straight stretch on `shape` ([`Net::steps`]; none but a grid's).
+fn stretch_steps(shape: &Shape) -> [i32; LINE_STEPS as usize] {
+    let mut steps = [0; LINE_STEPS as usize];
+    if let Shape::Grid { dims, .. } = shape {
+        let mut stride = 1_i64;
+        for (k, &d) in dims.iter().enumerate() {
+            // a stride beyond i32 has no straight stretch (`Straight::step` is an i32)
+            let step = i32::try_from(stride).unwrap_or(0);
+            (steps[2 * k], steps[2 * k + 1]) = (step, -step);
+            stride *= i64::from(d);
+        }
+    }
+    steps
 }
 
 /// What one execution measured.
@@ -296,6 +324,9 @@ struct Net<'d> {
     /// Transmission times do not depend on the link (every link of the base capacity): a
     /// message's is computed at its first hop and kept in its flight.
     uniform: bool,
+    /// The steps a straight stretch can take (a grid's: each dimension's stride, forwards and
+    /// backwards), by their index in a [`LaneHop`]'s `line`.
+    steps: [i32; LINE_STEPS as usize],
     runs: LinkRuns,
 }
 
@@ -343,6 +374,7 @@ impl<'d> DagExecution<'d> {
                     per_byte: TICKS_PER_SECOND / ic.bandwidth,
                     latency: (ic.latency * TICKS_PER_SECOND).round() as u64,
                     uniform: ic.topology.uniform(),
+                    steps: stretch_steps(ic.topology.shape()),
                     runs: if count <= DIRECT_LINKS {
                         LinkRuns::Direct(
                             LinkRun::new_vec_zeroed(count as usize)
@@ -461,7 +493,7 @@ impl<'d> DagExecution<'d> {
             self.hops.pop_front();
             if let Some(ahead) = self.hops.get(LOAD_AHEAD)
                 && let Some(net) = &self.net
-                && let Some(l) = net.peek(ahead.header.place)
+                && let Some(l) = net.peek(ahead.place.into())
             {
                 prefetch(l);
             }
@@ -470,10 +502,8 @@ impl<'d> DagExecution<'d> {
             self.check_order(h.time, h.stamp);
             self.events += 1;
             let queued = match straight {
-                Some(latency) if h.header.straight.hops > 0 && self.straight_hop(h, latency) => {
-                    false
-                }
-                _ => self.hop(h.slot, h.header),
+                Some(latency) if h.line >= LINE_STEPS && self.straight_hop(h, latency) => false,
+                _ => self.hop(h.slot, self.lane_header(&h)),
             };
             if queued || self.stamp < stamp {
                 bound = self.heap.peek_key().unwrap_or((u64::MAX, u32::MAX));
@@ -751,36 +781,51 @@ impl<'d> DagExecution<'d> {
         let now = self.now;
         let Some(Net {
             runs: LinkRuns::Direct(runs),
+            steps,
             ..
         }) = &mut self.net
         else {
             unreachable!("straight hops are taken with the links' states in the array")
         };
-        let l = &mut runs[h.header.place as usize];
+        let l = &mut runs[h.place as usize];
         let next = now + latency;
         if l.free_at > now || next >= TIME_LIMIT {
             return false;
         }
-        let (_, finish) = l.enter(now, h.header.work);
-        let Straight { hops, step } = h.header.straight;
-        let header = Header {
-            place: h.header.place.wrapping_add_signed(step.into()),
-            to: h.header.to.wrapping_add_signed(step),
-            finish: h.header.finish.max(finish),
-            straight: Straight {
-                hops: hops - 1,
-                step,
-            },
-            ..h.header
-        };
-        let stamp = self.next_stamp();
-        self.hops.push_back(LaneHop {
+        l.enter(now, h.work.into());
+        let step = steps[(h.line % LINE_STEPS) as usize];
+        let hop = LaneHop {
             time: next,
-            stamp,
-            slot: h.slot,
-            header,
-        });
+            stamp: self.next_stamp(),
+            place: h.place.wrapping_add_signed(step),
+            to: h.to.wrapping_add_signed(step),
+            line: h.line - LINE_STEPS,
+            ..h
+        };
+        self.hops.push_back(hop);
         true
+    }
+
+    /// The header of a lane hop, from the hop and the message's flight: on uniform links the
+    /// latest finish so far is that on the link before, which the header entered free one
+    /// latency ago (every link before it finished earlier).
+    fn lane_header(&self, h: &LaneHop) -> Header {
+        let net = self.net.as_ref().expect("hops only happen with links");
+        let f = &self.flights[h.slot as usize];
+        let (finish, work) = if net.uniform {
+            let work = u64::from(h.work);
+            (h.time - net.latency + work, work)
+        } else {
+            (f.finish, f.op.size)
+        };
+        Header {
+            place: h.place.into(),
+            finish,
+            work,
+            to: h.to,
+            dst: net.node(f.op.peer),
+            straight: net.unpack(h.line),
+        }
     }
 
     /// The message in flight in `slot`, whose header is `h`, reaches the next link of its route
@@ -831,14 +876,32 @@ impl<'d> DagExecution<'d> {
                 },
             ),
         };
+        // the lane's entry, if the header goes to the lane and its figures fit
+        let uniform = net.uniform;
+        let lane = (switching == Switching::CutThrough && start == now && self.heap.is_radix())
+            .then(|| {
+                let work = if uniform { h.work } else { 0 };
+                Some((
+                    u32::try_from(h.place).ok()?,
+                    u32::try_from(work).ok()?,
+                    net.pack(h.straight),
+                ))
+            })
+            .flatten();
         self.check_flight(next, slot);
-        if switching == Switching::CutThrough && start == now && self.heap.is_radix() {
+        if let Some((place, work, line)) = lane {
+            if !uniform {
+                self.flights[slot as usize].finish = h.finish;
+            }
             let stamp = self.next_stamp();
             self.hops.push_back(LaneHop {
                 time: next,
                 stamp,
                 slot,
-                header: h,
+                place,
+                to: h.to,
+                work,
+                line,
             });
             false
         } else {
@@ -1164,6 +1227,23 @@ impl Net<'_> {
             .topology
             .next(at, self.node(rank))
             .expect("a message in the network is not yet at its destination")
+    }
+
+    /// A straight stretch as a [`LaneHop`]'s `line` (up to `u32::MAX / LINE_STEPS` hops: a
+    /// longer stretch is routed again where the line ends).
+    fn pack(&self, s: Straight) -> u32 {
+        match self.steps.iter().position(|&step| step == s.step) {
+            Some(i) if s.hops > 0 => s.hops.min(u32::MAX / LINE_STEPS) * LINE_STEPS + i as u32,
+            _ => 0,
+        }
+    }
+
+    /// The straight stretch a [`LaneHop`]'s `line` packs.
+    fn unpack(&self, line: u32) -> Straight {
+        Straight {
+            hops: line / LINE_STEPS,
+            step: self.steps[(line % LINE_STEPS) as usize],
+        }
     }
 
     /// Where `link`'s state is kept ([its place](crate::topology::Topology::place)).
