@@ -487,15 +487,19 @@ impl<'d> DagExecution<'d> {
             }
             _ => None,
         };
-        while let Some(&h) = self.hops.front()
-            && (h.time, h.stamp) < bound
-        {
-            self.hops.pop_front();
+        while let Some(h) = self.hops.pop_front() {
+            if (h.time, h.stamp) >= bound {
+                self.hops.push_front(h);
+                return;
+            }
             if let Some(ahead) = self.hops.get(LOAD_AHEAD)
                 && let Some(net) = &self.net
                 && let Some(l) = net.peek(ahead.place.into())
             {
                 prefetch(l);
+            }
+            if let Some(far) = self.hops.get(4 * LOAD_AHEAD) {
+                prefetch(far);
             }
             self.now = h.time;
             #[cfg(test)]
