@@ -107,8 +107,8 @@ pub struct Hop {
 
 /// The straight stretch of a route after a hop: each of the next `hops` hops continues it in a
 /// line, `step` vertices on from where the one before went, over the link whose place
-/// ([`Topology::place`]) is `step` on from the one before's. Only a mesh or torus has one (`hops = 0`
-/// elsewhere): the hops along one dimension that do not wrap round.
+/// ([`Topology::place`]) is `step` on from the one before's. Only a mesh or torus has one
+/// (`hops = 0` elsewhere): the hops along one dimension that do not wrap round.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Straight {
     /// How many hops after the one it came with continue the line.

@@ -118,9 +118,9 @@ struct Flight {
     finish: u64,
     /// With uniform links: its transmission time on a link.
     work: u64,
-    /// With links: the [place](crate::topology::Topology::place) of the link its header enters at its pending hop,
-    /// found when the hop was scheduled (so that a look ahead can load the link's state before
-    /// the hop).
+    /// With links: the [place](crate::topology::Topology::place) of the link its header
+    /// enters at its pending hop, found when the hop was scheduled (so that a look ahead can
+    /// load the link's state before the hop).
     place: u64,
     send: u32,
     /// With links: the vertex that link leads to.
@@ -174,13 +174,13 @@ const _: () = assert!(std::mem::size_of::<LaneHop>() == 32);
 const LINE_STEPS: u32 = 8;
 
 /// A link's state and figures (all zero until a message crosses it: a link is used when
-/// `messages > 0`).
+/// `messages > 0`); what headers waited for it is kept apart ([`LinkRuns`]), since most hops
+/// find their link free.
 #[derive(Clone, Copy, Debug, Default, FromZeros)]
 struct LinkRun {
     free_at: u64,
     busy: u64,
     messages: u64,
-    delay: u64,
 }
 
 impl LinkRun {
@@ -193,7 +193,6 @@ impl LinkRun {
         self.free_at = finish;
         self.busy += work;
         self.messages += 1;
-        self.delay += finish - now;
         (start, finish)
     }
 }
@@ -336,13 +335,17 @@ enum LinkRuns {
     /// Indexed by [place](crate::topology::Topology::place) (on a grid, the links that a
     /// straight stretch crosses, and those that neighbouring nodes' messages enter in one
     /// direction, are neighbours), every link's (up to [`DIRECT_LINKS`] links): allocated
-    /// zeroed, so the pages of links no message crosses are never touched.
-    Direct(Vec<LinkRun>),
-    /// Beyond: each used link's state, by place.
-    Sparse(FxHashMap<u64, LinkRun>),
+    /// zeroed, so the pages of links no message crosses are never touched; and the time
+    /// headers waited for each (a page touched where headers wait).
+    Direct { runs: Vec<LinkRun>, waits: Vec<u64> },
+    /// Beyond: each used link's state, and the time headers waited for it, by place.
+    Sparse {
+        runs: FxHashMap<u64, LinkRun>,
+        waits: FxHashMap<u64, u64>,
+    },
 }
 
-/// The most links whose states are kept in one array indexed by place (32 bytes each).
+/// The most links whose states are kept in one array indexed by place (24 and 8 bytes each).
 const DIRECT_LINKS: u64 = 1 << 24;
 
 impl<'d> DagExecution<'d> {
@@ -376,12 +379,17 @@ impl<'d> DagExecution<'d> {
                     uniform: ic.topology.uniform(),
                     steps: stretch_steps(ic.topology.shape()),
                     runs: if count <= DIRECT_LINKS {
-                        LinkRuns::Direct(
-                            LinkRun::new_vec_zeroed(count as usize)
+                        LinkRuns::Direct {
+                            runs: LinkRun::new_vec_zeroed(count as usize)
                                 .expect("the links' states fit in memory"),
-                        )
+                            waits: u64::new_vec_zeroed(count as usize)
+                                .expect("the links' waits fit in memory"),
+                        }
                     } else {
-                        LinkRuns::Sparse(FxHashMap::default())
+                        LinkRuns::Sparse {
+                            runs: FxHashMap::default(),
+                            waits: FxHashMap::default(),
+                        }
                     },
                 })
             }
@@ -480,7 +488,7 @@ impl<'d> DagExecution<'d> {
             Some(net)
                 if net.uniform
                     && net.links.interconnect.switching == Switching::CutThrough
-                    && matches!(net.runs, LinkRuns::Direct(_))
+                    && matches!(net.runs, LinkRuns::Direct { .. })
                     && self.heap.is_radix() =>
             {
                 Some(net.latency)
@@ -784,7 +792,7 @@ impl<'d> DagExecution<'d> {
     fn straight_hop(&mut self, h: LaneHop, latency: u64) -> bool {
         let now = self.now;
         let Some(Net {
-            runs: LinkRuns::Direct(runs),
+            runs: LinkRuns::Direct { runs, .. },
             steps,
             ..
         }) = &mut self.net
@@ -847,6 +855,9 @@ impl<'d> DagExecution<'d> {
         let switching = net.links.interconnect.switching;
         let latency = net.latency;
         let (start, finish) = net.slot(h.place).enter(now, work);
+        if start > now {
+            net.wait(h.place, start - now);
+        }
         let (next, arrived) = match (switching, last) {
             (Switching::StoreAndForward, last) => (finish, last),
             (Switching::CutThrough, false) => (start, false),
@@ -1163,21 +1174,26 @@ impl<'d> DagExecution<'d> {
         let links = match &self.net {
             None => Vec::new(),
             Some(net) => {
-                let mut runs: Vec<(u64, LinkRun)> = match &net.runs {
-                    LinkRuns::Direct(v) => v
+                // each used link's id, state and waits
+                let mut runs: Vec<(u64, LinkRun, u64)> = match &net.runs {
+                    LinkRuns::Direct { runs, waits } => runs
                         .iter()
+                        .zip(waits)
                         .enumerate()
-                        .filter(|(_, l)| l.messages > 0)
-                        .map(|(place, l)| (net.link_at(place as u64), *l))
+                        .filter(|(_, (l, _))| l.messages > 0)
+                        .map(|(place, (l, w))| (net.link_at(place as u64), *l, *w))
                         .collect(),
-                    LinkRuns::Sparse(m) => m
+                    LinkRuns::Sparse { runs, waits } => runs
                         .iter()
-                        .map(|(&place, l)| (net.link_at(place), *l))
+                        .map(|(&place, l)| {
+                            let w = waits.get(&place).copied().unwrap_or(0);
+                            (net.link_at(place), *l, w)
+                        })
                         .collect(),
                 };
-                runs.sort_by_key(|&(id, _)| id);
+                runs.sort_by_key(|&(id, _, _)| id);
                 runs.iter()
-                    .map(|(id, l)| {
+                    .map(|(id, l, waits)| {
                         (
                             net.links.interconnect.topology.link_name(*id),
                             if makespan_ticks > 0 {
@@ -1186,7 +1202,8 @@ impl<'d> DagExecution<'d> {
                                 0.0
                             },
                             l.messages,
-                            l.delay as f64 / l.messages.max(1) as f64 / TICKS_PER_SECOND,
+                            // from a header's arrival to the end of its transmission
+                            (l.busy + waits) as f64 / l.messages.max(1) as f64 / TICKS_PER_SECOND,
                         )
                     })
                     .collect()
@@ -1273,8 +1290,8 @@ impl Net<'_> {
     #[inline(always)]
     fn peek(&self, place: u64) -> Option<&LinkRun> {
         match &self.runs {
-            LinkRuns::Direct(v) => v.get(place as usize),
-            LinkRuns::Sparse(_) => None,
+            LinkRuns::Direct { runs, .. } => runs.get(place as usize),
+            LinkRuns::Sparse { .. } => None,
         }
     }
 
@@ -1282,8 +1299,16 @@ impl Net<'_> {
     #[inline(always)]
     fn slot(&mut self, place: u64) -> &mut LinkRun {
         match &mut self.runs {
-            LinkRuns::Direct(v) => &mut v[place as usize],
-            LinkRuns::Sparse(m) => m.entry(place).or_default(),
+            LinkRuns::Direct { runs, .. } => &mut runs[place as usize],
+            LinkRuns::Sparse { runs, .. } => runs.entry(place).or_default(),
+        }
+    }
+
+    /// A header waited `ticks` for the link at `place`.
+    fn wait(&mut self, place: u64, ticks: u64) {
+        match &mut self.runs {
+            LinkRuns::Direct { waits, .. } => waits[place as usize] += ticks,
+            LinkRuns::Sparse { waits, .. } => *waits.entry(place).or_default() += ticks,
         }
     }
 }

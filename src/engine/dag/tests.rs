@@ -233,3 +233,51 @@ fn an_arrival_scheduled_from_the_lane_comes_before_the_lanes_later_hops() {
         assert_eq!(run, execute(&dag, &machine, Variant::Renumbered(left)));
     }
 }
+
+/// Two 1,000-byte messages enter a ring's link at once (1 GB/s, 100 ns): the second waits the
+/// first's 1 us, so the link is busy 2 us and a header spends 1.5 us there on average, in the
+/// array of link states and in the map of them alike.
+#[test]
+fn a_link_reports_what_headers_waited_for_it() {
+    let mut b = DagBuilder::new(3).unwrap();
+    for (sends, peer) in [(true, 2), (true, 2), (false, 0)] {
+        b.begin_rank().unwrap();
+        if sends {
+            b.send(peer, 1000, 0, 0, 0).unwrap();
+        } else {
+            b.recv(0, 1000, 0, 0, 0).unwrap();
+            b.recv(1, 1000, 0, 0, 0).unwrap();
+        }
+        b.end_rank().unwrap();
+    }
+    let dag = b.finish().unwrap();
+    // ranks 0 and 1 share node 0; rank 2 is alone on node 1
+    let ring = machine(
+        &FREE,
+        &Shape::Grid {
+            dims: vec![2],
+            wrap: false,
+        },
+        2,
+        Switching::CutThrough,
+        2,
+    );
+    for sparse in [false, true] {
+        let mut ex = DagExecution::new(&dag, &ring).unwrap();
+        if sparse && let Some(net) = &mut ex.net {
+            net.runs = LinkRuns::Sparse {
+                runs: FxHashMap::default(),
+                waits: FxHashMap::default(),
+            };
+        }
+        let run = ex.run().unwrap();
+        let [(name, busy, messages, delay)] = &run.links[..] else {
+            panic!("one link used: {:?}", run.links);
+        };
+        assert_eq!((name.as_str(), *messages), ("0+x", 2), "sparse {sparse}");
+        // the second arrives 2 us + 100 ns after the start
+        assert_eq!(run.makespan_ticks, 2_100_000, "sparse {sparse}");
+        assert!((busy * run.makespan - 2e-6).abs() < 1e-15, "{busy}");
+        assert!((delay - 1.5e-6).abs() < 1e-15, "sparse {sparse}: {delay}");
+    }
+}
