@@ -180,8 +180,14 @@ fn two_messages_on_one_link_queue_by_the_hand_computed_delay() {
     );
     assert_eq!(r.makespan_ticks, (11_494 + 2_100) * ns);
     // the shared link carried both, each of the other two links one
-    let carried: Vec<(&str, u64)> = r.links.iter().map(|l| (l.0.as_str(), l.2)).collect();
-    assert_eq!(carried, [("0+x", 1), ("1+x", 2), ("2+x", 1)]);
+    let topology = Topology::new(line.clone(), 4).unwrap();
+    let carried: Vec<(String, u64)> = r
+        .links
+        .iter()
+        .map(|l| (topology.link_name(l.0), l.2))
+        .collect();
+    let named = |name: &str, messages: u64| (name.to_owned(), messages);
+    assert_eq!(carried, [named("0+x", 1), named("1+x", 2), named("2+x", 1)]);
 
     // Rank 0's message alone on the same line (rank 1 sends nothing) pays only its idle route
     let alone_on_line = TWO_SENDERS
@@ -227,7 +233,12 @@ fn link_states_in_the_array_and_in_the_map_give_the_same_figures() {
     };
     let figures = |p: u32| {
         let r = run(&exchanges(p), Some(links(Shape::Full, p, 1e9, 1e-7)));
-        let names: Vec<(String, u64)> = r.links.iter().map(|l| (l.0.clone(), l.2)).collect();
+        let topology = Topology::new(Shape::Full, p).unwrap();
+        let names: Vec<(String, u64)> = r
+            .links
+            .iter()
+            .map(|l| (topology.link_name(l.0), l.2))
+            .collect();
         let delays: Vec<f64> = r.links.iter().map(|l| l.3).collect();
         (r.makespan_ticks, r.messages, names, delays)
     };

@@ -230,9 +230,11 @@ pub struct DagRun {
     /// Mean time from the start of a send to the start of its processing at the receiver, in
     /// seconds.
     pub message_delay: f64,
-    /// Per link used (with links): its name, utilisation, messages and mean delay (from the
-    /// header's arrival to the end of the transmission), in seconds.
-    pub links: Vec<(String, f64, u64, f64)>,
+    /// Per link used (with links), in the order of their ids: its id (which
+    /// [`Topology::link_name`](crate::topology::Topology::link_name) names), utilisation,
+    /// messages and mean delay (from the header's arrival to the end of the transmission), in
+    /// seconds.
+    pub links: Vec<(u64, f64, u64, f64)>,
     /// Events processed (an operation executed, a message processed, a header's hop), as
     /// LogGOPSim counts them.
     pub events: u64,
@@ -1174,28 +1176,31 @@ impl<'d> DagExecution<'d> {
         let links = match &self.net {
             None => Vec::new(),
             Some(net) => {
-                // each used link's id, state and waits
-                let mut runs: Vec<(u64, LinkRun, u64)> = match &net.runs {
-                    LinkRuns::Direct { runs, waits } => runs
-                        .iter()
-                        .zip(waits)
-                        .enumerate()
-                        .filter(|(_, (l, _))| l.messages > 0)
-                        .map(|(place, (l, w))| (net.link_at(place as u64), *l, *w))
-                        .collect(),
-                    LinkRuns::Sparse { runs, waits } => runs
-                        .iter()
-                        .map(|(&place, l)| {
-                            let w = waits.get(&place).copied().unwrap_or(0);
-                            (net.link_at(place), *l, w)
+                // each used link's id, state and waits, by id
+                let runs: Vec<(u64, LinkRun, u64)> = match &net.runs {
+                    LinkRuns::Direct { runs, waits } => (0..runs.len() as u64)
+                        .map(|id| {
+                            let place = net.place(id) as usize;
+                            (id, runs[place], waits[place])
                         })
+                        .filter(|(_, l, _)| l.messages > 0)
                         .collect(),
+                    LinkRuns::Sparse { runs, waits } => {
+                        let mut used: Vec<_> = runs
+                            .iter()
+                            .map(|(&place, l)| {
+                                let w = waits.get(&place).copied().unwrap_or(0);
+                                (net.link_at(place), *l, w)
+                            })
+                            .collect();
+                        used.sort_by_key(|&(id, _, _)| id);
+                        used
+                    }
                 };
-                runs.sort_by_key(|&(id, _, _)| id);
                 runs.iter()
                     .map(|(id, l, waits)| {
                         (
-                            net.links.interconnect.topology.link_name(*id),
+                            *id,
                             if makespan_ticks > 0 {
                                 l.busy as f64 / makespan_ticks as f64
                             } else {

@@ -271,9 +271,16 @@ fn a_link_reports_what_headers_waited_for_it() {
             };
         }
         let run = ex.run().unwrap();
-        let [(name, busy, messages, delay)] = &run.links[..] else {
+        let [(id, busy, messages, delay)] = &run.links[..] else {
             panic!("one link used: {:?}", run.links);
         };
+        let name = ring
+            .links
+            .as_ref()
+            .unwrap()
+            .interconnect
+            .topology
+            .link_name(*id);
         assert_eq!((name.as_str(), *messages), ("0+x", 2), "sparse {sparse}");
         // the second arrives 2 us + 100 ns after the start
         assert_eq!(run.makespan_ticks, 2_100_000, "sparse {sparse}");
