@@ -114,16 +114,17 @@ struct Flight {
     op: Op,
     /// When its send started.
     start: u64,
-    /// With links: (cut-through) the latest end of its transmission on a link so far.
+    /// With links: (cut-through) the latest end of its transmission on a link so far (kept
+    /// up to date while its pending hop is in the queue, or in the lane off uniform links).
     finish: u64,
     /// With uniform links: its transmission time on a link.
     work: u64,
-    /// With links: the [place](crate::topology::Topology::place) of the link its header
-    /// enters at its pending hop, found when the hop was scheduled (so that a look ahead can
-    /// load the link's state before the hop).
+    /// With links, while its pending hop is in the queue: the
+    /// [place](crate::topology::Topology::place) of the link its header enters, found when
+    /// the hop was scheduled (so that a look ahead can load the link's state before the hop).
     place: u64,
     send: u32,
-    /// With links: the vertex that link leads to.
+    /// With links, while its pending hop is in the queue: the vertex that link leads to.
     to: u32,
 }
 
@@ -148,8 +149,8 @@ struct Header {
 /// A header's hop onto a link one latency after it entered a free one (cut-through): an event
 /// of the executor's own first-in-first-out lane. It carries what a hop along a straight stretch
 /// of uniform links reads, so that such a hop reads its link's state and nothing else of memory
-/// ([`DagExecution::straight_hop`]); the rest of the header is in the message's flight
-/// ([`DagExecution::lane_header`]).
+/// ([`DagExecution::straight_hop`]); the rest of the header (its destination, and off uniform
+/// links its size and latest finish) is in the message's flight ([`DagExecution::lane_header`]).
 #[derive(Clone, Copy, Debug)]
 struct LaneHop {
     time: u64,
@@ -334,9 +335,9 @@ struct Net<'d> {
 /// Where the links' states are kept.
 #[derive(Debug)]
 enum LinkRuns {
-    /// Indexed by [place](crate::topology::Topology::place) (on a grid, the links that a
-    /// straight stretch crosses, and those that neighbouring nodes' messages enter in one
-    /// direction, are neighbours), every link's (up to [`DIRECT_LINKS`] links): allocated
+    /// Indexed by [place](crate::topology::Topology::place) (on a grid, the links that
+    /// neighbouring nodes' messages enter in one direction are neighbours, and a straight
+    /// stretch's links are its step apart), every link's (up to [`DIRECT_LINKS`] links): allocated
     /// zeroed, so the pages of links no message crosses are never touched; and the time
     /// headers waited for each (a page touched where headers wait).
     Direct { runs: Vec<LinkRun>, waits: Vec<u64> },
@@ -447,6 +448,9 @@ impl<'d> DagExecution<'d> {
         loop {
             if !self.hops.is_empty() {
                 self.lane_hops();
+                if let Some(rank) = self.overflow {
+                    return Err(DagFault::Overflow { rank });
+                }
             }
             let Some(ev) = self.heap.pop() else {
                 if self.hops.is_empty() {
@@ -802,7 +806,7 @@ impl<'d> DagExecution<'d> {
             unreachable!("straight hops are taken with the links' states in the array")
         };
         let l = &mut runs[h.place as usize];
-        let next = now + latency;
+        let next = now.saturating_add(latency);
         if l.free_at > now || next >= TIME_LIMIT {
             return false;
         }
@@ -822,7 +826,7 @@ impl<'d> DagExecution<'d> {
 
     /// The header of a lane hop, from the hop and the message's flight: on uniform links the
     /// latest finish so far is that on the link before, which the header entered free one
-    /// latency ago (every link before it finished earlier).
+    /// latency ago (every link before it finished no later).
     fn lane_header(&self, h: &LaneHop) -> Header {
         let net = self.net.as_ref().expect("hops only happen with links");
         let f = &self.flights[h.slot as usize];

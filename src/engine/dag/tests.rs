@@ -234,7 +234,7 @@ fn an_arrival_scheduled_from_the_lane_comes_before_the_lanes_later_hops() {
     }
 }
 
-/// Two 1,000-byte messages enter a ring's link at once (1 GB/s, 100 ns): the second waits the
+/// Two 1,000-byte messages enter a line's link at once (1 GB/s, 100 ns): the second waits the
 /// first's 1 us, so the link is busy 2 us and a header spends 1.5 us there on average, in the
 /// array of link states and in the map of them alike.
 #[test]
@@ -252,7 +252,7 @@ fn a_link_reports_what_headers_waited_for_it() {
     }
     let dag = b.finish().unwrap();
     // ranks 0 and 1 share node 0; rank 2 is alone on node 1
-    let ring = machine(
+    let line = machine(
         &FREE,
         &Shape::Grid {
             dims: vec![2],
@@ -263,7 +263,7 @@ fn a_link_reports_what_headers_waited_for_it() {
         2,
     );
     for sparse in [false, true] {
-        let mut ex = DagExecution::new(&dag, &ring).unwrap();
+        let mut ex = DagExecution::new(&dag, &line).unwrap();
         if sparse && let Some(net) = &mut ex.net {
             net.runs = LinkRuns::Sparse {
                 runs: FxHashMap::default(),
@@ -274,7 +274,7 @@ fn a_link_reports_what_headers_waited_for_it() {
         let [(id, busy, messages, delay)] = &run.links[..] else {
             panic!("one link used: {:?}", run.links);
         };
-        let name = ring
+        let name = line
             .links
             .as_ref()
             .unwrap()
@@ -287,4 +287,35 @@ fn a_link_reports_what_headers_waited_for_it() {
         assert!((busy * run.makespan - 2e-6).abs() < 1e-15, "{busy}");
         assert!((delay - 1.5e-6).abs() < 1e-15, "sparse {sparse}: {delay}");
     }
+}
+
+/// A header whose hops take it past the time limit (links of 10^6 s: past it at the fifth of
+/// eleven hops) ends the run with an overflow at its sender's rank, also when nothing but the
+/// lane's hops is left to run (it went on, and blamed the receiver, before).
+#[test]
+fn hops_past_the_time_limit_are_an_overflow() {
+    let mut b = DagBuilder::new(12).unwrap();
+    for rank in 0..12 {
+        b.begin_rank().unwrap();
+        if rank == 0 {
+            b.send(11, 8, 0, 0, 0).unwrap();
+        } else if rank == 11 {
+            b.recv(0, 8, 0, 0, 0).unwrap();
+        }
+        b.end_rank().unwrap();
+    }
+    let dag = b.finish().unwrap();
+    let line = Shape::Grid {
+        dims: vec![12],
+        wrap: false,
+    };
+    let mut slow = machine(&FREE, &line, 12, Switching::CutThrough, 1);
+    if let Some(links) = &mut slow.links {
+        links.interconnect.latency = 1e6;
+    }
+    let run = DagExecution::new(&dag, &slow).unwrap().run();
+    assert!(
+        matches!(run, Err(DagFault::Overflow { rank: 0 })),
+        "{run:?}"
+    );
 }
