@@ -32,19 +32,19 @@
 //!
 //! **Cost.** An operation is a 16-byte record read once or twice and a one-byte counter of the
 //! dependencies it waits for; an event is 16 bytes in a radix or binary heap, a header's hop
-//! onto a free link 32 bytes in the executor's lane of hops; the per-rank state is three times
+//! onto a free link 16 bytes in the executor's lane of hops (and 16 for each change of time
+//! or break in the stamps: the `lane` module); the per-rank state is three times
 //! per CPU or NIC and four queue ends. Nothing is allocated per event once the vectors have
 //! grown.
 
 mod counters;
+mod lane;
 mod queue;
 mod sort;
 #[cfg(test)]
 mod tests;
 
 pub use sort::{libstdcxx as libstdcxx_sort, stable as stable_sort};
-
-use std::collections::VecDeque;
 
 use rustc_hash::FxHashMap;
 use zerocopy::FromZeros;
@@ -56,6 +56,7 @@ use crate::program::{Sharing, Switching};
 use crate::time::wide_ceil_from_f64;
 use crate::topology::{Hop, Shape, Straight};
 use counters::Counters;
+use lane::{Lane, LaneHop};
 use queue::{Ev, Queue as Events};
 
 /// Event ids: an operation's index, or a message (its in-flight slot) arriving at the receiver,
@@ -119,12 +120,12 @@ struct Flight {
     finish: u64,
     /// With uniform links: its transmission time on a link.
     work: u64,
-    /// With links, while its pending hop is in the queue: the
-    /// [place](crate::topology::Topology::place) of the link its header enters, found when
-    /// the hop was scheduled (so that a look ahead can load the link's state before the hop).
+    /// With links, from when its pending hop was scheduled in the queue or put in the lane:
+    /// the [place](crate::topology::Topology::place) of the link its header enters (so that a
+    /// look ahead can load the link's state before the hop).
     place: u64,
     send: u32,
-    /// With links, while its pending hop is in the queue: the vertex that link leads to.
+    /// With links, from the same time: the vertex that link leads to.
     to: u32,
 }
 
@@ -145,30 +146,6 @@ struct Header {
     /// topology's arithmetic); none when it comes from its flight.
     straight: Straight,
 }
-
-/// A header's hop onto a link one latency after it entered a free one (cut-through): an event
-/// of the executor's own first-in-first-out lane. It carries what a hop along a straight stretch
-/// of uniform links reads, so that such a hop reads its link's state and nothing else of memory
-/// ([`DagExecution::straight_hop`]); the rest of the header (its destination, and off uniform
-/// links its size and latest finish) is in the message's flight ([`DagExecution::lane_header`]).
-#[derive(Clone, Copy, Debug)]
-struct LaneHop {
-    time: u64,
-    stamp: u32,
-    /// The message's in-flight slot.
-    slot: u32,
-    /// The [place](crate::topology::Topology::place) of the link it enters.
-    place: u32,
-    /// The vertex that link leads to.
-    to: u32,
-    /// Uniform links: the message's transmission time on a link (else 0).
-    work: u32,
-    /// Its straight stretch, packed ([`Net::pack`]).
-    line: u32,
-}
-
-// the size the module's documentation gives
-const _: () = assert!(std::mem::size_of::<LaneHop>() == 32);
 
 /// A [`LaneHop`]'s `line` is its straight stretch's hops times this, plus the index of its step
 /// in [`Net::steps`].
@@ -296,7 +273,7 @@ pub struct DagExecution<'d> {
     heap: Events,
     /// Pending hops onto links one latency after a free one, in `(time, stamp)` order (pushed
     /// only while times never go back, so that appending keeps the order).
-    hops: VecDeque<LaneHop>,
+    hops: Lane,
     stamp: u32,
     now: u64,
     /// Operations that became ready, with their rank.
@@ -415,7 +392,7 @@ impl<'d> DagExecution<'d> {
             flights: Vec::new(),
             free_flights: Vec::new(),
             heap: Events::default(),
-            hops: VecDeque::new(),
+            hops: Lane::default(),
             stamp: 0,
             now: 0,
             ready: Vec::new(),
@@ -483,13 +460,12 @@ impl<'d> DagExecution<'d> {
     }
 
     /// Processes the lane's hops that come before every event of the queue (a hop makes no
-    /// operation ready, so nothing else is due in between).
+    /// operation ready, so nothing else is due in between), a run at a time: every event a hop
+    /// of the run schedules comes after the run's later hops (a later time, or the same with a
+    /// fresh stamp), so the events before which the run stops are known at its start.
     fn lane_hops(&mut self) {
-        let mut bound = self.heap.peek_key().unwrap_or((u64::MAX, u32::MAX));
-        // stamps only grow, but when they are renumbered: `bound` is then out of date
-        let mut stamp = self.stamp;
         // the links' latency when every hop of a straight stretch onto a free link can take
-        // the short way ([`Self::straight_hop`])
+        // the short way ([`Self::straight_hops`])
         let straight = match &self.net {
             Some(net)
                 if net.uniform
@@ -501,35 +477,52 @@ impl<'d> DagExecution<'d> {
             }
             _ => None,
         };
-        while let Some(h) = self.hops.pop_front() {
-            if (h.time, h.stamp) >= bound {
-                self.hops.push_front(h);
+        while let Some(run) = self.hops.first_run() {
+            let n = run.before(self.heap.peek_key().unwrap_or((u64::MAX, u32::MAX)));
+            if n == 0 {
                 return;
             }
-            if let Some(ahead) = self.hops.get(LOAD_AHEAD)
-                && let Some(net) = &self.net
-                && let Some(l) = net.peek(ahead.place.into())
-            {
-                prefetch(l);
+            self.now = run.time;
+            let mut k = 0;
+            while k < n {
+                if let Some(latency) = straight {
+                    let took = self.straight_hops(n - k, latency);
+                    k += took;
+                    // the last of them (with the run's first stamp as it is now: stamps may
+                    // have been renumbered)
+                    #[cfg(test)]
+                    if took > 0 {
+                        self.check_order(run.time, self.hops.first_run().unwrap().stamp + k - 1);
+                    }
+                    if k == n {
+                        break;
+                    }
+                }
+                let h = self.hops.pop().expect("a run's hops are in the lane");
+                if let Some(ahead) = self.hops.get(LOAD_AHEAD) {
+                    if let Some(net) = &self.net
+                        && let Some(l) = net.peek(ahead.place.into())
+                    {
+                        prefetch(l);
+                    }
+                    if let Some(f) = self.flights.get(ahead.slot as usize) {
+                        prefetch(f);
+                    }
+                }
+                if let Some(far) = self.hops.get(4 * LOAD_AHEAD) {
+                    prefetch(far);
+                }
+                #[cfg(test)]
+                self.check_order(run.time, self.hops.first_run().unwrap().stamp + k);
+                self.events += 1;
+                self.hop(h.slot, self.lane_header(&h));
+                if self.overflow.is_some() {
+                    self.hops.taken(k + 1);
+                    return;
+                }
+                k += 1;
             }
-            if let Some(far) = self.hops.get(4 * LOAD_AHEAD) {
-                prefetch(far);
-            }
-            self.now = h.time;
-            #[cfg(test)]
-            self.check_order(h.time, h.stamp);
-            self.events += 1;
-            let queued = match straight {
-                Some(latency) if h.line >= LINE_STEPS && self.straight_hop(h, latency) => false,
-                _ => self.hop(h.slot, self.lane_header(&h)),
-            };
-            if queued || self.stamp < stamp {
-                bound = self.heap.peek_key().unwrap_or((u64::MAX, u32::MAX));
-            }
-            stamp = self.stamp;
-            if self.overflow.is_some() {
-                return;
-            }
+            self.hops.taken(n);
         }
     }
 
@@ -628,7 +621,7 @@ impl<'d> DagExecution<'d> {
         // pushed back in stamp order: those at the heap's current time keep it in bucket 0
         pending.sort_unstable_by_key(|e| e.stamp);
         let mut stamps: Vec<u32> = pending.iter().map(|e| e.stamp).collect();
-        stamps.extend(self.hops.iter().map(|h| h.stamp));
+        stamps.extend(self.hops.stamps());
         // every pending event has its own stamp
         stamps.sort_unstable();
         let rank = |stamp: u32| stamps.partition_point(|&s| s < stamp) as u32;
@@ -638,9 +631,7 @@ impl<'d> DagExecution<'d> {
                 ..e
             });
         }
-        for h in &mut self.hops {
-            h.stamp = rank(h.stamp);
-        }
+        self.hops.renumber(rank);
         self.stamp = stamps.len() as u32;
         #[cfg(test)]
         {
@@ -789,14 +780,19 @@ impl<'d> DagExecution<'d> {
         }
     }
 
-    /// [`Self::hop`] for a lane hop that goes on along its straight stretch, on uniform links
-    /// with cut-through whose states are in the array, while the queue is a radix heap: when
-    /// its link is free, the header takes it and the hop after it goes to the lane, as
-    /// [`Self::hop`] would do, without the cases that cannot arise (`true`); else nothing is
-    /// done (`false`).
+    /// [`Self::hop`] for up to `most` hops from the lane's front that go on along their
+    /// straight stretches, on uniform links with cut-through whose states are in the array,
+    /// while the queue is a radix heap: while the next such hop's link is free, the header
+    /// takes it and the hop after it goes to the lane, as [`Self::hop`] would do, without the
+    /// cases that cannot arise. Returns how many hops it took; the one it stopped at, if any,
+    /// is left for [`Self::hop`].
     #[inline(always)]
-    fn straight_hop(&mut self, h: LaneHop, latency: u64) -> bool {
+    fn straight_hops(&mut self, most: u32, latency: u64) -> u32 {
         let now = self.now;
+        let next = now.saturating_add(latency);
+        if next >= TIME_LIMIT {
+            return 0;
+        }
         let Some(Net {
             runs: LinkRuns::Direct { runs, .. },
             steps,
@@ -805,34 +801,44 @@ impl<'d> DagExecution<'d> {
         else {
             unreachable!("straight hops are taken with the links' states in the array")
         };
-        let l = &mut runs[h.place as usize];
-        let next = now.saturating_add(latency);
-        if l.free_at > now || next >= TIME_LIMIT {
-            return false;
-        }
-        l.enter(now, h.work.into());
-        let step = steps[(h.line % LINE_STEPS) as usize];
-        let hop = LaneHop {
-            time: next,
-            stamp: self.next_stamp(),
-            place: h.place.wrapping_add_signed(step),
-            to: h.to.wrapping_add_signed(step),
-            line: h.line - LINE_STEPS,
-            ..h
-        };
-        self.hops.push_back(hop);
-        true
+        let flights = &self.flights;
+        let took = self.hops.follow(most, next, &mut self.stamp, |h, ahead| {
+            if let Some(l) = runs.get(ahead.place as usize) {
+                prefetch(l);
+            }
+            // a hop that ends its stretch reads its message's flight
+            if ahead.line < LINE_STEPS
+                && let Some(f) = flights.get(ahead.slot as usize)
+            {
+                prefetch(f);
+            }
+            let l = &mut runs[h.place as usize];
+            if h.line < LINE_STEPS || l.free_at > now {
+                return None;
+            }
+            l.enter(now, h.work.into());
+            let step = steps[(h.line % LINE_STEPS) as usize];
+            Some(LaneHop {
+                place: h.place.wrapping_add_signed(step),
+                line: h.line - LINE_STEPS,
+                ..*h
+            })
+        });
+        self.events += u64::from(took);
+        took
     }
 
-    /// The header of a lane hop, from the hop and the message's flight: on uniform links the
-    /// latest finish so far is that on the link before, which the header entered free one
-    /// latency ago (every link before it finished no later).
+    /// The header of a lane hop due now, from the hop and the message's flight: on uniform
+    /// links the latest finish so far is that on the link before, which the header entered free
+    /// one latency ago (every link before it finished no later); the vertex the link leads to is
+    /// as far on from the flight's as the link's place is from the flight's (the same, or along
+    /// the straight stretch that began there).
     fn lane_header(&self, h: &LaneHop) -> Header {
         let net = self.net.as_ref().expect("hops only happen with links");
         let f = &self.flights[h.slot as usize];
         let (finish, work) = if net.uniform {
             let work = u64::from(h.work);
-            (h.time - net.latency + work, work)
+            (self.now - net.latency + work, work)
         } else {
             (f.finish, f.op.size)
         };
@@ -840,16 +846,16 @@ impl<'d> DagExecution<'d> {
             place: h.place.into(),
             finish,
             work,
-            to: h.to,
+            to: f.to.wrapping_add(h.place.wrapping_sub(f.place as u32)),
             dst: net.node(f.op.peer),
             straight: net.unpack(h.line),
         }
     }
 
     /// The message in flight in `slot`, whose header is `h`, reaches the next link of its route
-    /// (found when the hop was scheduled). `true` when it scheduled an event in the queue.
+    /// (found when the hop was scheduled).
     #[inline(always)]
-    fn hop(&mut self, slot: u32, h: Header) -> bool {
+    fn hop(&mut self, slot: u32, h: Header) {
         let now = self.now;
         let net = self.net.as_mut().expect("hops only happen with links");
         let last = h.to == h.dst;
@@ -878,7 +884,7 @@ impl<'d> DagExecution<'d> {
             let at = next.saturating_add(self.ep.l);
             self.check_flight(at, slot);
             self.push(at, MSG | slot);
-            return true;
+            return;
         }
         (h.place, h.to, h.straight) = match h.straight {
             Straight { hops: 0, .. } => {
@@ -911,25 +917,26 @@ impl<'d> DagExecution<'d> {
             .flatten();
         self.check_flight(next, slot);
         if let Some((place, work, line)) = lane {
+            let fl = &mut self.flights[slot as usize];
+            (fl.place, fl.to) = (h.place, h.to);
             if !uniform {
-                self.flights[slot as usize].finish = h.finish;
+                fl.finish = h.finish;
             }
             let stamp = self.next_stamp();
-            self.hops.push_back(LaneHop {
-                time: next,
+            self.hops.push(
+                next,
                 stamp,
-                slot,
-                place,
-                to: h.to,
-                work,
-                line,
-            });
-            false
+                LaneHop {
+                    slot,
+                    place,
+                    work,
+                    line,
+                },
+            );
         } else {
             let fl = &mut self.flights[slot as usize];
             (fl.finish, fl.place, fl.to) = (h.finish, h.place, h.to);
             self.push(next, HOP | slot);
-            true
         }
     }
 
