@@ -16,9 +16,9 @@ use crate::engine::prefetch::prefetch;
 /// A header's hop onto a link one latency after it entered a free one (its time and stamp are
 /// its run's). It carries what a hop along a straight stretch of uniform links reads, so that
 /// such a hop reads its link's state and nothing else of memory
-/// (`DagExecution::straight_hops`); the rest of the header (the vertex it reaches, its
-/// destination, and off uniform links its size and latest finish) is in the message's flight
-/// (`DagExecution::lane_header`).
+/// (`DagExecution::straight_hops`); the rest of the header (its destination, and off uniform
+/// links its size and latest finish) is in the message's flight, and the vertex it reaches
+/// follows from the flight's (`DagExecution::lane_header`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(super) struct LaneHop {
     /// The message's in-flight slot.
@@ -113,12 +113,13 @@ impl Lane {
         }
     }
 
-    /// Takes up to `most` hops from the front, as many as `follow` gives a hop to go on with,
-    /// each pushed at `next` with the next stamp from `stamp`; stops at the first hop it gives
-    /// none for (left at the front), or before `stamp` reaches `u32::MAX` (stamps are then
-    /// renumbered by one who can). `follow` is also given the hop [`LOAD_AHEAD`] places
-    /// behind (or a stale one, near the back), to load what it will read. Returns how many
-    /// hops it took (popped: the first run counts them until they are [taken](Lane::taken)).
+    /// Takes up to `most` hops from the front (no more than the first run has left), as many
+    /// as `step` gives a hop to go on with, each pushed at `next` with the next stamp from
+    /// `stamp`; stops at the first hop it gives none for (left at the front), or before `stamp`
+    /// reaches `u32::MAX` (the caller's next stamp renumbers them). `step` is also given the
+    /// hop [`LOAD_AHEAD`] places later in the lane (near the back, a stale or just-pushed one),
+    /// to load what it will read. Returns how many hops it took (popped: the first run counts
+    /// them until they are [taken](Lane::taken)).
     ///
     /// Each hop taken is one pushed, so the ring never grows here, and the hops pushed make
     /// one run (at one time, stamps in a row): the loop touches the two hops and nothing else
@@ -129,8 +130,9 @@ impl Lane {
         most: u32,
         next: u64,
         stamp: &mut u32,
-        mut follow: impl FnMut(&LaneHop, &LaneHop) -> Option<LaneHop>,
+        mut step: impl FnMut(&LaneHop, &LaneHop) -> Option<LaneHop>,
     ) -> u32 {
+        debug_assert!(self.back() < Some((next, *stamp)), "followed out of order");
         let most = most
             .min(u32::MAX - *stamp)
             .min(u32::try_from(self.hops.len).unwrap_or(u32::MAX));
@@ -141,7 +143,7 @@ impl Lane {
         while took < most {
             let hop = ring.buf[head];
             prefetch(&ring.buf[(head + 4 * LOAD_AHEAD) & mask]);
-            let Some(then) = follow(&hop, &ring.buf[(head + LOAD_AHEAD) & mask]) else {
+            let Some(then) = step(&hop, &ring.buf[(head + LOAD_AHEAD) & mask]) else {
                 break;
             };
             ring.buf[(head + len) & mask] = then;
@@ -169,7 +171,7 @@ impl Lane {
         }
     }
 
-    /// The hop `k` places behind the first popped (for a prefetch).
+    /// The `k`-th hop not yet popped (for a prefetch).
     #[inline(always)]
     pub fn get(&self, k: usize) -> Option<&LaneHop> {
         self.hops.get(k)
@@ -404,9 +406,20 @@ mod tests {
         }
         let always = |h: &LaneHop, _: &LaneHop| Some(hop(h.slot + 10));
         assert_eq!(lane.follow(1, 4, &mut stamp, always), 1);
+        lane.taken(1);
         let mut last = u32::MAX - 2;
         assert_eq!(lane.follow(9, 4, &mut last, always), 2);
         assert_eq!(last, u32::MAX);
+        lane.taken(2);
+        assert_eq!(
+            drain(&mut lane),
+            [
+                (3, 23, 3),
+                (4, 10, 10),
+                (4, u32::MAX - 2, 11),
+                (4, u32::MAX - 1, 12)
+            ]
+        );
     }
 
     #[test]
@@ -444,6 +457,44 @@ mod tests {
         assert_eq!(
             drain(&mut lane),
             [(4, 0, 0), (4, 1, 1), (4, 3, 2), (4, 4, 3)]
+        );
+    }
+
+    #[test]
+    fn renumbering_counts_the_hops_popped_but_not_yet_taken() {
+        let mut lane = Lane::default();
+        for (stamp, slot) in [(5, 0), (6, 1), (7, 2)] {
+            lane.push(4, stamp, hop(slot));
+        }
+        lane.pop();
+        lane.pop();
+        // the heap holds stamp 9
+        let all = [5, 6, 7, 9];
+        lane.renumber(|s| all.partition_point(|&x| x < s) as u32);
+        lane.taken(2);
+        assert_eq!(drain(&mut lane), [(4, 2, 2)]);
+    }
+
+    #[test]
+    fn a_wrapped_ring_is_changed_in_place_in_order() {
+        let mut ring = Ring::<u32>::default();
+        for i in 0..16 {
+            ring.push(i);
+        }
+        for _ in 0..10 {
+            ring.pop();
+        }
+        // six at the end of the buffer, six from its start
+        for i in 16..22 {
+            ring.push(i);
+        }
+        assert_eq!((ring.buf.len(), ring.head, ring.len), (16, 10, 12));
+        for x in ring.iter_mut() {
+            *x += 100;
+        }
+        assert_eq!(
+            ring.iter().collect::<Vec<_>>(),
+            (110..122).collect::<Vec<_>>()
         );
     }
 

@@ -120,12 +120,14 @@ struct Flight {
     finish: u64,
     /// With uniform links: its transmission time on a link.
     work: u64,
-    /// With links, from when its pending hop was scheduled in the queue or put in the lane:
-    /// the [place](crate::topology::Topology::place) of the link its header enters (so that a
-    /// look ahead can load the link's state before the hop).
+    /// With links: while its pending hop is in the queue, the
+    /// [place](crate::topology::Topology::place) of the link its header enters (so that a
+    /// look ahead can load the link's state before the hop); while it is in the lane, that of
+    /// the link the header entered the lane for (its lane hop's place has moved on along its
+    /// straight stretch since: [`DagExecution::lane_header`]).
     place: u64,
     send: u32,
-    /// With links, from the same time: the vertex that link leads to.
+    /// With links, at the same time: the vertex that link leads to.
     to: u32,
 }
 
@@ -273,7 +275,7 @@ pub struct DagExecution<'d> {
     heap: Events,
     /// Pending hops onto links one latency after a free one, in `(time, stamp)` order (pushed
     /// only while times never go back, so that appending keeps the order).
-    hops: Lane,
+    lane: Lane,
     stamp: u32,
     now: u64,
     /// Operations that became ready, with their rank.
@@ -392,7 +394,7 @@ impl<'d> DagExecution<'d> {
             flights: Vec::new(),
             free_flights: Vec::new(),
             heap: Events::default(),
-            hops: Lane::default(),
+            lane: Lane::default(),
             stamp: 0,
             now: 0,
             ready: Vec::new(),
@@ -423,14 +425,14 @@ impl<'d> DagExecution<'d> {
     /// Runs the schedule to the end.
     pub fn run(mut self) -> Result<DagRun, DagFault> {
         loop {
-            if !self.hops.is_empty() {
+            if !self.lane.is_empty() {
                 self.lane_hops();
                 if let Some(rank) = self.overflow {
                     return Err(DagFault::Overflow { rank });
                 }
             }
             let Some(ev) = self.heap.pop() else {
-                if self.hops.is_empty() {
+                if self.lane.is_empty() {
                     break;
                 }
                 continue;
@@ -477,7 +479,7 @@ impl<'d> DagExecution<'d> {
             }
             _ => None,
         };
-        while let Some(run) = self.hops.first_run() {
+        while let Some(run) = self.lane.first_run() {
             let n = run.before(self.heap.peek_key().unwrap_or((u64::MAX, u32::MAX)));
             if n == 0 {
                 return;
@@ -488,18 +490,18 @@ impl<'d> DagExecution<'d> {
                 if let Some(latency) = straight {
                     let took = self.straight_hops(n - k, latency);
                     k += took;
-                    // the last of them (with the run's first stamp as it is now: stamps may
-                    // have been renumbered)
+                    // each of them (with the run's first stamp as it is now: stamps may have
+                    // been renumbered)
                     #[cfg(test)]
-                    if took > 0 {
-                        self.check_order(run.time, self.hops.first_run().unwrap().stamp + k - 1);
+                    for j in k - took..k {
+                        self.check_order(run.time, self.lane.first_run().unwrap().stamp + j);
                     }
                     if k == n {
                         break;
                     }
                 }
-                let h = self.hops.pop().expect("a run's hops are in the lane");
-                if let Some(ahead) = self.hops.get(LOAD_AHEAD) {
+                let h = self.lane.pop().expect("a run's hops are in the lane");
+                if let Some(ahead) = self.lane.get(LOAD_AHEAD) {
                     if let Some(net) = &self.net
                         && let Some(l) = net.peek(ahead.place.into())
                     {
@@ -509,20 +511,20 @@ impl<'d> DagExecution<'d> {
                         prefetch(f);
                     }
                 }
-                if let Some(far) = self.hops.get(4 * LOAD_AHEAD) {
+                if let Some(far) = self.lane.get(4 * LOAD_AHEAD) {
                     prefetch(far);
                 }
                 #[cfg(test)]
-                self.check_order(run.time, self.hops.first_run().unwrap().stamp + k);
+                self.check_order(run.time, self.lane.first_run().unwrap().stamp + k);
                 self.events += 1;
                 self.hop(h.slot, self.lane_header(&h));
                 if self.overflow.is_some() {
-                    self.hops.taken(k + 1);
+                    self.lane.taken(k + 1);
                     return;
                 }
                 k += 1;
             }
-            self.hops.taken(n);
+            self.lane.taken(n);
         }
     }
 
@@ -621,7 +623,7 @@ impl<'d> DagExecution<'d> {
         // pushed back in stamp order: those at the heap's current time keep it in bucket 0
         pending.sort_unstable_by_key(|e| e.stamp);
         let mut stamps: Vec<u32> = pending.iter().map(|e| e.stamp).collect();
-        stamps.extend(self.hops.stamps());
+        stamps.extend(self.lane.stamps());
         // every pending event has its own stamp
         stamps.sort_unstable();
         let rank = |stamp: u32| stamps.partition_point(|&s| s < stamp) as u32;
@@ -631,7 +633,7 @@ impl<'d> DagExecution<'d> {
                 ..e
             });
         }
-        self.hops.renumber(rank);
+        self.lane.renumber(rank);
         self.stamp = stamps.len() as u32;
         #[cfg(test)]
         {
@@ -802,7 +804,7 @@ impl<'d> DagExecution<'d> {
             unreachable!("straight hops are taken with the links' states in the array")
         };
         let flights = &self.flights;
-        let took = self.hops.follow(most, next, &mut self.stamp, |h, ahead| {
+        let took = self.lane.follow(most, next, &mut self.stamp, |h, ahead| {
             if let Some(l) = runs.get(ahead.place as usize) {
                 prefetch(l);
             }
@@ -923,7 +925,7 @@ impl<'d> DagExecution<'d> {
                 fl.finish = h.finish;
             }
             let stamp = self.next_stamp();
-            self.hops.push(
+            self.lane.push(
                 next,
                 stamp,
                 LaneHop {

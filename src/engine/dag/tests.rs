@@ -160,9 +160,21 @@ fn lane_hops_and_straight_routes_give_what_the_queue_alone_gives() {
     for (shape, nodes) in shapes {
         for switching in [Switching::CutThrough, Switching::StoreAndForward] {
             for ranks_per_node in [1, 2] {
-                for (e, cpus) in [(0, 1), (1, 1), (1, 2), (2, 1), (2, 2)] {
+                // (links without latency: the hops a run of the lane pushes join that run)
+                for (e, cpus, latency) in [
+                    (0, 1, 1e-7),
+                    (1, 1, 1e-7),
+                    (1, 2, 1e-7),
+                    (2, 1, 1e-7),
+                    (2, 2, 1e-7),
+                    (1, 1, 0.0),
+                ] {
                     let ranks = nodes * ranks_per_node;
-                    let machine = machine(&endpoints[e], &shape, nodes, switching, ranks_per_node);
+                    let mut machine =
+                        machine(&endpoints[e], &shape, nodes, switching, ranks_per_node);
+                    if let Some(links) = &mut machine.links {
+                        links.interconnect.latency = latency;
+                    }
                     let dag = random_dag(&mut next, ranks, cpus);
                     let lanes = execute(&dag, &machine, Variant::Lanes);
                     for variant in [
@@ -174,7 +186,7 @@ fn lane_hops_and_straight_routes_give_what_the_queue_alone_gives() {
                         assert_eq!(
                             lanes,
                             execute(&dag, &machine, variant),
-                            "{variant:?}: {shape:?}, {switching:?}, {ranks_per_node} ranks a node, endpoints {e}, {cpus} CPUs"
+                            "{variant:?}: {shape:?}, {switching:?}, {ranks_per_node} ranks a node, endpoints {e}, {cpus} CPUs, latency {latency}"
                         );
                     }
                     runs += 1;
