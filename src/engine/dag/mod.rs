@@ -480,7 +480,8 @@ impl<'d> DagExecution<'d> {
             _ => None,
         };
         while let Some(run) = self.lane.first_run() {
-            let n = run.before(self.heap.peek_key().unwrap_or((u64::MAX, u32::MAX)));
+            let next = self.heap.peek_key_from(run.time);
+            let n = run.before(next.unwrap_or((u64::MAX, u32::MAX)));
             if n == 0 {
                 return;
             }

@@ -191,6 +191,29 @@ impl Radix {
         }
     }
 
+    /// [`Queue::peek_key_from`].
+    #[inline(always)]
+    fn peek_from(&mut self, time: u64) -> Option<(u64, u32)> {
+        if self.head == self.now.len() {
+            let lane = self
+                .first_lane()
+                .and_then(|k| self.lanes[k].front())
+                .map(|f| (f.time, f.stamp));
+            let before = lane.map_or(time, |(t, _)| t.min(time));
+            if !self.refill(Some(before)) {
+                // the heap is empty, or its events all come after `before`: its least time
+                // is in its first non-empty bucket
+                let heap = (self.filled != 0)
+                    .then(|| (self.least[self.filled.trailing_zeros() as usize], 0));
+                return match (lane, heap) {
+                    (Some(l), Some(h)) => Some(l.min(h)),
+                    (l, h) => l.or(h),
+                };
+            }
+        }
+        self.peek().map(|e| (e.time, e.stamp))
+    }
+
     /// Moves the events at the heap's next time into bucket 0, sorted by stamp: `true`.
     /// `false` when the heap is empty, or when a lane's front at `before` comes before all of
     /// the heap's events: then the reference time moves up to `before` only (so that what is
@@ -295,14 +318,18 @@ impl Queue {
         }
     }
 
-    /// The next event's `(time, stamp)`, without removing it.
+    /// The next event's `(time, stamp)`, without removing it, for a caller about to process
+    /// events of its own from `time` on (which may schedule events from `time` on): the radix
+    /// heap's reference time is not moved past `time`, so that those events are not in its
+    /// past. When every event of the heap comes after `time` and none of the lanes' does
+    /// first, the key is `(t, 0)` with `t` the heap's least time, which may come before the
+    /// next event's own key but, like it, after every event at `time`.
     #[inline(always)]
-    pub fn peek_key(&mut self) -> Option<(u64, u32)> {
+    pub fn peek_key_from(&mut self, time: u64) -> Option<(u64, u32)> {
         match self {
-            Queue::Radix(r) => r.peek(),
-            Queue::Binary(h) => h.peek().copied(),
+            Queue::Radix(r) => r.peek_from(time),
+            Queue::Binary(h) => h.peek().map(|e| (e.time, e.stamp)),
         }
-        .map(|e| (e.time, e.stamp))
     }
 
     /// `true` while times never went back (the radix heap, with its lanes).
@@ -355,6 +382,30 @@ mod tests {
     /// events pushed to the heap at and after the current time, requeued with old stamps, to
     /// lanes a fixed time ahead (two lanes, one with a lag longer than the heap's spread), and,
     /// in the second pass, once in the past (the radix heap then becomes a binary heap).
+    #[test]
+    fn peeking_from_a_time_leaves_the_heap_radix_for_what_is_scheduled_from_then_on() {
+        let mut q = Queue::default();
+        q.push(Ev {
+            time: 1000,
+            stamp: 5,
+            id: 0,
+        });
+        // a caller about to process its own events at time 10 learns that the heap's come
+        // after them (its least time, stamp 0: before the event's own key)...
+        assert_eq!(q.peek_key_from(10), Some((1000, 0)));
+        // ...and may then schedule from 10 on without the heap taking it for the past
+        q.push(Ev {
+            time: 20,
+            stamp: 6,
+            id: 1,
+        });
+        assert!(q.is_radix());
+        assert_eq!(q.peek_key_from(u64::MAX), Some((20, 6)));
+        assert_eq!(q.pop().map(|e| e.id), Some(1));
+        assert_eq!(q.pop().map(|e| e.id), Some(0));
+        assert_eq!(q.peek_key_from(0), None);
+    }
+
     #[test]
     fn pops_as_one_binary_heap_does_with_lanes_requeues_and_a_time_in_the_past() {
         let mut next = crate::rng::xorshift(4242_u64);
@@ -409,7 +460,7 @@ mod tests {
                     h.push(e);
                 }
                 let key = h.peek().map(|e| (e.time, e.stamp));
-                assert_eq!(q.peek_key(), key, "round {round}");
+                assert_eq!(q.peek_key_from(u64::MAX), key, "round {round}");
                 let (a, b) = (q.pop(), h.pop());
                 assert_eq!(a, b, "round {round}");
                 if let Some(e) = a {
