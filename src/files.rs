@@ -1,19 +1,23 @@
 //! The one way parsim reads the files it is given and writes the files it makes.
 //!
-//! **Reading** ([`read_text`], [`open_lines`]): only a regular file is read. A named pipe, a
-//! device (`/dev/zero`, `/dev/urandom`), a socket or a directory is refused before it is opened
-//! (opening a pipe with no writer would wait forever, and a device never ends), with a message
-//! that says what the path is. A file larger than the limit of its kind ([`Limit`]) is refused
-//! with its size and the limit; the read itself stops at the limit too (a file can grow while it
-//! is read, and some files report no size), so memory stays proportional to the limit.
+//! **Reading** ([`read_text`], [`open_lines`], [`open_stream`]): only a regular file is read. A
+//! named pipe, a device (`/dev/zero`, `/dev/urandom`), a socket or a directory is refused before
+//! it is opened (opening a pipe with no writer would wait forever, and a device never ends), with
+//! a message that says what the path is. A file larger than the limit of its kind ([`Limit`]) is
+//! refused with its size and the limit; the read itself stops at the limit too (a file can grow
+//! while it is read, and some files report no size), so memory stays proportional to the limit.
+//! Every file read is remembered as an input of the command, and the digest of its content is
+//! given to a [`recording`], so that a result's identity covers the files it was computed from.
 //!
-//! **Writing** ([`Output`]): a file is written to a temporary file beside it and renamed over
-//! it only when everything was written, so a failed run leaves nothing half written; a path
-//! that is a file this process has read (every input is read here, and remembered) is refused,
-//! so no output overwrites what the command reads (commands also call [`check_outputs`] before
-//! they run, so that the refusal comes first); an error (a full disk) names the file. An output
-//! that already exists and is not a regular file (`/dev/stdout`, `/dev/null`, a named pipe) is
-//! written in place: a rename would replace the device or pipe itself.
+//! **Writing** ([`Output`], [`stdout`]): a file is written to a temporary file beside it,
+//! created under a fresh random name (never an existing name, never through a link planted
+//! there), and renamed over the path only when everything was written, so a failed run leaves
+//! nothing half written and a link at the path is replaced, not followed. An output is refused
+//! before anything is written ([`check_outputs`], which commands call before they run, so that
+//! the refusal comes first) when it is a file this process has read (every input is read here,
+//! and remembered), when it exists and is not a regular file (a device such as `/dev/null`, a
+//! named pipe, a socket, a directory), or when two outputs of one command name the same file.
+//! An error (a full disk) names the file, or "standard output".
 
 use std::fmt;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -28,6 +32,9 @@ pub enum Limit {
     Data,
     /// A shard file written by parsim: 256 MiB.
     Shard,
+    /// A GOAL schedule: 64 GiB (read as a stream; what it holds is bounded by its operations,
+    /// at most 2^30).
+    Goal,
 }
 
 impl Limit {
@@ -36,6 +43,7 @@ impl Limit {
         match self {
             Limit::Scenario => 8 << 20,
             Limit::Data | Limit::Shard => 256 << 20,
+            Limit::Goal => 64 << 30,
         }
     }
 
@@ -45,6 +53,7 @@ impl Limit {
             Limit::Scenario => "a scenario or profile",
             Limit::Data => "a trace or measurements file",
             Limit::Shard => "a shard file",
+            Limit::Goal => "a GOAL schedule",
         }
     }
 }
@@ -83,6 +92,14 @@ pub enum FileProblem {
     /// An output is one of the command's inputs.
     #[error("is also an input of this command ({}): writing it would destroy that input; choose another file", .0.display())]
     OutputIsInput(PathBuf),
+    /// An output exists and is not a regular file.
+    #[error(
+        "is {0}, not a regular file: parsim writes its results only to regular files (writing into a device or pipe could block or destroy what it stands for); give a file's path, or leave the option out where standard output is the default"
+    )]
+    OutputNotAFile(&'static str),
+    /// Two outputs of one command name the same file.
+    #[error("is also given for another output of this command ({}): one would replace the other; give each its own file", .0.display())]
+    OutputTwice(PathBuf),
     /// Reading or writing failed.
     #[error("cannot {verb} it: {source}")]
     Io {
@@ -101,6 +118,15 @@ impl FileError {
                 format!("cannot {verb} {}: {source}", self.path.display())
             }
             other => format!("{}: {other}", self.path.display()),
+        }
+    }
+
+    /// The message without the file's name, for a message that names the file already:
+    /// `cannot read it: REASON` for an error of the operating system, the reason otherwise.
+    pub fn unnamed(&self) -> String {
+        match &self.problem {
+            FileProblem::Io { verb, source } => format!("cannot {verb} it: {source}"),
+            other => other.to_string(),
         }
     }
 
@@ -220,12 +246,132 @@ pub fn read_text(path: &Path, limit: Limit) -> Result<String, FileError> {
             },
         ));
     }
+    record(xxhash_rust::xxh3::xxh3_64(&bytes));
     String::from_utf8(bytes).map_err(|e| {
         FileError::new(
             path,
             FileProblem::NotText(e.utf8_error().valid_up_to() as u64),
         )
     })
+}
+
+thread_local! {
+    /// The digests of the files read on this thread while [`recording`] runs.
+    static RECORDED: std::cell::RefCell<Option<Vec<u64>>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Runs `f` and returns, with its result, the digest (XXH3, 64 bits) of the content of every
+/// file it read through this module on this thread, in the order they were read to their end:
+/// what a result computed from them depends on beyond its own text (a GOAL schedule, a trace,
+/// a machine profile).
+pub fn recording<T>(f: impl FnOnce() -> T) -> (T, Vec<u64>) {
+    let outer = RECORDED.with(|r| r.borrow_mut().replace(Vec::new()));
+    let result = f();
+    let digests = RECORDED.with(|r| {
+        let mut r = r.borrow_mut();
+        let mine = r.take().unwrap_or_default();
+        if let Some(mut outer) = outer {
+            // a recording inside another: the outer one read these files too
+            outer.extend(&mine);
+            *r = Some(outer);
+        }
+        mine
+    });
+    (result, digests)
+}
+
+/// Notes the digest of a file read to its end, if a [`recording`] runs.
+fn record(digest: u64) {
+    RECORDED.with(|r| {
+        if let Some(list) = r.borrow_mut().as_mut() {
+            list.push(digest);
+        }
+    });
+}
+
+/// A regular file of at most `limit` bytes, read as a buffered stream ([`BufRead`]): reading
+/// past the limit fails with [`FileProblem::TooLarge`], and a stream read to its end counts
+/// for [`recording`].
+pub fn open_stream(path: &Path, limit: Limit, capacity: usize) -> Result<Stream, FileError> {
+    let file = open(path, limit)?;
+    Ok(Stream {
+        path: path.to_owned(),
+        reader: BufReader::with_capacity(capacity, file.take(limit.bytes() + 1)),
+        limit,
+        read: 0,
+        digest: Box::default(),
+        ended: false,
+    })
+}
+
+/// A file read as a stream, from [`open_stream`].
+pub struct Stream {
+    path: PathBuf,
+    reader: BufReader<std::io::Take<std::fs::File>>,
+    limit: Limit,
+    read: u64,
+    digest: Box<xxhash_rust::xxh3::Xxh3Default>,
+    ended: bool,
+}
+
+impl fmt::Debug for Stream {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Stream")
+            .field("path", &self.path)
+            .field("read", &self.read)
+            .finish()
+    }
+}
+
+impl Stream {
+    /// The bytes read so far.
+    pub fn position(&self) -> u64 {
+        self.read
+    }
+}
+
+impl Read for Stream {
+    fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+        let n = {
+            let buf = self.fill_buf()?;
+            let n = buf.len().min(out.len());
+            out[..n].copy_from_slice(&buf[..n]);
+            n
+        };
+        self.consume(n);
+        Ok(n)
+    }
+}
+
+impl BufRead for Stream {
+    fn fill_buf(&mut self) -> std::io::Result<&[u8]> {
+        if self.read > self.limit.bytes() {
+            let e = FileError::new(
+                &self.path,
+                FileProblem::TooLarge {
+                    size: self.read,
+                    limit: self.limit,
+                },
+            );
+            return Err(std::io::Error::other(e));
+        }
+        let path = &self.path;
+        let buf = self.reader.fill_buf().map_err(|e| {
+            let kind = e.kind();
+            std::io::Error::new(kind, FileError::io("read", path, e))
+        })?;
+        if buf.is_empty() && !self.ended {
+            self.ended = true;
+            record(self.digest.digest());
+        }
+        Ok(buf)
+    }
+
+    fn consume(&mut self, n: usize) {
+        self.digest.update(&self.reader.buffer()[..n]);
+        self.read += n as u64;
+        self.reader.consume(n);
+    }
 }
 
 /// The lines of a regular file of at most `limit` bytes, read as a stream (one line in memory
@@ -241,11 +387,11 @@ pub fn open_lines(path: &Path, limit: Limit) -> Result<Lines, FileError> {
         number: 0,
         line: String::new(),
         done: false,
+        digest: Box::default(),
     })
 }
 
 /// The lines of a file, from [`open_lines`].
-#[derive(Debug)]
 pub struct Lines {
     path: PathBuf,
     reader: BufReader<std::io::Take<std::fs::File>>,
@@ -254,6 +400,16 @@ pub struct Lines {
     number: usize,
     line: String,
     done: bool,
+    digest: Box<xxhash_rust::xxh3::Xxh3Default>,
+}
+
+impl fmt::Debug for Lines {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Lines")
+            .field("path", &self.path)
+            .field("number", &self.number)
+            .finish()
+    }
 }
 
 impl Lines {
@@ -266,10 +422,12 @@ impl Lines {
         match self.reader.read_line(&mut self.line) {
             Ok(0) => {
                 self.done = true;
+                record(self.digest.digest());
                 None
             }
             Ok(n) => {
                 self.read += n as u64;
+                self.digest.update(self.line.as_bytes());
                 if self.read > self.limit.bytes() {
                     self.done = true;
                     return Some(Err(FileError::new(
@@ -322,9 +480,11 @@ fn identity(path: &Path) -> Option<Identity> {
     identity_of(path, &std::fs::metadata(path).ok()?)
 }
 
-/// Refuses an output that is one of `inputs` or one of the files this process has read
-/// ([`inputs`]), by any path: checked before a command runs, so that no output overwrites what
-/// the command reads.
+/// Refuses, before a command runs, what no output may be: one of `inputs` or a file this process
+/// has read ([`inputs`]), by any path; something that exists and is not a regular file (a
+/// device, a named pipe, a socket, a directory: a rename would replace it, and writing into it
+/// could block or destroy what it stands for); and a file that two of `outputs` name (the
+/// second would replace the first).
 pub fn check_outputs<'a>(
     outputs: impl IntoIterator<Item = &'a Path>,
     inputs: &[&Path],
@@ -336,56 +496,77 @@ pub fn check_outputs<'a>(
         .chain(read.iter().map(PathBuf::as_path))
         .filter_map(|p| identity(p).map(|id| (p, id)))
         .collect();
+    let mut seen: Vec<(&Path, Place)> = Vec::new();
     for output in outputs {
-        let Some(id) = identity(output) else {
-            continue; // a file that does not exist yet is nobody's input
-        };
-        if let Some((input, _)) = inputs.iter().find(|(_, i)| *i == id) {
+        if let Ok(meta) = std::fs::metadata(output) {
+            if let Some(kind) = not_a_file(&meta) {
+                return Err(FileError::new(output, FileProblem::OutputNotAFile(kind)));
+            }
+            let id = identity_of(output, &meta);
+            if let Some((input, _)) = inputs.iter().find(|(_, i)| Some(i) == id.as_ref()) {
+                return Err(FileError::new(
+                    output,
+                    FileProblem::OutputIsInput(input.to_path_buf()),
+                ));
+            }
+        }
+        let place = place(output);
+        if let Some((first, _)) = seen.iter().find(|(_, p)| *p == place) {
             return Err(FileError::new(
                 output,
-                FileProblem::OutputIsInput(input.to_path_buf()),
+                FileProblem::OutputTwice(first.to_path_buf()),
             ));
         }
+        seen.push((output, place));
     }
     Ok(())
 }
 
-/// A file being written: to a temporary file beside it, renamed over it by [`Output::commit`];
-/// dropped without a commit, the temporary file is removed and the path left as it was.
+/// Where an output goes, to tell two outputs of one file apart from two files: the existing
+/// file's identity, or the canonical folder and the name of one still to be written.
+#[derive(Debug, PartialEq, Eq)]
+enum Place {
+    Existing(Identity),
+    New(Option<PathBuf>, std::ffi::OsString),
+}
+
+fn place(path: &Path) -> Place {
+    if let Some(id) = identity(path) {
+        return Place::Existing(id);
+    }
+    let folder = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    Place::New(
+        std::fs::canonicalize(folder).ok(),
+        path.file_name().unwrap_or_default().to_owned(),
+    )
+}
+
+/// A file being written: to a temporary file beside it, created under a fresh random name that
+/// nothing had (never opened through a link or over an existing file, readable as a file the
+/// user creates is), and renamed over the path by [`Output::commit`] (a link at the path is
+/// replaced, not followed); dropped without a commit, the temporary file is removed and the
+/// path left as it was.
 pub struct Output {
     path: PathBuf,
-    /// The temporary file, or `None` when writing in place (a device or pipe).
-    temp: Option<PathBuf>,
-    file: Option<std::io::BufWriter<std::fs::File>>,
+    file: Option<std::io::BufWriter<tempfile::NamedTempFile>>,
 }
 
 impl fmt::Debug for Output {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Output")
             .field("path", &self.path)
-            .field("temp", &self.temp)
+            .field("temp", &self.file.as_ref().map(|w| w.get_ref().path()))
             .finish()
     }
 }
 
 impl Output {
-    /// Starts writing `path`; refused when `path` is a file this process has read.
+    /// Starts writing `path`; refused as [`check_outputs`] refuses it.
     pub fn create(path: &Path) -> Result<Output, FileError> {
         check_outputs([path], &[])?;
-        let in_place = std::fs::metadata(path)
-            .ok()
-            .is_some_and(|m| not_a_file(&m).is_some() && !m.is_dir());
-        if in_place {
-            let file = std::fs::OpenOptions::new()
-                .write(true)
-                .open(path)
-                .map_err(|e| FileError::io("write", path, e))?;
-            return Ok(Output {
-                path: path.to_owned(),
-                temp: None,
-                file: Some(std::io::BufWriter::new(file)),
-            });
-        }
         let name = path.file_name().ok_or_else(|| {
             FileError::io(
                 "write",
@@ -393,21 +574,27 @@ impl Output {
                 std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a file name"),
             )
         })?;
-        let temp = path.with_file_name(format!(
-            ".{}.parsim-{}.tmp",
-            name.to_string_lossy(),
-            std::process::id()
-        ));
-        let file = std::fs::OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(&temp)
+        let folder = match path.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p,
+            _ => Path::new("."),
+        };
+        let mut prefix = std::ffi::OsString::from(".");
+        prefix.push(name);
+        prefix.push(".");
+        let mut builder = tempfile::Builder::new();
+        builder.prefix(&prefix).suffix(".parsim-tmp");
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            // what `File::create` asks for (the umask applies): not tempfile's private 0600
+            builder.permissions(std::fs::Permissions::from_mode(0o666));
+        }
+        let temp = builder
+            .tempfile_in(folder)
             .map_err(|e| FileError::io("write", path, e))?;
         Ok(Output {
             path: path.to_owned(),
-            temp: Some(temp),
-            file: Some(std::io::BufWriter::new(file)),
+            file: Some(std::io::BufWriter::new(temp)),
         })
     }
 
@@ -419,20 +606,14 @@ impl Output {
     /// Flushes, closes and renames the temporary file over the path.
     pub fn commit(mut self) -> Result<(), FileError> {
         let file = self.file.take().expect("not yet committed");
-        let file = file
+        let temp = file
             .into_inner()
             .map_err(|e| FileError::writing(&self.path, e.into_error()))?;
-        if self.temp.is_some() {
-            file.sync_all()
-                .map_err(|e| FileError::io("write", &self.path, e))?;
-        }
-        drop(file);
-        if let Some(temp) = self.temp.take()
-            && let Err(e) = std::fs::rename(&temp, &self.path)
-        {
-            let _ = std::fs::remove_file(&temp);
-            return Err(FileError::io("write", &self.path, e));
-        }
+        temp.as_file()
+            .sync_all()
+            .map_err(|e| FileError::io("write", &self.path, e))?;
+        temp.persist(&self.path)
+            .map_err(|e| FileError::io("write", &self.path, e.error))?;
         Ok(())
     }
 }
@@ -480,12 +661,27 @@ impl FileError {
     }
 }
 
-impl Drop for Output {
-    fn drop(&mut self) {
-        if let Some(temp) = self.temp.take() {
-            drop(self.file.take());
-            let _ = std::fs::remove_file(temp);
-        }
+/// Standard output, whose errors say that it is standard output (`cannot write standard
+/// output: No space left on device`), with the kind kept so that a closed pipe still ends
+/// parsim quietly.
+#[derive(Debug)]
+pub struct Stdout(std::io::StdoutLock<'static>);
+
+/// Standard output, locked for the caller ([`Stdout`]).
+pub fn stdout() -> Stdout {
+    Stdout(std::io::stdout().lock())
+}
+
+/// What errors of standard output name.
+pub const STDOUT: &str = "standard output";
+
+impl Write for Stdout {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.write(buf).map_err(|e| named(Path::new(STDOUT), e))
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.0.flush().map_err(|e| named(Path::new(STDOUT), e))
     }
 }
 
@@ -592,12 +788,83 @@ mod tests {
     }
 
     #[test]
-    fn a_full_device_names_the_file() {
-        if !Path::new("/dev/full").exists() {
-            return;
+    fn standard_output_errors_name_it() {
+        let e = named(Path::new(STDOUT), std::io::Error::from_raw_os_error(28));
+        assert_eq!(e.kind(), std::io::ErrorKind::StorageFull);
+        let text = FileError::writing(Path::new("x"), e).to_string();
+        assert!(
+            text.starts_with("cannot write standard output: No space left"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn devices_pipes_and_directories_are_refused_as_outputs() {
+        let dir = scratch("devices");
+        let fifo = dir.join("fifo");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        let mut cases = vec![(dir.clone(), "a directory")];
+        if made.is_ok_and(|s| s.success()) {
+            cases.push((fifo, "a named pipe"));
         }
-        let e = write_text(Path::new("/dev/full"), "x").unwrap_err();
-        let text = e.to_string();
-        assert!(text.contains("/dev/full"), "{text}");
+        // a device node of our own (the null device's numbers; mknod needs root)
+        let node = dir.join("node");
+        let made = std::process::Command::new("mknod")
+            .args([node.as_os_str(), "c".as_ref(), "1".as_ref(), "3".as_ref()])
+            .status();
+        if made.is_ok_and(|s| s.success()) {
+            cases.push((node, "a character device"));
+        }
+        if Path::new("/dev/null").exists() {
+            cases.push((PathBuf::from("/dev/null"), "a character device"));
+        }
+        for (path, kind) in cases {
+            let e = Output::create(&path).unwrap_err().to_string();
+            assert!(e.contains(kind) && e.contains("not a regular file"), "{e}");
+            let e = write_text(&path, "x").unwrap_err().to_string();
+            assert!(e.contains(kind), "{e}");
+        }
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_planted_link_is_replaced_never_followed() {
+        let dir = scratch("planted");
+        let victim = dir.join("victim");
+        std::fs::write(&victim, "precious").unwrap();
+        let out = dir.join("out.json");
+        // links planted under every name a writer could choose by itself: the old fixed ones
+        for planted in [
+            format!("{}.tmp", out.display()),
+            format!(
+                "{}/.out.json.parsim-{}.tmp",
+                dir.display(),
+                std::process::id()
+            ),
+        ] {
+            std::os::unix::fs::symlink(&victim, planted).unwrap();
+        }
+        // and one at the output's own path
+        std::os::unix::fs::symlink(&victim, &out).unwrap();
+        write_text(&out, "result").unwrap();
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+        assert_eq!(std::fs::read_to_string(&out).unwrap(), "result");
+        assert!(!std::fs::symlink_metadata(&out).unwrap().is_symlink());
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn two_outputs_of_one_file_are_refused() {
+        let dir = scratch("twice");
+        let a = dir.join("a.svg");
+        let same = dir.join(".").join("a.svg");
+        let e = check_outputs([a.as_path(), same.as_path()], &[]).unwrap_err();
+        assert!(e.to_string().contains("another output"), "{e}");
+        std::fs::write(&a, "x").unwrap();
+        let e = check_outputs([same.as_path(), a.as_path()], &[]).unwrap_err();
+        assert!(e.to_string().contains("another output"), "{e}");
+        check_outputs([a.as_path(), dir.join("b.svg").as_path()], &[]).unwrap();
+        std::fs::remove_dir_all(dir).unwrap();
     }
 }

@@ -14,6 +14,22 @@ pub fn text_hash(text: &str) -> String {
     format!("{:016x}", fnv1a(text.as_bytes()))
 }
 
+/// The hash of a scenario: its text's ([`text_hash`]) when it reads no other file, else of its
+/// text followed by the digests of the files it read (GOAL schedules, traces, profiles), in
+/// the order it read them: equal hashes mean equal inputs.
+pub fn scenario_hash(text: &str, files: &[u64]) -> String {
+    if files.is_empty() {
+        return text_hash(text);
+    }
+    let mut all = text.to_owned();
+    for d in files {
+        all.push_str(&format!(
+            "\n# and a file whose content's digest is {d:016x}"
+        ));
+    }
+    text_hash(&all)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

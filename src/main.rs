@@ -3,11 +3,18 @@
 
 mod cli;
 
+use std::io::Write as _;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
     cli::huge_pages::reexec();
-    match cli::main() {
+    // what standard output still buffers is written here, so that a failure to write it is
+    // reported (std would drop it silently at exit)
+    let result = cli::main().and_then(|code| {
+        parsim::files::stdout().flush()?;
+        Ok(code)
+    });
+    match result {
         Ok(code) => code,
         Err(err) => {
             if err.chain().any(|e| {

@@ -15,7 +15,6 @@
 //! crossed, `link <name>`, the number of messages at the link (queued or being transmitted).
 
 use std::io::{self, Write};
-use std::path::Path;
 
 use serde_json::json;
 
@@ -336,30 +335,4 @@ pub fn gantt_svg(timeline: &Timeline, about: &About) -> Result<String, GanttErro
     );
     svg.push_str("</svg>\n");
     Ok(svg)
-}
-
-/// Writes a file through `write` to `path` + `.tmp`, then renames it to `path`: a reader never
-/// sees half a file, and a failure leaves no partial file behind.
-pub fn write_atomically(
-    path: &Path,
-    write: impl FnOnce(&mut io::BufWriter<std::fs::File>) -> io::Result<()>,
-) -> io::Result<()> {
-    let mut tmp = path.as_os_str().to_owned();
-    tmp.push(".tmp");
-    let tmp = std::path::PathBuf::from(tmp);
-    let result = std::fs::File::create(&tmp).and_then(|f| {
-        let mut w = io::BufWriter::new(f);
-        write(&mut w)?;
-        w.flush()?;
-        w.into_inner()
-            .map_err(io::IntoInnerError::into_error)?
-            .sync_all()
-    });
-    match result.and_then(|()| std::fs::rename(&tmp, path)) {
-        Ok(()) => Ok(()),
-        Err(e) => {
-            let _ = std::fs::remove_file(&tmp);
-            Err(e)
-        }
-    }
 }

@@ -39,18 +39,27 @@ pub fn run(args: &AnalyzeArgs) -> anyhow::Result<ExitCode> {
             .iter()
             .map(|(sc, a)| serde_json::json!({ "scenario": sc.name, "file": sc.path, "analysis": a }))
             .collect();
-        writeln!(std::io::stdout(), "{}", serde_json::to_string_pretty(&out)?)?;
+        writeln!(
+            parsim::files::stdout(),
+            "{}",
+            serde_json::to_string_pretty(&out)?
+        )?;
         return Ok(ExitCode::SUCCESS);
     }
     for (sc, a) in analyses {
-        writeln!(std::io::stdout(), "# {} ({})", sc.name, sc.path.display())?;
+        writeln!(
+            parsim::files::stdout(),
+            "# {} ({})",
+            sc.name,
+            sc.path.display()
+        )?;
         if args.long {
             long_form(&a)?;
         } else {
-            writeln!(std::io::stdout(), "{}", tables(&a))?;
+            writeln!(parsim::files::stdout(), "{}", tables(&a))?;
         }
         details(&a)?;
-        writeln!(std::io::stdout())?;
+        writeln!(parsim::files::stdout())?;
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -228,7 +237,7 @@ fn long_form(a: &parsim::predict::Analysis) -> anyhow::Result<()> {
         .unwrap_or(6)
         .max(6);
     writeln!(
-        std::io::stdout(),
+        parsim::files::stdout(),
         "{:<width$}  {:>14}  {:<13}  method",
         "metric",
         "value",
@@ -237,7 +246,7 @@ fn long_form(a: &parsim::predict::Analysis) -> anyhow::Result<()> {
     for p in &a.predictions {
         let kind = if p.exact { "exact" } else { "approximation" };
         writeln!(
-            std::io::stdout(),
+            parsim::files::stdout(),
             "{:<width$}  {:>14}  {kind:<13}  {}",
             p.metric,
             num(p.value),
@@ -246,7 +255,7 @@ fn long_form(a: &parsim::predict::Analysis) -> anyhow::Result<()> {
     }
     for t in &a.terms {
         writeln!(
-            std::io::stdout(),
+            parsim::files::stdout(),
             "{:<width$}  {:>14}  {:<13}  {}",
             t.metric,
             num(t.value),
@@ -256,7 +265,7 @@ fn long_form(a: &parsim::predict::Analysis) -> anyhow::Result<()> {
     }
     for b in &a.bounds {
         writeln!(
-            std::io::stdout(),
+            parsim::files::stdout(),
             "{:<width$}  {:>14}  {:<13}  {}",
             b.metric,
             format!("[{}, {}]", num(b.lower), num(b.upper)),
@@ -271,12 +280,12 @@ fn long_form(a: &parsim::predict::Analysis) -> anyhow::Result<()> {
 fn details(a: &parsim::predict::Analysis) -> anyhow::Result<()> {
     if !a.demands.is_empty() {
         writeln!(
-            std::io::stdout(),
+            parsim::files::stdout(),
             "visits and demands (any distribution; Little's law L = X R holds at every station):"
         )?;
         for d in &a.demands {
             writeln!(
-                std::io::stdout(),
+                parsim::files::stdout(),
                 "  {} at {}: visits {}, demand {}",
                 d.class,
                 d.station,
@@ -290,7 +299,7 @@ fn details(a: &parsim::predict::Analysis) -> anyhow::Result<()> {
             .saturation_population
             .map_or(String::new(), |n| format!(", N* = {}", num(n)));
         writeln!(
-            std::io::stdout(),
+            parsim::files::stdout(),
             "bottleneck of {}: {} (demand per server {}, throughput at most {}{n_star})",
             b.class,
             b.station,
@@ -300,7 +309,7 @@ fn details(a: &parsim::predict::Analysis) -> anyhow::Result<()> {
     }
     for r in &a.refusals {
         writeln!(
-            std::io::stdout(),
+            parsim::files::stdout(),
             "not applicable: {}: {}",
             r.method,
             r.reason

@@ -4,7 +4,6 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::Context;
 use clap::Args;
 
 use parsim::program::dag::write_goal;
@@ -53,24 +52,23 @@ pub fn run(args: &GoalArgs) -> anyhow::Result<ExitCode> {
     };
     let rounded = match &args.output {
         Some(path) => {
-            let file = std::fs::File::create(path)
-                .with_context(|| format!("creating {}", path.display()))?;
-            let mut w = std::io::BufWriter::with_capacity(1 << 20, file);
-            let n =
-                write_goal(dag, &mut w).with_context(|| format!("writing {}", path.display()))?;
-            w.flush()
-                .with_context(|| format!("writing {}", path.display()))?;
+            // not over the schedule's own file or scenario, a device or a pipe
+            parsim::files::check_outputs([path.as_path()], &[])?;
+            let mut out =
+                std::io::BufWriter::with_capacity(1 << 20, parsim::files::Output::create(path)?);
+            let n = write_goal(dag, &mut out)
+                .and_then(|n| out.flush().map(|()| n))
+                .map_err(|e| parsim::files::FileError::writing(path, e))?;
+            out.into_inner()
+                .map_err(|e| parsim::files::FileError::writing(path, e.into_error()))?
+                .commit()?;
             n
         }
         None => {
-            let mut w = std::io::BufWriter::new(std::io::stdout().lock());
-            match write_goal(dag, &mut w).and_then(|n| w.flush().map(|()| n)) {
-                Ok(n) => n,
-                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
-                    return Ok(ExitCode::SUCCESS);
-                }
-                Err(e) => return Err(e.into()),
-            }
+            let mut w = std::io::BufWriter::new(parsim::files::stdout());
+            let n = write_goal(dag, &mut w)?;
+            w.flush()?;
+            n
         }
     };
     eprintln!(

@@ -63,7 +63,7 @@ pub fn run(args: &MergeArgs) -> anyhow::Result<ExitCode> {
         );
         let report = shard::run::merge(&args.dir)?;
         let format = Format::of(args.output.json, args.csv);
-        let mut out = std::io::stdout().lock();
+        let mut out = parsim::files::stdout();
         format.start(&mut out)?;
         format.report(&mut out, &report)?;
         format.finish(&mut out, std::slice::from_ref(&report))?;

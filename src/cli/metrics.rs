@@ -23,7 +23,7 @@ pub struct MetricsArgs {
 pub fn run(args: &MetricsArgs) -> anyhow::Result<ExitCode> {
     let scenarios = super::run::load_all(&args.files, &[])?;
     let several = scenarios.len() > 1;
-    let mut out = std::io::stdout().lock();
+    let mut out = parsim::files::stdout();
     for sc in &scenarios {
         if several {
             writeln!(out, "# {}", sc.path.display())?;

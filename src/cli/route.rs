@@ -55,7 +55,7 @@ pub fn run(args: &RouteArgs) -> anyhow::Result<ExitCode> {
     let (src, dst) = (prog.node_of(args.from), prog.node_of(args.to));
     let route = net.topology.route(src, dst);
     writeln!(
-        std::io::stdout(),
+        parsim::files::stdout(),
         "{}: rank {} (node {src}) to rank {} (node {dst}): {} links",
         net.topology.shape(),
         args.from,
@@ -65,7 +65,7 @@ pub fn run(args: &RouteArgs) -> anyhow::Result<ExitCode> {
     for (k, hop) in route.iter().enumerate() {
         let capacity = net.topology.capacity(hop.link);
         writeln!(
-            std::io::stdout(),
+            parsim::files::stdout(),
             "  {:>3}  {:<16}  bandwidth {}",
             k + 1,
             net.topology.link_name(hop.link),
@@ -90,7 +90,7 @@ pub fn run(args: &RouteArgs) -> anyhow::Result<ExitCode> {
             ),
         };
         writeln!(
-            std::io::stdout(),
+            parsim::files::stdout(),
             "idle-network cost of {bytes} bytes ({name}): {}",
             parsim::report::num(t)
         )?;

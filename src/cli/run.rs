@@ -12,7 +12,7 @@ use parsim::engine::program::timeline::TimelineError;
 use parsim::replicate::{self, Options};
 use parsim::report::{CSV_HEADER, RunReport};
 use parsim::scenario::assign::{self, Assignment, keyed_seed};
-use parsim::scenario::{self, Problem, Scenario, ScenarioError, Warmup};
+use parsim::scenario::{self, Problem, Scenario, ScenarioError, Warmup, goal_flags};
 use parsim::shard::Shard;
 use parsim::shard::run::{self as run_shards, RunShard};
 
@@ -114,11 +114,11 @@ pub struct RunArgs {
     /// seconds, S (the eager limit) in bytes, order = "program" or "loggopsim", e.g.
     /// `L=2.5e-6,o=1.5e-6,g=1e-6,G=6e-9,O=0,S=65535,order="loggopsim"`; LogGOPSim's defaults
     /// (these) for what is left out.
-    #[arg(long, value_name = "KEY=VALUE,...")]
+    #[arg(long, value_name = "KEY=VALUE,...", value_parser = goal_flags::keys_flag)]
     loggp: Option<String>,
     /// GOAL files: links between the endpoints, as the keys of `[topology]`, e.g.
     /// `kind="torus",dims=[32,32],bandwidth=1e10,latency=1e-7`.
-    #[arg(long, value_name = "KEY=VALUE,...")]
+    #[arg(long, value_name = "KEY=VALUE,...", value_parser = goal_flags::keys_flag)]
     topology: Option<String>,
     /// GOAL files: ranks per node of the topology (default 1).
     #[arg(long, value_name = "N")]
@@ -257,12 +257,20 @@ impl RunArgs {
 /// Loads every file first (reporting all their problems), then runs them in order (or one
 /// shard of one file).
 pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
-    let machine = GoalMachine {
+    let machine = goal_flags::GoalMachine {
         loggp: args.loggp.clone(),
         topology: args.topology.clone(),
         ranks_per_node: args.ranks_per_node,
     };
     let scenarios = load_all_with(&args.files, &args.set, &machine)?;
+    // no output may replace an input, a device or another output: refused before anything runs
+    parsim::files::check_outputs(
+        [&args.per_replication, &args.timeline, &args.timeline_svg]
+            .into_iter()
+            .flatten()
+            .map(PathBuf::as_path),
+        &[],
+    )?;
     if let Some(length) = args.length
         && scenarios.iter().all(Scenario::runs_to_completion)
     {
@@ -287,7 +295,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     }
     let format = Format::of(args.json, args.csv);
     let mut reports = Vec::new();
-    let mut out = std::io::stdout().lock();
+    let mut out = parsim::files::stdout();
     let mut per_rep = per_replication_file(args.per_replication.as_deref())?;
     format.start(&mut out)?;
     for sc in &scenarios {
@@ -385,8 +393,10 @@ fn write_timeline(args: &RunArgs, sc: &Scenario) -> anyhow::Result<()> {
             _ => anyhow::anyhow!("running {} for its timeline: {e}", sc.path.display()),
         })?;
     if let Some(path) = &args.timeline {
-        timeline::write_atomically(path, |w| timeline::write_trace(w, &recorded, &about))
-            .with_context(|| format!("writing the timeline {}", path.display()))?;
+        let mut out = parsim::files::Output::create(path)?;
+        timeline::write_trace(&mut out, &recorded, &about)
+            .map_err(|e| parsim::files::FileError::writing(path, e))?;
+        out.commit()?;
         eprintln!(
             "parsim: wrote the timeline of replication 0 of {} ({} events) to {}",
             sc.path.display(),
@@ -396,8 +406,7 @@ fn write_timeline(args: &RunArgs, sc: &Scenario) -> anyhow::Result<()> {
     }
     if let Some(path) = &args.timeline_svg {
         let svg = timeline::gantt_svg(&recorded, &about)?;
-        timeline::write_atomically(path, |w| w.write_all(svg.as_bytes()))
-            .with_context(|| format!("writing the Gantt chart {}", path.display()))?;
+        parsim::files::write_text(path, &svg)?;
         eprintln!(
             "parsim: drew the Gantt chart of replication 0 of {} in {}",
             sc.path.display(),
@@ -427,8 +436,7 @@ fn run_shard(args: &RunArgs, sc: &Scenario, shard: Shard, dir: &Path) -> anyhow:
     let share = replicate::run_share(sc, &opt, &indices, &|step| bar.tell(step))
         .with_context(|| format!("running {}", sc.path.display()))?;
     bar.finish();
-    let text = scenario::read_text(&sc.path)?;
-    let mut file = RunShard::new(sc, &text, &args.set, &opt, shard, share);
+    let mut file = RunShard::new(sc, &args.set, &opt, shard, share);
     file.master_seed = Some(args.master_seed(sc));
     let path = parsim::shard::write(&file, dir)
         .with_context(|| format!("writing shard {} to {}", shard.index, dir.display()))?;
@@ -446,141 +454,24 @@ pub fn per_replication_file(
         .transpose()?)
 }
 
-/// The machine a GOAL file given on the command line runs on: `[loggp]` and `[topology]` keys.
-#[derive(Clone, Debug, Default)]
-pub struct GoalMachine {
-    /// `[loggp]`'s keys (LogGOPSim's defaults when `None`).
-    pub loggp: Option<String>,
-    /// `[topology]`'s keys, if links are wanted.
-    pub topology: Option<String>,
-    /// Ranks per node.
-    pub ranks_per_node: Option<u32>,
-}
-
-impl GoalMachine {
-    /// True when any flag of the machine was given.
-    pub fn given(&self) -> bool {
-        self.loggp.is_some() || self.topology.is_some() || self.ranks_per_node.is_some()
-    }
-
-    /// The scenario text that runs GOAL file `file` (named relative to its own directory).
-    pub fn scenario_text(&self, file: &Path) -> String {
-        let name = file
-            .file_name()
-            .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
-        let mut text = format!("[program]\ngoal = {}\n", toml_string(&name));
-        if let Some(n) = self.ranks_per_node {
-            text.push_str(&format!("ranks_per_node = {n}\n"));
-        }
-        text.push_str("\n[loggp]\n");
-        if let Some(l) = &self.loggp {
-            text.push_str(&keys(l));
-        }
-        if let Some(t) = &self.topology {
-            text.push_str("\n[topology]\n");
-            text.push_str(&keys(t));
-        }
-        text
-    }
-}
-
-/// True for a GOAL file (`.goal`), run on the machine the flags give.
-fn is_goal(f: &Path) -> bool {
-    f.extension().is_some_and(|e| e == "goal")
-}
-
-/// A GOAL file given on the command line, on `machine`. Its problems name the schedule's own
-/// line, or the flag at fault.
-fn load_goal(
-    f: &Path,
-    assignments: &[Assignment],
-    machine: &GoalMachine,
-) -> Result<Scenario, ScenarioError> {
-    scenario::parse_with(&machine.scenario_text(f), f, assignments).map_err(|mut e| {
-        for p in &mut e.problems {
-            let flag = [
-                ("loggp", "--loggp", LOGGP_EXAMPLE),
-                ("topology", "--topology", TOPOLOGY_EXAMPLE),
-                (
-                    "program.ranks_per_node",
-                    "--ranks-per-node",
-                    "--ranks-per-node 4",
-                ),
-            ]
-            .into_iter()
-            .find(|(key, _, _)| p.path == *key || p.path.starts_with(&format!("{key}.")));
-            if let Some((key, flag, example)) = flag {
-                let field = p.path[key.len()..].trim_start_matches('.');
-                p.path = format!("{flag} {field}").trim_end().to_owned();
-                p.message = format!("{} (e.g. {example})", p.message);
-                p.line = None;
-            } else if p.path == "program.goal" {
-                // the schedule's own error, with its line (read again up to the error)
-                if let Err(g) = scenario::goal::read_file(f) {
-                    p.line = (g.line > 0).then_some(g.line);
-                    p.path.clear();
-                    p.message = g.message;
-                }
-            }
-        }
-        e
-    })
-}
-
-/// `--loggp` as an example in messages: LogGOPSim's defaults.
-const LOGGP_EXAMPLE: &str = "--loggp L=2.5e-6,o=1.5e-6,g=1e-6,G=6e-9,O=0,S=65535";
-
-/// `--topology` as an example in messages.
-const TOPOLOGY_EXAMPLE: &str = "--topology 'kind=\"torus\",dims=[4,4],bandwidth=1e10,latency=1e-7'";
-
-/// `a=1,b=[2,3]` as TOML lines (commas inside brackets or quotes stay).
-fn keys(list: &str) -> String {
-    let mut out = String::new();
-    let (mut depth, mut quoted, mut cur) = (0, false, String::new());
-    for c in list.chars() {
-        match c {
-            '"' => quoted = !quoted,
-            '[' | '{' if !quoted => depth += 1,
-            ']' | '}' if !quoted => depth -= 1,
-            ',' if !quoted && depth == 0 => {
-                out.push_str(cur.trim());
-                out.push('\n');
-                cur.clear();
-                continue;
-            }
-            _ => {}
-        }
-        cur.push(c);
-    }
-    if !cur.trim().is_empty() {
-        out.push_str(cur.trim());
-        out.push('\n');
-    }
-    out
-}
-
-fn toml_string(s: &str) -> String {
-    format!("\"{}\"", s.replace('\\', "\\\\").replace('"', "\\\""))
-}
-
 /// Loads every scenario with `assignments` applied, collecting the problems of all files before
 /// failing. A `.goal` file runs on LogGOPSim's default endpoints.
 pub fn load_all(files: &[PathBuf], assignments: &[Assignment]) -> anyhow::Result<Vec<Scenario>> {
-    load_all_with(files, assignments, &GoalMachine::default())
+    load_all_with(files, assignments, &goal_flags::GoalMachine::default())
 }
 
 /// [`load_all`], with `.goal` files on `machine`.
 pub fn load_all_with(
     files: &[PathBuf],
     assignments: &[Assignment],
-    machine: &GoalMachine,
+    machine: &goal_flags::GoalMachine,
 ) -> anyhow::Result<Vec<Scenario>> {
     assign::check_distinct(assignments).map_err(|e| anyhow::anyhow!("--set: {e}"))?;
     let mut scenarios = Vec::new();
     let mut errors = Vec::new();
     for f in files {
-        let loaded = if is_goal(f) {
-            load_goal(f, assignments, machine)
+        let loaded = if goal_flags::is_goal_file(f) {
+            goal_flags::load(f, machine, assignments)
         } else if machine.given() {
             Err(ScenarioError {
                 file: f.clone(),

@@ -13,7 +13,7 @@ pub struct SchemaArgs {}
 pub fn run(_: &SchemaArgs) -> anyhow::Result<ExitCode> {
     let schema = parsim::scenario::schema::scenario_schema();
     writeln!(
-        std::io::stdout(),
+        parsim::files::stdout(),
         "{}",
         serde_json::to_string_pretty(&schema)?
     )?;

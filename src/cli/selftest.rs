@@ -68,23 +68,23 @@ pub fn run(args: &SelftestArgs) -> anyhow::Result<ExitCode> {
         .collect::<Result<Vec<_>, _>>()?;
     if json {
         writeln!(
-            std::io::stdout(),
+            parsim::files::stdout(),
             "{}",
             serde_json::to_string_pretty(&results)?
         )?;
     } else {
         writeln!(
-            std::io::stdout(),
+            parsim::files::stdout(),
             "{experiments} experiments per model, each {replications} replications x {length} observations, MSER-5 warm-up"
         )?;
         writeln!(
-            std::io::stdout(),
+            parsim::files::stdout(),
             "expected coverage {} - {} (the central 99.9% of {experiments} trials at 95%)",
             pct(band.0),
             pct(band.1)
         )?;
         writeln!(
-            std::io::stdout(),
+            parsim::files::stdout(),
             "{:<28} {:>8} {:>10} {:>18} {:>10}  verdict",
             "model",
             "truth",
@@ -94,7 +94,7 @@ pub fn run(args: &SelftestArgs) -> anyhow::Result<ExitCode> {
         )?;
         for r in &results {
             writeln!(
-                std::io::stdout(),
+                parsim::files::stdout(),
                 "{:<28} {:>8.4} {:>10} {:>18} {:>10}  {}",
                 r.model,
                 r.truth,

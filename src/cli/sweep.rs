@@ -105,7 +105,7 @@ pub struct OutputArgs {
 impl OutputArgs {
     /// Prints the report as CSV or JSON on stdout and draws the pictures asked for.
     pub fn emit(&self, report: &SweepReport) -> anyhow::Result<()> {
-        let mut out = std::io::stdout().lock();
+        let mut out = parsim::files::stdout();
         if self.json {
             report.write_json(&mut out)?;
         } else {

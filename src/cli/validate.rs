@@ -191,17 +191,12 @@ pub fn run(args: &ValidateArgs) -> anyhow::Result<ExitCode> {
         allow_outside_tolerance: args.allow_outside_tolerance,
     };
     if let (Some(shard), Some(dir)) = (args.shard, &args.out) {
-        let texts = files
+        let hashes: Vec<(String, String)> = scenarios
             .iter()
-            .map(|f| {
-                Ok((
-                    f.display().to_string(),
-                    parsim::files::read_text(f, parsim::files::Limit::Scenario)?,
-                ))
-            })
-            .collect::<Result<Vec<_>, parsim::files::FileError>>()?;
+            .map(|sc| (sc.path.display().to_string(), sc.text_hash.clone()))
+            .collect();
         let file = ValidateShard::new(
-            fingerprint(&texts, settings),
+            fingerprint(&hashes, settings),
             settings,
             shard,
             files.len(),
@@ -281,7 +276,7 @@ impl Output {
     /// `--allow-outside-tolerance`, a case with no prediction it did not declare).
     pub fn emit(&self, cases: &[CaseResult]) -> anyhow::Result<ExitCode> {
         let rows: Vec<Comparison> = cases.iter().flat_map(|c| c.rows.clone()).collect();
-        let mut out = std::io::stdout().lock();
+        let mut out = parsim::files::stdout();
         if self.json {
             record::write_json(&rows, out)?;
         } else if self.csv {

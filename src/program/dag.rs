@@ -194,8 +194,8 @@ pub struct Dag {
     rank_block: Vec<u32>,
     /// The full values of wide records.
     wide: Vec<Wide>,
-    cpus: u8,
-    nics: u8,
+    cpus: u16,
+    nics: u16,
     sends: u64,
 }
 
@@ -225,13 +225,13 @@ impl Dag {
         self.edges.len()
     }
 
-    /// CPUs per rank (one more than the highest `cpu` used).
-    pub fn cpus(&self) -> u8 {
+    /// CPUs per rank (one more than the highest `cpu` used: up to 256).
+    pub fn cpus(&self) -> u16 {
         self.cpus
     }
 
-    /// NICs per rank (one more than the highest `nic` used).
-    pub fn nics(&self) -> u8 {
+    /// NICs per rank (one more than the highest `nic` used: up to 256).
+    pub fn nics(&self) -> u16 {
         self.nics
     }
 
@@ -525,8 +525,8 @@ impl DagBuilder {
                 "the schedule has more than {MAX_OPS} operations"
             )));
         }
-        self.dag.cpus = self.dag.cpus.max(cpu.saturating_add(1));
-        self.dag.nics = self.dag.nics.max(nic.saturating_add(1));
+        self.dag.cpus = self.dag.cpus.max(u16::from(cpu) + 1);
+        self.dag.nics = self.dag.nics.max(u16::from(nic) + 1);
         let peer = if peer == ANY { PEER_ANY } else { peer };
         let word = peer | kind.code() << KIND_SHIFT;
         let record = match u32::try_from(size) {
@@ -831,7 +831,7 @@ mod tests {
             b.end_rank().unwrap();
         }
         let mut d = b.finish().unwrap();
-        assert_eq!((d.cpus(), d.nics()), (201, 255));
+        assert_eq!((d.cpus(), d.nics()), (201, 256), "nic 255 makes 256 NICs");
         for (i, &(r, size, cpu, nic)) in expected.iter().enumerate() {
             let op = d.op(i as u32);
             assert_eq!(

@@ -20,66 +20,121 @@ use super::dag::{Dag, TICKS_PER_SECOND};
 use super::{Interconnect, Program};
 use crate::analytic::loggp::LogGp;
 
-/// LogGP parameters in ticks ([`TICKS_PER_SECOND`]), as the executor uses them.
+/// LogGP parameters as the executor uses them: `L`, `o` and `g` in ticks ([`TICKS_PER_SECOND`],
+/// picoseconds), `G` and `O` in femtoseconds per byte ([`PerByte`]), so that a per-byte cost
+/// below a picosecond is kept (0.4 ps per byte is 2.5 TB/s); a message's `(s-1) G` is rounded
+/// to the tick once, not per byte.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Endpoints {
-    /// `L`.
+    /// `L`, ticks.
     pub l: u64,
-    /// `o`.
+    /// `o`, ticks.
     pub o: u64,
-    /// `g`.
+    /// `g`, ticks.
     pub g: u64,
-    /// `G`, per byte.
-    pub big_g: u64,
-    /// `O`, per byte.
-    pub big_o: u64,
+    /// `G`.
+    pub big_g: PerByte,
+    /// `O`.
+    pub big_o: PerByte,
     /// `S`, bytes: larger messages use rendezvous.
     pub s: u64,
 }
 
-impl Endpoints {
-    /// The parameters `p` (in seconds) in ticks, each rounded to the nearest; an error names a
-    /// parameter that is negative, not finite or beyond 10^6 seconds.
-    pub fn from_seconds(p: &LogGp) -> Result<Endpoints, String> {
-        let t = |name: &str, v: f64| -> Result<u64, String> {
-            if !v.is_finite() || !(0.0..=1e6).contains(&v) {
-                return Err(format!(
-                    "{name} must be a time from 0 to 1e6 seconds, got {v}"
-                ));
-            }
-            Ok((v * TICKS_PER_SECOND).round() as u64)
-        };
-        Ok(Endpoints {
-            l: t("L", p.l)?,
-            o: t("o", p.o)?,
-            g: t("g", p.g)?,
-            big_g: t("G", p.big_g)?,
-            big_o: t("O", p.big_o)?,
-            s: p.s,
-        })
+/// A cost per byte in femtoseconds, held as whole ticks and the femtoseconds beyond them (the
+/// usual cost, a whole number of picoseconds, then takes one multiplication).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Default)]
+pub struct PerByte {
+    ticks: u64,
+    fs: u16,
+}
+
+impl PerByte {
+    /// `fs` femtoseconds per byte.
+    pub const fn from_fs(fs: u64) -> PerByte {
+        PerByte {
+            ticks: fs / FS_PER_TICK,
+            fs: (fs % FS_PER_TICK) as u16,
+        }
     }
 
-    /// The parameters in seconds.
-    pub fn seconds(&self) -> LogGp {
-        let s = |t: u64| t as f64 / TICKS_PER_SECOND;
-        LogGp {
-            l: s(self.l),
-            o: s(self.o),
-            g: s(self.g),
-            big_g: s(self.big_g),
-            big_o: s(self.big_o),
-            s: self.s,
+    /// Femtoseconds per byte.
+    pub const fn fs(self) -> u64 {
+        self.ticks * FS_PER_TICK + self.fs as u64
+    }
+
+    /// `bytes` bytes, in ticks rounded to the nearest (saturating).
+    #[inline(always)]
+    fn of(self, bytes: u64) -> u64 {
+        let whole = bytes.saturating_mul(self.ticks);
+        if self.fs == 0 {
+            return whole;
         }
+        let fs = u128::from(bytes) * u128::from(self.fs) + u128::from(FS_PER_TICK / 2);
+        let part = u64::try_from(fs / u128::from(FS_PER_TICK)).unwrap_or(u64::MAX);
+        whole.saturating_add(part)
+    }
+}
+
+/// Femtoseconds per tick.
+pub const FS_PER_TICK: u64 = 1000;
+
+/// The largest `G` or `O`, in seconds per byte (its femtoseconds fit 64 bits).
+pub const MAX_PER_BYTE: f64 = 1e4;
+
+/// How far a parameter may lie from the whole number of its unit it is kept as: one part in a
+/// million (a decimal value's binary rounding is some 10^-16 of it).
+const KEPT_WITHIN: f64 = 1e-6;
+
+impl Endpoints {
+    /// The parameters `p` (in seconds): `L`, `o` and `g` in whole picoseconds, `G` and `O` in
+    /// whole femtoseconds per byte, each refused (with the parameter's name and what to write)
+    /// when it is negative, not finite, beyond 10^6 seconds (`G` and `O`: [`MAX_PER_BYTE`]), or
+    /// not within one part in a million of a whole number of its unit.
+    pub fn from_seconds(p: &LogGp) -> Result<Endpoints, Vec<(&'static str, String)>> {
+        let mut found = Vec::new();
+        let mut kept = |name: &'static str, v: f64, per_second: f64, max: f64, unit: &str| {
+            if !v.is_finite() || !(0.0..=max).contains(&v) {
+                found.push((
+                    name,
+                    format!("must be a time in seconds from 0 to {max:e}, got {v}"),
+                ));
+                return 0;
+            }
+            let x = v * per_second;
+            let whole = x.round();
+            if (x - whole).abs() > KEPT_WITHIN * whole.max(1.0) {
+                found.push((
+                    name,
+                    format!(
+                        "{v} s is {x} {unit}, and parsim keeps {name} in whole {unit}: give it to the {} (e.g. {:e})",
+                        unit.trim_end_matches('s'),
+                        whole.max(1.0) / per_second
+                    ),
+                ));
+                return 0;
+            }
+            whole as u64
+        };
+        let fs = TICKS_PER_SECOND * FS_PER_TICK as f64;
+        let e = Endpoints {
+            l: kept("L", p.l, TICKS_PER_SECOND, 1e6, "picoseconds"),
+            o: kept("o", p.o, TICKS_PER_SECOND, 1e6, "picoseconds"),
+            g: kept("g", p.g, TICKS_PER_SECOND, 1e6, "picoseconds"),
+            big_g: PerByte::from_fs(kept("G", p.big_g, fs, MAX_PER_BYTE, "femtoseconds")),
+            big_o: PerByte::from_fs(kept("O", p.big_o, fs, MAX_PER_BYTE, "femtoseconds")),
+            s: p.s,
+        };
+        if found.is_empty() { Ok(e) } else { Err(found) }
     }
 
     /// `base + (size - 1) per_byte`, with LogGOPSim's `size = 0` (`base - per_byte`, at least 0)
     /// and saturating at `u64::MAX`.
     #[inline(always)]
-    fn cost(base: u64, size: u64, per_byte: u64) -> u64 {
+    fn cost(base: u64, size: u64, per_byte: PerByte) -> u64 {
         if size == 0 {
-            base.saturating_sub(per_byte)
+            base.saturating_sub(per_byte.of(1))
         } else {
-            base.saturating_add((size - 1).saturating_mul(per_byte))
+            base.saturating_add(per_byte.of(size - 1))
         }
     }
 
@@ -101,8 +156,12 @@ impl Endpoints {
     #[inline(always)]
     pub fn recv_cpu(&self, size: u64) -> u64 {
         if size == 0 {
-            let m = self.big_o.wrapping_neg().max(self.big_g.wrapping_neg());
-            return self.o.saturating_sub(m.wrapping_neg());
+            let smaller = match (self.big_o.fs(), self.big_g.fs()) {
+                (0, _) => self.big_g,
+                (_, 0) => self.big_o,
+                _ => self.big_o.min(self.big_g),
+            };
+            return self.o.saturating_sub(smaller.of(1));
         }
         Self::cost(self.o, size, self.big_o.max(self.big_g))
     }
@@ -196,19 +255,93 @@ mod tests {
     fn loggopsim_defaults_in_picoseconds() {
         let e = Endpoints::from_seconds(&LogGp::LOGGOPSIM).unwrap();
         assert_eq!(
-            (e.l, e.o, e.g, e.big_g, e.big_o, e.s),
-            (2_500_000, 1_500_000, 1_000_000, 6000, 0, 65535)
+            (e.l, e.o, e.g, e.big_g.fs(), e.big_o.fs(), e.s),
+            (2_500_000, 1_500_000, 1_000_000, 6_000_000, 0, 65535)
         );
         assert_eq!(e.send_cpu(1), 1_500_000);
         assert_eq!(e.nic(1000), 1_000_000 + 999 * 6000);
         assert_eq!(e.recv_cpu(0), 1_494_000, "LogGOPSim's wrap-around: o - G");
         assert_eq!(e.nic(0), 994_000);
-        assert!(
-            Endpoints::from_seconds(&LogGp {
-                l: -1.0,
+        let e = Endpoints::from_seconds(&LogGp {
+            l: -1.0,
+            big_g: f64::NAN,
+            ..LogGp::LOGGOPSIM
+        })
+        .unwrap_err();
+        assert_eq!(e.iter().map(|(n, _)| *n).collect::<Vec<_>>(), ["L", "G"]);
+    }
+
+    /// Per-byte costs below a picosecond are kept: 2.4 ps and 0.4 ps per byte cost what they
+    /// say over a whole message (rounding per byte made them 2 ps, -17%, and 0, free).
+    #[test]
+    fn per_byte_costs_are_kept_in_femtoseconds() {
+        for (big_g, bytes, ticks) in [
+            (2.4e-12, 1_000_001, 2_400_000),
+            (0.4e-12, 1 << 30, 429_496_729),
+            (0.4e-12, 2, 0),
+            (0.4e-12, 3, 1),
+            (6e-9, 1 << 20, 6 * ((1 << 20) - 1) * 1000),
+        ] {
+            let e = Endpoints::from_seconds(&LogGp {
+                big_g,
+                g: 0.0,
                 ..LogGp::LOGGOPSIM
             })
-            .is_err()
-        );
+            .unwrap();
+            assert_eq!(e.nic(bytes), ticks, "G = {big_g}, {bytes} bytes");
+        }
+        // a gigabyte at 0.4 ps a byte is 0.43 ms, not free
+        let e = Endpoints::from_seconds(&LogGp {
+            big_g: 0.4e-12,
+            ..LogGp::LOGGOPSIM
+        })
+        .unwrap();
+        assert!(e.nic(1 << 30) > 400_000_000);
+        // the largest sizes saturate rather than wrap
+        let e = Endpoints::from_seconds(&LogGp {
+            big_g: 1e4,
+            ..LogGp::LOGGOPSIM
+        })
+        .unwrap();
+        assert_eq!(e.nic(u64::MAX), u64::MAX);
+    }
+
+    /// What the units cannot hold within one part in a million is refused, with what to write.
+    #[test]
+    fn parameters_finer_than_their_unit_are_refused() {
+        for (p, name) in [
+            (
+                LogGp {
+                    big_g: 1e-17,
+                    ..LogGp::LOGGOPSIM
+                },
+                "G",
+            ),
+            (
+                LogGp {
+                    o: 0.4e-12,
+                    ..LogGp::LOGGOPSIM
+                },
+                "o",
+            ),
+            (
+                LogGp {
+                    big_g: 1e5,
+                    ..LogGp::LOGGOPSIM
+                },
+                "G",
+            ),
+        ] {
+            let e = Endpoints::from_seconds(&p).unwrap_err();
+            assert_eq!(e.len(), 1, "{e:?}");
+            assert_eq!(e[0].0, name, "{e:?}");
+        }
+        // a sweep's value of L, 1.1111111e-6 s, is within a millionth of 1,111,111 ps
+        let e = Endpoints::from_seconds(&LogGp {
+            l: 1.1111111e-6,
+            ..LogGp::LOGGOPSIM
+        })
+        .unwrap();
+        assert_eq!(e.l, 1_111_111);
     }
 }

@@ -42,6 +42,7 @@ use std::path::{Path, PathBuf};
 
 use rustc_hash::{FxBuildHasher, FxHashMap};
 
+use crate::files::Limit;
 use crate::program::dag::{ANY, Dag, DagBuilder, Dependency, OpKind, TICKS_PER_NS};
 
 /// A problem in a GOAL file: where and what.
@@ -67,15 +68,20 @@ impl fmt::Display for GoalError {
 
 impl std::error::Error for GoalError {}
 
-/// Reads the GOAL file at `path`.
+/// Reads the GOAL file at `path`: a regular file of at most [`Limit::Goal`] bytes (a pipe, a
+/// device or a larger file is refused before it is read), as a stream.
 pub fn read_file(path: &Path) -> Result<Dag, GoalError> {
-    let file = std::fs::File::open(path).map_err(|e| GoalError {
+    let stream = crate::files::open_stream(path, Limit::Goal, 1 << 20).map_err(|e| GoalError {
         file: path.to_owned(),
         line: 0,
-        message: format!("cannot read it: {e}"),
+        message: e.unnamed(),
     })?;
-    read(std::io::BufReader::with_capacity(1 << 20, file), path)
+    read(stream, path)
 }
+
+/// The longest line a GOAL file may have: a statement takes a few dozen bytes, and a line that
+/// never ends (a file of zeros, a binary file) must not fill the memory.
+pub const MAX_LINE: usize = 64 << 10;
 
 /// Reads GOAL text from `input`; `path` names it in errors.
 pub fn read(mut input: impl BufRead, path: &Path) -> Result<Dag, GoalError> {
@@ -97,9 +103,17 @@ pub fn read(mut input: impl BufRead, path: &Path) -> Result<Dag, GoalError> {
         message,
     };
     loop {
-        let chunk = input
-            .fill_buf()
-            .map_err(|e| fail(p.line + 1, format!("cannot read it: {e}")))?;
+        let chunk = input.fill_buf().map_err(|e| {
+            // a stream's own error names the file already: give its reason alone
+            let why = match e
+                .get_ref()
+                .and_then(|i| i.downcast_ref::<crate::files::FileError>())
+            {
+                Some(f) => f.unnamed(),
+                None => format!("cannot read it: {e}"),
+            };
+            fail(p.line + 1, why)
+        })?;
         if chunk.is_empty() {
             break;
         }
@@ -109,6 +123,9 @@ pub fn read(mut input: impl BufRead, path: &Path) -> Result<Dag, GoalError> {
             let line = &chunk[from..=end];
             from = end + 1;
             p.line += 1;
+            if partial.len() + line.len() > MAX_LINE {
+                return Err(fail(p.line, too_long()));
+            }
             let done = if partial.is_empty() {
                 p.line(line)
             } else {
@@ -120,6 +137,9 @@ pub fn read(mut input: impl BufRead, path: &Path) -> Result<Dag, GoalError> {
             done.map_err(|m| fail(p.error_line.unwrap_or(p.line), m))?;
         }
         partial.extend_from_slice(&chunk[from..]);
+        if partial.len() > MAX_LINE {
+            return Err(fail(p.line + 1, too_long()));
+        }
         let n = chunk.len();
         input.consume(n);
     }
@@ -129,6 +149,12 @@ pub fn read(mut input: impl BufRead, path: &Path) -> Result<Dag, GoalError> {
             .map_err(|m| fail(p.error_line.unwrap_or(p.line), m))?;
     }
     p.finish().map_err(|m| fail(0, m))
+}
+
+fn too_long() -> String {
+    format!(
+        "the line is longer than {MAX_LINE} bytes (a GOAL statement takes a few dozen): is this a GOAL schedule, written as text?"
+    )
 }
 
 /// Reads GOAL text held in memory; `path` names it in errors.
@@ -409,14 +435,21 @@ impl Parser {
         if !self.in_block {
             return self.outside(t);
         }
-        if t == [Tok::Close] {
-            return self.close_block();
+        self.block_line(t)
+    }
+
+    /// The tokens of a line inside a rank's block: a statement, a `}` that closes the block,
+    /// or both.
+    fn block_line(&mut self, t: &[Tok<'_>]) -> Result<(), String> {
+        match t {
+            [] => Ok(()),
+            [Tok::Close] => self.close_block(),
+            [statement @ .., Tok::Close] => {
+                self.statement(statement)?;
+                self.close_block()
+            }
+            _ => self.statement(t),
         }
-        if t.last() == Some(&Tok::Close) {
-            self.statement(&t[..t.len() - 1])?;
-            return self.close_block();
-        }
-        self.statement(t)
     }
 
     fn builder(&mut self) -> &mut DagBuilder {
@@ -460,13 +493,17 @@ impl Parser {
                 self.builder().begin_rank().map_err(|e| e.0)?;
                 self.labels.clear();
                 match rest {
-                    [Tok::Open] => self.in_block = true,
-                    [] => self.awaiting_brace = true,
-                    [other, ..] => {
-                        return Err(format!("expected \"{{\" after rank {r}, found {other}"));
+                    [Tok::Open, inside @ ..] => {
+                        // `rank 0 {}` or `rank 0 { l1: calc 5 }` on one line
+                        self.in_block = true;
+                        self.block_line(inside)
                     }
+                    [] => {
+                        self.awaiting_brace = true;
+                        Ok(())
+                    }
+                    [other, ..] => Err(format!("expected \"{{\" after rank {r}, found {other}")),
                 }
-                Ok(())
             }
             [Tok::Word(b"rank"), rest @ ..] => Err(format!(
                 "expected a rank number after \"rank\", found {}",

@@ -12,6 +12,7 @@ pub mod builder;
 mod check;
 pub mod document;
 pub mod goal;
+pub mod goal_flags;
 mod problem;
 pub mod raw;
 pub mod schema;
@@ -103,7 +104,8 @@ pub struct Scenario {
     pub validate: ValidateConfig,
     /// The high-level model (`[spmd]`, `[pipeline]`) the workload was built from, if any.
     pub model: Option<Model>,
-    /// [`crate::hash::text_hash`] of the text it was parsed from.
+    /// [`crate::hash::scenario_hash`] of the text it was parsed from and of the files that text
+    /// named (GOAL schedules, traces, profiles).
     pub text_hash: String,
 }
 
@@ -268,24 +270,37 @@ pub fn parse_with(
     path: &Path,
     assignments: &[Assignment],
 ) -> Result<Scenario, ScenarioError> {
+    parse_text(text, path, assignments, None)
+}
+
+/// [`parse_with`], reading the GOAL file `goal` in place of the `[program] goal` the text
+/// names ([`goal_flags`]).
+fn parse_text(
+    text: &str,
+    path: &Path,
+    assignments: &[Assignment],
+    goal: Option<&Path>,
+) -> Result<Scenario, ScenarioError> {
     let lines = LineIndex::new(text);
     let fail = |found: Vec<Problem>| ScenarioError {
         file: path.to_owned(),
         problems: found
             .into_iter()
             .map(|p| Problem {
-                line: p.at.map(|o| lines.line(o)),
+                line: p.at.map(|o| lines.line(o)).or(p.line),
                 ..p
             })
             .collect(),
         unreadable: false,
     };
     let (raw, mut found) = document::read(text, assignments);
-    let Some(raw) = raw else {
+    let Some(mut raw) = raw else {
         return Err(fail(found));
     };
+    raw.goal_path = goal.map(Path::to_owned);
     let base = path.parent().unwrap_or(Path::new("."));
-    match check::build(raw, base) {
+    let (checked, files) = crate::files::recording(|| check::build(raw, base));
+    match checked {
         Ok(built) if found.is_empty() => Ok(Scenario {
             path: path.to_owned(),
             name: built.name.unwrap_or_else(|| {
@@ -298,7 +313,7 @@ pub fn parse_with(
             run: built.run,
             validate: built.validate,
             model: built.model,
-            text_hash: crate::hash::text_hash(text),
+            text_hash: crate::hash::scenario_hash(text, &files),
         }),
         Ok(_) => Err(fail(found)),
         Err(more) => {

@@ -17,6 +17,9 @@ pub struct Problem {
     pub path: String,
     /// What is wrong.
     pub message: String,
+    /// The file the problem is in, when it is not the scenario's own text but a file the
+    /// scenario names (a GOAL schedule): `line` is then a line of that file.
+    pub file: Option<PathBuf>,
 }
 
 impl Problem {
@@ -27,6 +30,24 @@ impl Problem {
             line: None,
             path: path.into(),
             message: message.into(),
+            file: None,
+        }
+    }
+
+    /// A problem at `line` (if known) of `file`, a file the scenario names, reached through
+    /// its field `path`.
+    pub fn in_file(
+        file: PathBuf,
+        line: Option<usize>,
+        path: impl Into<String>,
+        message: impl Into<String>,
+    ) -> Problem {
+        Problem {
+            at: None,
+            line,
+            path: path.into(),
+            message: message.into(),
+            file: Some(file),
         }
     }
 }
@@ -74,7 +95,7 @@ impl fmt::Display for ScenarioError {
             if n == 1 { "" } else { "s" }
         )?;
         for p in &self.problems {
-            write!(f, "\n  {}", self.file.display())?;
+            write!(f, "\n  {}", p.file.as_ref().unwrap_or(&self.file).display())?;
             if let Some(line) = p.line {
                 write!(f, ":{line}")?;
             }

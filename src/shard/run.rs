@@ -67,6 +67,18 @@ pub struct StoredWarmup {
     pub at_limit: bool,
 }
 
+impl std::fmt::Display for StoredWarmup {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} observations cut by {}{}",
+            self.observations,
+            self.method,
+            if self.at_limit { " (at its limit)" } else { "" }
+        )
+    }
+}
+
 /// The replication indices shard `shard` runs out of `replications`.
 pub fn indices(shard: Shard, replications: u32) -> Vec<u64> {
     (0..u64::from(replications))
@@ -74,10 +86,12 @@ pub fn indices(shard: Shard, replications: u32) -> Vec<u64> {
         .collect()
 }
 
-/// A fingerprint of what a run computes: the scenario text, the `--set` assignments and the
-/// options that change its numbers (replications, length, warm-up).
-pub fn fingerprint(text: &str, assignments: &[Assignment], opt: &Options) -> String {
-    let mut canon = text.to_owned();
+/// A fingerprint of what a run computes: the scenario's hash (its text and every file it read,
+/// [`crate::hash::scenario_hash`]; for a GOAL file, the machine its flags give too), the
+/// `--set` assignments and the options that change its numbers (replications, length,
+/// warm-up).
+pub fn fingerprint(scenario_hash: &str, assignments: &[Assignment], opt: &Options) -> String {
+    let mut canon = format!("scenario {scenario_hash}");
     for a in assignments {
         let _ = write!(canon, "\n--set {a}");
     }
@@ -90,11 +104,10 @@ pub fn fingerprint(text: &str, assignments: &[Assignment], opt: &Options) -> Str
 }
 
 impl RunShard {
-    /// The file of `shard` of the run of `sc` (whose file reads `text`, with `assignments`
-    /// applied) under `opt`, holding `share`.
+    /// The file of `shard` of the run of `sc` (with `assignments` applied) under `opt`, holding
+    /// `share`.
     pub fn new(
         sc: &Scenario,
-        text: &str,
         assignments: &[Assignment],
         opt: &Options,
         shard: Shard,
@@ -104,7 +117,7 @@ impl RunShard {
         RunShard {
             header: Header::new(
                 FORMAT,
-                fingerprint(text, assignments, opt),
+                fingerprint(&sc.text_hash, assignments, opt),
                 Some(opt.seed),
                 shard,
             ),
@@ -133,7 +146,7 @@ pub fn merge(dir: &Path) -> Result<RunReport, MergeError> {
     let files: Vec<RunShard> = read_all(
         dir,
         FORMAT,
-        "runs (scenario, --set, replications, length or warm-up)",
+        "runs (scenario or the files it reads, the machine flags of a GOAL file, --set, replications, length or warm-up)",
     )?;
     let first = &files[0];
     let shard_path = |f: &RunShard| {
@@ -147,12 +160,25 @@ pub fn merge(dir: &Path) -> Result<RunReport, MergeError> {
     };
     for f in &files[1..] {
         if f.warmup != first.warmup || f.metrics != first.metrics {
+            let (what, ours, theirs) = if f.warmup != first.warmup {
+                (
+                    "warm-up cuts",
+                    first.warmup.to_string(),
+                    f.warmup.to_string(),
+                )
+            } else {
+                (
+                    "lists of metrics",
+                    first.metrics.join(", "),
+                    f.metrics.join(", "),
+                )
+            };
             return Err(MergeError::Mixed {
-                what: "warm-up cuts or metrics",
+                what,
                 a: shard_path(first),
-                first: format!("{:?}", first.warmup),
+                first: ours,
                 b: shard_path(f),
-                second: format!("{:?}", f.warmup),
+                second: theirs,
             });
         }
     }

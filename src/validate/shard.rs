@@ -141,11 +141,12 @@ pub fn owners(costs: &[f64], count: usize) -> Vec<usize> {
     owner
 }
 
-/// A fingerprint of a suite: every case file's name and text, and the settings.
+/// A fingerprint of a suite: every case file's name and scenario hash (its text and the files
+/// it read, [`crate::hash::scenario_hash`]), and the settings.
 pub fn fingerprint(cases: &[(String, String)], settings: Settings) -> String {
     let mut canon = String::new();
-    for (name, text) in cases {
-        let _ = write!(canon, "{name}\u{1f}{text}\u{1e}");
+    for (name, hash) in cases {
+        let _ = write!(canon, "{name}\u{1f}{hash}\u{1e}");
     }
     let _ = write!(
         canon,

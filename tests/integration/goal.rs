@@ -7,7 +7,7 @@ use std::path::Path;
 use parsim::analytic::loggp::LogGp;
 use parsim::engine::dag::{DagExecution, DagFault};
 use parsim::program::dag::TICKS_PER_NS;
-use parsim::program::schedule::{Endpoints, Machine, ReadyOrder};
+use parsim::program::schedule::{Endpoints, FS_PER_TICK, Machine, PerByte, ReadyOrder};
 use parsim::scenario::goal;
 
 use crate::util::root;
@@ -166,33 +166,28 @@ fn random_schedules_give_loggopsims_host_times_to_the_nanosecond() {
     let mut completed = 0;
     for (n, opts, body, expect) in cases {
         let dag = goal::parse(&body, Path::new(&format!("case{n}.goal"))).unwrap();
-        let mut e = Endpoints {
-            l: 2500,
-            o: 1500,
-            g: 1000,
-            big_g: 6,
-            big_o: 0,
-            s: 65535,
-        };
+        // LogGOPSim's options, in nanoseconds (and bytes for S)
+        let (mut l, mut o, mut g, mut big_g, mut big_o, mut s) = (2500, 1500, 1000, 6, 0, 65535);
         for (k, v) in opts {
             match k {
-                'L' => e.l = v,
-                'o' => e.o = v,
-                'g' => e.g = v,
-                'G' => e.big_g = v,
-                'O' => e.big_o = v,
-                'S' => e.s = v,
+                'L' => l = v,
+                'o' => o = v,
+                'g' => g = v,
+                'G' => big_g = v,
+                'O' => big_o = v,
+                'S' => s = v,
                 _ => panic!("option -{k}"),
             }
         }
         let ns = |x: u64| x * TICKS_PER_NS;
         let e = Endpoints {
-            l: ns(e.l),
-            o: ns(e.o),
-            g: ns(e.g),
-            big_g: ns(e.big_g),
-            big_o: ns(e.big_o),
-            s: e.s,
+            l: ns(l),
+            o: ns(o),
+            g: ns(g),
+            // per byte in femtoseconds
+            big_g: PerByte::from_fs(ns(big_g) * FS_PER_TICK),
+            big_o: PerByte::from_fs(ns(big_o) * FS_PER_TICK),
+            s,
         };
         let m = machine(e, ReadyOrder::LogGopSim);
         let got = DagExecution::new(&dag, &m).unwrap().run();

@@ -202,7 +202,7 @@ fn bad_goal_input_names_the_file_the_line_and_the_fix() {
         &["run", &dir.join("missing.goal").display().to_string()],
         &["missing.goal: cannot read it"],
     );
-    // and through a scenario: the scenario's line, then the schedule's
+    // and through a scenario: the schedule's file and line, and the field that names it
     let sc = temp_scenario(
         "goal_bad_ref",
         &format!("[program]\ngoal = {undefined:?}\n\n[loggp]\n"),
@@ -210,8 +210,8 @@ fn bad_goal_input_names_the_file_the_line_and_the_fix() {
     refused(
         &["run", sc.to_str().unwrap()],
         &[
-            "goal_bad_ref.toml:1: program.goal",
-            "undefined.goal:5: label",
+            "goal_bad_ref.toml: 1 problem",
+            "undefined.goal:5: program.goal: label",
         ],
     );
     // the flags: the flag, what is wrong, an example

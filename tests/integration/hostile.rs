@@ -449,6 +449,7 @@ fn a_failed_run_leaves_no_half_written_output_and_a_full_disk_is_named() {
         "no temporary file left"
     );
     if Path::new("/dev/full").exists() {
+        // a device is no file to write results to; a full standard output is named
         let (code, _, err) = call(&[
             "run",
             "scenarios/mm1.toml",
@@ -461,7 +462,20 @@ fn a_failed_run_leaves_no_half_written_output_and_a_full_disk_is_named() {
         ]);
         assert_eq!(code, Some(2));
         assert!(
-            err.contains("/dev/full") && err.contains("No space"),
+            err.contains("/dev/full") && err.contains("a character device"),
+            "{err}"
+        );
+        let status = Command::new("sh")
+            .args([
+                "-c",
+                &format!("{} schema > /dev/full", env!("CARGO_BIN_EXE_parsim")),
+            ])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&status.stderr);
+        assert_eq!(status.status.code(), Some(2), "{err}");
+        assert!(
+            err.contains("cannot write standard output: No space"),
             "{err}"
         );
     }

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use parsim::engine::dag::DagExecution;
 use parsim::models::profile::{fit, read_measurements};
 use parsim::program::dag::{OpKind, TICKS_PER_NS};
-use parsim::program::schedule::{Endpoints, Machine, ReadyOrder};
+use parsim::program::schedule::{Endpoints, FS_PER_TICK, Machine, PerByte, ReadyOrder};
 use parsim::scenario::goal;
 
 use crate::util::{call, root};
@@ -26,8 +26,8 @@ fn endpoints(big_g_ps: u64) -> Endpoints {
         l: 301 * TICKS_PER_NS,
         o: 43 * TICKS_PER_NS,
         g: 92 * TICKS_PER_NS,
-        big_g: big_g_ps,
-        big_o: 0,
+        big_g: PerByte::from_fs(big_g_ps * FS_PER_TICK),
+        big_o: PerByte::default(),
         s: 4095,
     }
 }

@@ -39,6 +39,7 @@
 
 mod counters;
 mod lane;
+mod parks;
 mod queue;
 mod sort;
 #[cfg(test)]
@@ -57,12 +58,15 @@ use crate::time::wide_ceil_from_f64;
 use crate::topology::{Hop, Shape, Straight};
 use counters::Counters;
 use lane::{Lane, LaneHop};
+use parks::{Parks, Side, Units};
 use queue::{Ev, Queue as Events};
 
 /// Event ids: an operation's index, or a message (its in-flight slot) arriving at the receiver,
-/// or a message's header reaching its next vertex.
+/// or a message's header reaching its next vertex, or the stand-in of the events waiting for
+/// busy units (its park's slot: [`parks`]).
 const MSG: u32 = 1 << 30;
 const HOP: u32 = 2 << 30;
+const PARK: u32 = 3 << 30;
 const KIND: u32 = 3 << 30;
 
 /// No queue entry.
@@ -276,6 +280,8 @@ pub struct DagExecution<'d> {
     /// Pending hops onto links one latency after a free one, in `(time, stamp)` order (pushed
     /// only while times never go back, so that appending keeps the order).
     lane: Lane,
+    /// Events waiting for busy CPUs and NICs.
+    parks: Parks,
     stamp: u32,
     now: u64,
     /// Operations that became ready, with their rank.
@@ -330,10 +336,30 @@ enum LinkRuns {
 /// The most links whose states are kept in one array indexed by place (24 and 8 bytes each).
 const DIRECT_LINKS: u64 = 1 << 24;
 
+/// The most memory the ranks' CPUs and NICs may take (8 bytes each per rank, a NIC twice).
+pub const MAX_UNIT_STATE: u64 = 4 << 30;
+
+/// Whether the ranks' CPUs and NICs of `dag` fit in [`MAX_UNIT_STATE`]: every rank has as many
+/// as the highest `cpu` and `nic` any operation names.
+pub fn check_units(dag: &Dag) -> Result<(), String> {
+    let (cpus, nics) = (u64::from(dag.cpus()), u64::from(dag.nics()));
+    let bytes = u64::from(dag.ranks()) * (cpus + 2 * nics) * 8;
+    if bytes > MAX_UNIT_STATE {
+        return Err(format!(
+            "every one of the {} ranks gets {cpus} CPUs and {nics} NICs (the highest cpu and nic an operation names, plus one), {:.1} GiB of state, beyond the {} GiB an execution allows: number the CPUs and NICs from 0",
+            dag.ranks(),
+            bytes as f64 / f64::from(1u32 << 30),
+            MAX_UNIT_STATE >> 30
+        ));
+    }
+    Ok(())
+}
+
 impl<'d> DagExecution<'d> {
     /// Sets up an execution of `dag` on `machine`: every operation without dependencies ready
     /// at time 0.
     pub fn new(dag: &'d Dag, machine: &'d Machine) -> Result<DagExecution<'d>, DagFault> {
+        check_units(dag).map_err(DagFault::Machine)?;
         let p = dag.ranks() as usize;
         let (cpus, nics) = (usize::from(dag.cpus()), usize::from(dag.nics()));
         let net = match &machine.links {
@@ -395,6 +421,7 @@ impl<'d> DagExecution<'d> {
             free_flights: Vec::new(),
             heap: Events::default(),
             lane: Lane::default(),
+            parks: Parks::default(),
             stamp: 0,
             now: 0,
             ready: Vec::new(),
@@ -439,6 +466,15 @@ impl<'d> DagExecution<'d> {
             };
             self.load_ahead();
             self.now = ev.time;
+            // a stand-in of waiting events: the first waiter, if it can start now
+            let (ev, park) = if ev.id & KIND == PARK {
+                match self.stand_in(ev) {
+                    Some((waiter, park)) => (waiter, Some(park)),
+                    None => continue,
+                }
+            } else {
+                (ev, None)
+            };
             #[cfg(test)]
             self.check_order(ev.time, ev.stamp);
             match ev.id & KIND {
@@ -450,6 +486,9 @@ impl<'d> DagExecution<'d> {
                     let header = self.header(slot);
                     self.hop(slot, header);
                 }
+            }
+            if let Some((slot, units)) = park {
+                self.next_stand_in(slot, units);
             }
             if !self.ready.is_empty() {
                 self.release();
@@ -625,6 +664,7 @@ impl<'d> DagExecution<'d> {
         pending.sort_unstable_by_key(|e| e.stamp);
         let mut stamps: Vec<u32> = pending.iter().map(|e| e.stamp).collect();
         stamps.extend(self.lane.stamps());
+        stamps.extend(self.parks.stamps());
         // every pending event has its own stamp
         stamps.sort_unstable();
         let rank = |stamp: u32| stamps.partition_point(|&s| s < stamp) as u32;
@@ -635,6 +675,7 @@ impl<'d> DagExecution<'d> {
             });
         }
         self.lane.renumber(rank);
+        self.parks.renumber(rank);
         self.stamp = stamps.len() as u32;
         #[cfg(test)]
         {
@@ -642,10 +683,63 @@ impl<'d> DagExecution<'d> {
         }
     }
 
+    /// The event `ev` found `units` busy until `free`: it waits for them in their park.
     #[inline(always)]
-    fn requeue(&mut self, ev: Ev, time: u64) {
+    fn wait(&mut self, ev: Ev, units: Units, free: u64) {
         self.requeued += 1;
-        self.heap.push(Ev { time, ..ev });
+        if let Some(slot) = self.parks.wait(units, ev.stamp, ev.id, free) {
+            self.heap.push(Ev {
+                time: free,
+                id: PARK | slot,
+                ..ev
+            });
+        }
+    }
+
+    /// When `units` are free.
+    #[inline(always)]
+    fn free_at(&self, units: Units) -> u64 {
+        let cpu = self.cpu_free[units.cpu as usize];
+        match units.side {
+            Side::Cpu => cpu,
+            Side::Send => cpu.max(self.send_free[units.nic as usize]),
+            Side::Receive => cpu.max(self.recv_free[units.nic as usize]),
+        }
+    }
+
+    /// The stand-in of a park's waiters: if the units are free, the first waiter, to be
+    /// processed now as if it had been taken out of the queue itself, with its park; else the
+    /// stand-in goes back for the time they are free. A stale stand-in is dropped.
+    #[inline(always)]
+    fn stand_in(&mut self, ev: Ev) -> Option<(Ev, (u32, Units))> {
+        let slot = ev.id & !KIND;
+        let units = self.parks.stand_in(slot, ev.time, ev.stamp)?;
+        let free = self.free_at(units);
+        if free > ev.time {
+            self.requeued += 1;
+            self.parks.put_back(slot, free, ev.stamp);
+            self.heap.push(Ev { time: free, ..ev });
+            return None;
+        }
+        let waiter = Ev {
+            id: self.parks.leave(slot),
+            ..ev
+        };
+        Some((waiter, (slot, units)))
+    }
+
+    /// After a park's first waiter started: the next one's stand-in goes into the queue for
+    /// the time the units are free (maybe now: the waiter took no time).
+    fn next_stand_in(&mut self, slot: u32, units: Units) {
+        if let Some(stamp) = self.parks.first(slot) {
+            let time = self.free_at(units).max(self.now);
+            self.parks.put_back(slot, time, stamp);
+            self.heap.push_old(Ev {
+                time,
+                stamp,
+                id: PARK | slot,
+            });
+        }
     }
 
     #[inline(always)]
@@ -665,8 +759,12 @@ impl<'d> DagExecution<'d> {
         match op.kind {
             OpKind::Calc => {
                 if self.cpu_free[c] > t {
-                    let at = self.cpu_free[c];
-                    return self.requeue(ev, at);
+                    let units = Units {
+                        cpu: c as u32,
+                        nic: 0,
+                        side: Side::Cpu,
+                    };
+                    return self.wait(ev, units, self.cpu_free[c]);
                 }
                 self.events += 1;
                 let end = t.saturating_add(op.size);
@@ -680,7 +778,12 @@ impl<'d> DagExecution<'d> {
                 let n = h * self.nics + usize::from(op.nic);
                 let free = self.cpu_free[c].max(self.send_free[n]);
                 if free > t {
-                    return self.requeue(ev, free);
+                    let units = Units {
+                        cpu: c as u32,
+                        nic: n as u32,
+                        side: Side::Send,
+                    };
+                    return self.wait(ev, units, free);
                 }
                 self.events += 1;
                 self.started(i, op.rank);
@@ -742,7 +845,12 @@ impl<'d> DagExecution<'d> {
         let n = h * self.nics + usize::from(op.nic);
         let free = self.cpu_free[c].max(self.recv_free[n]);
         if free > t {
-            return self.requeue(ev, free);
+            let units = Units {
+                cpu: c as u32,
+                nic: n as u32,
+                side: Side::Receive,
+            };
+            return self.wait(ev, units, free);
         }
         self.events += 1;
         self.messages += 1;

@@ -13,7 +13,9 @@
 //!
 //! Events that become due at the current time after bucket 0 was sorted come with fresh (larger)
 //! stamps, so appending keeps the order; an event put back because its resources are busy
-//! keeps its stamp but always goes to a later time.
+//! keeps its stamp and goes to a later time, except the stand-in of waiting events whose
+//! first waiter took no time (the executor's `parks`): due now with an old stamp, it is put in
+//! its place in bucket 0 ([`Queue::push_old`]).
 //!
 //! Beside the radix heap, [`LANES`] first-in-first-out lanes take the events that are always
 //! scheduled a fixed time after the current one (a message's arrival `o + L` after its send
@@ -129,6 +131,21 @@ impl Radix {
             self.buckets[b - 1].push(e);
             self.least[b - 1] = self.least[b - 1].min(e.time);
             self.filled |= 1 << (b - 1);
+        }
+    }
+
+    /// Puts `e`, due at the current time with a stamp that may be older than bucket 0's, in
+    /// its place in bucket 0: just before the events with later stamps (the room before
+    /// `head`, where the events popped were, takes the shift when there is some: the events
+    /// before it are few, since its stamp is old).
+    fn insert_now(&mut self, e: Ev) {
+        let pos = self.head + self.now[self.head..].partition_point(|x| x.stamp < e.stamp);
+        if self.head > 0 {
+            self.now.copy_within(self.head..pos, self.head - 1);
+            self.head -= 1;
+            self.now[pos - 1] = e;
+        } else {
+            self.now.insert(pos, e);
         }
     }
 
@@ -288,6 +305,15 @@ impl Queue {
                 }
             }
             Queue::Binary(h) => h.push(e),
+        }
+    }
+
+    /// Adds an event that keeps an old stamp, due at or after the current time: at the current
+    /// time, in its place among the events due then.
+    pub fn push_old(&mut self, e: Ev) {
+        match self {
+            Queue::Radix(r) if e.time == r.last => r.insert_now(e),
+            _ => self.push(e),
         }
     }
 

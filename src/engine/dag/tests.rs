@@ -331,3 +331,59 @@ fn hops_past_the_time_limit_are_an_overflow() {
         "{run:?}"
     );
 }
+
+/// Events that wait for busy units cost each one step in and one out of their park, not one
+/// trip through the queue per unit freed: `n` independent calcs on one CPU (some of no time),
+/// and `n` messages reaching one rank at once, are put back about `n` times, not `n^2 / 2`
+/// (a count of work, not a timing), and end when the hand computation says.
+#[test]
+fn waiting_for_busy_units_costs_linear_work() {
+    let n: u32 = 20_000;
+    let endpoints = Machine {
+        endpoints: Endpoints::from_seconds(&LogGp::LOGGOPSIM).unwrap(),
+        links: None,
+        order: ReadyOrder::Program,
+    };
+    // one rank, calcs of 1 us and of no time alternating, all ready at once
+    let mut b = DagBuilder::new(1).unwrap();
+    b.begin_rank().unwrap();
+    for i in 0..n {
+        b.calc(if i % 2 == 0 { 1_000_000 } else { 0 }, 0).unwrap();
+    }
+    b.end_rank().unwrap();
+    let dag = b.finish().unwrap();
+    let run = DagExecution::new(&dag, &endpoints).unwrap().run().unwrap();
+    assert_eq!(run.makespan_ticks, u64::from(n / 2) * 1_000_000);
+    assert!(
+        run.requeued <= 2 * u64::from(n),
+        "{} put back",
+        run.requeued
+    );
+    // every other rank sends 8 bytes to rank 0 at once: each costs rank 0 o + 7 G of CPU
+    let ranks = n / 4;
+    let mut b = DagBuilder::new(ranks).unwrap();
+    b.begin_rank().unwrap();
+    for _ in 1..ranks {
+        b.recv(ANY, 8, ANY, 0, 0).unwrap();
+    }
+    b.end_rank().unwrap();
+    for _ in 1..ranks {
+        b.begin_rank().unwrap();
+        b.send(0, 8, 0, 0, 0).unwrap();
+        b.end_rank().unwrap();
+    }
+    let dag = b.finish().unwrap();
+    let run = DagExecution::new(&dag, &endpoints).unwrap().run().unwrap();
+    let (o, l, g_byte) = (1_500_000, 2_500_000, 6000);
+    let receive = (o + 7 * g_byte).max(1_000_000 + 7 * g_byte);
+    assert_eq!(
+        run.makespan_ticks,
+        o + l + u64::from(ranks - 1) * receive,
+        "the messages are processed one after the other from o + L on"
+    );
+    assert!(
+        run.requeued <= 2 * u64::from(ranks),
+        "{} put back",
+        run.requeued
+    );
+}

@@ -296,12 +296,29 @@ fn build_program(
     }
     if let Some(program) = raw.program.as_ref().filter(|p| p.get_ref().goal.is_some()) {
         let written = raw.has("loggp") || raw.has("topology");
+        for (field, given, why) in [
+            (
+                "machine",
+                raw.has("machine"),
+                "a machine profile prices the primitives of a rank program; a GOAL schedule runs on [loggp] endpoints and/or the links of a [topology]: leave out [machine]",
+            ),
+            (
+                "disk",
+                raw.has("disk"),
+                "a GOAL schedule has no io operations: leave out [[disk]]",
+            ),
+        ] {
+            if given {
+                ck.add(Some(at), field, why);
+            }
+        }
         let sched = schedule::goal(
             program,
             raw.loggp.as_ref(),
             raw.topology.as_ref(),
             written,
             base,
+            raw.goal_path.as_deref(),
         );
         return match sched {
             Ok(s) if ck.found.is_empty() && raw.shape_problems == 0 => {

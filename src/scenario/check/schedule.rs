@@ -8,7 +8,7 @@ use std::sync::Arc;
 use toml::Spanned;
 
 use crate::analytic::loggp::LogGp;
-use crate::program::schedule::{Endpoints, Form, Links, Machine, ReadyOrder, Schedule};
+use crate::program::schedule::{Endpoints, Form, Links, Machine, PerByte, ReadyOrder, Schedule};
 use crate::program::{Program, Sharing};
 use crate::scenario::Problem;
 use crate::scenario::raw::program::{RawLogGp, RawProgram, RawTopology};
@@ -19,24 +19,12 @@ pub fn endpoints(raw: &Spanned<RawLogGp>) -> Result<(Endpoints, ReadyOrder), Vec
     let r = raw.get_ref();
     let d = LogGp::LOGGOPSIM;
     let mut found = Vec::new();
-    let mut time = |name: &str, v: Option<f64>, default: f64| -> f64 {
-        let v = v.unwrap_or(default);
-        if !(v.is_finite() && (0.0..=1e6).contains(&v)) {
-            found.push(Problem::new(
-                Some(at),
-                format!("loggp.{name}"),
-                format!("must be a time in seconds from 0 to 1e6, got {v}"),
-            ));
-            return default;
-        }
-        v
-    };
     let p = LogGp {
-        l: time("L", r.l, d.l),
-        o: time("o", r.o, d.o),
-        g: time("g", r.g, d.g),
-        big_g: time("G", r.big_g, d.big_g),
-        big_o: time("O", r.big_o, d.big_o),
+        l: r.l.unwrap_or(d.l),
+        o: r.o.unwrap_or(d.o),
+        g: r.g.unwrap_or(d.g),
+        big_g: r.big_g.unwrap_or(d.big_g),
+        big_o: r.big_o.unwrap_or(d.big_o),
         s: match r.s {
             None => d.s,
             Some(s) if s >= 0 => s as u64,
@@ -62,7 +50,11 @@ pub fn endpoints(raw: &Spanned<RawLogGp>) -> Result<(Endpoints, ReadyOrder), Vec
             ReadyOrder::Program
         }
     };
-    let e = Endpoints::from_seconds(&p).map_err(|m| vec![Problem::new(Some(at), "loggp", m)]);
+    let e = Endpoints::from_seconds(&p).map_err(|bad| {
+        bad.into_iter()
+            .map(|(name, m)| Problem::new(Some(at), format!("loggp.{name}"), m))
+            .collect::<Vec<_>>()
+    });
     match e {
         Ok(e) if found.is_empty() => Ok((e, order)),
         Ok(_) => Err(found),
@@ -80,8 +72,8 @@ fn startup_only(startup: f64) -> Endpoints {
         l: 0,
         o: (startup * crate::program::dag::TICKS_PER_SECOND).round() as u64,
         g: 0,
-        big_g: 0,
-        big_o: 0,
+        big_g: PerByte::default(),
+        big_o: PerByte::default(),
         s: u64::MAX,
     }
 }
@@ -140,14 +132,17 @@ pub fn lowered(
     })
 }
 
-/// A `[program]` with `goal = "file.goal"`: the schedule read from the file, on `[loggp]`
-/// endpoints and/or the links of a `[topology]`.
+/// A `[program]` with `goal = "file.goal"`: the schedule read from the file (relative to `base`,
+/// or the file `given` in its place: a GOAL file named on the command line), on `[loggp]`
+/// endpoints and/or the links of a `[topology]`. A problem of the schedule names its file and
+/// line.
 pub fn goal(
     program: &Spanned<RawProgram>,
     loggp: Option<&Spanned<RawLogGp>>,
     topology: Option<&Spanned<RawTopology>>,
     machine_written: bool,
     base: &Path,
+    given: Option<&Path>,
 ) -> Result<Schedule, Vec<Problem>> {
     let at = program.span().start;
     let p = program.get_ref();
@@ -174,15 +169,27 @@ pub fn goal(
         );
     }
     let file = p.goal.as_deref().unwrap_or_default();
-    let dag = match crate::scenario::goal::read_file(&base.join(file)) {
-        Ok(d) => Some(d),
-        Err(e) => {
-            add("program.goal", e.to_string());
-            None
+    let path = given.map_or_else(|| base.join(file), Path::to_owned);
+    let dag = crate::scenario::goal::read_file(&path)
+        .map_err(|e| {
+            Problem::in_file(
+                e.file,
+                (e.line > 0).then_some(e.line),
+                "program.goal",
+                e.message,
+            )
+        })
+        .and_then(|d| {
+            crate::engine::dag::check_units(&d)
+                .map(|()| d)
+                .map_err(|why| Problem::in_file(path.clone(), None, "program.goal", why))
+        });
+    let dag = match dag {
+        Ok(d) => d,
+        Err(p) => {
+            found.push(p);
+            return Err(found);
         }
-    };
-    let Some(dag) = dag else {
-        return Err(found);
     };
     if let Some(r) = p.ranks
         && r != i64::from(dag.ranks())

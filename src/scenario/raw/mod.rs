@@ -58,6 +58,9 @@ pub struct RawScenario {
     pub shape_problems: usize,
     /// The top-level sections written in the file, including those that could not be read.
     pub written: Vec<String>,
+    /// The GOAL file read in place of `[program] goal` (a file named on the command line,
+    /// whose name may hold any bytes).
+    pub goal_path: Option<std::path::PathBuf>,
 }
 
 impl RawScenario {
