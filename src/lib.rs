@@ -28,7 +28,7 @@
 //!
 //! | layer | modules |
 //! |---|---|
-//! | foundations | [`time`], [`rng`], [`linalg`], [`hash`], [`files`] |
+//! | foundations | [`time`], [`rng`], [`linalg`], [`hash`], [`files`], [`memory`] |
 //! | maths: formulas, laws, estimators | [`analytic`], [`dist`], [`stats`] |
 //! | the two IRs and the interconnect | [`model`] (queueing networks), [`program`] (rank programs), [`topology`] |
 //! | executors and what they measure | [`engine`] (both event loops and the calendar), [`metrics`] |
@@ -227,6 +227,7 @@ pub mod engine;
 pub mod files;
 pub mod hash;
 pub mod linalg;
+pub mod memory;
 pub mod metrics;
 pub mod model;
 pub mod models;

@@ -52,6 +52,21 @@ pub enum PlotError {
     },
 }
 
+/// `svg` with every character XML 1.0 forbids (the control characters but tab, new line and
+/// carriage return, and U+FFFE, U+FFFF), which a name may hold and no escape can write, shown
+/// as U+FFFD: the picture stays well-formed whatever the names.
+pub fn xml_safe(svg: String) -> String {
+    let bad = |c: char| {
+        (c < ' ' && !matches!(c, '\t' | '\n' | '\r')) || matches!(c, '\u{FFFE}' | '\u{FFFF}')
+    };
+    if !svg.contains(bad) {
+        return svg;
+    }
+    svg.chars()
+        .map(|c| if bad(c) { '\u{FFFD}' } else { c })
+        .collect()
+}
+
 /// Draws a picture of [`SIZE`] with `draw` and writes it to `file` as every output is written
 /// ([`crate::files::write_text`]: never over an input of the command, complete or not at all).
 pub fn svg_file(
@@ -60,7 +75,7 @@ pub fn svg_file(
 ) -> Result<(), PlotError> {
     let mut svg = String::new();
     draw(SVGBackend::with_string(&mut svg, SIZE).into_drawing_area())?;
-    crate::files::write_text(file, &svg).map_err(|e| draw_error(file)(e.reason()))
+    crate::files::write_text(file, &xml_safe(svg)).map_err(|e| draw_error(file)(e.reason()))
 }
 
 /// Makes the directory pictures are drawn into: called before anything is simulated, so that

@@ -159,6 +159,10 @@ pub enum RunError {
         /// The station it belongs to.
         station: String,
     },
+    /// A replication would take too many events (see
+    /// [`crate::model::estimates::too_many_events`]): refused before it starts.
+    #[error("refused: {0}")]
+    TooLong(String),
     /// A program run stopped before every rank finished (see [`ProgramFault`]).
     #[error("replication {replication}: {fault}")]
     Program {
@@ -316,8 +320,42 @@ fn schedule(
     };
     let run = crate::engine::dag::DagExecution::new(dag, &s.machine)
         .and_then(|ex| ex.run())
-        .map_err(|e| fail(e.to_string()))?;
+        .map_err(|mut e| {
+            name_sources(s, opt.seed, r, &mut e);
+            fail(e.to_string())
+        })?;
     Ok((crate::metrics::dag::measure(s, &run), run.events))
+}
+
+/// Names the operations a fault of schedule `s` (execution `r` of `seed`) left waiting by where
+/// the user wrote them: a GOAL file's line and label, or a program's operation path.
+fn name_sources(
+    s: &crate::program::schedule::Schedule,
+    seed: u64,
+    r: u64,
+    fault: &mut crate::engine::dag::DagFault,
+) {
+    use crate::program::schedule::Form;
+    let crate::engine::dag::DagFault::Incomplete { stuck, .. } = &*fault else {
+        return;
+    };
+    match &s.form {
+        Form::Dag(_) => {
+            let Some(file) = &s.goal_file else { return };
+            let ops: Vec<(u32, u32)> = stuck.iter().map(|x| (x.rank, x.local)).collect();
+            let mut places = crate::scenario::goal::locate(file, &ops).into_iter();
+            fault.name_sources(|_| places.next().flatten());
+        }
+        Form::Program(p) => {
+            let Ok(origins) = crate::program::lower::origins(p, seed, r) else {
+                return;
+            };
+            fault.name_sources(|x| {
+                let pc = *origins.get(x.op as usize)?;
+                p.paths.get(pc as usize).cloned()
+            });
+        }
+    }
 }
 
 /// One replication of a queueing network: its metrics and events.
@@ -366,7 +404,8 @@ fn clamped(
     classes.chain(stations).find(|(_, n)| *n > 0)
 }
 
-/// Refuses an experiment whose longest run (the pilot or a replication) would outlast the
+/// Refuses an experiment whose longest run (the pilot or a replication) would take more events
+/// than a replication may ([`crate::model::estimates::too_many_events`]), or outlast the
 /// clock, estimated from the routing ([`crate::model::estimates::observation_rate`]); the run
 /// itself still stops with [`RunFault::Horizon`] if the estimate was too low.
 pub fn check_horizon(sc: &Scenario, opt: &Options) -> Result<(), RunError> {
@@ -374,17 +413,21 @@ pub fn check_horizon(sc: &Scenario, opt: &Options) -> Result<(), RunError> {
     let Workload::Network(net) = &sc.workload else {
         return Ok(());
     };
-    let (Some(rate), Some((smallest, station))) = (
-        crate::model::estimates::observation_rate(net),
-        net.smallest_mean_time(),
-    ) else {
-        return Ok(());
-    };
     let warmup = match opt.warmup {
         Warmup::Fixed(n) => n,
         Warmup::Mser5 => opt.length / 2,
     };
     let observations = warmup.saturating_add(opt.length);
+    let too_long = || match crate::model::estimates::too_many_events(net, observations) {
+        Some(why) => Err(RunError::TooLong(why)),
+        None => Ok(()),
+    };
+    let (Some(rate), Some((smallest, station))) = (
+        crate::model::estimates::observation_rate(net),
+        net.smallest_mean_time(),
+    ) else {
+        return too_long();
+    };
     let estimate = observations as f64 / rate;
     let horizon = net.clock.horizon();
     // margin: a run lasts longer than its mean length by chance, and the rate is an estimate
@@ -398,7 +441,7 @@ pub fn check_horizon(sc: &Scenario, opt: &Options) -> Result<(), RunError> {
             station: station.to_owned(),
         });
     }
-    Ok(())
+    too_long()
 }
 
 /// Settles the warm-up: fixed, or MSER-5 over a pilot replication (its own streams, index

@@ -26,6 +26,22 @@ use crate::program::Category;
 /// a link's occupancy): about 50 MB of memory while it is recorded and 100 MB of JSON.
 pub const DEFAULT_LIMIT: u64 = 1_000_000;
 
+/// The events a trace holds before any span: the names and order of its processes and of
+/// every rank's track (counted against the limit, so that the limit bounds the file).
+pub fn track_events(ranks: u32) -> u64 {
+    2 * u64::from(ranks) + 4
+}
+
+/// The most bytes a trace of `events` events may take: [`EVENT_BYTES`] an event on average,
+/// and room for its header and the run's description. A longer one (names of thousands of
+/// characters) is refused rather than written.
+pub fn most_trace_bytes(events: u64) -> u64 {
+    events.saturating_mul(EVENT_BYTES).saturating_add(64 << 10)
+}
+
+/// The bytes of JSON a trace may take per event, on average (an event takes about 100).
+pub const EVENT_BYTES: u64 = 256;
+
 /// The most ranks a Gantt chart draws (one row each).
 pub const MAX_GANTT_RANKS: u32 = 256;
 
@@ -48,8 +64,18 @@ pub const RANK_TIME: &str = "rank_time";
 pub const PHASE: &str = "phase";
 
 /// Writes `timeline` as a Trace Event Format JSON object (`traceEvents`, `displayTimeUnit`,
-/// `otherData`), one event a line. The same timeline gives the same bytes.
-pub fn write_trace(mut w: impl Write, timeline: &Timeline, about: &About) -> io::Result<()> {
+/// `otherData`), one event a line. The same timeline gives the same bytes. Fails, having
+/// written part of it, when it would pass `most_bytes`.
+pub fn write_trace(
+    w: impl Write,
+    timeline: &Timeline,
+    about: &About,
+    most_bytes: u64,
+) -> io::Result<()> {
+    let mut w = Bounded {
+        inner: w,
+        left: most_bytes,
+    };
     // microseconds to 12 significant digits (1e-6 s is not exact in binary: 67.736, not
     // 67.73600000001268), far finer than the clock's resolution relative to the run
     let us = |t: f64| round12(t * 1e6);
@@ -144,6 +170,29 @@ pub fn write_trace(mut w: impl Write, timeline: &Timeline, about: &About) -> io:
     serde_json::to_writer(&mut w, &other)?;
     w.write_all(b"}\n")?;
     w.flush()
+}
+
+/// A writer that fails past a number of bytes.
+struct Bounded<W> {
+    inner: W,
+    left: u64,
+}
+
+impl<W: Write> Write for Bounded<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if buf.len() as u64 > self.left {
+            return Err(io::Error::other(format!(
+                "the trace would pass its bound of {EVENT_BYTES} bytes an event (names of thousands of characters?): shorten the scenario's phase names or lower --timeline-limit"
+            )));
+        }
+        let n = self.inner.write(buf)?;
+        self.left -= n as u64;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
+    }
 }
 
 /// `v` rounded to 12 significant digits.
@@ -334,5 +383,5 @@ pub fn gantt_svg(timeline: &Timeline, about: &About) -> Result<String, GanttErro
         axis_y + 40.0
     );
     svg.push_str("</svg>\n");
-    Ok(svg)
+    Ok(crate::plot::xml_safe(svg))
 }

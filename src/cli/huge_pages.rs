@@ -8,7 +8,10 @@
 //! glibc (2.35 and later) asks for its whole heap when the tunable `glibc.malloc.hugetlb=1` is
 //! set; glibc reads its tunables only when a process starts. So, on such a system, parsim runs
 //! itself again once, at the start, with the tunable added to `GLIBC_TUNABLES` and
-//! `PARSIM_HUGE_PAGES=on` (which stops a second re-execution). Results do not depend on it;
+//! `PARSIM_HUGE_PAGES=on` (which stops a second re-execution), the user's own `GLIBC_TUNABLES`
+//! kept aside in `PARSIM_USER_GLIBC_TUNABLES`; a process parsim starts (`slurm --submit`, and
+//! through it every job) gets the environment as the user had it ([`user_environment`]), so
+//! the jobs' parsim re-executes itself as the first did. Results do not depend on it;
 //! speed does (the performance guide has the figures). `PARSIM_HUGE_PAGES` set to anything
 //! beforehand (`off`) keeps the pages as they are. With `[always]` or `[never]`, another C
 //! library, or any failure to re-execute, parsim simply runs on.
@@ -17,6 +20,12 @@ use std::ffi::{OsStr, OsString};
 
 /// The variable that turns the re-execution off (any value) and marks a re-executed process.
 const SWITCH: &str = "PARSIM_HUGE_PAGES";
+
+/// The value the re-execution gives [`SWITCH`].
+const REEXECUTED: &str = "on";
+
+/// Where the re-execution keeps the user's `GLIBC_TUNABLES` (absent when the user had none).
+const USER_TUNABLES: &str = "PARSIM_USER_GLIBC_TUNABLES";
 
 /// glibc's variable of tunables, `name=value` pairs separated by `:`.
 const TUNABLES: &str = "GLIBC_TUNABLES";
@@ -51,11 +60,29 @@ pub fn reexec() {
         command.arg0(name);
     }
     // `exec` replaces this process and returns only on failure: then run on as we are
+    if let Some(user) = existing {
+        command.env(USER_TUNABLES, user);
+    }
     let _ = command
         .args(args)
         .env(TUNABLES, tunables)
-        .env(SWITCH, "on")
+        .env(SWITCH, REEXECUTED)
         .exec();
+}
+
+/// Gives `command` the environment the user started parsim with: without what the
+/// re-execution added (its switch, and the tunable in `GLIBC_TUNABLES`, which gets the user's
+/// own value back), so that a parsim it starts decides for itself.
+pub fn user_environment(command: &mut std::process::Command) {
+    if std::env::var_os(SWITCH).as_deref() != Some(OsStr::new(REEXECUTED)) {
+        return;
+    }
+    command.env_remove(SWITCH);
+    match std::env::var_os(USER_TUNABLES) {
+        Some(user) => command.env(TUNABLES, user),
+        None => command.env_remove(TUNABLES),
+    };
+    command.env_remove(USER_TUNABLES);
 }
 
 /// Elsewhere there is nothing to do.

@@ -13,7 +13,8 @@ pub struct MetricsArgs {
     /// Scenario files (TOML).
     #[arg(required = true)]
     files: Vec<PathBuf>,
-    /// Print the names only, one per line (for scripts).
+    /// Print the names only, one per line (for scripts); the per-link ones as their pattern,
+    /// `link.<name>.utilisation`, whose `<name>` a run's links fill in.
     #[arg(long)]
     names: bool,
 }
@@ -29,18 +30,30 @@ pub fn run(args: &MetricsArgs) -> anyhow::Result<ExitCode> {
             writeln!(out, "# {}", sc.path.display())?;
         }
         let names = sc.metric_names();
+        let per_link = sc.per_link_metrics();
         if args.names {
-            for name in &names {
+            for name in names.iter().chain(&per_link) {
                 writeln!(out, "{name}")?;
             }
             continue;
         }
-        let width = names.iter().map(String::len).max().unwrap_or(0);
-        for name in &names {
+        let width = names
+            .iter()
+            .chain(&per_link)
+            .map(String::len)
+            .max()
+            .unwrap_or(0);
+        for name in names.iter().chain(&per_link) {
             match sc.describe_metric(name) {
                 Some(e) => writeln!(out, "{name:width$}  {:<8}  {}", e.unit, e.meaning)?,
                 None => writeln!(out, "{name}")?,
             }
+        }
+        if !per_link.is_empty() {
+            writeln!(
+                out,
+                "(link.<name>.*: one of each per link a message crosses, named as `parsim route` names it, e.g. link.0_0+x.utilisation)"
+            )?;
         }
     }
     Ok(ExitCode::SUCCESS)

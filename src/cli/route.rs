@@ -8,12 +8,15 @@ use std::process::ExitCode;
 use clap::Args;
 
 use parsim::analytic::MessageCost;
-use parsim::program::Switching;
+use parsim::program::schedule::Form;
+use parsim::program::{Interconnect, Switching};
+use parsim::scenario::{Scenario, Workload, goal_flags};
 
 /// Options of `parsim route`.
 #[derive(Debug, Args)]
 pub struct RouteArgs {
-    /// A program scenario (TOML with [program] and [topology]).
+    /// A program scenario (TOML with [program] and [topology]), or a GOAL file with
+    /// --topology.
     file: PathBuf,
     /// Source rank.
     #[arg(long)]
@@ -21,41 +24,107 @@ pub struct RouteArgs {
     /// Destination rank.
     #[arg(long)]
     to: u32,
-    /// Also print the idle-network cost of a message of this many bytes.
+    /// Also print the idle-network cost of a message of this many bytes (a whole number, at
+    /// most 2^53).
     #[arg(long)]
     bytes: Option<f64>,
+    /// GOAL files: the links between the ranks, as the keys of `[topology]` (as for `run`).
+    #[arg(long, value_name = "KEY=VALUE,...", value_parser = goal_flags::keys_flag)]
+    topology: Option<String>,
+    /// GOAL files: ranks per node of the topology (default 1).
+    #[arg(long, value_name = "N")]
+    ranks_per_node: Option<u32>,
+}
+
+/// The interconnect a scenario's messages cross, its ranks, and its ranks per node.
+fn links_of(sc: &Scenario) -> anyhow::Result<(&Interconnect, u32, u32)> {
+    let file = sc.path.display();
+    match &sc.workload {
+        Workload::Program(p) => Ok((&p.network, p.ranks, p.ranks_per_node)),
+        Workload::Schedule(s) => {
+            let Some(links) = &s.machine.links else {
+                let how = if matches!(s.form, Form::Dag(_)) {
+                    "give the links with --topology (e.g. --topology 'kind=\"torus\",dims=[4,4],bandwidth=1e10,latency=1e-7')"
+                } else {
+                    "give it a [topology]"
+                };
+                anyhow::bail!(
+                    "{file} runs on LogGP endpoints alone, whose messages cross no links: {how}"
+                );
+            };
+            Ok((&links.interconnect, s.ranks(), links.ranks_per_node))
+        }
+        Workload::Network(_) => anyhow::bail!(
+            "{file} is a queueing network (routed classes), not a rank program: it has no ranks and no topology"
+        ),
+    }
+}
+
+/// A number as written when it is a whole one of at most 15 digits, else in scientific form.
+fn whole(v: f64) -> String {
+    if !v.is_finite() || (v.fract() == 0.0 && v.abs() < 1e15) {
+        format!("{v}")
+    } else {
+        parsim::report::num(v)
+    }
 }
 
 /// Prints the links a message crosses from one rank to another.
 pub fn run(args: &RouteArgs) -> anyhow::Result<ExitCode> {
-    let scenarios = super::run::load_all(std::slice::from_ref(&args.file), &[])?;
-    let sc = &scenarios[0];
-    let Some(prog) = sc.program() else {
-        anyhow::bail!(
-            "{} is a queueing network, not a program: it has no topology",
-            sc.path.display()
-        );
+    let machine = goal_flags::GoalMachine {
+        loggp: None,
+        topology: args.topology.clone(),
+        ranks_per_node: args.ranks_per_node,
     };
+    let scenarios = super::run::load_all_with(std::slice::from_ref(&args.file), &[], &machine)?;
+    let sc = &scenarios[0];
+    let (net, ranks, per_node) = links_of(sc)?;
     for (flag, r) in [("--from", args.from), ("--to", args.to)] {
         anyhow::ensure!(
-            r < prog.ranks,
-            "{flag} {r}: the program has {} ranks, 0 to {}",
-            prog.ranks,
-            prog.ranks - 1
+            r < ranks,
+            "{flag} {r}: the program has {ranks} ranks, 0 to {}",
+            ranks - 1
         );
     }
     // every option is checked before anything is printed
-    if let Some(bytes) = args.bytes {
-        anyhow::ensure!(
-            bytes.is_finite() && bytes >= 0.0,
-            "--bytes {bytes}: a message size must be a finite number of bytes >= 0"
-        );
-    }
-    let net = &prog.network;
-    let (src, dst) = (prog.node_of(args.from), prog.node_of(args.to));
+    let cost = match args.bytes {
+        None => None,
+        Some(bytes) => {
+            anyhow::ensure!(
+                bytes.is_finite() && bytes >= 0.0 && bytes.fract() == 0.0 && bytes <= 2f64.powi(53),
+                "--bytes {}: a message's size is a whole number of bytes from 0 to 2^53",
+                whole(bytes)
+            );
+            let (src, dst) = (args.from / per_node, args.to / per_node);
+            let cost = MessageCost {
+                startup: net.startup,
+                per_hop: net.latency,
+                per_byte: 1.0 / net.bandwidth,
+            };
+            let l = net.topology.route(src, dst).len() as u32;
+            let (name, t) = match net.switching {
+                Switching::StoreAndForward => (
+                    "store-and-forward t_s + (m t_w + t_h) l",
+                    cost.store_and_forward(bytes, l)?,
+                ),
+                Switching::CutThrough => (
+                    "cut-through t_s + l t_h + m t_w",
+                    cost.cut_through(bytes, l)?,
+                ),
+            };
+            anyhow::ensure!(
+                t.is_finite(),
+                "--bytes {}: the cost of the message passes the largest number parsim holds (about 1.8e308 time units): the bandwidth is too small for it",
+                whole(bytes)
+            );
+            Some((bytes, name, t))
+        }
+    };
+    let (src, dst) = (args.from / per_node, args.to / per_node);
     let route = net.topology.route(src, dst);
+    let mut out = parsim::files::stdout();
     writeln!(
-        parsim::files::stdout(),
+        out,
         "{}: rank {} (node {src}) to rank {} (node {dst}): {} links",
         net.topology.shape(),
         args.from,
@@ -65,32 +134,16 @@ pub fn run(args: &RouteArgs) -> anyhow::Result<ExitCode> {
     for (k, hop) in route.iter().enumerate() {
         let capacity = net.topology.capacity(hop.link);
         writeln!(
-            parsim::files::stdout(),
+            out,
             "  {:>3}  {:<16}  bandwidth {}",
             k + 1,
             net.topology.link_name(hop.link),
-            net.bandwidth * capacity
+            whole(net.bandwidth * capacity)
         )?;
     }
-    if let Some(bytes) = args.bytes {
-        let cost = MessageCost {
-            startup: net.startup,
-            per_hop: net.latency,
-            per_byte: 1.0 / net.bandwidth,
-        };
-        let l = route.len() as u32;
-        let (name, t) = match net.switching {
-            Switching::StoreAndForward => (
-                "store-and-forward t_s + (m t_w + t_h) l",
-                cost.store_and_forward(bytes, l)?,
-            ),
-            Switching::CutThrough => (
-                "cut-through t_s + l t_h + m t_w",
-                cost.cut_through(bytes, l)?,
-            ),
-        };
+    if let Some((bytes, name, t)) = cost {
         writeln!(
-            parsim::files::stdout(),
+            out,
             "idle-network cost of {bytes} bytes ({name}): {}",
             parsim::report::num(t)
         )?;

@@ -104,9 +104,10 @@ pub struct RunArgs {
     /// coloured by category, phase starts and ends marked, a time axis.
     #[arg(long, value_name = "FILE", conflicts_with_all = ["shard", "out"])]
     timeline_svg: Option<PathBuf>,
-    /// The most events (spans, phase spans, changes of a link's occupancy) a timeline may hold:
-    /// a run that would pass it is stopped and refused (exit 2), so that memory stays bounded
-    /// (about 50 bytes an event while recording, 100 bytes of JSON).
+    /// The most events (the names of the trace's tracks, two per rank, then spans, phase spans
+    /// and changes of a link's occupancy) a timeline may hold: a run that would pass it is
+    /// stopped and refused (exit 2), so that memory and the file stay bounded (about 50 bytes
+    /// an event while recording; about 100 bytes of JSON, refused past 256 on average).
     #[arg(long, value_name = "EVENTS", default_value_t = parsim::timeline::DEFAULT_LIMIT,
           value_parser = clap::value_parser!(u64).range(1..))]
     timeline_limit: u64,
@@ -382,11 +383,30 @@ fn write_timeline(args: &RunArgs, sc: &Scenario) -> anyhow::Result<()> {
         seed: keyed_seed(args.master_seed(sc), &args.set),
         replication: 0,
     };
+    // the trace's names of tracks count against the limit, so that it bounds the file
+    let tracks = if args.timeline.is_some() {
+        timeline::track_events(prog.ranks)
+    } else {
+        0
+    };
+    if tracks >= args.timeline_limit {
+        anyhow::bail!(
+            "{}: --timeline refused: the trace names each rank's track, {tracks} events for {} ranks before any span, and --timeline-limit is {}: record fewer ranks (--set program.ranks=N) or raise --timeline-limit",
+            sc.path.display(),
+            prog.ranks,
+            args.timeline_limit
+        );
+    }
     let (_, recorded) = parsim::engine::program::Execution::new(prog, about.seed, 0)
-        .run_with_timeline(args.timeline_limit)
+        .run_with_timeline(args.timeline_limit - tracks)
         .map_err(|e| match e {
-            TimelineError::TooLarge { .. } => anyhow::anyhow!(
-                "{}: --timeline refused: {e}. Record a smaller run (fewer ranks or iterations: --set program.ranks=N, a smaller repeat count) or raise --timeline-limit (now {}; memory grows by about 50 bytes an event)",
+            TimelineError::TooLarge {
+                time,
+                finished,
+                ranks,
+                ..
+            } => anyhow::anyhow!(
+                "{}: --timeline refused: the timeline would hold more than {} events ({tracks} names of tracks, then spans, phase spans and link changes): the run was stopped at time {time:.6e} with {finished} of {ranks} ranks finished. Record a smaller run (fewer ranks or iterations: --set program.ranks=N, a smaller repeat count) or raise --timeline-limit (memory grows by about 50 bytes an event)",
                 sc.path.display(),
                 args.timeline_limit
             ),
@@ -394,7 +414,8 @@ fn write_timeline(args: &RunArgs, sc: &Scenario) -> anyhow::Result<()> {
         })?;
     if let Some(path) = &args.timeline {
         let mut out = parsim::files::Output::create(path)?;
-        timeline::write_trace(&mut out, &recorded, &about)
+        let most = timeline::most_trace_bytes(args.timeline_limit);
+        timeline::write_trace(&mut out, &recorded, &about, most)
             .map_err(|e| parsim::files::FileError::writing(path, e))?;
         out.commit()?;
         eprintln!(

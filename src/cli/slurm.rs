@@ -163,7 +163,10 @@ pub fn run(args: &SlurmArgs) -> anyhow::Result<ExitCode> {
         );
         return Ok(ExitCode::SUCCESS);
     }
-    let status = std::process::Command::new("bash")
+    let mut bash = std::process::Command::new("bash");
+    // the jobs get the user's environment, not what parsim's re-execution added
+    super::huge_pages::user_environment(&mut bash);
+    let status = bash
         .arg(&submit)
         .status()
         .with_context(|| format!("running {}", submit.display()))?;

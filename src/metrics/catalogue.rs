@@ -79,7 +79,7 @@ pub const CORE: &[Entry] = &[
     entry(
         "class.<c>.response",
         Unit::Time,
-        "open class: arrival to exit; closed class: the cycle without the time at its reference station (N/X - Z, Z the simulated mean time per visit there)",
+        "open class: arrival to exit; closed class: the cycle without the time at its reference station, measured from leaving it to coming back",
     ),
     entry(
         "class.<c>.cycle",

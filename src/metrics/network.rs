@@ -14,8 +14,9 @@
 //! - `station.<s>.visits` and `station.<s>.residence` (visits per job or cycle of the class
 //!   that visits the station, and `V R`, the time a job or cycle spends there), or
 //!   `station.<s>.<c>.visits|residence` where several classes visit;
-//! - `class.<c>.response` for a closed class too: `N / X - Z`, the cycle without the time `Z`
-//!   at its reference (think) station;
+//! - `class.<c>.response` for a closed class too: the mean, over its cycles, of the part of the
+//!   cycle after the job left its reference (think) station (the cycle without the time `Z`
+//!   there, measured cycle by cycle: never negative);
 //! - `path.<p>.response` for each `[[path]]`: the sum of its stations' `station.<s>.response`.
 //!
 //! Every value is computed per replication, so intervals come from replication values.
@@ -120,17 +121,8 @@ pub fn measure(net: &Network, rec: &Recorder, run: &RunSummary) -> Vec<(String, 
         for (label, value) in r.percentiles.reported() {
             out.push((format!("class.{}.{label}", class.name), value));
         }
-        if let ClassKind::Closed {
-            population,
-            reference,
-        } = class.kind
-        {
-            let think = station_class_response(net, rec, reference.0 as usize, c);
-            let cycles = r.response.count() as f64 / span;
-            out.push((
-                format!("class.{}.response", class.name),
-                f64::from(population) / cycles - think,
-            ));
+        if matches!(class.kind, ClassKind::Closed { .. }) {
+            out.push((format!("class.{}.response", class.name), r.outside.mean()));
         }
     }
     for (s, st) in net.stations.iter().enumerate() {
@@ -215,16 +207,4 @@ pub fn measure(net: &Network, rec: &Recorder, run: &RunSummary) -> Vec<(String, 
         out.push((format!("path.{}.response", path.name), total));
     }
     out
-}
-
-/// Mean time per visit of class `c` at station `s` (the station's own figure when the network
-/// has one class: the engine keeps per-class records only with several).
-fn station_class_response(net: &Network, rec: &Recorder, s: usize, c: usize) -> f64 {
-    if net.classes.len() > 1 {
-        rec.station_classes[c * net.stations.len() + s]
-            .response
-            .mean()
-    } else {
-        rec.stations[s].response.mean()
-    }
 }

@@ -19,8 +19,20 @@
 use crate::engine::program::ProgramRun;
 use crate::program::{Category, Program};
 
+/// The patterns of the per-link metrics a run reports, one set per link a message crosses
+/// (`link.<name>.utilisation`, ...; the names depend on the links the run uses): none when the
+/// program reports no rank and link individually or crosses no link.
+pub fn per_link(prog: &Program) -> Vec<String> {
+    if !(prog.report_each && prog.crosses_links()) {
+        return Vec::new();
+    }
+    ["utilisation", "messages", "delay", "p99"]
+        .map(|m| format!("link.<name>.{m}"))
+        .to_vec()
+}
+
 /// The metric names known before running: all of them but the per-link ones, which depend on
-/// the links the run uses.
+/// the links the run uses ([`per_link`]).
 pub fn names(prog: &Program) -> Vec<String> {
     let mut out = vec!["program.makespan".to_owned()];
     for ph in &prog.phases {

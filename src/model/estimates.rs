@@ -79,6 +79,46 @@ pub fn events_per_observation(net: &Network) -> f64 {
         .fold(1.0, f64::max)
 }
 
+/// The most events one replication may be expected to take (`2^36`, about an hour at the
+/// queueing engine's speed): a longer one is refused before it starts ([`too_many_events`]).
+pub const MAX_REPLICATION_EVENTS: f64 = 68_719_476_736.0;
+
+/// Why a replication of `observations` observations of `net` would take too long, if it
+/// would: even the class whose observations cost the fewest events (one per visit to a
+/// serving station, one per open arrival) would make it take more than
+/// [`MAX_REPLICATION_EVENTS`] (a routing that keeps jobs circulating: a return with
+/// probability 0.999999999999 is 10^12 visits per job).
+pub fn too_many_events(net: &Network, observations: u64) -> Option<String> {
+    let v = visits_per_observation(net)?;
+    let (class, least) = v
+        .iter()
+        .enumerate()
+        .map(|(c, row)| {
+            let visits: f64 = net
+                .stations
+                .iter()
+                .zip(row)
+                .filter(|(s, _)| s.kind.service().is_some())
+                .map(|(_, x)| x)
+                .sum();
+            (c, 1.0 + visits)
+        })
+        .filter(|(_, e)| e.is_finite())
+        .min_by(|a, b| a.1.total_cmp(&b.1))?;
+    let events = least * observations as f64;
+    (events > MAX_REPLICATION_EVENTS).then(|| {
+        format!(
+            "a replication of {observations} observations would take about {events:.3e} events ({least:.3e} per observation: the routing brings each job of class {:?} to a serving station {:.3e} times per {}), beyond the {MAX_REPLICATION_EVENTS:.3e} (2^36, about an hour) a replication may take: lower the routing probability that keeps jobs circulating, or run.length",
+            net.classes[class].name,
+            least - 1.0,
+            match net.classes[class].kind {
+                ClassKind::Open => "job",
+                ClassKind::Closed { .. } => "cycle",
+            }
+        )
+    })
+}
+
 /// About how many observations the run makes per time unit: the open classes' arrival rates,
 /// plus for each closed class the throughput `N / (N D + Z)` it would have if each of its jobs
 /// found all the others ahead of it at every queue (`D` its demand at queues, `Z` at delays), a

@@ -49,6 +49,41 @@ pub fn operations_beyond_limit(what: &str, operations: f64, fix: &str) -> Option
 /// work whose size is only known while the program runs.
 pub const MAX_EVENTS: u64 = 1 << 34;
 
+/// The operations a lowering to a dependency graph ([`super::lower`]) makes, about (collectives
+/// by their steps, two operations each), loops unrolled, counted before it is built, and the
+/// instruction of the outermost loop that multiplies them (the count to reduce), if any. Loops
+/// whose counts read loop counters count once (the lowering bounds them as it goes).
+pub fn graph_operations(prog: &Program) -> (f64, Option<usize>) {
+    let mut loops: Vec<(usize, f64)> = Vec::new();
+    let mut operations = 0.0_f64;
+    let mut outermost = None;
+    for (i, instr) in prog.code.iter().enumerate() {
+        let weight = match instr {
+            Instr::Loop { times, .. } => {
+                let n = largest(prog, times).map_or(1.0, |n| n.max(0) as f64);
+                loops.push((i, n));
+                continue;
+            }
+            Instr::Next { .. } => {
+                loops.pop();
+                continue;
+            }
+            Instr::Compute(_) | Instr::Send { .. } | Instr::Recv { .. } | Instr::Io { .. } => 1.0,
+            Instr::SendRecv { .. } => 2.0,
+            Instr::Collective(c) => {
+                2.0 * collective_steps(prog, c.kind, c.algorithm, c.segments) + 1.0
+            }
+            Instr::When { .. } | Instr::PhaseStart(_) | Instr::PhaseEnd(_) => 0.0,
+        };
+        let multiplicity: f64 = loops.iter().map(|(_, n)| n).product();
+        if multiplicity > 1.0 && outermost.is_none() {
+            outermost = loops.iter().find(|(_, n)| *n > 1.0).map(|(l, _)| *l);
+        }
+        operations += multiplicity * f64::from(prog.ranks) * weight;
+    }
+    (operations, outermost)
+}
+
 /// A count or a duration beyond its bound, at an instruction.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Excess {

@@ -446,6 +446,8 @@ pub struct DagBuilder {
     pending: Vec<(u32, u32)>,
     /// Scratch: per local operation, its count of dependents, then its next edge slot.
     slots: Vec<u32>,
+    /// The most operations it takes ([`MAX_OPS`] unless [`DagBuilder::limit`] says fewer).
+    limit: u64,
 }
 
 impl DagBuilder {
@@ -473,7 +475,13 @@ impl DagBuilder {
             open: None,
             pending: Vec::new(),
             slots: Vec::new(),
+            limit: MAX_OPS,
         })
+    }
+
+    /// Refuses operations beyond `ops` in all (at most [`MAX_OPS`]).
+    pub fn limit(&mut self, ops: u64) {
+        self.limit = ops.min(MAX_OPS);
     }
 
     /// Reserves room for about `ops` more operations.
@@ -505,6 +513,16 @@ impl DagBuilder {
         Ok(r)
     }
 
+    /// Operations so far, of every rank.
+    pub fn len(&self) -> usize {
+        self.dag.ops.len()
+    }
+
+    /// True before the first operation.
+    pub fn is_empty(&self) -> bool {
+        self.dag.ops.is_empty()
+    }
+
     /// Operations of the open rank so far.
     pub fn rank_len(&self) -> u32 {
         self.dag.ops.len() as u32 - self.open.unwrap_or(self.dag.ops.len() as u32)
@@ -520,9 +538,10 @@ impl DagBuilder {
         nic: u8,
     ) -> Result<u32, DagError> {
         let start = self.open.expect("an operation belongs to an open rank");
-        if self.dag.ops.len() as u64 >= MAX_OPS {
+        if self.dag.ops.len() as u64 >= self.limit {
             return Err(DagError(format!(
-                "the schedule has more than {MAX_OPS} operations"
+                "the schedule has more than {} operations, the most that fit (at most 2^30, and the machine's memory)",
+                self.limit
             )));
         }
         self.dag.cpus = self.dag.cpus.max(u16::from(cpu) + 1);

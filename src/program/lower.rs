@@ -31,7 +31,7 @@
 
 use super::collective::{Algorithm, Collective, Step};
 use super::control::{COLLECTIVE_TAG, Control};
-use super::dag::{Dag, DagBuilder, Dependency, TICKS_PER_SECOND};
+use super::dag::{Dag, DagBuilder, Dependency, MAX_OPS, TICKS_PER_SECOND};
 use super::{CollectiveOp, Instr, MAX_INSTANT_OPS, Program, Size, Work};
 use crate::dist::{Dist, Law};
 use crate::rng::{StreamRng, stream};
@@ -84,9 +84,33 @@ pub fn deterministic(prog: &Program) -> bool {
     })
 }
 
-/// Why a program cannot be lowered at all (before any rank is), if it cannot: an ideal barrier
-/// or disk I/O.
+/// What one operation of a lowered graph takes in memory, about: its record, its share of the
+/// edges and counters, and the executor's state.
+const BYTES_PER_OPERATION: f64 = 32.0;
+
+/// The most operations a lowering builds: [`MAX_OPS`], and what fits the machine's memory
+/// ([`crate::memory::physical`]) at [`BYTES_PER_OPERATION`] each.
+fn most_operations() -> u64 {
+    let memory =
+        crate::memory::physical().map_or(u64::MAX, |m| (m as f64 / BYTES_PER_OPERATION) as u64);
+    MAX_OPS.min(memory)
+}
+
+/// Why a program cannot be lowered at all (before any rank is), if it cannot: an ideal barrier,
+/// disk I/O, or more operations, loops unrolled, than fit (at most [`MAX_OPS`], and the machine's memory at 32 bytes each; estimated by
+/// [`super::budget::graph_operations`] before anything is built).
 pub fn refusal(prog: &Program) -> Option<LowerError> {
+    let (operations, outermost) = super::budget::graph_operations(prog);
+    let most = most_operations();
+    if operations > most as f64 {
+        return Some(LowerError {
+            path: outermost.map_or_else(String::new, |i| format!("{}.times", prog.paths[i])),
+            message: format!(
+                "a program run as a dependency graph (with [loggp], labels, or written by parsim goal) has its loops unrolled and its collectives expanded: this one would make about {operations:.3e} operations ({} at {BYTES_PER_OPERATION} bytes each), beyond the {most} that fit (at most 2^30, and this machine's memory); reduce the iterations or the ranks, or leave out [loggp] to run it as a rank program, which keeps loops as loops",
+                crate::memory::show(operations * BYTES_PER_OPERATION)
+            ),
+        });
+    }
     prog.code.iter().enumerate().find_map(|(pc, i)| {
         let message = match i {
             Instr::Collective(op)
@@ -107,6 +131,25 @@ pub fn refusal(prog: &Program) -> Option<LowerError> {
 /// The program as a dependency graph, for execution `replication` of `seed` (the streams of
 /// its random times and sizes).
 pub fn lower(prog: &Program, seed: u64, replication: u64) -> Result<Dag, LowerError> {
+    build(prog, seed, replication, None)
+}
+
+/// For every operation of [`lower`]'s graph (by its global index), the instruction of
+/// [`Program::code`] it comes from: how a fault of the graph names the operations the user
+/// wrote ([`Program::paths`]). Lowers again, so only for what went wrong.
+pub fn origins(prog: &Program, seed: u64, replication: u64) -> Result<Vec<u32>, LowerError> {
+    let mut origins = Vec::new();
+    build(prog, seed, replication, Some(&mut origins))?;
+    Ok(origins)
+}
+
+/// [`lower`], noting each operation's instruction in `origins` if given.
+fn build(
+    prog: &Program,
+    seed: u64,
+    replication: u64,
+    mut origins: Option<&mut Vec<u32>>,
+) -> Result<Dag, LowerError> {
     if let Some(e) = refusal(prog) {
         return Err(e);
     }
@@ -115,6 +158,8 @@ pub fn lower(prog: &Program, seed: u64, replication: u64) -> Result<Dag, LowerEr
         message,
     };
     let mut b = DagBuilder::new(prog.ranks).map_err(|e| plain(e.0))?;
+    // loops whose counts read loop counters were counted once: bounded as they unroll
+    b.limit(most_operations());
     let mut ctl = Control::new(prog);
     let labels = prog.marks.as_ref().map_or(0, |m| m.labels.len());
     let mut rank = Rank {
@@ -129,7 +174,15 @@ pub fn lower(prog: &Program, seed: u64, replication: u64) -> Result<Dag, LowerEr
         let mut rng = stream(seed, replication, u64::from(r));
         rank.prev.clear();
         rank.latest.iter_mut().for_each(|l| *l = None);
-        lower_rank(prog, &mut ctl, &mut b, &mut rank, &mut rng, r)?;
+        lower_rank(
+            prog,
+            &mut ctl,
+            &mut b,
+            &mut rank,
+            &mut rng,
+            r,
+            origins.as_deref_mut(),
+        )?;
         b.end_rank().map_err(|e| plain(e.0))?;
     }
     let mut dag = b.finish().map_err(|e| plain(e.0))?;
@@ -214,6 +267,7 @@ fn lower_rank(
     rank: &mut Rank,
     rng: &mut StreamRng,
     r: u32,
+    mut origins: Option<&mut Vec<u32>>,
 ) -> Result<(), LowerError> {
     let mut pc: u32 = 0;
     let mut budget = MAX_INSTANT_OPS;
@@ -365,6 +419,9 @@ fn lower_rank(
         if let Some(l) = mark.label {
             let exit = rank.prev.iter().map(|&(op, _)| op).collect();
             rank.latest[l as usize] = Some((rank.entry.clone(), exit));
+        }
+        if let Some(o) = origins.as_deref_mut() {
+            o.resize(o.len().max(b.len()), pc);
         }
         pc += 1;
     }

@@ -218,6 +218,9 @@ pub struct Schedule {
     pub machine: Machine,
     /// Report each rank's figures individually.
     pub report_each: bool,
+    /// The GOAL file the graph was read from, if it was: a fault names the statements the
+    /// user wrote by its lines.
+    pub goal_file: Option<std::path::PathBuf>,
 }
 
 impl Schedule {

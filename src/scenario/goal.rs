@@ -84,7 +84,53 @@ pub fn read_file(path: &Path) -> Result<Dag, GoalError> {
 pub const MAX_LINE: usize = 64 << 10;
 
 /// Reads GOAL text from `input`; `path` names it in errors.
-pub fn read(mut input: impl BufRead, path: &Path) -> Result<Dag, GoalError> {
+pub fn read(input: impl BufRead, path: &Path) -> Result<Dag, GoalError> {
+    read_watching(input, path, Vec::new()).0
+}
+
+/// Where operations of the GOAL file at `path` were written: for each of `ops`, a rank and the
+/// operation's index among that rank's, its line and its label (`x.goal:4, l2`), where the file
+/// (read again) still has it. For messages about a schedule that did not complete.
+pub fn locate(path: &Path, ops: &[(u32, u32)]) -> Vec<Option<String>> {
+    let Ok(stream) = crate::files::open_stream(path, Limit::Goal, 1 << 20) else {
+        return vec![None; ops.len()];
+    };
+    let watch = ops
+        .iter()
+        .map(|&op| Watched {
+            op,
+            line: 0,
+            label: None,
+        })
+        .collect();
+    read_watching(stream, path, watch)
+        .1
+        .into_iter()
+        .map(|w| {
+            (w.line > 0).then(|| {
+                let label = w.label.map_or_else(String::new, |l| format!(", {l}"));
+                format!("{}:{}{label}", path.display(), w.line)
+            })
+        })
+        .collect()
+}
+
+/// An operation whose line and label a reading notes ([`locate`]).
+#[derive(Debug)]
+struct Watched {
+    /// Its rank and index among the rank's operations.
+    op: (u32, u32),
+    /// Its line (0 until read).
+    line: usize,
+    label: Option<String>,
+}
+
+/// [`read`], noting where the operations of `watch` are.
+fn read_watching(
+    mut input: impl BufRead,
+    path: &Path,
+    watch: Vec<Watched>,
+) -> (Result<Dag, GoalError>, Vec<Watched>) {
     let mut p = Parser {
         builder: None,
         labels: Labels::default(),
@@ -94,61 +140,71 @@ pub fn read(mut input: impl BufRead, path: &Path) -> Result<Dag, GoalError> {
         awaiting_brace: false,
         in_comment: false,
         line: 0,
+        watch,
     };
-    // a line cut by the end of the reader's buffer, gathered here
-    let mut partial = Vec::new();
-    let fail = |line: usize, message: String| GoalError {
-        file: path.to_owned(),
-        line,
-        message,
-    };
-    loop {
-        let chunk = input.fill_buf().map_err(|e| {
-            // a stream's own error names the file already: give its reason alone
-            let why = match e
-                .get_ref()
-                .and_then(|i| i.downcast_ref::<crate::files::FileError>())
-            {
-                Some(f) => f.unnamed(),
-                None => format!("cannot read it: {e}"),
-            };
-            fail(p.line + 1, why)
-        })?;
-        if chunk.is_empty() {
-            break;
-        }
-        // the lines ending in this chunk, read where they lie
-        let mut from = 0;
-        for end in memchr::memchr_iter(b'\n', chunk) {
-            let line = &chunk[from..=end];
-            from = end + 1;
-            p.line += 1;
-            if partial.len() + line.len() > MAX_LINE {
-                return Err(fail(p.line, too_long()));
+    let dag = p.read(&mut input, path);
+    (dag, p.watch)
+}
+
+impl Parser {
+    /// Reads the whole of `input`.
+    fn read(&mut self, input: &mut impl BufRead, path: &Path) -> Result<Dag, GoalError> {
+        let p = self;
+        // a line cut by the end of the reader's buffer, gathered here
+        let mut partial = Vec::new();
+        let fail = |line: usize, message: String| GoalError {
+            file: path.to_owned(),
+            line,
+            message,
+        };
+        loop {
+            let chunk = input.fill_buf().map_err(|e| {
+                // a stream's own error names the file already: give its reason alone
+                let why = match e
+                    .get_ref()
+                    .and_then(|i| i.downcast_ref::<crate::files::FileError>())
+                {
+                    Some(f) => f.unnamed(),
+                    None => format!("cannot read it: {e}"),
+                };
+                fail(p.line + 1, why)
+            })?;
+            if chunk.is_empty() {
+                break;
             }
-            let done = if partial.is_empty() {
-                p.line(line)
-            } else {
-                partial.extend_from_slice(line);
-                let done = p.line(&partial);
-                partial.clear();
-                done
-            };
-            done.map_err(|m| fail(p.error_line.unwrap_or(p.line), m))?;
+            // the lines ending in this chunk, read where they lie
+            let mut from = 0;
+            for end in memchr::memchr_iter(b'\n', chunk) {
+                let line = &chunk[from..=end];
+                from = end + 1;
+                p.line += 1;
+                if partial.len() + line.len() > MAX_LINE {
+                    return Err(fail(p.line, too_long()));
+                }
+                let done = if partial.is_empty() {
+                    p.line(line)
+                } else {
+                    partial.extend_from_slice(line);
+                    let done = p.line(&partial);
+                    partial.clear();
+                    done
+                };
+                done.map_err(|m| fail(p.error_line.unwrap_or(p.line), m))?;
+            }
+            partial.extend_from_slice(&chunk[from..]);
+            if partial.len() > MAX_LINE {
+                return Err(fail(p.line + 1, too_long()));
+            }
+            let n = chunk.len();
+            input.consume(n);
         }
-        partial.extend_from_slice(&chunk[from..]);
-        if partial.len() > MAX_LINE {
-            return Err(fail(p.line + 1, too_long()));
+        if !partial.is_empty() {
+            p.line += 1;
+            p.line(&partial)
+                .map_err(|m| fail(p.error_line.unwrap_or(p.line), m))?;
         }
-        let n = chunk.len();
-        input.consume(n);
+        p.finish().map_err(|m| fail(0, m))
     }
-    if !partial.is_empty() {
-        p.line += 1;
-        p.line(&partial)
-            .map_err(|m| fail(p.error_line.unwrap_or(p.line), m))?;
-    }
-    p.finish().map_err(|m| fail(0, m))
 }
 
 fn too_long() -> String {
@@ -269,6 +325,8 @@ struct Parser {
     awaiting_brace: bool,
     in_comment: bool,
     line: usize,
+    /// Operations whose line and label to note ([`locate`]).
+    watch: Vec<Watched>,
 }
 
 /// The most tokens a line may have (a statement has at most 15).
@@ -600,6 +658,12 @@ impl Parser {
                 String::from_utf8_lossy(label)
             ));
         }
+        if !self.watch.is_empty() {
+            let rank = self.builder().next_rank();
+            for w in self.watch.iter_mut().filter(|w| w.op == (rank, op)) {
+                w.label = Some(String::from_utf8_lossy(label).into_owned());
+            }
+        }
         Ok(())
     }
 
@@ -832,14 +896,21 @@ impl Parser {
                 b.calc(ticks, cpu)
             }
         };
-        r.map_err(|e| e.0)
+        let op = r.map_err(|e| e.0)?;
+        if !self.watch.is_empty() {
+            let (rank, line) = (self.builder().next_rank(), self.line);
+            for w in self.watch.iter_mut().filter(|w| w.op == (rank, op)) {
+                w.line = line;
+            }
+        }
+        Ok(op)
     }
 
-    fn finish(self) -> Result<Dag, String> {
+    fn finish(&mut self) -> Result<Dag, String> {
         if self.in_comment {
             return Err("a /* comment is never closed".to_owned());
         }
-        let Some(b) = self.builder else {
+        let Some(b) = self.builder.take() else {
             return Err("no num_ranks: a GOAL file starts with num_ranks N".to_owned());
         };
         if self.in_block || self.awaiting_brace {

@@ -212,6 +212,15 @@ impl Scenario {
         }
     }
 
+    /// The patterns of the metrics a run reports once per link its messages cross
+    /// (`link.<name>.utilisation`, ...), whose names only the run knows.
+    pub fn per_link_metrics(&self) -> Vec<String> {
+        match &self.workload {
+            Workload::Program(p) => crate::metrics::program::per_link(p),
+            Workload::Network(_) | Workload::Schedule(_) => Vec::new(),
+        }
+    }
+
     /// What the metric `name` means (its unit and a sentence), from the core catalogue and
     /// the model's own; `None` for a name no entry describes.
     pub fn describe_metric(&self, name: &str) -> Option<&'static Entry> {

@@ -13,7 +13,10 @@ use crate::util::root;
 
 /// The layers, bottom up, with their top-level modules.
 const LAYERS: &[(&str, &[&str])] = &[
-    ("foundations", &["time", "rng", "linalg", "hash", "files"]),
+    (
+        "foundations",
+        &["time", "rng", "linalg", "hash", "files", "memory"],
+    ),
     ("maths", &["analytic", "dist", "stats"]),
     ("IRs", &["model", "program", "topology"]),
     ("executors", &["engine", "metrics"]),

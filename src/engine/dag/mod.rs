@@ -175,7 +175,7 @@ impl LinkRun {
         let start = now.max(self.free_at);
         let finish = start.saturating_add(work);
         self.free_at = finish;
-        self.busy += work;
+        self.busy = self.busy.saturating_add(work);
         self.messages += 1;
         (start, finish)
     }
@@ -232,7 +232,7 @@ pub enum DagFault {
     /// Messages or receives were left unmatched, or operations never became ready.
     #[error(
         "the schedule did not complete: {unmatched_receives} receive(s) never matched, {unreceived} message(s) never received, {never_ready} operation(s) never ready (a cycle, or waiting for those receives){}",
-        if examples.is_empty() { String::new() } else { format!("; e.g. {}", examples.join("; ")) }
+        if stuck.is_empty() { String::new() } else { format!("; e.g. {}", stuck.iter().map(ToString::to_string).collect::<Vec<_>>().join("; ")) }
     )]
     Incomplete {
         /// Posted receives no message matched.
@@ -241,8 +241,8 @@ pub enum DagFault {
         unreceived: u64,
         /// Operations whose dependencies were never all satisfied.
         never_ready: u64,
-        /// A few of them, described.
-        examples: Vec<String>,
+        /// A few of them.
+        stuck: Vec<Stuck>,
     },
     /// Some time passed the executor's range.
     #[error(
@@ -252,9 +252,74 @@ pub enum DagFault {
         /// The rank.
         rank: u32,
     },
+    /// A sum the figures report passed 64 bits.
+    #[error(
+        "{0} add up past 2^64 ps (about 213 days), beyond what parsim sums exactly: the schedule's times are too large"
+    )]
+    Sum(String),
     /// The interconnect cannot carry the schedule.
     #[error("{0}")]
     Machine(String),
+}
+
+/// An operation an incomplete execution left waiting ([`DagFault::Incomplete`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Stuck {
+    /// How it was left.
+    pub how: StuckHow,
+    /// Its global index.
+    pub op: u32,
+    /// Its rank.
+    pub rank: u32,
+    /// Its index among its rank's operations.
+    pub local: u32,
+    /// It as a GOAL statement (`recv 8b from 1 tag 3`).
+    pub statement: String,
+    /// Where it was written, when the schedule's source can say (`x.goal:4, l2`, or the
+    /// operation's path in a scenario): named in place of its index.
+    pub source: Option<String>,
+}
+
+/// How an operation was left waiting.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StuckHow {
+    /// A receive posted that no message matched.
+    Receive,
+    /// A send whose message, at rank `at`, no receive matched.
+    Message {
+        /// The receiving rank.
+        at: u32,
+    },
+    /// An operation whose dependencies were never all satisfied.
+    NeverReady,
+}
+
+impl std::fmt::Display for Stuck {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let place = match &self.source {
+            Some(s) => format!("rank {} at {s}", self.rank),
+            None => format!("rank {} operation {}", self.rank, self.local),
+        };
+        match self.how {
+            StuckHow::Receive => write!(f, "receive of {place} ({})", self.statement),
+            StuckHow::Message { at } => {
+                write!(f, "message of {place} ({}) at rank {at}", self.statement)
+            }
+            StuckHow::NeverReady => write!(f, "{place} ({}) never ready", self.statement),
+        }
+    }
+}
+
+impl DagFault {
+    /// Names the operations an incomplete execution left waiting by where they were written
+    /// (`source` of each; `None` keeps its index).
+    pub fn name_sources(&mut self, mut source: impl FnMut(&Stuck) -> Option<String>) {
+        if let DagFault::Incomplete { stuck, .. } = self {
+            for s in stuck {
+                s.source = source(s);
+            }
+        }
+    }
 }
 
 /// One execution of a schedule.
@@ -770,7 +835,8 @@ impl<'d> DagExecution<'d> {
                 let end = t.saturating_add(op.size);
                 self.check(end, op.rank);
                 self.cpu_free[c] = end;
-                self.compute[h] += op.size;
+                // saturating: a sum past 2^64 ps is refused when the figures are made
+                self.compute[h] = self.compute[h].saturating_add(op.size);
                 self.started(i, op.rank);
                 self.done(i, op.rank);
             }
@@ -1239,46 +1305,47 @@ impl<'d> DagExecution<'d> {
 
     fn figures(self) -> Result<DagRun, DagFault> {
         let dag = self.dag;
-        let mut examples = Vec::new();
-        let count = |queues: &[Fifo], what: &str, examples: &mut Vec<String>| -> u64 {
+        let mut stuck = Vec::new();
+        let example = |how: StuckHow, op: u32| {
+            let rank = dag.rank_of(op);
+            Stuck {
+                how,
+                op,
+                rank,
+                local: op - dag.rank_ops(rank).start,
+                statement: dag.describe(op),
+                source: None,
+            }
+        };
+        let count = |queues: &[Fifo], message: bool, stuck: &mut Vec<Stuck>| -> u64 {
             let mut n = 0;
             for (r, f) in queues.iter().enumerate() {
                 let mut cur = f.head;
                 while cur != NIL {
                     let e = self.entries[cur as usize];
                     n += 1;
-                    if examples.len() < 5 {
-                        let rank = dag.rank_of(e.op);
-                        let local = e.op - dag.rank_ops(rank).start;
-                        examples.push(format!(
-                            "{what} rank {rank} operation {local} ({}){}",
-                            dag.describe(e.op),
-                            if what == "message of" {
-                                format!(" at rank {r}")
-                            } else {
-                                String::new()
-                            }
-                        ));
+                    if stuck.len() < 5 {
+                        let how = if message {
+                            StuckHow::Message { at: r as u32 }
+                        } else {
+                            StuckHow::Receive
+                        };
+                        stuck.push(example(how, e.op));
                     }
                     cur = e.next;
                 }
             }
             n
         };
-        let unmatched_receives = count(&self.posted, "receive of", &mut examples);
-        let unreceived = count(&self.unexpected, "message of", &mut examples);
+        let unmatched_receives = count(&self.posted, false, &mut stuck);
+        let unreceived = count(&self.unexpected, true, &mut stuck);
         let mut never_ready = 0;
         // not counted: an operation that ran and was then released once more (an eager send
         // finished again by a receive larger than `S`, as LogGOPSim does)
         for i in self.counters.never_ready() {
             never_ready += 1;
-            if examples.len() < 5 {
-                let rank = dag.rank_of(i);
-                examples.push(format!(
-                    "rank {rank} operation {} ({}) never ready",
-                    i - dag.rank_ops(rank).start,
-                    dag.describe(i)
-                ));
+            if stuck.len() < 5 {
+                stuck.push(example(StuckHow::NeverReady, i));
             }
         }
         if unmatched_receives + unreceived + never_ready > 0 {
@@ -1286,8 +1353,11 @@ impl<'d> DagExecution<'d> {
                 unmatched_receives,
                 unreceived,
                 never_ready,
-                examples,
+                stuck,
             });
+        }
+        if let Some(rank) = self.compute.iter().position(|&c| c == u64::MAX) {
+            return Err(DagFault::Sum(format!("the calcs of rank {rank}")));
         }
         let finish: Vec<u64> = self
             .cpu_free
@@ -1319,6 +1389,15 @@ impl<'d> DagExecution<'d> {
                         used
                     }
                 };
+                if let Some((id, _, _)) = runs
+                    .iter()
+                    .find(|(_, l, w)| l.busy == u64::MAX || *w == u64::MAX)
+                {
+                    let name = net.links.interconnect.topology.link_name(*id);
+                    return Err(DagFault::Sum(format!(
+                        "the transmissions at link {name}, or the times headers waited for it,"
+                    )));
+                }
                 runs.iter()
                     .map(|(id, l, waits)| {
                         (
@@ -1330,7 +1409,9 @@ impl<'d> DagExecution<'d> {
                             },
                             l.messages,
                             // from a header's arrival to the end of its transmission
-                            (l.busy + waits) as f64 / l.messages.max(1) as f64 / TICKS_PER_SECOND,
+                            (u128::from(l.busy) + u128::from(*waits)) as f64
+                                / l.messages.max(1) as f64
+                                / TICKS_PER_SECOND,
                         )
                     })
                     .collect()
@@ -1434,8 +1515,14 @@ impl Net<'_> {
     /// A header waited `ticks` for the link at `place`.
     fn wait(&mut self, place: u64, ticks: u64) {
         match &mut self.runs {
-            LinkRuns::Direct { waits, .. } => waits[place as usize] += ticks,
-            LinkRuns::Sparse { waits, .. } => *waits.entry(place).or_default() += ticks,
+            // saturating: a sum past 2^64 ps is refused when the figures are made
+            LinkRuns::Direct { waits, .. } => {
+                waits[place as usize] = waits[place as usize].saturating_add(ticks);
+            }
+            LinkRuns::Sparse { waits, .. } => {
+                let w = waits.entry(place).or_default();
+                *w = w.saturating_add(ticks);
+            }
         }
     }
 }

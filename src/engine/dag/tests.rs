@@ -387,3 +387,26 @@ fn waiting_for_busy_units_costs_linear_work() {
         run.requeued
     );
 }
+
+/// A rank's calcs on several CPUs can add up past 64 bits while each CPU stays within the time
+/// limit: refused, not wrapped.
+#[test]
+fn sums_past_64_bits_are_refused() {
+    let mut b = DagBuilder::new(1).unwrap();
+    b.begin_rank().unwrap();
+    for cpu in 0..6 {
+        b.calc((1 << 62) - 1_000_000, cpu).unwrap();
+    }
+    b.end_rank().unwrap();
+    let dag = b.finish().unwrap();
+    let m = Machine {
+        endpoints: Endpoints::from_seconds(&LogGp::LOGGOPSIM).unwrap(),
+        links: None,
+        order: ReadyOrder::Program,
+    };
+    let run = DagExecution::new(&dag, &m).unwrap().run();
+    assert!(
+        matches!(&run, Err(DagFault::Sum(what)) if what.contains("rank 0")),
+        "{run:?}"
+    );
+}

@@ -32,6 +32,9 @@ const NO_SLOT: u32 = u32::MAX;
 #[derive(Debug)]
 pub struct Jobs {
     slots: Vec<Job>,
+    /// Per slot: when a closed job last left its reference station (kept apart from the
+    /// record, which departures carry in their events, and read only at a cycle's ends).
+    left: Vec<SimTime>,
     /// The most recently released slot, reused first.
     free: u32,
 }
@@ -40,6 +43,7 @@ impl Default for Jobs {
     fn default() -> Jobs {
         Jobs {
             slots: Vec::new(),
+            left: Vec::new(),
             free: NO_SLOT,
         }
     }
@@ -54,13 +58,27 @@ impl Jobs {
             Some(slot) => {
                 self.free = slot.parent;
                 store(slot, job);
+                self.left[i as usize] = job.born;
                 i
             }
             None => {
                 self.slots.push(job);
+                self.left.push(job.born);
                 (self.slots.len() - 1) as u32
             }
         }
+    }
+
+    /// Job `id` (of a closed class) leaves its reference station at `now`.
+    #[inline]
+    pub fn leave_reference(&mut self, id: u32, now: SimTime) {
+        self.left[id as usize] = now;
+    }
+
+    /// When job `id` last left its reference station (when it was stored, if it never did).
+    #[inline]
+    pub fn left_reference(&self, id: u32) -> SimTime {
+        self.left[id as usize]
     }
 
     /// Stores `job` as the record of job `id`.

@@ -787,11 +787,18 @@ impl<'n> Simulation<'n> {
             },
         };
         let now = self.now;
+        if j.parent == NO_PARENT && self.reference[class as usize] == station {
+            self.jobs.leave_reference(job, now);
+        }
         j.class = to_class;
         if cycle && j.parent == NO_PARENT {
             let cycle_ticks = now.since(j.born);
             j.born = now;
             self.observe(to_class, cycle_ticks);
+            let response = self.clock.span(now.since(self.jobs.left_reference(job)));
+            self.recorder.classes[to_class as usize]
+                .outside
+                .add(response);
         }
         self.arrive(job, j, to);
     }

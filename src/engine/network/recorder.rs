@@ -57,6 +57,9 @@ pub struct StationClassRecord {
 pub struct ClassRecord {
     /// End-to-end times.
     pub response: Tally,
+    /// (Closed classes) the part of each cycle from leaving the reference station: the
+    /// response.
+    pub outside: Tally,
     /// Percentiles of the same.
     pub percentiles: Percentiles,
 }
@@ -109,6 +112,7 @@ impl Recorder {
             .iter()
             .map(|&scale| ClassRecord {
                 response: Tally::new(),
+                outside: Tally::new(),
                 percentiles: Percentiles::new(clock, scale.map_or(fallback, |s| s.min(fallback))),
             })
             .collect();
@@ -140,6 +144,7 @@ impl Recorder {
         }
         for c in &mut self.classes {
             c.response = Tally::new();
+            c.outside = Tally::new();
             c.percentiles.clear();
         }
     }

@@ -129,6 +129,7 @@ pub fn lowered(
             order,
         },
         report_each,
+        goal_file: None,
     })
 }
 
@@ -242,5 +243,6 @@ pub fn goal(
             order,
         },
         report_each,
+        goal_file: Some(path),
     })
 }

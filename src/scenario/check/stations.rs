@@ -187,7 +187,17 @@ pub(super) fn station(
                 }
             };
             let interarrival = match &s.interarrival {
-                Some(spec) => dist(ck, spec, base, &path("interarrival")),
+                Some(spec) => dist(ck, spec, base, &path("interarrival")).filter(|d| {
+                    let positive = d.mean() > 0.0;
+                    if !positive {
+                        ck.add(
+                            Some(spec.span().start),
+                            path("interarrival"),
+                            "has mean 0: an infinite arrival rate, every job at one instant without end; give the times between arrivals a positive mean",
+                        );
+                    }
+                    positive
+                }),
                 None => {
                     ck.add(
                         Some(e.at()),
