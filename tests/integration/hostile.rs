@@ -6,29 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use super::util::{call, root};
-
-/// A fresh directory for one test.
-fn scratch(test: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("parsim-hostile-{}-{test}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-/// Runs parsim in `dir` with `args`: (exit code, stdout, stderr).
-fn call_in(dir: &Path, args: &[&str]) -> (Option<i32>, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_parsim"))
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("the binary runs");
-    (
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
+use super::util::{call, call_bounded, call_in, root, scratch};
 
 /// Every file under `dir` whose name contains `PWNED` (what an injected command would create).
 fn pwned(dir: &Path) -> Vec<PathBuf> {
@@ -480,35 +458,6 @@ fn a_failed_run_leaves_no_half_written_output_and_a_full_disk_is_named() {
         );
     }
     std::fs::remove_dir_all(dir).unwrap();
-}
-
-/// Runs parsim with a time bound: a hang fails the test instead of stalling it.
-fn call_bounded(dir: &Path, args: &[&str], seconds: u64) -> (Option<i32>, String, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_parsim"))
-        .args(args)
-        .current_dir(dir)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let start = std::time::Instant::now();
-    loop {
-        if child.try_wait().unwrap().is_some() {
-            break;
-        }
-        if start.elapsed().as_secs() > seconds {
-            child.kill().unwrap();
-            let _ = child.wait();
-            panic!("parsim {args:?} still running after {seconds} s");
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    let out = child.wait_with_output().unwrap();
-    (
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
 }
 
 #[test]

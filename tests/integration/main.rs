@@ -31,6 +31,10 @@ mod goal;
 mod goal_programs;
 /// The user guide's scenarios and commands work as the guide shows them.
 mod guide;
+/// Hostile inputs, third round (issue 44): GOAL files and flags, LogGP parameters, timelines,
+/// outputs over inputs, devices and links, identities of runs, and the older surfaces' last
+/// findings.
+mod hardening;
 /// Hostile inputs (issue 23): script injection, outputs over inputs, pipes and devices, counts
 /// that multiply work, extreme numbers.
 mod hostile;
