@@ -13,8 +13,12 @@
 //! critical path, every message sent received), or stopped by a run error; never a panic,
 //! never a hang (each input has 30 s), never a missing number with success. Beside scenarios:
 //! CSV measurements for `fit-comm` (a fit that succeeds has finite coefficients and errors),
-//! sweep values (no panic, a bounded number of points) and Slurm jobs with hostile values (a job
-//! that is written adds no line and parses under `bash -n`).
+//! sweep values (no panic, a bounded number of points), Slurm jobs with hostile values (a job
+//! that is written adds no line and parses under `bash -n`), GOAL files on machines given by
+//! hostile `--loggp`, `--topology` and `--ranks-per-node` values (every refusal at a line of the
+//! file, at the file, or at a flag; a schedule written back reads back the same; every number a
+//! run reports finite and not negative), and program timelines under every `--timeline-limit`
+//! (a trace holds at most its limit of events, is JSON, and its chart no control character).
 //!
 //! CI runs a bounded number of inputs. The long run is
 //! `PARSIM_FUZZ_SECONDS=1800 cargo test --release --test integration fuzz -- --nocapture`,
@@ -812,6 +816,10 @@ enum Input {
     SweepValues(String),
     /// A Slurm job.
     Slurm(Box<parsim::slurm::Job>),
+    /// A GOAL file's text and the machine flags it runs on.
+    Goal(String, parsim::scenario::goal_flags::GoalMachine),
+    /// A program scenario recorded with a timeline of at most this many events.
+    Timeline(String, u64),
 }
 
 impl Input {
@@ -819,8 +827,282 @@ impl Input {
         match self {
             Input::Scenario(t) | Input::Measurements(t) | Input::SweepValues(t) => t.clone(),
             Input::Slurm(job) => format!("{job:?}"),
+            Input::Goal(t, machine) => format!("{machine:?}\n{t}"),
+            Input::Timeline(t, limit) => format!("--timeline-limit {limit}\n{t}"),
         }
     }
+}
+
+/// A GOAL schedule: messages between random pairs (matched, or hostile: unmatched, to ranks
+/// beyond `num_ranks`, with wildcards), calcs of every size, labels with `requires` and
+/// `irequires` (hostile: undefined, cyclic), CPUs and NICs up to 255 (hostile: 256), blocks
+/// opened and closed on one line, comments, and hostile junk: a missing brace, a stray
+/// character, numbers past 64 bits, `num_ranks` 0 or beyond the limit.
+fn goal(c: &mut Choices<'_>) -> String {
+    let ranks = 1 + c.below(5) as u32;
+    let mut blocks: Vec<Vec<String>> = vec![Vec::new(); ranks as usize];
+    for _ in 0..c.below(12) {
+        let (a, b) = (
+            c.below(ranks as usize) as u32,
+            c.below(ranks as usize) as u32,
+        );
+        let bytes = c.either(
+            &["0", "8", "1000", "70000"],
+            &["18446744073709551615", "99999999999999999999"],
+        );
+        let tag = c.either(&["0", "1", "7"], &["4294967301", "-1"]);
+        let peer = if c.hostile && c.chance(10) {
+            ranks + 3
+        } else {
+            b
+        };
+        blocks[a as usize].push(format!("send {bytes}b to {peer} tag {tag}"));
+        let from = if c.chance(20) {
+            "-1".to_owned()
+        } else {
+            a.to_string()
+        };
+        if !(c.hostile && c.chance(10)) {
+            blocks[b as usize].push(format!("recv {bytes}b from {from} tag {tag}"));
+        }
+    }
+    for block in &mut blocks {
+        for _ in 0..c.below(4) {
+            let ns = c.either(
+                &["0", "1", "1000", "250000"],
+                &["18446744073709551", "18446744073709551615"],
+            );
+            block.push(format!("calc {ns}"));
+        }
+    }
+    let header = if c.hostile && c.chance(10) {
+        c.pick(&[
+            "num_ranks 0",
+            "num_ranks 16777217",
+            "num_ranks",
+            "nm_ranks 2",
+        ])
+        .to_owned()
+    } else {
+        format!("num_ranks {ranks}")
+    };
+    let mut t = format!("{header}\n");
+    for (r, block) in blocks.iter_mut().enumerate() {
+        let n = block.len();
+        for (i, stmt) in block.iter_mut().enumerate() {
+            if c.chance(30) {
+                let unit = c.either(
+                    &["cpu 0", "cpu 1", "cpu 255", "nic 1", "nic 255"],
+                    &["cpu 256", "nic 999"],
+                );
+                if !stmt.starts_with("calc") || unit.starts_with("cpu") {
+                    stmt.push(' ');
+                    stmt.push_str(unit);
+                }
+            }
+            *stmt = format!("l{i}: {stmt}");
+        }
+        for _ in 0..c.below(3) {
+            if n < 2 {
+                break;
+            }
+            let (x, y) = (c.below(n), c.below(n));
+            let (later, earlier) = (x.max(y), x.min(y));
+            let kind = *c.pick(&[&"requires", &"irequires"]);
+            let dep = if c.hostile && c.chance(20) {
+                format!("l{earlier} {kind} l{later}")
+            } else if later != earlier {
+                format!("l{later} {kind} l{earlier}")
+            } else {
+                continue;
+            };
+            block.push(dep);
+        }
+        if c.hostile && c.chance(5) {
+            block.push(
+                c.pick(&["l0 requires nowhere", "@@@", "l0: send 8 to 0", "}"])
+                    .to_owned(),
+            );
+        }
+        if block.is_empty() && c.chance(50) {
+            t.push_str(&format!("rank {r} {{}}\n"));
+            continue;
+        }
+        t.push_str(&format!("rank {r} {{\n"));
+        if c.chance(20) {
+            t.push_str("/* a comment\n over two lines */\n");
+        }
+        for stmt in block.iter() {
+            t.push_str(stmt);
+            t.push('\n');
+        }
+        if !(c.hostile && c.chance(5)) {
+            t.push_str("}\n");
+        }
+    }
+    t
+}
+
+/// The machine flags of a GOAL run: `--loggp` keys of every parameter (values in and beyond
+/// their units and range, text where a number goes), a `--topology` that fits or not, and
+/// ranks per node.
+fn goal_machine(c: &mut Choices<'_>) -> parsim::scenario::goal_flags::GoalMachine {
+    let mut keys = Vec::new();
+    for key in ["L", "o", "g", "G", "O", "S", "order"] {
+        if !c.chance(40) {
+            continue;
+        }
+        let value = match key {
+            "S" => c.either(&["0", "1000", "65535"], &["-1", "1e3", "\"x\""]),
+            "order" => c.either(&["\"program\"", "\"loggopsim\""], &["\"fifo\"", "1"]),
+            "G" | "O" => c.either(
+                &["0", "6e-9", "2.4e-12", "0.4e-12", "1e-10"],
+                &["1e-17", "-1", "nan", "1e5", "1e400", "\"fast\""],
+            ),
+            _ => c.either(
+                &["0", "1e-6", "2.5e-6", "1.1111111e-6"],
+                &["1e-13", "-1", "inf", "1e7", "[1]"],
+            ),
+        };
+        keys.push(format!("{key}={value}"));
+    }
+    if c.hostile && c.chance(10) {
+        keys.push(
+            c.pick(&["[topology]", "X=1", "L=", "}", "L=1e-6 # comment"])
+                .to_owned(),
+        );
+    }
+    let topology = c.chance(30).then(|| {
+        c.either(
+            &[
+                "kind=\"bus\",bandwidth=1e9,latency=1e-7",
+                "kind=\"full\",bandwidth=1e10,latency=1e-7",
+            ],
+            &[
+                "kind=\"torus\",dims=[3,3],bandwidth=1e9",
+                "kind=\"bus\"",
+                "bandwidth=0",
+            ],
+        )
+        .to_owned()
+    });
+    let ranks_per_node = c.chance(15).then(|| *c.pick(&[&1u32, &2, &0]));
+    parsim::scenario::goal_flags::GoalMachine {
+        loggp: (c.chance(70)).then(|| keys.join(",")),
+        topology,
+        ranks_per_node,
+    }
+}
+
+/// GOAL files written by [`goal`], numbered.
+static GOALS: AtomicU64 = AtomicU64::new(0);
+
+/// Reads a GOAL file on its flags' machine as `parsim run x.goal` does: refused with every
+/// problem at a line of the file, at the file as a whole, or at a flag; or run to finite
+/// numbers (or stopped by a run error); a schedule written back as GOAL reads back the same.
+fn exercise_goal(
+    text: &str,
+    machine: &parsim::scenario::goal_flags::GoalMachine,
+) -> Result<Outcome, String> {
+    let path = fuzz_dir().join(format!(
+        "schedule-{}.goal",
+        GOALS.fetch_add(1, Ordering::Relaxed)
+    ));
+    std::fs::write(&path, text).map_err(|e| e.to_string())?;
+    let sc = match parsim::scenario::goal_flags::load(&path, machine, &[]) {
+        Ok(sc) => sc,
+        Err(e) => {
+            let _ = std::fs::remove_file(&path);
+            if e.problems.is_empty() {
+                return Err(format!("refused without a problem: {e}"));
+            }
+            return match e
+                .problems
+                .iter()
+                .find(|p| p.line.is_none() && p.file.is_none() && !p.path.starts_with("--"))
+            {
+                Some(p) => Err(format!("a problem that names no line, file or flag: {p:?}")),
+                None => Ok(Outcome::Refused),
+            };
+        }
+    };
+    let _ = std::fs::remove_file(&path);
+    if let Some(parsim::program::schedule::Form::Dag(dag)) = sc.schedule().map(|s| &s.form) {
+        let mut back = Vec::new();
+        parsim::program::dag::write_goal(dag, &mut back).map_err(|e| e.to_string())?;
+        let again =
+            parsim::scenario::goal::parse(&String::from_utf8_lossy(&back), Path::new("back.goal"))
+                .map_err(|e| format!("the schedule written back does not read: {e}"))?;
+        if (again.len(), again.sends(), again.dependencies())
+            != (dag.len(), dag.sends(), dag.dependencies())
+        {
+            return Err("the schedule written back reads back different".into());
+        }
+    }
+    let mut opt = Options::from_scenario(&sc);
+    opt.replications = 2;
+    opt.threads = 1;
+    let Ok(ex) = replicate::run(&sc, &opt, &|_| {}) else {
+        return Ok(Outcome::Stopped);
+    };
+    let report = RunReport::new(&sc, &opt, &ex);
+    match report
+        .metrics
+        .iter()
+        .find(|m| !m.ci.mean.is_finite() || m.ci.mean < 0.0)
+    {
+        Some(m) => Err(format!(
+            "a run that succeeded reports {} = {}",
+            m.name, m.ci.mean
+        )),
+        None => Ok(Outcome::Reported),
+    }
+}
+
+/// Records a program's timeline as `run --timeline --timeline-svg --timeline-limit` does: a
+/// run past the limit is refused; a trace within it holds at most that many events, is JSON and
+/// within its bytes; a chart is well-formed XML text.
+fn exercise_timeline(text: &str, limit: u64) -> Result<Outcome, String> {
+    let Ok(sc) = scenario::parse(text, &fuzz_dir().join("timeline.toml")) else {
+        return Ok(Outcome::Refused);
+    };
+    let Some(prog) = sc.program() else {
+        return Ok(Outcome::Refused);
+    };
+    let tracks = parsim::timeline::track_events(prog.ranks);
+    if tracks >= limit {
+        return Ok(Outcome::Refused);
+    }
+    let Ok((_, recorded)) =
+        parsim::engine::program::Execution::new(prog, 1, 0).run_with_timeline(limit - tracks)
+    else {
+        return Ok(Outcome::Stopped);
+    };
+    let about = parsim::timeline::About {
+        scenario: sc.name.clone(),
+        file: "timeline.toml".into(),
+        seed: 1,
+        replication: 0,
+    };
+    let mut trace = Vec::new();
+    let most = parsim::timeline::most_trace_bytes(limit);
+    if parsim::timeline::write_trace(&mut trace, &recorded, &about, most).is_err() {
+        return Ok(Outcome::Stopped);
+    }
+    let json: serde_json::Value =
+        serde_json::from_slice(&trace).map_err(|e| format!("the trace is not JSON: {e}"))?;
+    let events = json["traceEvents"].as_array().map_or(0, Vec::len) as u64;
+    if events > limit {
+        return Err(format!("{events} events in a trace limited to {limit}"));
+    }
+    if let Ok(svg) = parsim::timeline::gantt_svg(&recorded, &about)
+        && svg
+            .chars()
+            .any(|ch| ch < ' ' && !matches!(ch, '\n' | '\t' | '\r'))
+    {
+        return Err("a control character in the Gantt chart".into());
+    }
+    Ok(Outcome::Reported)
 }
 
 /// Fits the measurements as `fit-comm` does: a fit that succeeds has finite numbers, and its
@@ -1062,6 +1344,8 @@ fn bounded(input: Input) -> Result<Outcome, String> {
                 Input::Measurements(text) => exercise_measurements(text),
                 Input::SweepValues(text) => exercise_sweep_values(text),
                 Input::Slurm(job) => exercise_slurm(job),
+                Input::Goal(text, machine) => exercise_goal(text, machine),
+                Input::Timeline(text, limit) => exercise_timeline(text, *limit),
             })
             .unwrap_or_else(|_| Err("panicked".to_owned()));
             let _ = tx.send(outcome);
@@ -1101,7 +1385,7 @@ fn thread_cpu_seconds(task: &std::path::Path) -> Option<f64> {
 }
 
 /// How many generators there are ([`generate`]).
-const GENERATORS: u32 = 9;
+const GENERATORS: u32 = 11;
 
 /// Which generator an input comes from, and the input it generates.
 fn generate(bytes: &[u32]) -> Input {
@@ -1120,7 +1404,17 @@ fn generate(bytes: &[u32]) -> Input {
         5 => Input::Scenario(profiled(&mut c, &fuzz_dir())),
         6 => Input::Measurements(measurements(&mut c)),
         7 => Input::SweepValues(sweep_values(&mut c)),
-        _ => Input::Slurm(Box::new(slurm_job(&mut c))),
+        8 => Input::Slurm(Box::new(slurm_job(&mut c))),
+        9 => Input::Goal(goal(&mut c), goal_machine(&mut c)),
+        _ => {
+            let mut text = program(&mut c);
+            // a title with control characters, now and then, for the chart
+            if c.chance(20) {
+                text = format!("name = \"\\u0001\\u001b[1m{}\"\n{text}", c.below(100));
+            }
+            let limit = *c.pick(&[&1u64, &40, &200, &5000, &100_000]);
+            Input::Timeline(text, limit)
+        }
     }
 }
 
