@@ -12,11 +12,12 @@
 //! **Writing** ([`Output`], [`stdout`]): a file is written to a temporary file beside it,
 //! created under a fresh random name (never an existing name, never through a link planted
 //! there), and renamed over the path only when everything was written, so a failed run leaves
-//! nothing half written and a link at the path is replaced, not followed. An output is refused
-//! before anything is written ([`check_outputs`], which commands call before they run, so that
-//! the refusal comes first) when it is a file this process has read (every input is read here,
-//! and remembered), when it exists and is not a regular file (a device such as `/dev/null`, a
-//! named pipe, a socket, a directory), or when two outputs of one command name the same file.
+//! nothing half written. An output is refused before anything is written ([`check_outputs`],
+//! which commands call before they run, so that the refusal comes first) when it is a file this
+//! process has read (every input is read here, and remembered), when it is a symbolic link
+//! (`/dev/stdout` is one), when it exists and is not a regular file (a device such as
+//! `/dev/null`, a named pipe, a socket, a directory), or when two outputs of one command name
+//! the same file.
 //! An error (a full disk) names the file, or "standard output".
 
 use std::fmt;
@@ -97,6 +98,15 @@ pub enum FileProblem {
         "is {0}, not a regular file: parsim writes its results only to regular files (writing into a device or pipe could block or destroy what it stands for); give a file's path, or leave the option out where standard output is the default"
     )]
     OutputNotAFile(&'static str),
+    /// A folder to write into is something else.
+    #[error("is {0}, not a folder: give a folder to write into (it is made if it does not exist)")]
+    NotAFolder(&'static str),
+    /// An output names a folder.
+    #[error("ends in `/`, a folder's name: give a file's")]
+    OutputIsFolder,
+    /// An output is a symbolic link.
+    #[error("is a symbolic link (to {}): parsim neither writes through a link nor replaces it; give the file's own path, or another name", .0.display())]
+    OutputIsLink(PathBuf),
     /// Two outputs of one command name the same file.
     #[error("is also given for another output of this command ({}): one would replace the other; give each its own file", .0.display())]
     OutputTwice(PathBuf),
@@ -481,10 +491,11 @@ fn identity(path: &Path) -> Option<Identity> {
 }
 
 /// Refuses, before a command runs, what no output may be: one of `inputs` or a file this process
-/// has read ([`inputs`]), by any path; something that exists and is not a regular file (a
-/// device, a named pipe, a socket, a directory: a rename would replace it, and writing into it
-/// could block or destroy what it stands for); and a file that two of `outputs` name (the
-/// second would replace the first).
+/// has read ([`inputs`]), by any path; a symbolic link (writing through it would write where it
+/// points, a rename would replace it: `/dev/stdout` is one); something that exists and is not a
+/// regular file (a device, a named pipe, a socket, a directory: a rename would replace it, and
+/// writing into it could block or destroy what it stands for); and a file that two of `outputs`
+/// name (the second would replace the first).
 pub fn check_outputs<'a>(
     outputs: impl IntoIterator<Item = &'a Path>,
     inputs: &[&Path],
@@ -498,6 +509,13 @@ pub fn check_outputs<'a>(
         .collect();
     let mut seen: Vec<(&Path, Place)> = Vec::new();
     for output in outputs {
+        if output.as_os_str().to_string_lossy().ends_with('/') {
+            return Err(FileError::new(output, FileProblem::OutputIsFolder));
+        }
+        if std::fs::symlink_metadata(output).is_ok_and(|m| m.file_type().is_symlink()) {
+            let target = std::fs::read_link(output).unwrap_or_default();
+            return Err(FileError::new(output, FileProblem::OutputIsLink(target)));
+        }
         if let Ok(meta) = std::fs::metadata(output) {
             if let Some(kind) = not_a_file(&meta) {
                 return Err(FileError::new(output, FileProblem::OutputNotAFile(kind)));
@@ -520,6 +538,18 @@ pub fn check_outputs<'a>(
         seen.push((output, place));
     }
     Ok(())
+}
+
+/// Makes the folder `dir` (and its parents) to write files into; refused when it exists and is
+/// something else (a file, a device), with what it is.
+pub fn make_folder(dir: &Path) -> Result<(), FileError> {
+    if let Ok(meta) = std::fs::metadata(dir)
+        && !meta.is_dir()
+    {
+        let kind = not_a_file(&meta).unwrap_or("a file");
+        return Err(FileError::new(dir, FileProblem::NotAFolder(kind)));
+    }
+    std::fs::create_dir_all(dir).map_err(|e| FileError::io("write", dir, e))
 }
 
 /// Where an output goes, to tell two outputs of one file apart from two files: the existing
@@ -546,9 +576,8 @@ fn place(path: &Path) -> Place {
 
 /// A file being written: to a temporary file beside it, created under a fresh random name that
 /// nothing had (never opened through a link or over an existing file, readable as a file the
-/// user creates is), and renamed over the path by [`Output::commit`] (a link at the path is
-/// replaced, not followed); dropped without a commit, the temporary file is removed and the
-/// path left as it was.
+/// user creates is), and renamed over the path by [`Output::commit`]; dropped without a commit,
+/// the temporary file is removed and the path left as it was.
 pub struct Output {
     path: PathBuf,
     file: Option<std::io::BufWriter<tempfile::NamedTempFile>>,
@@ -829,7 +858,7 @@ mod tests {
 
     #[cfg(unix)]
     #[test]
-    fn a_planted_link_is_replaced_never_followed() {
+    fn a_planted_link_is_never_followed_nor_replaced() {
         let dir = scratch("planted");
         let victim = dir.join("victim");
         std::fs::write(&victim, "precious").unwrap();
@@ -845,12 +874,16 @@ mod tests {
         ] {
             std::os::unix::fs::symlink(&victim, planted).unwrap();
         }
-        // and one at the output's own path
-        std::os::unix::fs::symlink(&victim, &out).unwrap();
         write_text(&out, "result").unwrap();
         assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
         assert_eq!(std::fs::read_to_string(&out).unwrap(), "result");
-        assert!(!std::fs::symlink_metadata(&out).unwrap().is_symlink());
+        // a link at the output's own path (as /dev/stdout is) is refused, and stays
+        let link = dir.join("link.json");
+        std::os::unix::fs::symlink(&victim, &link).unwrap();
+        let e = write_text(&link, "result").unwrap_err().to_string();
+        assert!(e.contains("symbolic link"), "{e}");
+        assert!(std::fs::symlink_metadata(&link).unwrap().is_symlink());
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
         std::fs::remove_dir_all(dir).unwrap();
     }
 

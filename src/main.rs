@@ -23,7 +23,11 @@ fn main() -> ExitCode {
             }) {
                 return ExitCode::SUCCESS;
             }
-            eprintln!("parsim: {err:#}");
+            // names from the input may hold control characters: none reaches the terminal
+            eprintln!(
+                "parsim: {}",
+                parsim::report::printable(&format!("{err:#}"), true)
+            );
             ExitCode::from(2)
         }
     }

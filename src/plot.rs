@@ -34,13 +34,13 @@ pub enum PlotError {
     /// A metric to draw that the sweep does not report.
     #[error("unknown metric {0:?} to plot (`parsim metrics <scenario>` lists every name)")]
     UnknownMetric(String),
-    /// The directory could not be made (the reason is the error's source, shown after it).
-    #[error("cannot create the directory {} for --plot", dir.display())]
+    /// The directory could not be made.
+    #[error("cannot make the directory {} for --plot: {why}", dir.display())]
     Directory {
         /// The directory.
         dir: PathBuf,
         /// Why.
-        source: std::io::Error,
+        why: String,
     },
     /// Drawing or writing a picture failed.
     #[error("cannot draw {}: {message}", file.display())]
@@ -81,9 +81,9 @@ pub fn svg_file(
 /// Makes the directory pictures are drawn into: called before anything is simulated, so that
 /// a directory that cannot be made is refused at once, and again by the drawing.
 pub fn make_dir(dir: &Path) -> Result<(), PlotError> {
-    std::fs::create_dir_all(dir).map_err(|source| PlotError::Directory {
+    crate::files::make_folder(dir).map_err(|e| PlotError::Directory {
         dir: dir.to_owned(),
-        source,
+        why: e.unnamed(),
     })
 }
 

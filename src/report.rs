@@ -157,7 +157,12 @@ impl RunReport {
     /// A plain-text table.
     pub fn table(&self) -> String {
         let mut s = String::new();
-        let _ = writeln!(s, "# {} ({})", self.scenario, self.file);
+        let _ = writeln!(
+            s,
+            "# {} ({})",
+            printable(&self.scenario, false),
+            printable(&self.file, false)
+        );
         let p = &self.provenance;
         let _ = writeln!(
             s,
@@ -375,6 +380,24 @@ pub fn num(v: f64) -> String {
         let digits = (5 - v.abs().log10().floor().max(-3.0) as i32).clamp(0, 8) as usize;
         format!("{v:.digits$}")
     }
+}
+
+/// `text` fit for a terminal: its control characters (an escape sequence would drive the
+/// terminal) written as Rust escapes (`\u{1b}`), but new lines and tabs where `lines` says so.
+pub fn printable(text: &str, lines: bool) -> std::borrow::Cow<'_, str> {
+    let bad = |c: char| c.is_control() && !(lines && matches!(c, '\n' | '\t'));
+    if !text.contains(bad) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    text.chars()
+        .map(|c| {
+            if bad(c) {
+                c.escape_default().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
 }
 
 /// Formats a ratio as a percentage.

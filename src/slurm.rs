@@ -264,13 +264,15 @@ impl Job {
         let _ = writeln!(s, "set -euo pipefail");
         let merge = words(&self.merge_args);
         let result = path(&self.result);
-        let result_tmp = shell_quote(&format!("{}.tmp", self.result.display()));
+        // a fresh temporary name beside the result (mktemp creates it, never through a link)
+        let template = shell_quote(&format!("{}.XXXXXX", self.result.display()));
         let _ = writeln!(
             s,
             "status=0\n\
-             {} merge {}{}{} > {result_tmp} || status=$?\n\
+             tmp=$(mktemp {template})\n\
+             {} merge {}{}{} > \"$tmp\" || status=$?\n\
              # exit 1 (a validation with a failed comparison) still prints the whole report\n\
-             if [ \"$status\" -le 1 ]; then mv {result_tmp} {result}; fi\n\
+             if [ \"$status\" -le 1 ]; then mv -f \"$tmp\" {result}; else rm -f \"$tmp\"; fi\n\
              exit \"$status\"",
             path(&self.parsim),
             path(&self.out),
@@ -359,7 +361,7 @@ mod tests {
         let j = job();
         assert!(
             j.merge_script()
-                .contains("/opt/parsim merge shards --json > shards/merged.json.tmp")
+                .contains("/opt/parsim merge shards --json > \"$tmp\"")
         );
         let submit = j.submit_script();
         assert!(submit.contains("--dependency=afterok:\"$array\" shards/merge.sbatch"));

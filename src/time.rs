@@ -185,11 +185,16 @@ fn wide_from_f64_slow(x: f64) -> u128 {
     x as u128
 }
 
-/// `x` (`>= 0`) rounded up to a `u128` (no library call below `2^63`).
+/// `x` (`>= 0`) rounded up to a `u128` (no library call below `2^63`), `u128::MAX` from there
+/// up (an infinite `x` included: it does not wrap to 0).
 #[inline(always)]
 pub fn wide_ceil_from_f64(x: f64) -> u128 {
     let t = wide_from_f64(x);
-    if wide_to_f64(t) < x { t + 1 } else { t }
+    if wide_to_f64(t) < x {
+        t.saturating_add(1)
+    } else {
+        t
+    }
 }
 
 /// `t` as an `f64`: one instruction below `2^63`, where `as f64` is a library call.
@@ -254,6 +259,13 @@ mod tests {
             u128::MAX,
         ] {
             assert_eq!(wide_to_f64(t), t as f64, "{t}");
+        }
+        // rounded up, and saturated rather than wrapped past the last u128 (1e300 bytes over a
+        // bandwidth of 1e-30 made a transmission of 0)
+        assert_eq!(wide_ceil_from_f64(0.4), 1);
+        assert_eq!(wide_ceil_from_f64(2.0), 2);
+        for x in [1e39, 1e300, f64::INFINITY] {
+            assert_eq!(wide_ceil_from_f64(x), u128::MAX, "{x}");
         }
     }
 

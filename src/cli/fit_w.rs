@@ -20,8 +20,8 @@ pub struct FitWArgs {
     /// The processor counts to simulate, comma-separated (at least two).
     #[arg(long, value_delimiter = ',', required = true)]
     p: Vec<u32>,
-    /// Replications per point (default: the scenario's [run]).
-    #[arg(long)]
+    /// Replications per point (default: the scenario's [run]; 2 to 1,000,000).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(2..=i64::from(parsim::scenario::MAX_REPLICATIONS)))]
     replications: Option<u32>,
     /// Observations per replication (default: the scenario's [run]); not for the network
     /// form, which runs spmd.cycles cycles.

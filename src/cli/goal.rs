@@ -32,6 +32,16 @@ pub fn run(args: &GoalArgs) -> anyhow::Result<ExitCode> {
     let scenarios = super::run::load_all(std::slice::from_ref(&args.scenario), &[])?;
     let sc = &scenarios[0];
     let seed = args.seed.unwrap_or(sc.run.seed);
+    // a lowering's problem names the file, and the model that built the program if one did
+    let built = if sc.model.is_some() {
+        " (in the program its model builds)"
+    } else {
+        ""
+    };
+    let lower = |p| {
+        lower(p, seed, args.replication)
+            .map_err(|e| anyhow::anyhow!("{}: {e}{built}", sc.path.display()))
+    };
     let lowered;
     let dag = match &sc.workload {
         Workload::Network(_) => anyhow::bail!(
@@ -39,13 +49,13 @@ pub fn run(args: &GoalArgs) -> anyhow::Result<ExitCode> {
             sc.path.display()
         ),
         Workload::Program(p) => {
-            lowered = lower(p, seed, args.replication)?;
+            lowered = lower(p)?;
             &lowered
         }
         Workload::Schedule(s) => match &s.form {
             Form::Dag(d) => d.as_ref(),
             Form::Program(p) => {
-                lowered = lower(p, seed, args.replication)?;
+                lowered = lower(p)?;
                 &lowered
             }
         },

@@ -13,6 +13,8 @@ pub struct MetricsArgs {
     /// Scenario files (TOML).
     #[arg(required = true)]
     files: Vec<PathBuf>,
+    #[command(flatten)]
+    machine: super::run::MachineArgs,
     /// Print the names only, one per line (for scripts); the per-link ones as their pattern,
     /// `link.<name>.utilisation`, whose `<name>` a run's links fill in.
     #[arg(long)]
@@ -22,7 +24,7 @@ pub struct MetricsArgs {
 /// Prints every metric name each scenario reports with its unit and meaning (times are in the
 /// scenario's own time unit), or the names alone with `--names`.
 pub fn run(args: &MetricsArgs) -> anyhow::Result<ExitCode> {
-    let scenarios = super::run::load_all(&args.files, &[])?;
+    let scenarios = super::run::load_all_with(&args.files, &[], &args.machine.machine())?;
     let several = scenarios.len() > 1;
     let mut out = parsim::files::stdout();
     for sc in &scenarios {

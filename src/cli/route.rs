@@ -10,7 +10,7 @@ use clap::Args;
 use parsim::analytic::MessageCost;
 use parsim::program::schedule::Form;
 use parsim::program::{Interconnect, Switching};
-use parsim::scenario::{Scenario, Workload, goal_flags};
+use parsim::scenario::{Scenario, Workload};
 
 /// Options of `parsim route`.
 #[derive(Debug, Args)]
@@ -26,14 +26,10 @@ pub struct RouteArgs {
     to: u32,
     /// Also print the idle-network cost of a message of this many bytes (a whole number, at
     /// most 2^53).
-    #[arg(long)]
-    bytes: Option<f64>,
-    /// GOAL files: the links between the ranks, as the keys of `[topology]` (as for `run`).
-    #[arg(long, value_name = "KEY=VALUE,...", value_parser = goal_flags::keys_flag)]
-    topology: Option<String>,
-    /// GOAL files: ranks per node of the topology (default 1).
-    #[arg(long, value_name = "N")]
-    ranks_per_node: Option<u32>,
+    #[arg(long, value_parser = clap::value_parser!(u64).range(..=1 << 53))]
+    bytes: Option<u64>,
+    #[command(flatten)]
+    machine: super::run::MachineArgs,
 }
 
 /// The interconnect a scenario's messages cross, its ranks, and its ranks per node.
@@ -71,12 +67,11 @@ fn whole(v: f64) -> String {
 
 /// Prints the links a message crosses from one rank to another.
 pub fn run(args: &RouteArgs) -> anyhow::Result<ExitCode> {
-    let machine = goal_flags::GoalMachine {
-        loggp: None,
-        topology: args.topology.clone(),
-        ranks_per_node: args.ranks_per_node,
-    };
-    let scenarios = super::run::load_all_with(std::slice::from_ref(&args.file), &[], &machine)?;
+    let scenarios = super::run::load_all_with(
+        std::slice::from_ref(&args.file),
+        &[],
+        &args.machine.machine(),
+    )?;
     let sc = &scenarios[0];
     let (net, ranks, per_node) = links_of(sc)?;
     for (flag, r) in [("--from", args.from), ("--to", args.to)] {
@@ -90,11 +85,8 @@ pub fn run(args: &RouteArgs) -> anyhow::Result<ExitCode> {
     let cost = match args.bytes {
         None => None,
         Some(bytes) => {
-            anyhow::ensure!(
-                bytes.is_finite() && bytes >= 0.0 && bytes.fract() == 0.0 && bytes <= 2f64.powi(53),
-                "--bytes {}: a message's size is a whole number of bytes from 0 to 2^53",
-                whole(bytes)
-            );
+            // exact: at most 2^53
+            let bytes = bytes as f64;
             let (src, dst) = (args.from / per_node, args.to / per_node);
             let cost = MessageCost {
                 startup: net.startup,

@@ -43,8 +43,8 @@ pub struct RunArgs {
     /// Master seed (overrides the scenario's).
     #[arg(long)]
     seed: Option<u64>,
-    /// Replications (overrides the scenario's; at least 2).
-    #[arg(long, value_parser = clap::value_parser!(u32).range(2..))]
+    /// Replications (overrides the scenario's; 2 to 1,000,000).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(2..=i64::from(scenario::MAX_REPLICATIONS)))]
     replications: Option<u32>,
     /// Observations measured per replication (overrides the scenario's). A rank program has no
     /// run length (each replication runs it once to completion): --length is refused when every
@@ -62,8 +62,8 @@ pub struct RunArgs {
     /// class's response or cycle time).
     #[arg(long)]
     metric: Vec<String>,
-    /// Most replications --precision may use.
-    #[arg(long)]
+    /// Most replications --precision may use (at most 1,000,000).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(2..=i64::from(scenario::MAX_REPLICATIONS)))]
     max_replications: Option<u32>,
     /// A precision target (--precision or the scenario's run.precision) not met within the
     /// replication budget is still reported (table, JSON and stderr say so) but does not make
@@ -108,22 +108,42 @@ pub struct RunArgs {
     /// and changes of a link's occupancy) a timeline may hold: a run that would pass it is
     /// stopped and refused (exit 2), so that memory and the file stay bounded (about 50 bytes
     /// an event while recording; about 100 bytes of JSON, refused past 256 on average).
-    #[arg(long, value_name = "EVENTS", default_value_t = parsim::timeline::DEFAULT_LIMIT,
-          value_parser = clap::value_parser!(u64).range(1..))]
-    timeline_limit: u64,
-    /// GOAL files (`.goal`): the LogGP endpoints, as the keys of `[loggp]`: L, o, g, G, O in
-    /// seconds, S (the eager limit) in bytes, order = "program" or "loggopsim", e.g.
+    #[arg(long, value_name = "EVENTS", value_parser = clap::value_parser!(u64).range(1..))]
+    timeline_limit: Option<u64>,
+    #[command(flatten)]
+    machine: MachineArgs,
+}
+
+/// The machine of a GOAL file given on the command line (`run`, `route`, `metrics`).
+#[derive(Debug, Args)]
+pub struct MachineArgs {
+    /// GOAL files (`.goal`): the LogGP endpoints, as the keys of `[loggp]`: L, o, g in seconds
+    /// (kept in whole picoseconds), G, O in seconds per byte (kept in whole femtoseconds), S
+    /// (the eager limit) in bytes, order = "program" or "loggopsim", e.g.
     /// `L=2.5e-6,o=1.5e-6,g=1e-6,G=6e-9,O=0,S=65535,order="loggopsim"`; LogGOPSim's defaults
-    /// (these) for what is left out.
+    /// (these) for what is left out. On one line; a value finer than its unit by more than one
+    /// part in a million is refused.
     #[arg(long, value_name = "KEY=VALUE,...", value_parser = goal_flags::keys_flag)]
     loggp: Option<String>,
-    /// GOAL files: links between the endpoints, as the keys of `[topology]`, e.g.
+    /// GOAL files: links between the endpoints, as the keys of `[topology]` (without
+    /// `startup`: the endpoints' `o` is the startup), e.g.
     /// `kind="torus",dims=[32,32],bandwidth=1e10,latency=1e-7`.
     #[arg(long, value_name = "KEY=VALUE,...", value_parser = goal_flags::keys_flag)]
     topology: Option<String>,
-    /// GOAL files: ranks per node of the topology (default 1).
+    /// GOAL files: ranks per node of the topology (default 1; needs --topology).
     #[arg(long, value_name = "N")]
     ranks_per_node: Option<u32>,
+}
+
+impl MachineArgs {
+    /// The machine the flags give.
+    pub fn machine(&self) -> goal_flags::GoalMachine {
+        goal_flags::GoalMachine {
+            loggp: self.loggp.clone(),
+            topology: self.topology.clone(),
+            ranks_per_node: self.ranks_per_node,
+        }
+    }
 }
 
 impl RunArgs {
@@ -258,11 +278,7 @@ impl RunArgs {
 /// Loads every file first (reporting all their problems), then runs them in order (or one
 /// shard of one file).
 pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
-    let machine = goal_flags::GoalMachine {
-        loggp: args.loggp.clone(),
-        topology: args.topology.clone(),
-        ranks_per_node: args.ranks_per_node,
-    };
+    let machine = args.machine.machine();
     let scenarios = load_all_with(&args.files, &args.set, &machine)?;
     // no output may replace an input, a device or another output: refused before anything runs
     parsim::files::check_outputs(
@@ -285,6 +301,10 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
         };
         return run_shard(args, sc, shard, dir);
     }
+    anyhow::ensure!(
+        args.timeline_limit.is_none() || args.timeline.is_some() || args.timeline_svg.is_some(),
+        "--timeline-limit bounds a timeline, and none was asked for: give --timeline or --timeline-svg, or leave it out"
+    );
     if args.timeline.is_some() || args.timeline_svg.is_some() {
         let [sc] = scenarios.as_slice() else {
             anyhow::bail!(
@@ -360,6 +380,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
 /// `--timeline-svg` ask for (checking first what can be refused before running).
 fn write_timeline(args: &RunArgs, sc: &Scenario) -> anyhow::Result<()> {
     use parsim::timeline::{self, About};
+    let limit = args.timeline_limit.unwrap_or(timeline::DEFAULT_LIMIT);
     let Some(prog) = sc.program() else {
         let what = if sc.schedule().is_some() {
             "a GOAL schedule on LogGP endpoints, whose executor records no timeline yet"
@@ -389,16 +410,16 @@ fn write_timeline(args: &RunArgs, sc: &Scenario) -> anyhow::Result<()> {
     } else {
         0
     };
-    if tracks >= args.timeline_limit {
+    if tracks >= limit {
         anyhow::bail!(
             "{}: --timeline refused: the trace names each rank's track, {tracks} events for {} ranks before any span, and --timeline-limit is {}: record fewer ranks (--set program.ranks=N) or raise --timeline-limit",
             sc.path.display(),
             prog.ranks,
-            args.timeline_limit
+            limit
         );
     }
     let (_, recorded) = parsim::engine::program::Execution::new(prog, about.seed, 0)
-        .run_with_timeline(args.timeline_limit - tracks)
+        .run_with_timeline(limit - tracks)
         .map_err(|e| match e {
             TimelineError::TooLarge {
                 time,
@@ -408,13 +429,13 @@ fn write_timeline(args: &RunArgs, sc: &Scenario) -> anyhow::Result<()> {
             } => anyhow::anyhow!(
                 "{}: --timeline refused: the timeline would hold more than {} events ({tracks} names of tracks, then spans, phase spans and link changes): the run was stopped at time {time:.6e} with {finished} of {ranks} ranks finished. Record a smaller run (fewer ranks or iterations: --set program.ranks=N, a smaller repeat count) or raise --timeline-limit (memory grows by about 50 bytes an event)",
                 sc.path.display(),
-                args.timeline_limit
+                limit
             ),
             _ => anyhow::anyhow!("running {} for its timeline: {e}", sc.path.display()),
         })?;
     if let Some(path) = &args.timeline {
         let mut out = parsim::files::Output::create(path)?;
-        let most = timeline::most_trace_bytes(args.timeline_limit);
+        let most = timeline::most_trace_bytes(limit);
         timeline::write_trace(&mut out, &recorded, &about, most)
             .map_err(|e| parsim::files::FileError::writing(path, e))?;
         out.commit()?;
@@ -499,7 +520,7 @@ pub fn load_all_with(
                 problems: vec![Problem::new(
                     None,
                     "",
-                    "--loggp, --topology and --ranks-per-node give the machine of a .goal file; a scenario file has its own: write them as its [loggp] and [topology] sections",
+                    "--loggp, --topology and --ranks-per-node give the machine of a GOAL file (.goal); a scenario file has its own: write them as its [loggp] and [topology] sections",
                 )],
                 unreadable: false,
             })

@@ -26,7 +26,7 @@ enum Check {
         #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u32).range(10..))]
         experiments: u32,
         /// Replications per experiment.
-        #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(2..))]
+        #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(2..=i64::from(parsim::scenario::MAX_REPLICATIONS)))]
         replications: u32,
         /// Observations per replication.
         #[arg(long, default_value_t = 10_000)]

@@ -124,6 +124,17 @@ pub fn run(args: &SlurmArgs) -> anyhow::Result<ExitCode> {
         (false, false) => "merged.txt",
     };
     let result = args.result.clone().unwrap_or_else(|| args.out.join(name));
+    // the merge job writes the result: not over an input of the command (read by the check
+    // above), a link, a device or a pipe, nor over a shard
+    parsim::files::check_outputs([result.as_path()], &[])?;
+    let shard_name = result
+        .file_name()
+        .is_some_and(|n| n.to_string_lossy().starts_with("shard-"));
+    anyhow::ensure!(
+        !(shard_name && result.parent().map(|p| p.to_owned()) == Some(args.out.clone())),
+        "--result {}: the shards are written there; name the result otherwise",
+        result.display()
+    );
     let job = Job {
         parsim: std::env::current_exe().context("finding the parsim binary")?,
         workdir: std::env::current_dir().context("finding the working directory")?,
@@ -137,8 +148,7 @@ pub fn run(args: &SlurmArgs) -> anyhow::Result<ExitCode> {
         cpus_per_task: args.cpus_per_task,
     };
     let scripts = job.scripts()?;
-    std::fs::create_dir_all(&args.out)
-        .with_context(|| format!("creating {}", args.out.display()))?;
+    parsim::files::make_folder(&args.out)?;
     let stale = std::fs::read_dir(&args.out)
         .with_context(|| format!("reading {}", args.out.display()))?
         .filter_map(|e| e.ok())

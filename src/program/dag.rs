@@ -540,7 +540,7 @@ impl DagBuilder {
         let start = self.open.expect("an operation belongs to an open rank");
         if self.dag.ops.len() as u64 >= self.limit {
             return Err(DagError(format!(
-                "the schedule has more than {} operations, the most that fit (at most 2^30, and the machine's memory)",
+                "the schedule has more than {} operations, the most that fit (at most 2^30, and half the memory this process may take at 32 bytes each)",
                 self.limit
             )));
         }

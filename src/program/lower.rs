@@ -86,46 +86,93 @@ pub fn deterministic(prog: &Program) -> bool {
 
 /// What one operation of a lowered graph takes in memory, about: its record, its share of the
 /// edges and counters, and the executor's state.
-const BYTES_PER_OPERATION: f64 = 32.0;
+pub const BYTES_PER_OPERATION: f64 = 32.0;
 
-/// The most operations a lowering builds: [`MAX_OPS`], and what fits the machine's memory
-/// ([`crate::memory::physical`]) at [`BYTES_PER_OPERATION`] each.
-fn most_operations() -> u64 {
+/// The most operations a lowering builds: [`MAX_OPS`], and what fits half the memory the
+/// process may take ([`crate::memory::limit`]; half, since a growing array holds its old and
+/// new copies at once) at [`BYTES_PER_OPERATION`] each.
+pub fn most_operations() -> u64 {
     let memory =
-        crate::memory::physical().map_or(u64::MAX, |m| (m as f64 / BYTES_PER_OPERATION) as u64);
+        crate::memory::limit().map_or(u64::MAX, |m| (m as f64 / 2.0 / BYTES_PER_OPERATION) as u64);
     MAX_OPS.min(memory)
 }
 
-/// Why a program cannot be lowered at all (before any rank is), if it cannot: an ideal barrier,
-/// disk I/O, or more operations, loops unrolled, than fit (at most [`MAX_OPS`], and the machine's memory at 32 bytes each; estimated by
-/// [`super::budget::graph_operations`] before anything is built).
-pub fn refusal(prog: &Program) -> Option<LowerError> {
+/// Something of a program that a dependency graph cannot hold ([`unfit`]): the instruction and
+/// the field of its operation, and what is wrong.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Unfit {
+    /// The instruction (index into [`Program::code`]); `None` for the program as a whole.
+    pub instr: Option<usize>,
+    /// The field of its operation (`times`, `tag`), or empty for the operation itself.
+    pub field: &'static str,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl Unfit {
+    /// As a [`LowerError`], with the operation's path in `prog`.
+    fn error(self, prog: &Program) -> LowerError {
+        let path = self.instr.map_or_else(String::new, |i| match self.field {
+            "" => prog.paths[i].clone(),
+            field => format!("{}.{field}", prog.paths[i]),
+        });
+        LowerError {
+            path,
+            message: self.message,
+        }
+    }
+}
+
+/// Everything of `prog` that a dependency graph cannot hold, found before any rank is lowered:
+/// more operations, loops unrolled, than fit ([`most_operations`], estimated by
+/// [`super::budget::graph_operations`]), an ideal barrier, disk I/O, a constant user tag of
+/// `2^31` or more (the tags above are the collectives').
+pub fn unfit(prog: &Program) -> Vec<Unfit> {
+    let mut found = Vec::new();
     let (operations, outermost) = super::budget::graph_operations(prog);
     let most = most_operations();
     if operations > most as f64 {
-        return Some(LowerError {
-            path: outermost.map_or_else(String::new, |i| format!("{}.times", prog.paths[i])),
+        found.push(Unfit {
+            instr: outermost,
+            field: if outermost.is_some() { "times" } else { "" },
             message: format!(
-                "a program run as a dependency graph (with [loggp], labels, or written by parsim goal) has its loops unrolled and its collectives expanded: this one would make about {operations:.3e} operations ({} at {BYTES_PER_OPERATION} bytes each), beyond the {most} that fit (at most 2^30, and this machine's memory); reduce the iterations or the ranks, or leave out [loggp] to run it as a rank program, which keeps loops as loops",
+                "a program run as a dependency graph (with [loggp], labels, or written by parsim goal) has its loops unrolled and its collectives expanded: this one would make about {operations:.3e} operations ({} at {BYTES_PER_OPERATION} bytes each), beyond the {most} that fit (at most 2^30, and half the memory this process may take); reduce the iterations or the ranks, or leave out [loggp] to run it as a rank program, which keeps loops as loops",
                 crate::memory::show(operations * BYTES_PER_OPERATION)
             ),
         });
     }
-    prog.code.iter().enumerate().find_map(|(pc, i)| {
-        let message = match i {
+    for (pc, i) in prog.code.iter().enumerate() {
+        let (field, message) = match i {
             Instr::Collective(op)
                 if op.kind == Collective::Barrier && op.algorithm == Algorithm::Ideal =>
             {
-                "the ideal barrier has no messages and no dependency graph can express it; use algorithm = \"dissemination\" or \"binomial\""
+                (
+                    "algorithm",
+                    "the ideal barrier has no messages and no dependency graph can express it; use algorithm = \"dissemination\" or \"binomial\"".to_owned(),
+                )
             }
-            Instr::Io { .. } => "disk I/O cannot be expressed in a dependency graph of messages",
-            _ => return None,
+            Instr::Io { .. } => (
+                "",
+                "disk I/O cannot be expressed in a dependency graph of messages".to_owned(),
+            ),
+            Instr::Send { tag, .. } | Instr::Recv { tag, .. } | Instr::SendRecv { tag, .. } => {
+                match tag.as_constant().filter(|&t| t >= 1 << 31) {
+                    Some(t) => (
+                        "tag",
+                        format!("{t} is beyond 2^31 - 1, the largest user tag a dependency graph keeps (the tags above are its collectives')"),
+                    ),
+                    None => continue,
+                }
+            }
+            _ => continue,
         };
-        Some(LowerError {
-            path: prog.paths[pc].clone(),
-            message: message.to_owned(),
-        })
-    })
+        found.push(Unfit {
+            instr: Some(pc),
+            field,
+            message,
+        });
+    }
+    found
 }
 
 /// The program as a dependency graph, for execution `replication` of `seed` (the streams of
@@ -150,8 +197,8 @@ fn build(
     replication: u64,
     mut origins: Option<&mut Vec<u32>>,
 ) -> Result<Dag, LowerError> {
-    if let Some(e) = refusal(prog) {
-        return Err(e);
+    if let Some(e) = unfit(prog).into_iter().next() {
+        return Err(e.error(prog));
     }
     let plain = |message: String| LowerError {
         path: String::new(),
@@ -228,7 +275,7 @@ impl Rank {
                 Dependency::Requires => exit.clone(),
             }),
             None => Err(format!(
-                "it waits for the operation labelled {:?}, which has not run on this rank yet",
+                "it waits for the operation labelled {:?}, which has not run on this rank yet (an operation can wait only for one that comes before it in the rank's order: two that wait for each other are a cycle)",
                 marks.labels[l as usize]
             )),
         }

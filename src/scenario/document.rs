@@ -49,6 +49,16 @@ const SECTIONS: &[&str] = &[
 pub(super) fn read(text: &str, assignments: &[Assignment]) -> (Option<RawScenario>, Vec<Problem>) {
     let values: Vec<String> = assignments.iter().map(|a| a.value.toml()).collect();
     let (mut doc, errors) = DeTable::parse_recoverable(text);
+    if !errors.is_empty() && looks_like_goal(text) {
+        return (
+            None,
+            vec![Problem::new(
+                Some(0),
+                "",
+                "reads as a GOAL schedule (it begins with num_ranks), and parsim reads GOAL schedules from files whose names end in .goal: rename it, or name it in a scenario ([program] goal = \"...\" with [loggp])",
+            )],
+        );
+    }
     if !errors.is_empty() {
         let found = errors
             .into_iter()
@@ -133,6 +143,14 @@ pub(super) fn read(text: &str, assignments: &[Assignment]) -> (Option<RawScenari
     }
     raw.shape_problems = found.len();
     (Some(raw), found)
+}
+
+/// Whether `text` begins, past blank lines and comments, with GOAL's `num_ranks`.
+fn looks_like_goal(text: &str) -> bool {
+    text.lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty() && !l.starts_with("//") && !l.starts_with('#'))
+        .is_some_and(|l| l.starts_with("num_ranks"))
 }
 
 /// serde's type names (`expected i64`) in the words of a scenario file.

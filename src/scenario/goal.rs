@@ -499,6 +499,13 @@ impl Parser {
     /// The tokens of a line inside a rank's block: a statement, a `}` that closes the block,
     /// or both.
     fn block_line(&mut self, t: &[Tok<'_>]) -> Result<(), String> {
+        let last = t.len().saturating_sub(1);
+        if t.iter().take(last).any(|x| *x == Tok::Close) {
+            return Err(
+                "a \"}\" before the end of the line: a block closes at the end of its line (one block a line), and a second \"}\" has no block to close"
+                    .to_owned(),
+            );
+        }
         match t {
             [] => Ok(()),
             [Tok::Close] => self.close_block(),
@@ -506,6 +513,11 @@ impl Parser {
                 self.statement(statement)?;
                 self.close_block()
             }
+            [Tok::Word(b"rank"), ..] | [Tok::Word(b"num_ranks"), ..] => Err(format!(
+                "{} inside the block of rank {}: is that block missing its \"}}\"?",
+                show(t.first()),
+                self.builder().next_rank()
+            )),
             _ => self.statement(t),
         }
     }
@@ -522,7 +534,10 @@ impl Parser {
                     return Err("num_ranks is given twice".to_owned());
                 }
                 let n = u32::try_from(*n).map_err(|_| format!("num_ranks {n} is too large"))?;
-                self.builder = Some(DagBuilder::new(n).map_err(|e| e.0)?);
+                let mut b = DagBuilder::new(n).map_err(|e| e.0)?;
+                // no more operations than fit the memory the process may take
+                b.limit(crate::program::lower::most_operations());
+                self.builder = Some(b);
                 Ok(())
             }
             [Tok::Word(b"num_ranks"), rest @ ..] => Err(format!(
@@ -567,6 +582,10 @@ impl Parser {
                 "expected a rank number after \"rank\", found {}",
                 show(rest.first())
             )),
+            [Tok::Close, ..] => Err(
+                "a \"}\" with no block open: one too many (or its block's \"{\" is missing)"
+                    .to_owned(),
+            ),
             [first, ..] => Err(format!(
                 "expected num_ranks N or rank R {{, found {first}{}",
                 if matches!(first, Tok::Word(_)) {
@@ -640,6 +659,13 @@ impl Parser {
     /// `a requires b` (or `irequires`): now if both labels are defined, else when the block
     /// closes.
     fn dependency(&mut self, a: &[u8], b: &[u8], kind: Dependency) -> Result<(), String> {
+        if a == b {
+            return Err(format!(
+                "\"{}\" {} itself: an operation cannot wait for itself",
+                String::from_utf8_lossy(a),
+                kind.name()
+            ));
+        }
         match (self.labels.get(a), self.labels.get(b)) {
             (Some(x), Some(y)) => self.builder().depend(x, y, kind).map_err(|e| e.0),
             _ => {

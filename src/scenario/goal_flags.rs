@@ -43,6 +43,15 @@ pub fn keys_flag(value: &str) -> Result<String, String> {
     Ok(value.to_owned())
 }
 
+/// The keys a flag's value gives (none when it does not read as keys: its problems are
+/// reported where the scenario is checked).
+fn flag_keys(value: &str) -> Vec<String> {
+    toml::from_str::<toml::Table>(&format!("t = {{ {} }}", value.trim().trim_end_matches(',')))
+        .ok()
+        .and_then(|t| t.get("t")?.as_table().map(|t| t.keys().cloned().collect()))
+        .unwrap_or_default()
+}
+
 /// True for a GOAL file: a name ending in `.goal`, in any case.
 pub fn is_goal_file(path: &Path) -> bool {
     path.extension()
@@ -114,6 +123,29 @@ pub fn load(
             unreadable: false,
         });
     }
+    // a key given twice, by its flag and by --set, is ambiguous
+    for (section, flag, keys) in [
+        ("loggp", "--loggp", &machine.loggp),
+        ("topology", "--topology", &machine.topology),
+    ] {
+        let given = keys.as_deref().map(flag_keys).unwrap_or_default();
+        if let Some(a) = assignments.iter().find(|a| {
+            a.key
+                .strip_prefix(section)
+                .and_then(|k| k.strip_prefix('.'))
+                .is_some_and(|k| given.iter().any(|g| g == k))
+        }) {
+            return Err(ScenarioError {
+                file: path.to_owned(),
+                problems: vec![Problem::new(
+                    None,
+                    format!("--set {a}"),
+                    format!("{flag} gives this key too: give it once"),
+                )],
+                unreadable: false,
+            });
+        }
+    }
     let text = machine.scenario_text(path);
     super::parse_text(&text, path, assignments, Some(path)).map_err(|mut e| {
         for p in &mut e.problems {
@@ -122,12 +154,8 @@ pub fn load(
                 p.path.clear();
                 continue;
             }
-            let set = assignments
-                .iter()
-                .find(|a| p.path == a.key || p.path.starts_with(&format!("{}.", a.key)));
-            if let Some(a) = set {
-                p.path = format!("--set {a}");
-                p.line = None;
+            if p.path.starts_with("--set ") {
+                // a --set's own problem (named so where the scenario is checked)
             } else if let Some((flag, example)) = machine.flag_of(p.line, &p.path) {
                 let field = p.path.split_once('.').map_or("", |(_, f)| f);
                 let field = if flag == "--ranks-per-node" {

@@ -39,6 +39,10 @@ pub enum Warmup {
     Fixed(u64),
 }
 
+/// The most replications an experiment may run (each keeps its values of every metric, about a
+/// kilobyte: a million are a gigabyte).
+pub const MAX_REPLICATIONS: u32 = 1_000_000;
+
 /// How to run a scenario.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RunConfig {
@@ -291,13 +295,26 @@ fn parse_text(
     goal: Option<&Path>,
 ) -> Result<Scenario, ScenarioError> {
     let lines = LineIndex::new(text);
+    // a problem of a value a --set gave is the --set's, not a line of the file
+    let set_by = |p: &Problem| {
+        assignments
+            .iter()
+            .find(|a| p.path == a.key || p.path.starts_with(&format!("{}.", a.key)))
+    };
     let fail = |found: Vec<Problem>| ScenarioError {
         file: path.to_owned(),
         problems: found
             .into_iter()
-            .map(|p| Problem {
-                line: p.at.map(|o| lines.line(o)).or(p.line),
-                ..p
+            .map(|p| match set_by(&p) {
+                Some(a) => Problem {
+                    path: format!("--set {a}"),
+                    line: None,
+                    ..p
+                },
+                None => Problem {
+                    line: p.at.map(|o| lines.line(o)).or(p.line),
+                    ..p
+                },
             })
             .collect(),
         unreadable: false,

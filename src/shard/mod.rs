@@ -94,7 +94,7 @@ pub fn fingerprint(canon: &str) -> String {
 /// Writes `file` into `dir` (created if needed) atomically: a temporary file, then a rename.
 /// Returns its path.
 pub fn write<T: ShardFile>(file: &T, dir: &Path) -> std::io::Result<PathBuf> {
-    std::fs::create_dir_all(dir)?;
+    crate::files::make_folder(dir).map_err(std::io::Error::other)?;
     let h = file.header();
     let name = Shard {
         index: h.shard,
@@ -112,12 +112,12 @@ pub fn write<T: ShardFile>(file: &T, dir: &Path) -> std::io::Result<PathBuf> {
 #[non_exhaustive]
 pub enum MergeError {
     /// A file or the directory could not be read.
-    #[error("cannot read {}: {source}", path.display())]
+    #[error("cannot read {}: {why}", path.display())]
     Read {
         /// The file or directory.
         path: PathBuf,
-        /// Why.
-        source: std::io::Error,
+        /// Why (in the message, not as a source of its own: the reason once).
+        why: String,
     },
     /// A file is not a shard file parsim can read.
     #[error("{} is not a parsim shard of this kind: {message}", path.display())]
@@ -163,15 +163,50 @@ pub enum MergeError {
         count: usize,
     },
     /// The units of work the shards hold do not make the whole (a file was edited).
-    #[error("the shards hold {held} of {expected} {unit}; a shard file was altered")]
+    #[error(
+        "the shards hold {held} {unit} of {expected}, and {unit_one} {which}: a shard file was altered"
+    )]
     Incomplete {
         /// What the units are: "points", "replications", "cases".
         unit: &'static str,
+        /// One of them: "point", "replication", "case".
+        unit_one: &'static str,
         /// Units found.
         held: usize,
         /// Units the work has.
         expected: usize,
+        /// What is wrong with the first one that is: "3 appears twice", "3 is missing".
+        which: String,
     },
+}
+
+/// Checks that the units of work the shards hold, by their indices in order, are each of the
+/// `expected` units once.
+pub fn check_whole(
+    unit: &'static str,
+    unit_one: &'static str,
+    sorted: &[usize],
+    expected: usize,
+) -> Result<(), MergeError> {
+    let which = (0..expected.max(sorted.len())).find_map(|k| match sorted.get(k) {
+        _ if k > 0 && sorted.get(k) == sorted.get(k - 1) => {
+            Some(format!("{} appears twice", k - 1))
+        }
+        Some(&i) if i != k => Some(format!("{k} is missing")),
+        None => Some(format!("{k} is missing")),
+        Some(_) if k >= expected => Some(format!("{k} is not one of the work's")),
+        Some(_) => None,
+    });
+    match which {
+        None => Ok(()),
+        Some(which) => Err(MergeError::Incomplete {
+            unit,
+            unit_one,
+            held: sorted.len(),
+            expected,
+            which,
+        }),
+    }
 }
 
 fn list(items: &[usize]) -> String {
@@ -185,9 +220,13 @@ fn list(items: &[usize]) -> String {
 /// The `shard-*.json` files of `dir`, sorted.
 fn shard_paths(dir: &Path) -> Result<Vec<PathBuf>, MergeError> {
     let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map_err(|source| MergeError::Read {
+        .map_err(|e| MergeError::Read {
             path: dir.to_owned(),
-            source,
+            why: if e.kind() == std::io::ErrorKind::NotADirectory {
+                "is not a directory (give the directory the shards wrote to, --out)".to_owned()
+            } else {
+                e.to_string()
+            },
         })?
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| {
@@ -203,7 +242,7 @@ fn shard_paths(dir: &Path) -> Result<Vec<PathBuf>, MergeError> {
 fn read_text(path: &Path) -> Result<String, MergeError> {
     crate::files::read_text(path, crate::files::Limit::Shard).map_err(|e| MergeError::Read {
         path: path.to_owned(),
-        source: std::io::Error::other(e.reason()),
+        why: e.reason(),
     })
 }
 

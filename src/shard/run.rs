@@ -195,16 +195,17 @@ pub fn merge(dir: &Path) -> Result<RunReport, MergeError> {
     let expected = first.replications as usize;
     let mut rows: Vec<&Row> = files.iter().flat_map(|f| &f.rows).collect();
     rows.sort_by_key(|r| r.index);
-    let whole = rows.len() == expected
-        && rows
-            .iter()
-            .enumerate()
-            .all(|(i, r)| r.index == i as u64 && r.values.len() == first.metrics.len());
-    if !whole {
-        return Err(MergeError::Incomplete {
-            unit: "replications",
-            held: rows.len(),
-            expected,
+    let indices: Vec<usize> = rows.iter().map(|r| r.index as usize).collect();
+    super::check_whole("replications", "replication", &indices, expected)?;
+    if let Some(r) = rows.iter().find(|r| r.values.len() != first.metrics.len()) {
+        return Err(MergeError::NotAShard {
+            path: dir.to_owned(),
+            message: format!(
+                "replication {} holds {} values for the {} metrics",
+                r.index,
+                r.values.len(),
+                first.metrics.len()
+            ),
         });
     }
     let ex = Experiment {

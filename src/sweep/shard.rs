@@ -72,14 +72,7 @@ pub fn merge(dir: &Path) -> Result<SweepReport, MergeError> {
     let mut report = files[0].report.clone();
     report.points = files.into_iter().flat_map(|f| f.report.points).collect();
     report.points.sort_by_key(|p| p.index);
-    let whole = report.points.len() == expected
-        && report.points.iter().enumerate().all(|(i, p)| p.index == i);
-    if !whole {
-        return Err(MergeError::Incomplete {
-            unit: "points",
-            held: report.points.len(),
-            expected,
-        });
-    }
+    let indices: Vec<usize> = report.points.iter().map(|p| p.index).collect();
+    crate::shard::check_whole("points", "point", &indices, expected)?;
     Ok(report)
 }

@@ -196,14 +196,8 @@ pub fn merge(dir: &Path) -> Result<Merged, MergeError> {
     let allow_outside_tolerance = files[0].allow_outside_tolerance;
     let mut cases: Vec<CaseResult> = files.into_iter().flat_map(|f| f.results).collect();
     cases.sort_by_key(|c| c.index);
-    let whole = cases.len() == expected && cases.iter().enumerate().all(|(i, c)| c.index == i);
-    if !whole {
-        return Err(MergeError::Incomplete {
-            unit: "cases",
-            held: cases.len(),
-            expected,
-        });
-    }
+    let indices: Vec<usize> = cases.iter().map(|c| c.index).collect();
+    crate::shard::check_whole("cases", "case", &indices, expected)?;
     Ok(Merged {
         cases,
         allow_outside_tolerance,

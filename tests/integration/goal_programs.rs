@@ -237,7 +237,7 @@ fn bad_goal_input_names_the_file_the_line_and_the_fix() {
     );
     refused(
         &["run", "scenarios/mm1.toml", "--loggp", "L=1e-6"],
-        &["give the machine of a .goal file", "[loggp]"],
+        &["give the machine of a GOAL file", "[loggp]"],
     );
     // a program's dependencies
     let bad_label = temp_scenario(

@@ -614,7 +614,8 @@ fn route_refuses_a_negative_size_before_printing_the_route() {
     ]);
     assert_eq!(code, Some(2), "{err}");
     assert!(out.is_empty(), "printed before refusing: {out}");
-    assert!(err.contains("--bytes -5"), "{err}");
+    // clap's refusal, naming the flag and the value
+    assert!(err.contains("'-5' for '--bytes"), "{err}");
 }
 
 #[test]
@@ -661,7 +662,7 @@ fn a_plot_directory_that_cannot_be_made_is_refused_before_anything_runs() {
         assert_eq!(code, Some(2), "{args:?}: {err}");
         assert!(out.is_empty(), "{args:?} ran first: {out}");
         assert!(
-            err.contains(&format!("cannot create the directory {under} for --plot")),
+            err.contains(&format!("cannot make the directory {under} for --plot")),
             "{err}"
         );
         // the reason once (it was printed twice: in the message and as its source)

@@ -462,7 +462,13 @@ impl<'p> Execution<'p> {
             budget: crate::program::budget::MAX_EVENTS,
             message_count: 0,
             message_delay: Tally::new(),
-            message_pct: Percentiles::wide(&clock, scale(net.startup + net.latency)),
+            // scaled to a typical delay (from injection to delivery: a hop's latency and the
+            // transmission; a scale of the startup alone made 8-byte messages on a bus with
+            // neither startup nor latency all fall in the first bin, a p99 of 0)
+            message_pct: Percentiles::wide(
+                &clock,
+                scale(net.latency + prog.typical_bytes / net.bandwidth),
+            ),
             latency: clock.wide_ticks(net.latency),
             startup: clock.wide_ticks(net.startup),
             base_per_tick: net.bandwidth * clock.tick(),

@@ -19,14 +19,24 @@ pub(super) fn run_config(ck: &mut Checker, raw: Option<&Spanned<RawRun>>) -> Run
         max_replications: None,
     };
     let r = raw.map_or(&empty, |r| r.get_ref());
-    let replications = ck.whole(r.replications, 10, 2, at, "run.replications") as u32;
-    let max_replications = ck.whole(
+    let most = crate::scenario::MAX_REPLICATIONS;
+    let mut count = |v: Option<i64>, default: i64, path: &str| -> u32 {
+        let n = ck.whole(v, default, 2, at, path);
+        if n > u64::from(most) {
+            ck.add(
+                Some(at),
+                path,
+                format!("must be at most {most} (each replication keeps its values: a million take a gigabyte), got {n}"),
+            );
+        }
+        n.min(u64::from(most)) as u32
+    };
+    let replications = count(r.replications, 10, "run.replications");
+    let max_replications = count(
         r.max_replications,
         200.max(i64::from(replications)),
-        2,
-        at,
         "run.max_replications",
-    ) as u32;
+    );
     if max_replications < replications {
         ck.add(
             Some(at),

@@ -376,9 +376,7 @@ fn build_program(
     match built {
         Ok(prog) if ck.found.is_empty() && raw.shape_problems == 0 => {
             if raw.loggp.is_some() || prog.marks.is_some() {
-                let at = raw.program.as_ref().map_or(0, |p| p.span().start);
-                return match schedule::lowered(prog, raw.loggp.as_ref(), raw.topology.as_ref(), at)
-                {
+                return match schedule::lowered(prog, raw.loggp.as_ref(), raw.topology.as_ref()) {
                     Ok(s) => finish_schedule(ck, &raw, run, validate, s, model),
                     Err(found) => {
                         ck.found.extend(found);

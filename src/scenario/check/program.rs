@@ -103,8 +103,24 @@ pub fn compile(src: &Sources<'_>) -> Result<Program, Vec<Problem>> {
     for (i, (at, d)) in src.disks.iter().enumerate() {
         c.disk(*at, i, d);
     }
+    // a topology's size is judged against a valid number of ranks only
+    let ranks_valid = p.ranks.is_some() && (1..=MAX_RANKS).contains(&ranks);
     let network = match (src.topology, src.machine) {
-        (Some(t), None) => c.topology(t, nodes),
+        (Some(t), None) => {
+            let before = c.found.len();
+            let network = c.topology(t, nodes);
+            if !ranks_valid {
+                let mut k = before;
+                while k < c.found.len() {
+                    if c.found[k].path == "topology" {
+                        c.found.remove(k);
+                    } else {
+                        k += 1;
+                    }
+                }
+            }
+            network
+        }
         (None, Some(m)) => c.machine(m, nodes),
         (Some(_), Some(m)) => {
             c.add(
@@ -200,6 +216,24 @@ pub fn compile(src: &Sources<'_>) -> Result<Program, Vec<Problem>> {
             format!("{}.root", program.paths[i]),
             message,
         )]);
+    }
+    // a program run as a dependency graph (on LogGP endpoints, or written with labels) must
+    // fit one: checked here, where each operation's line is known
+    if src.endpoints || program.marks.is_some() {
+        let unfit = crate::program::lower::unfit(&program);
+        if !unfit.is_empty() {
+            return Err(unfit
+                .into_iter()
+                .map(|u| {
+                    let (at, path) = match u.instr {
+                        Some(i) if u.field.is_empty() => (offsets[i], program.paths[i].clone()),
+                        Some(i) => (offsets[i], format!("{}.{}", program.paths[i], u.field)),
+                        None => (at, "program".to_owned()),
+                    };
+                    Problem::new(Some(at), path, u.message)
+                })
+                .collect());
+        }
     }
     // the counts and durations known before the run, within their bounds
     let excess = crate::program::budget::check(&program);

@@ -65,6 +65,23 @@ pub fn endpoints(raw: &Spanned<RawLogGp>) -> Result<(Endpoints, ReadyOrder), Vec
     }
 }
 
+/// A `[topology]`'s `startup` beside `[loggp]` endpoints, which pay `o` per message instead:
+/// refused rather than ignored.
+fn startup_unused(
+    loggp: Option<&Spanned<RawLogGp>>,
+    topology: Option<&Spanned<RawTopology>>,
+) -> Option<Problem> {
+    let t = topology?;
+    loggp?;
+    t.get_ref().startup.map(|_| {
+        Problem::new(
+            Some(t.span().start),
+            "topology.startup",
+            "LogGP endpoints pay o per message in place of a topology's startup, which would go unused: leave it out, or add it to o",
+        )
+    })
+}
+
 /// Endpoints for a graph that has links but no `[loggp]`: the sender's CPU pays the topology's
 /// startup, the rest is the links' (`L = g = G = O = 0`, every message eager).
 fn startup_only(startup: f64) -> Endpoints {
@@ -103,10 +120,9 @@ pub fn lowered(
     prog: Program,
     loggp: Option<&Spanned<RawLogGp>>,
     topology: Option<&Spanned<RawTopology>>,
-    program_at: usize,
 ) -> Result<Schedule, Vec<Problem>> {
-    if let Some(e) = crate::program::lower::refusal(&prog) {
-        return Err(vec![Problem::new(Some(program_at), e.path, e.message)]);
+    if let Some(p) = startup_unused(loggp, topology) {
+        return Err(vec![p]);
     }
     let (endpoints, order) = match loggp {
         Some(l) => endpoints(l)?,
@@ -168,6 +184,22 @@ pub fn goal(
             "loggp",
             "a GOAL schedule runs on LogGP endpoints ([loggp], e.g. L = 2.5e-6) and/or the links of a [topology]: give one".to_owned(),
         );
+    }
+    if topology.is_none() && p.ranks_per_node.is_some() {
+        add(
+            "program.ranks_per_node",
+            "places ranks on the nodes of a [topology], and there is none: leave it out, or give the links".to_owned(),
+        );
+    }
+    if p.goal.as_deref() == Some("") && given.is_none() {
+        add(
+            "program.goal",
+            "is empty: name a GOAL file (relative to the scenario), e.g. goal = \"allreduce.goal\""
+                .to_owned(),
+        );
+    }
+    if let Some(p) = startup_unused(loggp, topology) {
+        add(&p.path, p.message);
     }
     let file = p.goal.as_deref().unwrap_or_default();
     let path = given.map_or_else(|| base.join(file), Path::to_owned);
