@@ -604,7 +604,7 @@ impl Parser {
             let lb = self.labels.get(&b);
             let rank = self.builder().next_rank();
             let done = match (la, lb) {
-                (Some(x), Some(y)) => self.builder().depend(x, y, kind).map_err(|e| e.0),
+                (Some(x), Some(y)) => self.depend(&a, x, y, kind),
                 (None, _) => Err(undefined(&a, rank)),
                 (_, None) => Err(undefined(&b, rank)),
             };
@@ -659,21 +659,27 @@ impl Parser {
     /// `a requires b` (or `irequires`): now if both labels are defined, else when the block
     /// closes.
     fn dependency(&mut self, a: &[u8], b: &[u8], kind: Dependency) -> Result<(), String> {
-        if a == b {
-            return Err(format!(
-                "\"{}\" {} itself: an operation cannot wait for itself",
-                String::from_utf8_lossy(a),
-                kind.name()
-            ));
-        }
         match (self.labels.get(a), self.labels.get(b)) {
-            (Some(x), Some(y)) => self.builder().depend(x, y, kind).map_err(|e| e.0),
+            (Some(x), Some(y)) => self.depend(a, x, y, kind),
             _ => {
                 self.deferred
                     .push((a.to_vec(), b.to_vec(), kind, self.line));
                 Ok(())
             }
         }
+    }
+
+    /// Operation `x` (labelled `a`) waits for `y`.
+    #[inline(always)]
+    fn depend(&mut self, a: &[u8], x: u32, y: u32, kind: Dependency) -> Result<(), String> {
+        if x == y {
+            return Err(format!(
+                "\"{}\" {} itself: an operation cannot wait for itself",
+                String::from_utf8_lossy(a),
+                kind.name()
+            ));
+        }
+        self.builder().depend(x, y, kind).map_err(|e| e.0)
     }
 
     /// Gives operation `op` its label.
@@ -685,12 +691,29 @@ impl Parser {
             ));
         }
         if !self.watch.is_empty() {
-            let rank = self.builder().next_rank();
-            for w in self.watch.iter_mut().filter(|w| w.op == (rank, op)) {
-                w.label = Some(String::from_utf8_lossy(label).into_owned());
-            }
+            self.note_label(label, op);
         }
         Ok(())
+    }
+
+    /// (A reading for [`locate`]) operation `op` of the open rank has `label`.
+    #[cold]
+    #[inline(never)]
+    fn note_label(&mut self, label: &[u8], op: u32) {
+        let rank = self.builder().next_rank();
+        for w in self.watch.iter_mut().filter(|w| w.op == (rank, op)) {
+            w.label = Some(String::from_utf8_lossy(label).into_owned());
+        }
+    }
+
+    /// (A reading for [`locate`]) operation `op` of the open rank is on the current line.
+    #[cold]
+    #[inline(never)]
+    fn note_line(&mut self, op: u32) {
+        let (rank, line) = (self.builder().next_rank(), self.line);
+        for w in self.watch.iter_mut().filter(|w| w.op == (rank, op)) {
+            w.line = line;
+        }
     }
 
     /// The common statements in their plain form, read without tokens: `label: send <n>b to
@@ -924,10 +947,7 @@ impl Parser {
         };
         let op = r.map_err(|e| e.0)?;
         if !self.watch.is_empty() {
-            let (rank, line) = (self.builder().next_rank(), self.line);
-            for w in self.watch.iter_mut().filter(|w| w.op == (rank, op)) {
-                w.line = line;
-            }
+            self.note_line(op);
         }
         Ok(op)
     }
