@@ -377,23 +377,11 @@ fn a_runs_identity_covers_its_goal_file_and_machine() {
     assert_ne!(before, hash(&["run", "a/s.toml"]));
     // shards of one GOAL file on two machines do not merge
     for (k, loggp) in [(0, "L=1e-6"), (1, "L=2e-6")] {
-        let shard = format!("{k}/2");
-        let (code, _, err) = call_in(
+        shard(
             &dir,
-            &[
-                "run",
-                "a/x.goal",
-                "--loggp",
-                loggp,
-                "--shard",
-                &shard,
-                "--out",
-                "shards",
-                "--replications",
-                "2",
-            ],
+            k,
+            &["a/x.goal", "--loggp", loggp, "--replications", "2"],
         );
-        assert_eq!(code, Some(0), "{err}");
     }
     refused(&dir, &["merge", "shards"], &["come from different runs"]);
     std::fs::remove_dir_all(dir).unwrap();
@@ -403,31 +391,20 @@ fn a_runs_identity_covers_its_goal_file_and_machine() {
 fn a_merge_names_what_differs_in_words() {
     let dir = scratch("merge-words");
     let sc = root().join("scenarios/mm1.toml");
-    for k in 0..2 {
-        let shard = format!("{k}/2");
-        let (code, _, err) = call_in(
-            &dir,
-            &[
-                "run",
-                sc.to_str().unwrap(),
-                "--shard",
-                &shard,
-                "--out",
-                "shards",
-                "--replications",
-                "2",
-                "--length",
-                "200",
-            ],
-        );
-        assert_eq!(code, Some(0), "{err}");
-    }
+    two_shards(
+        &dir,
+        &[
+            sc.to_str().unwrap(),
+            "--replications",
+            "2",
+            "--length",
+            "200",
+        ],
+    );
     // one shard edited to another warm-up: the message says what each holds, not a dump
-    let path = dir.join("shards/shard-00001-of-00002.json");
-    let mut v: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-    v["warmup"]["observations"] = serde_json::json!(12345);
-    std::fs::write(&path, v.to_string()).unwrap();
+    edit_second_shard(&dir, |v| {
+        v["warmup"]["observations"] = serde_json::json!(12345)
+    });
     let err = refused(
         &dir,
         &["merge", "shards"],
@@ -822,28 +799,8 @@ fn messages_name_what_the_user_wrote() {
         &["tag.toml:4: program.op[0].tag", "2^31"],
     );
     // a merge names the replication that is not there
-    for k in 0..2 {
-        let shard = format!("{k}/2");
-        let (code, _, err) = call_in(
-            &dir,
-            &[
-                "run",
-                &sc,
-                "--shard",
-                &shard,
-                "--out",
-                "shards",
-                "--replications",
-                "4",
-            ],
-        );
-        assert_eq!(code, Some(0), "{err}");
-    }
-    let path = dir.join("shards/shard-00001-of-00002.json");
-    let mut v: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-    v["rows"][0]["index"] = serde_json::json!(0);
-    std::fs::write(&path, v.to_string()).unwrap();
+    two_shards(&dir, &[&sc, "--replications", "4"]);
+    edit_second_shard(&dir, |v| v["rows"][0]["index"] = serde_json::json!(0));
     refused(&dir, &["merge", "shards"], &["replication 0 appears twice"]);
     refused(&dir, &["merge", "ping.txt"], &["is not a directory"]);
     std::fs::remove_dir_all(dir).unwrap();
@@ -947,4 +904,30 @@ fn a_slurm_result_is_checked_as_every_output_and_written_through_a_fresh_name() 
     assert!(merge.contains("tmp=$(mktemp "), "{merge}");
     assert!(!merge.contains(".tmp'"), "{merge}");
     std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// Runs shard `k` of 2 of `parsim run ARGS` into `dir/shards`.
+fn shard(dir: &Path, k: usize, args: &[&str]) {
+    let shard = format!("{k}/2");
+    let mut all = vec!["run"];
+    all.extend_from_slice(args);
+    all.extend_from_slice(&["--shard", &shard, "--out", "shards"]);
+    let (code, _, err) = call_in(dir, &all);
+    assert_eq!(code, Some(0), "{err}");
+}
+
+/// Runs both shards of 2 of `parsim run ARGS` into `dir/shards`.
+fn two_shards(dir: &Path, args: &[&str]) {
+    for k in 0..2 {
+        shard(dir, k, args);
+    }
+}
+
+/// Rewrites the second of two shard files in `dir/shards` through `edit`.
+fn edit_second_shard(dir: &Path, edit: impl FnOnce(&mut serde_json::Value)) {
+    let path = dir.join("shards/shard-00001-of-00002.json");
+    let mut v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    edit(&mut v);
+    std::fs::write(&path, v.to_string()).unwrap();
 }
