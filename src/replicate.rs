@@ -350,10 +350,7 @@ fn name_sources(
             let Ok(origins) = crate::program::lower::origins(p, seed, r) else {
                 return;
             };
-            fault.name_sources(|x| {
-                let pc = *origins.get(x.op as usize)?;
-                p.paths.get(pc as usize).cloned()
-            });
+            fault.name_sources(|x| origins.name(p, x.op));
         }
     }
 }

@@ -181,21 +181,58 @@ pub fn lower(prog: &Program, seed: u64, replication: u64) -> Result<Dag, LowerEr
     build(prog, seed, replication, None)
 }
 
-/// For every operation of [`lower`]'s graph (by its global index), the instruction of
-/// [`Program::code`] it comes from: how a fault of the graph names the operations the user
-/// wrote ([`Program::paths`]). Lowers again, so only for what went wrong.
-pub fn origins(prog: &Program, seed: u64, replication: u64) -> Result<Vec<u32>, LowerError> {
-    let mut origins = Vec::new();
+/// Where each operation of [`lower`]'s graph comes from: how a fault of the graph names the
+/// operations the user wrote.
+#[derive(Debug)]
+pub struct Origins {
+    /// By the operation's global index: its instruction of [`Program::code`] and which pass
+    /// of its rank through that instruction made it (0 for the first).
+    of: Vec<(u32, u32)>,
+    /// By instruction: whether some rank passed through it more than once (in a loop).
+    repeated: Vec<bool>,
+}
+
+impl Origins {
+    /// Operation `op`'s place in the program as the user wrote it: its path
+    /// ([`Program::paths`]), with the pass of its rank when its instruction is in a loop
+    /// (`program.op[0].body[1], pass 3`).
+    pub fn name(&self, prog: &Program, op: u32) -> Option<String> {
+        let &(pc, pass) = self.of.get(op as usize)?;
+        let path = prog.paths.get(pc as usize)?;
+        Some(if self.repeated[pc as usize] {
+            format!("{path}, pass {}", u64::from(pass) + 1)
+        } else {
+            path.clone()
+        })
+    }
+
+    /// Notes the operations made since the last note (up to `len`) as pass `pass` of
+    /// instruction `pc`.
+    fn note(&mut self, len: usize, pc: u32, pass: u32) {
+        self.of.resize(self.of.len().max(len), (pc, pass));
+        if pass > 0 {
+            self.repeated[pc as usize] = true;
+        }
+    }
+}
+
+/// Where every operation of [`lower`]'s graph comes from. Lowers again, so only for what went
+/// wrong.
+pub fn origins(prog: &Program, seed: u64, replication: u64) -> Result<Origins, LowerError> {
+    let mut origins = Origins {
+        of: Vec::new(),
+        repeated: vec![false; prog.code.len()],
+    };
     build(prog, seed, replication, Some(&mut origins))?;
     Ok(origins)
 }
 
-/// [`lower`], noting each operation's instruction in `origins` if given.
+/// [`lower`], noting each operation's origin in `origins` if given.
 fn build(
     prog: &Program,
     seed: u64,
     replication: u64,
-    mut origins: Option<&mut Vec<u32>>,
+    mut origins: Option<&mut Origins>,
 ) -> Result<Dag, LowerError> {
     if let Some(e) = unfit(prog).into_iter().next() {
         return Err(e.error(prog));
@@ -314,9 +351,18 @@ fn lower_rank(
     rank: &mut Rank,
     rng: &mut StreamRng,
     r: u32,
-    mut origins: Option<&mut Vec<u32>>,
+    mut origins: Option<&mut Origins>,
 ) -> Result<(), LowerError> {
     let mut pc: u32 = 0;
+    // with origins: this rank's passes through each instruction so far
+    let mut passes = vec![
+        0u32;
+        if origins.is_some() {
+            prog.code.len()
+        } else {
+            0
+        }
+    ];
     let mut budget = MAX_INSTANT_OPS;
     let fail = |pc: u32, message: String| LowerError {
         path: prog.paths.get(pc as usize).cloned().unwrap_or_default(),
@@ -468,7 +514,9 @@ fn lower_rank(
             rank.latest[l as usize] = Some((rank.entry.clone(), exit));
         }
         if let Some(o) = origins.as_deref_mut() {
-            o.resize(o.len().max(b.len()), pc);
+            let pass = &mut passes[pc as usize];
+            o.note(b.len(), pc, *pass);
+            *pass = pass.saturating_add(1);
         }
         pc += 1;
     }

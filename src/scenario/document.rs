@@ -155,8 +155,14 @@ fn looks_like_goal(text: &str) -> bool {
 
 /// serde's type names (`expected i64`) in the words of a scenario file.
 fn plain_types(message: &str) -> String {
+    // an integer TOML cannot hold (its integers are 64-bit and signed)
+    let whole = if message.contains("invalid value: integer") {
+        "expected a whole number of at most 9223372036854775807 (2^63 - 1, TOML's largest)"
+    } else {
+        "expected a whole number"
+    };
     message
-        .replace("expected i64", "expected a whole number")
+        .replace("expected i64", whole)
         .replace("expected u64", "expected a whole number >= 0")
         .replace("expected f64", "expected a number")
 }

@@ -284,10 +284,26 @@ fn a_deadlock_names_the_statements_the_user_wrote() {
          [[program.op]]\nkind = \"send\"\nto = \"1 - rank\"\nbytes = 8\n[loggp]\n",
     )
     .unwrap();
-    refused(
+    let err = refused(
         &dir,
         &["run", "dl.toml"],
         &["receive of rank 0 at program.op[1]", "at program.op[2]"],
+    );
+    assert!(!err.contains("pass"), "{err}");
+    // receives left in a loop are told apart by the pass that posted them
+    std::fs::write(
+        dir.join("passes.toml"),
+        "[program]\nranks = 2\n[[program.op]]\nkind = \"repeat\"\ntimes = 3\n\
+         body = [{ kind = \"irecv\", from = \"1 - rank\" }]\n[loggp]\n",
+    )
+    .unwrap();
+    refused(
+        &dir,
+        &["run", "passes.toml"],
+        &[
+            "receive of rank 0 at program.op[0].body[0], pass 1 (",
+            "receive of rank 0 at program.op[0].body[0], pass 3 (",
+        ],
     );
     std::fs::remove_dir_all(dir).unwrap();
 }
@@ -797,6 +813,34 @@ fn messages_name_what_the_user_wrote() {
         &dir,
         &["run", "tag.toml"],
         &["tag.toml:4: program.op[0].tag", "2^31"],
+    );
+    // an empty list is not a missing one; a whole number TOML cannot hold, and a dimension
+    // too large to index, say their limits
+    std::fs::write(
+        dir.join("wait.toml"),
+        "[program]\nranks = 2\n\n[[program.op]]\nkind = \"wait\"\nfor = []\n\n[loggp]\n",
+    )
+    .unwrap();
+    refused(
+        &dir,
+        &["run", "wait.toml"],
+        &["wait.toml:4: program.op[0].for: is empty"],
+    );
+    std::fs::write(dir.join("ping.goal"), PING).unwrap();
+    refused(
+        &dir,
+        &["run", "ping.goal", "--loggp", "S=18446744073709551615"],
+        &["--loggp S", "at most 9223372036854775807"],
+    );
+    refused(
+        &dir,
+        &[
+            "run",
+            "ping.goal",
+            "--topology",
+            "kind=\"torus\",dims=[1,9223372036854775807],bandwidth=1e9,latency=1e-6",
+        ],
+        &["--topology dims", "from 1 to 4294967295"],
     );
     // a merge names the replication that is not there
     two_shards(&dir, &[&sc, "--replications", "4"]);

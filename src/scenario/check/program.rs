@@ -606,7 +606,10 @@ impl<'a> Compiler<'a> {
                     self.add(
                         at,
                         "topology.dims",
-                        format!("each dimension must be a whole number >= 1, got {dims:?}"),
+                        format!(
+                            "each dimension must be a whole number from 1 to {}, got {dims:?}",
+                            u32::MAX
+                        ),
                     );
                     return None;
                 }
@@ -862,11 +865,16 @@ impl<'a> Compiler<'a> {
                 }
             }
             OpKind::Wait => {
-                if o.wait_for.as_ref().is_none_or(Vec::is_empty) {
+                let problem = match &o.wait_for {
+                    None => Some("is missing"),
+                    Some(labels) if labels.is_empty() => Some("is empty"),
+                    Some(_) => None,
+                };
+                if let Some(problem) = problem {
                     self.add(
                         at,
                         format!("{path}.for"),
-                        "is missing: give the labels of the operations to wait for",
+                        format!("{problem}: give the labels of the operations to wait for"),
                     );
                 }
                 // a wait is a computation of no time that depends on what it waits for
