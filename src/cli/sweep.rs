@@ -263,8 +263,11 @@ pub fn run(args: &SweepArgs) -> anyhow::Result<ExitCode> {
     };
     match (args.shard, &args.out) {
         (Some(shard), Some(dir)) => {
-            let path = parsim::shard::write(&ShardFile::new(&sweep, shard, report), dir)
-                .with_context(|| format!("writing shard {} to {}", shard.index, dir.display()))?;
+            let path =
+                parsim::shard::write(&ShardFile::new(&sweep, &checked.inputs, shard, report), dir)
+                    .with_context(|| {
+                        format!("writing shard {} to {}", shard.index, dir.display())
+                    })?;
             eprintln!("parsim: wrote {}", path.display());
         }
         _ => args.output.emit(&report)?,
@@ -278,6 +281,9 @@ struct Checked {
     name: String,
     /// Replications the points of this shard (or of the whole sweep) start with.
     replications: u64,
+    /// The hash of every point's scenario hash, in order: what the files the points read hold
+    /// (a trace, a profile, a GOAL schedule), for the shards' fingerprint.
+    inputs: String,
 }
 
 /// Checks the scenario of every point (the same in every shard), reporting the problems of the
@@ -287,11 +293,15 @@ fn check_points(sweep: &Sweep, points: &[Point], shard: Option<Shard>) -> anyhow
     let mut checked = Checked {
         name: String::new(),
         replications: 0,
+        inputs: String::new(),
     };
+    let mut hashes = String::new();
     let mut bad = Vec::new();
     let mut count = 0;
     for p in points {
-        match sweep.scenario(p) {
+        let sc = sweep.scenario(p);
+        hashes.push_str(sc.as_ref().map_or("-", |sc| &sc.text_hash));
+        match sc {
             Ok(sc) => {
                 if checked.name.is_empty() {
                     checked.name = sc.name;
@@ -310,6 +320,7 @@ fn check_points(sweep: &Sweep, points: &[Point], shard: Option<Shard>) -> anyhow
         }
     }
     if count == 0 {
+        checked.inputs = parsim::hash::text_hash(&hashes);
         if checked.name.is_empty() {
             // every point unstable: the file's stem, as a scenario without a name has
             checked.name = sweep

@@ -133,7 +133,7 @@ pub enum MergeError {
     /// Two files disagree on something every shard of one piece of work shares.
     #[error("{} and {} come from different {what}: {first} and {second}", a.display(), b.display())]
     Mixed {
-        /// What differs: "sweeps (scenario, assignments or axes)", "seeds", "versions", ...
+        /// What differs: "sweeps (scenario or the files it reads, assignments or axes)", "seeds", "versions", ...
         what: &'static str,
         /// One file.
         a: PathBuf,

@@ -4,8 +4,8 @@
 //! into the report the single run prints, number for number.
 //!
 //! Besides the [`Header`], a sweep shard file holds its points' results and the number of
-//! points in the whole sweep; the fingerprint covers the scenario text, the fixed assignments,
-//! the axes and the layout.
+//! points in the whole sweep; the fingerprint covers the scenario text, the files its points
+//! read, the fixed assignments, the axes and the layout.
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -39,10 +39,11 @@ impl crate::shard::ShardFile for ShardFile {
 }
 
 impl ShardFile {
-    /// The file of `shard` of `sweep`, holding `report` (its points).
-    pub fn new(sweep: &Sweep, shard: Shard, report: SweepReport) -> ShardFile {
+    /// The file of `shard` of `sweep`, holding `report` (its points); `inputs` is a hash of
+    /// the contents of the files its points read.
+    pub fn new(sweep: &Sweep, inputs: &str, shard: Shard, report: SweepReport) -> ShardFile {
         ShardFile {
-            header: Header::new(FORMAT, fingerprint(sweep), sweep.seed, shard),
+            header: Header::new(FORMAT, fingerprint(sweep, inputs), sweep.seed, shard),
             points: sweep.points().len(),
             report,
         }
@@ -50,9 +51,10 @@ impl ShardFile {
 }
 
 /// A 64-bit fingerprint, in hex, of what a sweep computes: the scenario text, the fixed
-/// assignments, the axes and the layout.
-pub fn fingerprint(sweep: &Sweep) -> String {
+/// assignments, the axes, the layout and `inputs`, a hash of the files its points read.
+pub fn fingerprint(sweep: &Sweep, inputs: &str) -> String {
     let mut canon = sweep.text.clone();
+    let _ = write!(canon, "\n--inputs {inputs}");
     for a in &sweep.fixed {
         let _ = write!(canon, "\n--set {}={}", a.key, a.value.toml());
     }
@@ -67,7 +69,11 @@ pub fn fingerprint(sweep: &Sweep) -> String {
 /// Reads every `shard-*.json` of `dir`, checks they make one whole sweep, and joins their points
 /// into the report the single run would have produced.
 pub fn merge(dir: &Path) -> Result<SweepReport, MergeError> {
-    let files: Vec<ShardFile> = read_all(dir, FORMAT, "sweeps (scenario, assignments or axes)")?;
+    let files: Vec<ShardFile> = read_all(
+        dir,
+        FORMAT,
+        "sweeps (scenario or the files it reads, assignments or axes)",
+    )?;
     let expected = files[0].points;
     let mut report = files[0].report.clone();
     report.points = files.into_iter().flat_map(|f| f.report.points).collect();

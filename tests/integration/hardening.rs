@@ -400,6 +400,36 @@ fn a_runs_identity_covers_its_goal_file_and_machine() {
         );
     }
     refused(&dir, &["merge", "shards"], &["come from different runs"]);
+    // shards of a sweep whose schedule was edited between them do not merge
+    for k in 0..2 {
+        std::fs::write(
+            dir.join("a/x.goal"),
+            PING.replace("calc 1000", &format!("calc {}", 1000 + k)),
+        )
+        .unwrap();
+        let shard = format!("{k}/2");
+        let (code, _, err) = call_in(
+            &dir,
+            &[
+                "sweep",
+                "a/s.toml",
+                "--vary",
+                "loggp.L=1e-6,2e-6",
+                "--shard",
+                &shard,
+                "--out",
+                "sweep-shards",
+                "--set",
+                "run.replications=2",
+            ],
+        );
+        assert_eq!(code, Some(0), "{err}");
+    }
+    refused(
+        &dir,
+        &["merge", "sweep-shards"],
+        &["different sweeps (scenario or the files it reads"],
+    );
     std::fs::remove_dir_all(dir).unwrap();
 }
 
