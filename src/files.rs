@@ -553,25 +553,49 @@ pub fn make_folder(dir: &Path) -> Result<(), FileError> {
 }
 
 /// Where an output goes, to tell two outputs of one file apart from two files: the existing
-/// file's identity, or the canonical folder and the name of one still to be written.
+/// file's identity, or the folder ([`resolved_folder`]) and the name of one still to be written.
 #[derive(Debug, PartialEq, Eq)]
 enum Place {
     Existing(Identity),
-    New(Option<PathBuf>, std::ffi::OsString),
+    New(PathBuf, std::ffi::OsString),
 }
 
 fn place(path: &Path) -> Place {
     if let Some(id) = identity(path) {
         return Place::Existing(id);
     }
-    let folder = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
     Place::New(
-        std::fs::canonicalize(folder).ok(),
+        resolved_folder(&folder_of(path)),
         path.file_name().unwrap_or_default().to_owned(),
     )
+}
+
+/// The folder a file named `path` is in (`.` for a bare name).
+pub fn folder_of(path: &Path) -> PathBuf {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_owned(),
+        _ => PathBuf::from("."),
+    }
+}
+
+/// Folder `dir` by one name however it is spelled: its canonical path if it exists, else its
+/// absolute path with `.` and `..` taken out (a folder still to be made).
+pub fn resolved_folder(dir: &Path) -> PathBuf {
+    if let Ok(canonical) = std::fs::canonicalize(dir) {
+        return canonical;
+    }
+    let absolute = std::path::absolute(dir).unwrap_or_else(|_| dir.to_owned());
+    let mut clean = PathBuf::new();
+    for part in absolute.components() {
+        match part {
+            std::path::Component::CurDir => {}
+            std::path::Component::ParentDir => {
+                clean.pop();
+            }
+            other => clean.push(other),
+        }
+    }
+    clean
 }
 
 /// A file being written: to a temporary file beside it, created under a fresh random name that
@@ -603,10 +627,7 @@ impl Output {
                 std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a file name"),
             )
         })?;
-        let folder = match path.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p,
-            _ => Path::new("."),
-        };
+        let folder = folder_of(path);
         let mut prefix = std::ffi::OsString::from(".");
         prefix.push(name);
         prefix.push(".");

@@ -309,22 +309,22 @@ fn schedule(
         replication: r,
         message,
     };
-    let lowered;
-    let dag = match &s.form {
-        Form::Dag(d) => d.as_ref(),
-        Form::Program(p) => {
-            lowered =
-                crate::program::lower::lower(p, opt.seed, r).map_err(|e| fail(e.to_string()))?;
-            &lowered
-        }
+    let dag: std::borrow::Cow<'_, crate::program::dag::Dag> = match &s.form {
+        Form::Dag(d) => std::borrow::Cow::Borrowed(d.as_ref()),
+        Form::Program(p) => std::borrow::Cow::Owned(
+            crate::program::lower::lower(p, opt.seed, r).map_err(|e| fail(e.to_string()))?,
+        ),
     };
-    let run = crate::engine::dag::DagExecution::new(dag, &s.machine)
-        .and_then(|ex| ex.run())
-        .map_err(|mut e| {
+    let outcome = crate::engine::dag::DagExecution::new(&dag, &s.machine).and_then(|ex| ex.run());
+    match outcome {
+        Ok(run) => Ok((crate::metrics::dag::measure(s, &run), run.events)),
+        Err(mut e) => {
+            // naming the operations lowers the program again: not beside this graph
+            drop(dag);
             name_sources(s, opt.seed, r, &mut e);
-            fail(e.to_string())
-        })?;
-    Ok((crate::metrics::dag::measure(s, &run), run.events))
+            Err(fail(e.to_string()))
+        }
+    }
 }
 
 /// Names the operations a fault of schedule `s` (execution `r` of `seed`) left waiting by where
@@ -341,9 +341,11 @@ fn name_sources(
     };
     match &s.form {
         Form::Dag(_) => {
-            let Some(file) = &s.goal_file else { return };
+            let Some((file, digest)) = &s.goal_file else {
+                return;
+            };
             let ops: Vec<(u32, u32)> = stuck.iter().map(|x| (x.rank, x.local)).collect();
-            let mut places = crate::scenario::goal::locate(file, &ops).into_iter();
+            let mut places = crate::scenario::goal::locate(file, *digest, &ops).into_iter();
             fault.name_sources(|_| places.next().flatten());
         }
         Form::Program(p) => {

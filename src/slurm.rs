@@ -272,7 +272,8 @@ impl Job {
              tmp=$(mktemp {template})\n\
              {} merge {}{}{} > \"$tmp\" || status=$?\n\
              # exit 1 (a validation with a failed comparison) still prints the whole report\n\
-             if [ \"$status\" -le 1 ]; then mv -f \"$tmp\" {result}; else rm -f \"$tmp\"; fi\n\
+             # mktemp makes the file private; the result gets the mode any new file gets\n\
+             if [ \"$status\" -le 1 ]; then chmod \"$(printf %o $((0666 & ~0$(umask))))\" \"$tmp\"; mv -f \"$tmp\" {result}; else rm -f \"$tmp\"; fi\n\
              exit \"$status\"",
             path(&self.parsim),
             path(&self.out),

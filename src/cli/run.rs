@@ -295,16 +295,16 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
             "--length {length} sets the run length of a queueing network, and every scenario given is a rank program, which runs to completion once per replication: drop --length (--replications gives more samples)"
         );
     }
+    anyhow::ensure!(
+        args.timeline_limit.is_none() || args.timeline.is_some() || args.timeline_svg.is_some(),
+        "--timeline-limit bounds a timeline, and none was asked for: give --timeline or --timeline-svg, or leave it out"
+    );
     if let (Some(shard), Some(dir)) = (args.shard, &args.out) {
         let [sc] = scenarios.as_slice() else {
             anyhow::bail!("--shard runs one scenario file at a time");
         };
         return run_shard(args, sc, shard, dir);
     }
-    anyhow::ensure!(
-        args.timeline_limit.is_none() || args.timeline.is_some() || args.timeline_svg.is_some(),
-        "--timeline-limit bounds a timeline, and none was asked for: give --timeline or --timeline-svg, or leave it out"
-    );
     if args.timeline.is_some() || args.timeline_svg.is_some() {
         let [sc] = scenarios.as_slice() else {
             anyhow::bail!(

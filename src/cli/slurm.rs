@@ -130,8 +130,9 @@ pub fn run(args: &SlurmArgs) -> anyhow::Result<ExitCode> {
     let shard_name = result
         .file_name()
         .is_some_and(|n| n.to_string_lossy().starts_with("shard-"));
+    let resolved = parsim::files::resolved_folder;
     anyhow::ensure!(
-        !(shard_name && result.parent().map(|p| p.to_owned()) == Some(args.out.clone())),
+        !(shard_name && resolved(&parsim::files::folder_of(&result)) == resolved(&args.out)),
         "--result {}: the shards are written there; name the result otherwise",
         result.display()
     );

@@ -297,6 +297,22 @@ pub struct Disk {
 }
 
 impl Program {
+    /// The typical delay of a message from its injection to its delivery, the scale of the
+    /// histogram of those delays (the run's and the evaluation's alike, so that a prediction
+    /// called exact counts as the run does): the startup and a hop's latency, or, where both
+    /// are 0, the transmission of a typical message (8-byte messages on a bus with neither
+    /// would otherwise all fall in the first bin, a p99 of 0); 1 where neither is positive.
+    pub fn message_scale(&self) -> f64 {
+        let net = &self.network;
+        [
+            net.startup + net.latency,
+            self.typical_bytes / net.bandwidth,
+        ]
+        .into_iter()
+        .find(|s| s.is_finite() && *s > 0.0)
+        .unwrap_or(1.0)
+    }
+
     /// The node rank `r` runs on.
     #[inline]
     pub fn node_of(&self, rank: u32) -> u32 {

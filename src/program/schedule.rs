@@ -218,9 +218,9 @@ pub struct Schedule {
     pub machine: Machine,
     /// Report each rank's figures individually.
     pub report_each: bool,
-    /// The GOAL file the graph was read from, if it was: a fault names the statements the
-    /// user wrote by its lines.
-    pub goal_file: Option<std::path::PathBuf>,
+    /// The GOAL file the graph was read from, if it was, and the digest (XXH3) of what it
+    /// held: a fault names the statements the user wrote by its lines, if it still holds that.
+    pub goal_file: Option<(std::path::PathBuf, u64)>,
 }
 
 impl Schedule {

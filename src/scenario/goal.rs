@@ -90,10 +90,12 @@ pub fn read(input: impl BufRead, path: &Path) -> Result<Dag, GoalError> {
 
 /// Where operations of the GOAL file at `path` were written: for each of `ops`, a rank and the
 /// operation's index among that rank's, its line and its label (`x.goal:4, l2`), where the file
-/// (read again) still has it. For messages about a schedule that did not complete.
-pub fn locate(path: &Path, ops: &[(u32, u32)]) -> Vec<Option<String>> {
+/// (read again) still holds what it held when it was run (its XXH3 `digest`). For messages about
+/// a schedule that did not complete.
+pub fn locate(path: &Path, digest: u64, ops: &[(u32, u32)]) -> Vec<Option<String>> {
+    let nowhere = vec![None; ops.len()];
     let Ok(stream) = crate::files::open_stream(path, Limit::Goal, 1 << 20) else {
-        return vec![None; ops.len()];
+        return nowhere;
     };
     let watch = ops
         .iter()
@@ -103,8 +105,11 @@ pub fn locate(path: &Path, ops: &[(u32, u32)]) -> Vec<Option<String>> {
             label: None,
         })
         .collect();
-    read_watching(stream, path, watch)
-        .1
+    let ((_, found), digests) = crate::files::recording(|| read_watching(stream, path, watch));
+    if digests != [digest] {
+        return nowhere;
+    }
+    found
         .into_iter()
         .map(|w| {
             (w.line > 0).then(|| {
@@ -1060,6 +1065,20 @@ mod tests {
 
     fn read_str(text: &str) -> Result<Dag, GoalError> {
         parse(text, Path::new("t.goal"))
+    }
+
+    #[test]
+    fn operations_are_located_only_in_the_file_that_ran() {
+        let text = "num_ranks 2\nrank 0 {\nl1: calc 5\nl2: send 8b to 1\n}\nrank 1 {\nx: recv 8b from 0\n}\n";
+        let path = std::env::temp_dir().join(format!("parsim-locate-{}.goal", std::process::id()));
+        std::fs::write(&path, text).unwrap();
+        let digest = xxhash_rust::xxh3::xxh3_64(text.as_bytes());
+        let places = locate(&path, digest, &[(0, 1), (1, 0)]);
+        let at = |line: usize, label: &str| Some(format!("{}:{line}, {label}", path.display()));
+        assert_eq!(places, vec![at(4, "l2"), at(7, "x")]);
+        // the file was edited since it ran: its lines are not the ones that ran
+        assert_eq!(locate(&path, digest ^ 1, &[(0, 1)]), vec![None]);
+        std::fs::remove_file(&path).unwrap();
     }
 
     #[test]

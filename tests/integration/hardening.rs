@@ -746,7 +746,7 @@ fn settings_that_would_go_unused_are_refused() {
     let dir = scratch("unused");
     std::fs::write(dir.join("ping.goal"), PING).unwrap();
     let sc = ring(&dir);
-    let cases: [(&[&str], &[&str]); 6] = [
+    let cases: [(&[&str], &[&str]); 7] = [
         (
             &[
                 "run",
@@ -762,6 +762,19 @@ fn settings_that_would_go_unused_are_refused() {
         ),
         (
             &["run", &sc, "--timeline-limit", "5"],
+            &["--timeline-limit", "--timeline"],
+        ),
+        (
+            &[
+                "run",
+                &sc,
+                "--timeline-limit",
+                "5",
+                "--shard",
+                "0/2",
+                "--out",
+                "shards",
+            ],
             &["--timeline-limit", "--timeline"],
         ),
         (
@@ -918,6 +931,21 @@ fn a_message_percentile_is_measured_where_there_is_no_startup() {
             "{bytes} bytes: p99 {p99}, delay {delay}"
         );
     }
+    // messages of 0 bytes that take the latency, in a program that also writes (in a loop run
+    // no time) large ones: the scale is the latency, not a transmission none of them makes
+    std::fs::write(
+        dir.join("q.toml"),
+        "[program]\nranks = 4\n[[program.op]]\nkind = \"repeat\"\ntimes = 0\n\
+         body = [{ kind = \"allreduce\", bytes = 1024 }]\n[[program.op]]\nkind = \"bcast\"\n\
+         bytes = 0\n[topology]\nkind = \"bus\"\nbandwidth = 100.0\nlatency = 1e-6\n",
+    )
+    .unwrap();
+    let r = report(&dir, &["run", "q.toml"]);
+    let (delay, p99) = (mean(&r, "messages.delay"), mean(&r, "messages.p99"));
+    assert!(
+        delay > 0.0 && (p99 - delay).abs() <= 0.005 * delay,
+        "p99 {p99}, delay {delay}"
+    );
     std::fs::remove_dir_all(dir).unwrap();
 }
 
@@ -951,7 +979,7 @@ fn a_slurm_result_is_checked_as_every_output_and_written_through_a_fresh_name() 
             "--out",
             "o",
             "--result",
-            "o/shard-00000-of-00002.json",
+            "./o/../o/shard-00000-of-00002.json",
             "run",
             &sc,
             "--replications",

@@ -82,18 +82,20 @@ impl Parks {
         let slot = match self.by_units.get(&key) {
             Some(&slot) => slot,
             None => {
-                let park = Park {
-                    units,
-                    waiting: BinaryHeap::new(),
-                    out: (free, u32::MAX),
-                };
                 let slot = match self.free.pop() {
                     Some(s) => {
-                        self.parks[s as usize] = park;
+                        // a closed park, empty: its heap's room is kept
+                        let park = &mut self.parks[s as usize];
+                        park.units = units;
+                        park.out = (free, u32::MAX);
                         s
                     }
                     None => {
-                        self.parks.push(park);
+                        self.parks.push(Park {
+                            units,
+                            waiting: BinaryHeap::new(),
+                            out: (free, u32::MAX),
+                        });
                         (self.parks.len() - 1) as u32
                     }
                 };

@@ -393,7 +393,6 @@ impl<'p> Execution<'p> {
             disk_base.push(units);
             units += d.count;
         }
-        let scale = |t: f64| if t > 0.0 { t } else { 1.0 };
         // every link's state up front when links are few per node (FCFS: a fair link's state
         // is larger and made on first use)
         let direct =
@@ -462,13 +461,7 @@ impl<'p> Execution<'p> {
             budget: crate::program::budget::MAX_EVENTS,
             message_count: 0,
             message_delay: Tally::new(),
-            // scaled to a typical delay (from injection to delivery: a hop's latency and the
-            // transmission; a scale of the startup alone made 8-byte messages on a bus with
-            // neither startup nor latency all fall in the first bin, a p99 of 0)
-            message_pct: Percentiles::wide(
-                &clock,
-                scale(net.latency + prog.typical_bytes / net.bandwidth),
-            ),
+            message_pct: Percentiles::wide(&clock, prog.message_scale()),
             latency: clock.wide_ticks(net.latency),
             startup: clock.wide_ticks(net.startup),
             base_per_tick: net.bandwidth * clock.tick(),

@@ -1147,12 +1147,7 @@ impl<'p> Walker<'p> {
                 .map(|ph| (0..prog.ranks as usize).map(|r| v[r * np + ph]).collect())
                 .collect()
         };
-        let net = &prog.network;
-        let scale = match net.startup + net.latency {
-            s if s > 0.0 => s,
-            _ => 1.0,
-        };
-        let message_p99 = self.delays.quantile(prog, scale, 0.99);
+        let message_p99 = self.delays.quantile(prog, prog.message_scale(), 0.99);
         let graph = self.graph.take();
         let ev = Evaluation {
             makespan,

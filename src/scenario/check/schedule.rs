@@ -203,7 +203,9 @@ pub fn goal(
     }
     let file = p.goal.as_deref().unwrap_or_default();
     let path = given.map_or_else(|| base.join(file), Path::to_owned);
-    let dag = crate::scenario::goal::read_file(&path)
+    let (dag, digests) = crate::files::recording(|| crate::scenario::goal::read_file(&path));
+    let digest = digests.last().copied().unwrap_or_default();
+    let dag = dag
         .map_err(|e| {
             Problem::in_file(
                 e.file,
@@ -275,6 +277,6 @@ pub fn goal(
             order,
         },
         report_each,
-        goal_file: Some(path),
+        goal_file: Some((path, digest)),
     })
 }
