@@ -333,13 +333,6 @@ impl fmt::Debug for Stream {
     }
 }
 
-impl Stream {
-    /// The bytes read so far.
-    pub fn position(&self) -> u64 {
-        self.read
-    }
-}
-
 impl Read for Stream {
     fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
         let n = {
@@ -723,7 +716,7 @@ pub fn stdout() -> Stdout {
 }
 
 /// What errors of standard output name.
-pub const STDOUT: &str = "standard output";
+const STDOUT: &str = "standard output";
 
 impl Write for Stdout {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {

@@ -26,11 +26,10 @@ pub struct GoalMachine {
 }
 
 /// `--loggp` as an example in messages: LogGOPSim's defaults.
-pub const LOGGP_EXAMPLE: &str = "--loggp L=2.5e-6,o=1.5e-6,g=1e-6,G=6e-9,O=0,S=65535";
+const LOGGP_EXAMPLE: &str = "--loggp L=2.5e-6,o=1.5e-6,g=1e-6,G=6e-9,O=0,S=65535";
 
 /// `--topology` as an example in messages.
-pub const TOPOLOGY_EXAMPLE: &str =
-    "--topology 'kind=\"torus\",dims=[4,4],bandwidth=1e10,latency=1e-7'";
+const TOPOLOGY_EXAMPLE: &str = "--topology 'kind=\"torus\",dims=[4,4],bandwidth=1e10,latency=1e-7'";
 
 /// Reads the value of `--loggp` or `--topology` (keys as `KEY=VALUE,...`): refused when it
 /// holds a control character (a new line could start a section of its own).
@@ -46,10 +45,21 @@ pub fn keys_flag(value: &str) -> Result<String, String> {
 /// The keys a flag's value gives (none when it does not read as keys: its problems are
 /// reported where the scenario is checked).
 fn flag_keys(value: &str) -> Vec<String> {
-    toml::from_str::<toml::Table>(&format!("t = {{ {} }}", value.trim().trim_end_matches(',')))
+    flag_table(value)
         .ok()
         .and_then(|t| t.get("t")?.as_table().map(|t| t.keys().cloned().collect()))
         .unwrap_or_default()
+}
+
+/// A flag's value read alone, as the table `t`.
+fn flag_table(value: &str) -> Result<toml::Table, toml::de::Error> {
+    toml::from_str::<toml::Table>(&format!("t = {}", inline_table(value)))
+}
+
+/// A flag's keys as a TOML inline table; a trailing comma is forgiven (TOML's inline tables
+/// refuse it).
+fn inline_table(keys: &str) -> String {
+    format!("{{ {} }}", keys.trim().trim_end_matches(',').trim_end())
 }
 
 /// True for a GOAL file: a name ending in `.goal`, in any case.
@@ -67,13 +77,12 @@ impl GoalMachine {
     /// The scenario the GOAL file `file` stands for on this machine: the flags' tables first
     /// (line 1 `loggp`, line 2 `topology` if given), then `[program]`.
     pub fn scenario_text(&self, file: &Path) -> String {
-        let table = |keys: &str| {
-            // a trailing comma is forgiven (TOML's inline tables refuse it)
-            format!("{{ {} }}", keys.trim().trim_end_matches(',').trim_end())
-        };
-        let mut text = format!("loggp = {}\n", table(self.loggp.as_deref().unwrap_or("")));
+        let mut text = format!(
+            "loggp = {}\n",
+            inline_table(self.loggp.as_deref().unwrap_or(""))
+        );
         if let Some(t) = &self.topology {
-            text.push_str(&format!("topology = {}\n", table(t)));
+            text.push_str(&format!("topology = {}\n", inline_table(t)));
         }
         let name = file
             .file_name()
@@ -146,6 +155,31 @@ pub fn load(
             });
         }
     }
+    // each flag read alone: where a flag's mistake spills past its line of the text (a `#`
+    // hides the rest of its table), this names it
+    let unreadable: Vec<Problem> = [
+        ("--loggp", &machine.loggp, LOGGP_EXAMPLE),
+        ("--topology", &machine.topology, TOPOLOGY_EXAMPLE),
+    ]
+    .into_iter()
+    .filter_map(|(flag, keys, example)| {
+        let keys = keys.as_deref()?;
+        let e = flag_table(keys).err()?;
+        let comment = if keys.contains('#') {
+            " (a `#` starts a TOML comment, which hides the rest: leave it out)"
+        } else {
+            ""
+        };
+        Some(Problem::new(
+            None,
+            flag,
+            format!(
+                "does not read as KEY=VALUE,...: {}{comment} (e.g. {example})",
+                e.message().trim_end()
+            ),
+        ))
+    })
+    .collect();
     let text = machine.scenario_text(path);
     super::parse_text(&text, path, assignments, Some(path)).map_err(|mut e| {
         for p in &mut e.problems {
@@ -170,6 +204,10 @@ pub fn load(
         }
         // TOML's recovery can report one mistake of a flag twice
         e.problems.dedup();
+        let hidden = |p: &Problem| p.file.is_none() && !p.path.starts_with("--");
+        if !unreadable.is_empty() && e.problems.iter().any(hidden) {
+            e.problems = unreadable;
+        }
         e
     })
 }

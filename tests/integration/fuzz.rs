@@ -1019,9 +1019,12 @@ fn exercise_goal(
             return match e
                 .problems
                 .iter()
-                .find(|p| p.line.is_none() && p.file.is_none() && !p.path.starts_with("--"))
+                // a line without a file would be one of the text the flags were read into
+                .find(|p| p.file.is_none() && !p.path.starts_with("--"))
             {
-                Some(p) => Err(format!("a problem that names no line, file or flag: {p:?}")),
+                Some(p) => Err(format!(
+                    "a problem that names neither the file nor a flag: {p:?}"
+                )),
                 None => Ok(Outcome::Refused),
             };
         }

@@ -109,14 +109,12 @@ fn outputs_never_go_through_a_planted_link_into_a_device_or_a_pipe() {
     {
         specials.push(("node", "a character device"));
     }
-    if Command::new("mkfifo")
+    let fifo = Command::new("mkfifo")
         .arg("fifo")
         .current_dir(&dir)
-        .status()
-        .is_ok_and(|s| s.success())
-    {
-        specials.push(("fifo", "a named pipe"));
-    }
+        .status();
+    assert!(fifo.is_ok_and(|s| s.success()), "mkfifo failed");
+    specials.push(("fifo", "a named pipe"));
     for (name, kind) in specials {
         for flag in ["--timeline", "--timeline-svg", "--per-replication"] {
             refused(&dir, &["run", &sc, flag, name], &[name, kind]);
@@ -475,6 +473,15 @@ fn machine_flags_cannot_add_sections_and_their_mistakes_name_them() {
         ],
         &["--loggp", "control character"],
     );
+    // a comment would hide the table's end: named as the flag's, not a line of hidden text
+    refused(
+        &dir,
+        &["run", "ping.goal", "--loggp", "L=1e-6 # comment"],
+        &[
+            "--loggp: does not read as KEY=VALUE",
+            "a `#` starts a TOML comment",
+        ],
+    );
     // a section written between commas is no key
     refused(
         &dir,
@@ -582,7 +589,14 @@ fn metrics_lists_the_per_link_metrics_a_run_reports() {
     let (code, names, err) = call_in(&dir, &["metrics", &sc, "--names"]);
     assert_eq!(code, Some(0), "{err}");
     let r = report(&dir, &["run", &sc, "--replications", "2"]);
-    for m in r["metrics"].as_array().unwrap() {
+    let metrics = r["metrics"].as_array().unwrap();
+    assert!(
+        metrics
+            .iter()
+            .any(|m| m["metric"].as_str().unwrap().starts_with("link.")),
+        "the run reports no link"
+    );
+    for m in metrics {
         let name = m["metric"].as_str().unwrap();
         let pattern = match name.strip_prefix("link.") {
             Some(rest) => format!("link.<name>.{}", rest.rsplit('.').next().unwrap()),
