@@ -463,14 +463,10 @@ fn machine_flags_cannot_add_sections_and_their_mistakes_name_them() {
     let dir = scratch("flags");
     std::fs::write(dir.join("ping.goal"), PING).unwrap();
     // a new line: refused by the flag's reader
-    refused(
+    refused_flag(
         &dir,
-        &[
-            "run",
-            "ping.goal",
-            "--loggp",
-            "L=1e-6\n[topology]\nkind=\"bus\"",
-        ],
+        "--loggp",
+        "L=1e-6\n[topology]\nkind=\"bus\"",
         &["--loggp", "control character"],
     );
     // a comment would hide the table's end: named as the flag's, not a line of hidden text
@@ -483,14 +479,10 @@ fn machine_flags_cannot_add_sections_and_their_mistakes_name_them() {
         ],
     );
     // a section written between commas is no key
-    refused(
+    refused_flag(
         &dir,
-        &[
-            "run",
-            "ping.goal",
-            "--loggp",
-            "L=1e-6,[topology],kind=\"bus\",bandwidth=1e9",
-        ],
+        "--loggp",
+        "L=1e-6,[topology],kind=\"bus\",bandwidth=1e9",
         &["--loggp:"],
     );
     let err = refused(
@@ -889,14 +881,10 @@ fn messages_name_what_the_user_wrote() {
         &["run", "ping.goal", "--loggp", "S=18446744073709551615"],
         &["--loggp S", "at most 9223372036854775807"],
     );
-    refused(
+    refused_flag(
         &dir,
-        &[
-            "run",
-            "ping.goal",
-            "--topology",
-            "kind=\"torus\",dims=[1,9223372036854775807],bandwidth=1e9,latency=1e-6",
-        ],
+        "--topology",
+        "kind=\"torus\",dims=[1,9223372036854775807],bandwidth=1e9,latency=1e-6",
         &["--topology dims", "from 1 to 4294967295"],
     );
     // a merge names the replication that is not there
@@ -912,14 +900,10 @@ fn a_link_too_slow_for_its_message_is_no_link_at_all() {
     let dir = scratch("slow-link");
     std::fs::write(dir.join("ping.goal"), PING).unwrap();
     // the transmission passes every clock: refused, not wrapped to a free link
-    refused(
+    refused_flag(
         &dir,
-        &[
-            "run",
-            "ping.goal",
-            "--topology",
-            "kind=\"bus\",bandwidth=1e-30",
-        ],
+        "--topology",
+        "kind=\"bus\",bandwidth=1e-30",
         &["2^62"],
     );
     std::fs::remove_dir_all(dir).unwrap();
@@ -1046,4 +1030,10 @@ fn edit_second_shard(dir: &Path, edit: impl FnOnce(&mut serde_json::Value)) {
         serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
     edit(&mut v);
     std::fs::write(&path, v.to_string()).unwrap();
+}
+
+/// Runs `ping.goal` in `dir` with `flag` set to `value`, expecting it refused with each of
+/// `wanted` in the error.
+fn refused_flag(dir: &Path, flag: &str, value: &str, wanted: &[&str]) -> String {
+    refused(dir, &["run", "ping.goal", flag, value], wanted)
 }
