@@ -40,7 +40,7 @@ use criterion::{
 use parsim::engine::calendar::Calendar;
 use parsim::engine::network::jobs::Job;
 use parsim::engine::network::{Event, RunLength, Simulation};
-use parsim::model::Network;
+use parsim::network::Network;
 use parsim::time::SimTime;
 use priority_queue::PriorityQueue;
 use rand::rngs::Xoshiro256PlusPlus;

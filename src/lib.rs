@@ -7,7 +7,7 @@
 //!
 //! ## Two workload forms over the same stations
 //!
-//! - **Routed classes** ([`model::Network`]): open and closed job classes routed between
+//! - **Routed classes** ([`network::Network`]): open and closed job classes routed between
 //!   stations (delays, FCFS and processor-sharing queues, forks and joins), observed in steady
 //!   state after a warm-up. The form the MVA and queueing formulas describe.
 //! - **Rank programs** ([`program::Program`]): `P` ranks, each running the same list of
@@ -30,7 +30,7 @@
 //! |---|---|
 //! | foundations | [`time`], [`rng`], [`linalg`], [`hash`], [`files`], [`memory`] |
 //! | maths: formulas, laws, estimators | [`analytic`], [`dist`], [`stats`] |
-//! | the two IRs and the interconnect | [`model`] (queueing networks), [`program`] (rank programs), [`topology`] |
+//! | the two IRs and the interconnect | [`network`] (queueing networks), [`program`] (rank programs), [`schedule`] (dependency graphs on LogGP endpoints), [`topology`] |
 //! | executors and what they measure | [`engine`] (both event loops and the calendar), [`metrics`] |
 //! | analysis | [`predict`] (the vocabulary at its root; `network` and `program` analysers below it) |
 //! | high-level models | [`models`] (`spmd`, `pipeline`, machine profiles) |
@@ -229,8 +229,8 @@ pub mod hash;
 pub mod linalg;
 pub mod memory;
 pub mod metrics;
-pub mod model;
 pub mod models;
+pub mod network;
 pub mod plot;
 pub mod predict;
 pub mod program;
@@ -239,6 +239,7 @@ pub mod replicate;
 pub mod report;
 pub mod rng;
 pub mod scenario;
+pub mod schedule;
 pub mod selftest;
 pub mod shard;
 pub mod slurm;

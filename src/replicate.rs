@@ -20,7 +20,7 @@ use serde::{Deserialize, Serialize};
 use crate::engine::network::{RunFault, RunLength, Simulation};
 use crate::engine::program::Execution;
 use crate::metrics::network::{class_metric, measure};
-use crate::model::Network;
+use crate::network::Network;
 use crate::program::ProgramFault;
 use crate::scenario::{Scenario, Warmup, Workload};
 use crate::stats::{ConfidenceInterval, Truncation};
@@ -160,7 +160,7 @@ pub enum RunError {
         station: String,
     },
     /// A replication would take too many events (see
-    /// [`crate::model::estimates::too_many_events`]): refused before it starts.
+    /// [`crate::network::estimates::too_many_events`]): refused before it starts.
     #[error("refused: {0}")]
     TooLong(String),
     /// A program run stopped before every rank finished (see [`ProgramFault`]).
@@ -172,7 +172,7 @@ pub enum RunError {
         fault: ProgramFault,
     },
     /// A program run as a dependency graph could not be lowered or did not complete (see
-    /// [`crate::engine::dag::DagFault`]).
+    /// [`crate::engine::schedule::DagFault`]).
     #[error("replication {replication}: {message}")]
     Schedule {
         /// The replication.
@@ -300,24 +300,25 @@ fn replicate(sc: &Scenario, opt: &Options, warmup: u64, r: u64) -> Result<Replic
 /// One execution of a schedule (its program lowered with replication `r`'s streams): its
 /// metrics and events.
 fn schedule(
-    s: &crate::program::schedule::Schedule,
+    s: &crate::schedule::Schedule,
     opt: &Options,
     r: u64,
 ) -> Result<(Vec<(String, f64)>, u64), RunError> {
-    use crate::program::schedule::Form;
+    use crate::schedule::Form;
     let fail = |message: String| RunError::Schedule {
         replication: r,
         message,
     };
-    let dag: std::borrow::Cow<'_, crate::program::dag::Dag> = match &s.form {
+    let dag: std::borrow::Cow<'_, crate::schedule::dag::Dag> = match &s.form {
         Form::Dag(d) => std::borrow::Cow::Borrowed(d.as_ref()),
         Form::Program(p) => std::borrow::Cow::Owned(
-            crate::program::lower::lower(p, opt.seed, r).map_err(|e| fail(e.to_string()))?,
+            crate::schedule::lower::lower(p, opt.seed, r).map_err(|e| fail(e.to_string()))?,
         ),
     };
-    let outcome = crate::engine::dag::DagExecution::new(&dag, &s.machine).and_then(|ex| ex.run());
+    let outcome =
+        crate::engine::schedule::DagExecution::new(&dag, &s.machine).and_then(|ex| ex.run());
     match outcome {
-        Ok(run) => Ok((crate::metrics::dag::measure(s, &run), run.events)),
+        Ok(run) => Ok((crate::metrics::schedule::measure(s, &run), run.events)),
         Err(mut e) => {
             // naming the operations lowers the program again: not beside this graph
             drop(dag);
@@ -330,13 +331,13 @@ fn schedule(
 /// Names the operations a fault of schedule `s` (execution `r` of `seed`) left waiting by where
 /// the user wrote them: a GOAL file's line and label, or a program's operation path.
 fn name_sources(
-    s: &crate::program::schedule::Schedule,
+    s: &crate::schedule::Schedule,
     seed: u64,
     r: u64,
-    fault: &mut crate::engine::dag::DagFault,
+    fault: &mut crate::engine::schedule::DagFault,
 ) {
-    use crate::program::schedule::Form;
-    let crate::engine::dag::DagFault::Incomplete { stuck, .. } = &*fault else {
+    use crate::schedule::Form;
+    let crate::engine::schedule::DagFault::Incomplete { stuck, .. } = &*fault else {
         return;
     };
     match &s.form {
@@ -345,11 +346,12 @@ fn name_sources(
                 return;
             };
             let ops: Vec<(u32, u32)> = stuck.iter().map(|x| (x.rank, x.local)).collect();
-            let mut places = crate::scenario::goal::locate(file, *digest, &ops).into_iter();
+            let mut places =
+                crate::scenario::check::schedule::goal::locate(file, *digest, &ops).into_iter();
             fault.name_sources(|_| places.next().flatten());
         }
         Form::Program(p) => {
-            let Ok(origins) = crate::program::lower::origins(p, seed, r) else {
+            let Ok(origins) = crate::schedule::lower::origins(p, seed, r) else {
                 return;
             };
             fault.name_sources(|x| origins.name(p, x.op));
@@ -386,7 +388,7 @@ fn simulate(
 
 /// The first histogram with values it could not count, and how many.
 fn clamped(
-    net: &crate::model::Network,
+    net: &crate::network::Network,
     rec: &crate::engine::network::Recorder,
 ) -> Option<(String, u64)> {
     let classes = rec
@@ -404,8 +406,8 @@ fn clamped(
 }
 
 /// Refuses an experiment whose longest run (the pilot or a replication) would take more events
-/// than a replication may ([`crate::model::estimates::too_many_events`]), or outlast the
-/// clock, estimated from the routing ([`crate::model::estimates::observation_rate`]); the run
+/// than a replication may ([`crate::network::estimates::too_many_events`]), or outlast the
+/// clock, estimated from the routing ([`crate::network::estimates::observation_rate`]); the run
 /// itself still stops with [`RunFault::Horizon`] if the estimate was too low.
 pub fn check_horizon(sc: &Scenario, opt: &Options) -> Result<(), RunError> {
     // a program's 128-bit clock covers any run it can make
@@ -417,12 +419,12 @@ pub fn check_horizon(sc: &Scenario, opt: &Options) -> Result<(), RunError> {
         Warmup::Mser5 => opt.length / 2,
     };
     let observations = warmup.saturating_add(opt.length);
-    let too_long = || match crate::model::estimates::too_many_events(net, observations) {
+    let too_long = || match crate::network::estimates::too_many_events(net, observations) {
         Some(why) => Err(RunError::TooLong(why)),
         None => Ok(()),
     };
     let (Some(rate), Some((smallest, station))) = (
-        crate::model::estimates::observation_rate(net),
+        crate::network::estimates::observation_rate(net),
         net.smallest_mean_time(),
     ) else {
         return too_long();

@@ -40,6 +40,6 @@ fn analyze_workload(sc: &Scenario) -> Analysis {
             }
             a
         }
-        Workload::Schedule(s) => crate::predict::program::loggp::analyze(s),
+        Workload::Schedule(s) => crate::predict::schedule::analyze(s),
     }
 }

@@ -6,10 +6,10 @@ use std::process::ExitCode;
 
 use clap::Args;
 
-use parsim::program::dag::write_goal;
-use parsim::program::lower::lower;
-use parsim::program::schedule::Form;
 use parsim::scenario::Workload;
+use parsim::schedule::Form;
+use parsim::schedule::dag::write_goal;
+use parsim::schedule::lower::lower;
 
 /// Options of `parsim goal`.
 #[derive(Debug, Args)]

@@ -8,9 +8,9 @@ use std::process::ExitCode;
 use clap::Args;
 
 use parsim::analytic::MessageCost;
-use parsim::program::schedule::Form;
 use parsim::program::{Interconnect, Switching};
 use parsim::scenario::{Scenario, Workload};
+use parsim::schedule::Form;
 
 /// Options of `parsim route`.
 #[derive(Debug, Args)]

@@ -12,7 +12,8 @@ use parsim::engine::program::timeline::TimelineError;
 use parsim::replicate::{self, Options};
 use parsim::report::{CSV_HEADER, RunReport};
 use parsim::scenario::assign::{self, Assignment, keyed_seed};
-use parsim::scenario::{self, Problem, Scenario, ScenarioError, Warmup, goal_flags};
+use parsim::scenario::check::schedule::flags as goal_flags;
+use parsim::scenario::{self, Problem, Scenario, ScenarioError, Warmup};
 use parsim::shard::Shard;
 use parsim::shard::run::{self as run_shards, RunShard};
 

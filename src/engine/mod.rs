@@ -1,6 +1,6 @@
 //! The executors: the loops that run one replication of a workload, and what they share.
 //!
-//! - [`network`]: the queueing engine, one replication of a [`crate::model::Network`] observed in
+//! - [`network`]: the queueing engine, one replication of a [`crate::network::Network`] observed in
 //!   steady state;
 //! - [`program`]: the program executor, one execution of a [`crate::program::Program`] to
 //!   completion;
@@ -13,8 +13,8 @@
 //! in the same tested loop as a hand-written one.
 
 pub mod calendar;
-pub mod dag;
 pub mod network;
 pub mod prefetch;
 pub mod program;
 pub mod ps;
+pub mod schedule;

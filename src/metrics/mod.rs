@@ -7,9 +7,9 @@
 //! `parsim metrics <scenario>` lists a scenario's names.
 
 pub mod catalogue;
-pub mod dag;
 pub mod network;
 pub mod program;
+pub mod schedule;
 
 /// What is wrong with a name that becomes part of metric names (a station, class, phase or
 /// disk), if anything: it may not be empty, or contain `.`, `,`, quotes, white space or control

@@ -22,7 +22,7 @@
 //! Every value is computed per replication, so intervals come from replication values.
 
 use crate::engine::network::{Recorder, RunSummary};
-use crate::model::{
+use crate::network::{
     ClassId, ClassKind, Discipline, Network, Routing, StationId, StationKind, Target,
 };
 use crate::time::SimTime;

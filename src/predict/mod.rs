@@ -13,6 +13,7 @@
 
 pub mod network;
 pub mod program;
+pub mod schedule;
 
 use serde::Serialize;
 

@@ -49,7 +49,7 @@ pub fn operations_beyond_limit(what: &str, operations: f64, fix: &str) -> Option
 /// work whose size is only known while the program runs.
 pub const MAX_EVENTS: u64 = 1 << 34;
 
-/// The operations a lowering to a dependency graph ([`super::lower`]) makes, about (collectives
+/// The operations a lowering to a dependency graph (`crate::schedule::lower`) makes, about (collectives
 /// by their steps, two operations each), loops unrolled, counted before it is built, and the
 /// instruction of the outermost loop that multiplies them (the count to reduce), if any. Loops
 /// whose counts read loop counters count once (the lowering bounds them as it goes).

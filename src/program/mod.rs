@@ -27,11 +27,9 @@
 pub mod budget;
 pub mod collective;
 pub mod control;
-pub mod dag;
 pub mod expr;
 mod fault;
-pub mod lower;
-pub mod schedule;
+pub mod marks;
 
 pub use fault::{MAX_INSTANT_OPS, ProgramFault};
 
@@ -72,8 +70,8 @@ pub struct Program {
     pub report_each: bool,
     /// Labels and dependencies of the operations (`label`, `requires`, `irequires`, `irecv`,
     /// `wait`), when the program has any: it then runs as a dependency graph
-    /// ([`lower`]), not in the sequential executor.
-    pub marks: Option<Box<lower::Marks>>,
+    /// (`crate::schedule::lower`), not in the sequential executor.
+    pub marks: Option<Box<marks::Marks>>,
 }
 
 /// One instruction.

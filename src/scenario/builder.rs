@@ -32,7 +32,7 @@ use super::raw::Element;
 use super::raw::{RawBranch, RawClass, RawKind, RawRoute, RawScenario, RawStation};
 use super::{Problem, Scenario};
 use crate::dist::DistSpec;
-use crate::model::Network;
+use crate::network::Network;
 
 /// Classes, stations and routes of a network, added one by one (see the [module](self)).
 #[derive(Debug, Default)]
@@ -236,7 +236,7 @@ impl Named for RawRoute {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{ClassKind, StationKind};
+    use crate::network::{ClassKind, StationKind};
 
     /// M/M/1 at utilisation 0.5.
     fn mm1() -> NetworkBuilder {

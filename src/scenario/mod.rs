@@ -9,10 +9,8 @@
 
 pub mod assign;
 pub mod builder;
-mod check;
+pub mod check;
 pub mod document;
-pub mod goal;
-pub mod goal_flags;
 mod problem;
 pub mod raw;
 pub mod schema;
@@ -24,11 +22,11 @@ pub use assign::Assignment;
 pub use problem::{Problem, ScenarioError};
 
 use crate::metrics::catalogue::{self, Entry};
-use crate::model::Network;
 use crate::models::Model;
 use crate::models::spmd::Spmd;
+use crate::network::Network;
 use crate::program::Program;
-use crate::program::schedule::Schedule;
+use crate::schedule::Schedule;
 
 /// How the warm-up is chosen.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -212,7 +210,7 @@ impl Scenario {
                 }
                 names
             }
-            Workload::Schedule(s) => crate::metrics::dag::names(s),
+            Workload::Schedule(s) => crate::metrics::schedule::names(s),
         }
     }
 
@@ -287,7 +285,7 @@ pub fn parse_with(
 }
 
 /// [`parse_with`], reading the GOAL file `goal` in place of the `[program] goal` the text
-/// names ([`goal_flags`]).
+/// names ([`check::schedule::flags`]).
 fn parse_text(
     text: &str,
     path: &Path,

@@ -92,7 +92,7 @@ impl Sweep {
         if axes.is_empty() {
             return Err("a sweep needs at least one --vary".to_owned());
         }
-        if scenario::goal_flags::is_goal_file(path) {
+        if scenario::check::schedule::flags::is_goal_file(path) {
             return Err(format!(
                 "{}: a sweep varies the fields of a scenario file, and a GOAL file has none: write a scenario that runs it ([program] goal = \"{}\" with a [loggp] section) and vary its fields (e.g. --vary loggp.L=1e-6,2e-6,4e-6)",
                 path.display(),

@@ -15,9 +15,9 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use super::Comparison;
-use crate::program::schedule::Form;
 use crate::program::{Instr, Program};
 use crate::scenario::{Scenario, Workload};
+use crate::schedule::Form;
 use crate::shard::{Header, MergeError, Shard, read_all};
 
 /// The format tag of a validate shard file.
@@ -67,7 +67,7 @@ pub struct Settings {
 
 /// About how many events validating `sc` simulates (`quick`: `--quick`'s shorter runs): for a
 /// network, replications x (run length + a fifth for the warm-up pilot) x events per observation
-/// ([`crate::model::estimates::events_per_observation`]); for a program, replications x the
+/// ([`crate::network::estimates::events_per_observation`]); for a program, replications x the
 /// operations its ranks execute (loops multiplied out where their counts are constants, a
 /// collective counted as its `log2 P + 1` steps). An estimate for sharing work out, not a
 /// prediction: a precision target may add replications.
@@ -84,7 +84,7 @@ pub fn estimated_cost(sc: &Scenario, quick: bool) -> f64 {
             } else {
                 sc.run.length
             } as f64;
-            replications * 1.2 * length * crate::model::estimates::events_per_observation(net)
+            replications * 1.2 * length * crate::network::estimates::events_per_observation(net)
         }
         Workload::Program(p) => replications * program_operations(p),
         // a schedule that draws nothing runs once for all its replications

@@ -817,7 +817,10 @@ enum Input {
     /// A Slurm job.
     Slurm(Box<parsim::slurm::Job>),
     /// A GOAL file's text and the machine flags it runs on.
-    Goal(String, parsim::scenario::goal_flags::GoalMachine),
+    Goal(
+        String,
+        parsim::scenario::check::schedule::flags::GoalMachine,
+    ),
     /// A program scenario recorded with a timeline of at most this many events.
     Timeline(String, u64),
 }
@@ -946,7 +949,7 @@ fn goal(c: &mut Choices<'_>) -> String {
 /// The machine flags of a GOAL run: `--loggp` keys of every parameter (values in and beyond
 /// their units and range, text where a number goes), a `--topology` that fits or not, and
 /// ranks per node.
-fn goal_machine(c: &mut Choices<'_>) -> parsim::scenario::goal_flags::GoalMachine {
+fn goal_machine(c: &mut Choices<'_>) -> parsim::scenario::check::schedule::flags::GoalMachine {
     let mut keys = Vec::new();
     for key in ["L", "o", "g", "G", "O", "S", "order"] {
         if !c.chance(40) {
@@ -987,7 +990,7 @@ fn goal_machine(c: &mut Choices<'_>) -> parsim::scenario::goal_flags::GoalMachin
         .to_owned()
     });
     let ranks_per_node = c.chance(15).then(|| *c.pick(&[&1u32, &2, &0]));
-    parsim::scenario::goal_flags::GoalMachine {
+    parsim::scenario::check::schedule::flags::GoalMachine {
         loggp: (c.chance(70)).then(|| keys.join(",")),
         topology,
         ranks_per_node,
@@ -1002,14 +1005,14 @@ static GOALS: AtomicU64 = AtomicU64::new(0);
 /// numbers (or stopped by a run error); a schedule written back as GOAL reads back the same.
 fn exercise_goal(
     text: &str,
-    machine: &parsim::scenario::goal_flags::GoalMachine,
+    machine: &parsim::scenario::check::schedule::flags::GoalMachine,
 ) -> Result<Outcome, String> {
     let path = fuzz_dir().join(format!(
         "schedule-{}.goal",
         GOALS.fetch_add(1, Ordering::Relaxed)
     ));
     std::fs::write(&path, text).map_err(|e| e.to_string())?;
-    let sc = match parsim::scenario::goal_flags::load(&path, machine, &[]) {
+    let sc = match parsim::scenario::check::schedule::flags::load(&path, machine, &[]) {
         Ok(sc) => sc,
         Err(e) => {
             let _ = std::fs::remove_file(&path);
@@ -1030,12 +1033,14 @@ fn exercise_goal(
         }
     };
     let _ = std::fs::remove_file(&path);
-    if let Some(parsim::program::schedule::Form::Dag(dag)) = sc.schedule().map(|s| &s.form) {
+    if let Some(parsim::schedule::Form::Dag(dag)) = sc.schedule().map(|s| &s.form) {
         let mut back = Vec::new();
-        parsim::program::dag::write_goal(dag, &mut back).map_err(|e| e.to_string())?;
-        let again =
-            parsim::scenario::goal::parse(&String::from_utf8_lossy(&back), Path::new("back.goal"))
-                .map_err(|e| format!("the schedule written back does not read: {e}"))?;
+        parsim::schedule::dag::write_goal(dag, &mut back).map_err(|e| e.to_string())?;
+        let again = parsim::scenario::check::schedule::goal::parse(
+            &String::from_utf8_lossy(&back),
+            Path::new("back.goal"),
+        )
+        .map_err(|e| format!("the schedule written back does not read: {e}"))?;
         if (again.len(), again.sends(), again.dependencies())
             != (dag.len(), dag.sends(), dag.dependencies())
         {
@@ -1233,7 +1238,7 @@ fn laws(
                     .find(|s| s.name == station)
                     .map(|s| &s.kind)
                 {
-                    Some(parsim::model::StationKind::Queue { servers, .. }) => {
+                    Some(parsim::network::StationKind::Queue { servers, .. }) => {
                         f64::from((*servers).max(1))
                     }
                     // a delay (or anything without servers) has no bound to check
@@ -1289,8 +1294,8 @@ fn laws(
             // shared by 2.7 jobs in a 50-observation window, where Little's law holds to 0.1%
             // at 5,000 observations)
             let sharing = match s.kind {
-                parsim::model::StationKind::Queue {
-                    discipline: parsim::model::Discipline::Ps,
+                parsim::network::StationKind::Queue {
+                    discipline: parsim::network::Discipline::Ps,
                     ..
                 } => mean_l.max(1.0),
                 _ => 1.0,

@@ -5,10 +5,10 @@
 use std::path::Path;
 
 use parsim::analytic::loggp::LogGp;
-use parsim::engine::dag::{DagExecution, DagFault};
-use parsim::program::dag::TICKS_PER_NS;
-use parsim::program::schedule::{Endpoints, FS_PER_TICK, Machine, PerByte, ReadyOrder};
-use parsim::scenario::goal;
+use parsim::engine::schedule::{DagExecution, DagFault};
+use parsim::scenario::check::schedule::goal;
+use parsim::schedule::dag::TICKS_PER_NS;
+use parsim::schedule::{Endpoints, FS_PER_TICK, Machine, PerByte, ReadyOrder};
 
 use crate::util::root;
 

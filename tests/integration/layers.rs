@@ -18,7 +18,7 @@ const LAYERS: &[(&str, &[&str])] = &[
         &["time", "rng", "linalg", "hash", "files", "memory"],
     ),
     ("maths", &["analytic", "dist", "stats"]),
-    ("IRs", &["model", "program", "topology"]),
+    ("IRs", &["network", "program", "schedule", "topology"]),
     ("executors", &["engine", "metrics"]),
     ("analysis", &["predict"]),
     ("models", &["models"]),

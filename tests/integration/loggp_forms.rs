@@ -7,12 +7,12 @@
 
 use std::path::Path;
 
-use parsim::engine::dag::DagExecution;
+use parsim::engine::schedule::DagExecution;
 use parsim::program::collective::{Algorithm, Collective};
-use parsim::program::dag::write_goal;
-use parsim::program::lower::lower;
-use parsim::program::schedule::Schedule;
 use parsim::scenario::{Workload, parse};
+use parsim::schedule::Schedule;
+use parsim::schedule::dag::write_goal;
+use parsim::schedule::lower::lower;
 
 /// Every algorithm that runs on LogGP endpoints (the ideal barrier has no messages).
 fn algorithms() -> Vec<(Collective, Algorithm)> {
@@ -71,9 +71,11 @@ fn both(text: &str, via_goal: bool) -> (u64, Result<u64, (u64, String)>) {
     if via_goal {
         let mut goal = Vec::new();
         write_goal(&dag, &mut goal).unwrap();
-        dag =
-            parsim::scenario::goal::parse(std::str::from_utf8(&goal).unwrap(), Path::new("x.goal"))
-                .unwrap();
+        dag = parsim::scenario::check::schedule::goal::parse(
+            std::str::from_utf8(&goal).unwrap(),
+            Path::new("x.goal"),
+        )
+        .unwrap();
     }
     let run = DagExecution::new(&dag, &s.machine).unwrap().run().unwrap();
     let a = parsim::study::analyze_scenario(&sc);

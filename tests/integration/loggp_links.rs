@@ -3,11 +3,11 @@
 //! routes queue there by the delay worked out by hand.
 
 use parsim::analytic::loggp::LogGp;
-use parsim::engine::dag::{DagExecution, DagRun};
-use parsim::program::dag::{Dag, TICKS_PER_NS};
-use parsim::program::schedule::{Endpoints, Links, Machine, ReadyOrder};
+use parsim::engine::schedule::{DagExecution, DagRun};
 use parsim::program::{Interconnect, Sharing, Switching};
-use parsim::scenario::goal;
+use parsim::scenario::check::schedule::goal;
+use parsim::schedule::dag::{Dag, TICKS_PER_NS};
+use parsim::schedule::{Endpoints, Links, Machine, ReadyOrder};
 use parsim::topology::{Shape, Topology};
 
 use crate::goal::{Example, example};

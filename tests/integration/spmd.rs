@@ -1,7 +1,7 @@
 //! `[spmd]`: the builder writes the paper's networks, and their simulation agrees with the
 //! paper's exact methods where those are exact (fixed seeds; 99% intervals).
 
-use parsim::model::{ClassKind, StationKind};
+use parsim::network::{ClassKind, StationKind};
 use parsim::scenario::Scenario;
 use parsim::study::analyze_scenario;
 

@@ -5,11 +5,11 @@
 
 use std::path::PathBuf;
 
-use parsim::engine::dag::DagExecution;
+use parsim::engine::schedule::DagExecution;
 use parsim::models::profile::{fit, read_measurements};
-use parsim::program::dag::{OpKind, TICKS_PER_NS};
-use parsim::program::schedule::{Endpoints, FS_PER_TICK, Machine, PerByte, ReadyOrder};
-use parsim::scenario::goal;
+use parsim::scenario::check::schedule::goal;
+use parsim::schedule::dag::{OpKind, TICKS_PER_NS};
+use parsim::schedule::{Endpoints, FS_PER_TICK, Machine, PerByte, ReadyOrder};
 
 use crate::util::{call, root};
 
@@ -32,7 +32,7 @@ fn endpoints(big_g_ps: u64) -> Endpoints {
     }
 }
 
-fn run(e: Endpoints, order: ReadyOrder) -> parsim::engine::dag::DagRun {
+fn run(e: Endpoints, order: ReadyOrder) -> parsim::engine::schedule::DagRun {
     let dag = goal::read_file(&schedule()).unwrap();
     let m = Machine {
         endpoints: e,

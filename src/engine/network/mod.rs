@@ -39,7 +39,7 @@ pub use recorder::{ClassRecord, Recorder, StationClassRecord, StationRecord};
 use super::calendar::Calendar;
 use super::ps::PsQueue;
 use crate::dist::Dist;
-use crate::model::{
+use crate::network::{
     ClassId, ClassKind, Discipline, Network, PickGuide, Rule, StationId, StationKind, Target,
 };
 use crate::rng::{StreamRng, stream};
@@ -284,7 +284,7 @@ impl<'n> Simulation<'n> {
             observed: 0,
             events: 0,
             warmup: 0,
-            events_per_observation: crate::model::estimates::events_per_observation(net),
+            events_per_observation: crate::network::estimates::events_per_observation(net),
             check_from: u64::MAX,
         };
         sim.setup_groups();
@@ -815,7 +815,7 @@ impl<'n> Simulation<'n> {
                 let at = class.index() * self.stations.len() + station as usize;
                 match self.guides.get(at) {
                     Some(Some(guide)) => guide.pick(cumulative, targets, u),
-                    _ => crate::model::pick(cumulative, targets, u),
+                    _ => crate::network::pick(cumulative, targets, u),
                 }
             }
             Rule::RoundRobin { group, class } => {

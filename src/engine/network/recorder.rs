@@ -1,6 +1,6 @@
 //! What one run measures, collected as the run goes.
 
-use crate::model::Network;
+use crate::network::Network;
 use crate::stats::{Occupancy, Percentiles, Tally};
 use crate::time::SimTime;
 
@@ -104,7 +104,7 @@ impl Recorder {
                 }
             })
             .collect();
-        let scales = crate::model::estimates::demand_per_observation(net);
+        let scales = crate::network::estimates::demand_per_observation(net);
         // (a class's responses can lie far below its mean demand, as a heavy-tailed delay
         // makes them: its histogram's unit follows the smaller of the demand and the network's
         // smallest mean time, so that no completed response rounds to 0)

@@ -10,7 +10,7 @@ use crate::analytic::{
     mva_multiclass, mva_residual, schweitzer,
 };
 use crate::metrics::network::class_metric;
-use crate::model::{ClassKind, Network};
+use crate::network::{ClassKind, Network};
 
 pub(super) fn closed_network(net: &Network, v: &[Vec<f64>], a: &mut Analysis) {
     let served: Vec<usize> = service_stations(net).map(|(s, _)| s).collect();

@@ -26,7 +26,7 @@ use super::{
 };
 use crate::analytic::{self, Center, CenterKind, ClosedLevel, ForkJoinCenter, TaskFork};
 use crate::metrics::network::class_metric;
-use crate::model::{
+use crate::network::{
     ClassId, ClassKind, Discipline, Network, Routing, StationId, StationKind, Target,
 };
 

@@ -9,7 +9,7 @@
 
 use super::{Analysis, mean_service};
 use crate::metrics::network::{class_metric, completes, station_class_prefix, visiting};
-use crate::model::{ClassKind, Discipline, Network, StationKind};
+use crate::network::{ClassKind, Discipline, Network, StationKind};
 
 /// Adds the derived predictions to `a`, after every method has run; `v` are the traffic
 /// equations' solution (flows of open classes, visits per cycle of closed ones).
@@ -73,7 +73,7 @@ pub(super) fn add(net: &Network, v: &[Vec<f64>], a: &mut Analysis) {
 /// `path.<p>.response`: the sum of its stations' response predictions, by each method that
 /// predicts every one of them; when none does, the sum of each station's first prediction,
 /// labelled with the methods summed.
-fn paths(net: &Network, path: &crate::model::Path, a: &mut Analysis) {
+fn paths(net: &Network, path: &crate::network::Path, a: &mut Analysis) {
     let per_station: Vec<Vec<(f64, String, bool)>> = path
         .stations
         .iter()
@@ -122,7 +122,7 @@ fn flows(net: &Network, v: &[Vec<f64>], a: &mut Analysis) {
     const BALANCE: &str = "flow balance X = lambda (any distribution)";
     for (c, class) in net.classes.iter().enumerate() {
         if class.kind == ClassKind::Open && completes(net, c) {
-            let rate = crate::model::estimates::arrival_rate(net, c);
+            let rate = crate::network::estimates::arrival_rate(net, c);
             a.add(
                 format!("class.{}.throughput", class.name),
                 rate,
@@ -147,7 +147,7 @@ fn flows(net: &Network, v: &[Vec<f64>], a: &mut Analysis) {
         };
         // visits per job (open: flow over arrival rate) or per cycle (closed)
         let per_job = |c: usize| match net.classes[c].kind {
-            ClassKind::Open => v[c][s] / crate::model::estimates::arrival_rate(net, c),
+            ClassKind::Open => v[c][s] / crate::network::estimates::arrival_rate(net, c),
             ClassKind::Closed { .. } => v[c][s],
         };
         let throughput =

@@ -11,7 +11,7 @@ use crate::analytic::{
 };
 use crate::dist::Law;
 use crate::metrics::network::class_metric;
-use crate::model::{ClassKind, Discipline, Network, Routing, StationKind, Target};
+use crate::network::{ClassKind, Discipline, Network, Routing, StationKind, Target};
 
 /// The expected maximum of `c` i.i.d. delays of distribution `d`, with the method's name: the
 /// closed forms for exponential (`H_c` mean) and uniform delays, the numeric integral of
@@ -77,9 +77,9 @@ fn stages_in_series(net: &Network) -> Option<Vec<(usize, Vec<usize>)>> {
     if net.classes.len() != 1 || net.classes[0].kind != ClassKind::Open {
         return None;
     }
-    let class = crate::model::ClassId(0);
+    let class = crate::network::ClassId(0);
     let sole_target = |s: usize| -> Option<Target> {
-        let rule = net.routing.rule(class, crate::model::StationId(s as u32));
+        let rule = net.routing.rule(class, crate::network::StationId(s as u32));
         match Routing::branch_probabilities(rule, &net.groups)[..] {
             [(t, 1.0)] => Some(t),
             _ => None,
@@ -147,7 +147,7 @@ pub(super) fn fork_join(net: &Network, a: &mut Analysis) {
         );
         return;
     };
-    let lambda = crate::model::estimates::arrival_rate(net, 0);
+    let lambda = crate::network::estimates::arrival_rate(net, 0);
     let source_scv = arrival_scv(net);
     let mut upstream_queue: Option<usize> = None;
     let mut values: Vec<Vec<Option<StageValue>>> = Vec::new();

@@ -8,8 +8,8 @@
 //! Little's law `L = X R` holds at every station too; the predictions of `number` use it.
 
 use super::{Analysis, Bottleneck, Bound, StationDemand, mean_service, service_stations};
-use crate::model::estimates::arrival_rate;
-use crate::model::{ClassKind, Network, StationKind};
+use crate::network::estimates::arrival_rate;
+use crate::network::{ClassKind, Network, StationKind};
 
 /// Servers of a queue, `None` for a delay or a non-service station.
 fn servers(kind: &StationKind) -> Option<u32> {
@@ -20,7 +20,7 @@ fn servers(kind: &StationKind) -> Option<u32> {
 }
 
 /// Visits and demands of every class at every service station it visits, and each class's
-/// bottleneck. `v` is [`crate::model::visits`]: arrival rates for open classes, visit ratios
+/// bottleneck. `v` is [`crate::network::visits`]: arrival rates for open classes, visit ratios
 /// for closed ones.
 pub(super) fn demands(net: &Network, v: &[Vec<f64>], a: &mut Analysis) {
     for (c, class) in net.classes.iter().enumerate() {

@@ -9,7 +9,7 @@
 use super::{Analysis, Bottleneck, Bound, StationDemand, labelled, short};
 use crate::analytic::CenterKind;
 use crate::dist::Dist;
-use crate::model::{ClassKind, Discipline, Network, StationKind, visits};
+use crate::network::{ClassKind, Discipline, Network, StationKind, visits};
 
 mod closed;
 mod closed_forkjoin;
@@ -66,7 +66,7 @@ pub fn analyze(net: &Network) -> Analysis {
 }
 
 /// Service stations (delay or queue) with their index.
-fn service_stations(net: &Network) -> impl Iterator<Item = (usize, &crate::model::Station)> {
+fn service_stations(net: &Network) -> impl Iterator<Item = (usize, &crate::network::Station)> {
     net.stations
         .iter()
         .enumerate()
@@ -74,7 +74,7 @@ fn service_stations(net: &Network) -> impl Iterator<Item = (usize, &crate::model
 }
 
 /// The per-class service distributions of `st` if it is an FCFS queue.
-fn fcfs_services(st: &crate::model::Station) -> Option<&[Option<Dist>]> {
+fn fcfs_services(st: &crate::network::Station) -> Option<&[Option<Dist>]> {
     match &st.kind {
         StationKind::Queue {
             discipline: Discipline::Fcfs,
@@ -128,14 +128,14 @@ fn product_form_problem(net: &Network, s: usize) -> Option<String> {
 }
 
 /// The SCV of class `class`'s service time at `st` (1 where it has none).
-fn service_scv(st: &crate::model::Station, class: usize) -> f64 {
+fn service_scv(st: &crate::network::Station, class: usize) -> f64 {
     st.kind
         .service()
         .and_then(|t| t[class].as_ref())
         .map_or(1.0, Dist::scv)
 }
 
-fn center_kind(st: &crate::model::Station) -> CenterKind {
+fn center_kind(st: &crate::network::Station) -> CenterKind {
     match &st.kind {
         StationKind::Queue {
             discipline: Discipline::Ps,
@@ -147,7 +147,7 @@ fn center_kind(st: &crate::model::Station) -> CenterKind {
     }
 }
 
-fn mean_service(st: &crate::model::Station, class: usize) -> f64 {
+fn mean_service(st: &crate::network::Station, class: usize) -> f64 {
     st.kind
         .service()
         .and_then(|t| t[class].as_ref())

@@ -9,7 +9,7 @@ use crate::analytic::{
     self, CenterKind, QnaStation, allen_cunneen, kingman, mg1, mm1, mmc, mminf, qna,
 };
 use crate::metrics::network::{class_metric, station_class_prefix, visiting};
-use crate::model::{ClassId, Discipline, Network, Routing, StationId, StationKind, Target};
+use crate::network::{ClassId, Discipline, Network, Routing, StationId, StationKind, Target};
 
 /// The first source whose arrivals are not Poisson, as the reason it breaks the open-network
 /// formulas.
@@ -31,7 +31,7 @@ pub(super) fn open_network(net: &Network, v: &[Vec<f64>], a: &mut Analysis) {
     let served: Vec<usize> = service_stations(net).map(|(s, _)| s).collect();
     if served.len() == 1 && net.classes.len() == 1 {
         let s = served[0];
-        let visits = v[0][s] / crate::model::estimates::arrival_rate(net, 0);
+        let visits = v[0][s] / crate::network::estimates::arrival_rate(net, 0);
         // Jobs fed back merge with the source's: Jackson keeps M/M/c and PS exact, but a
         // non-exponential FCFS server sees a merged stream that is not Poisson.
         let feedback = (visits > 1.0 + 1e-9)
@@ -54,7 +54,7 @@ pub(super) fn open_network(net: &Network, v: &[Vec<f64>], a: &mut Analysis) {
     let kinds: Vec<CenterKind> = net.stations.iter().map(center_kind).collect();
     let classes: Vec<analytic::OpenClass> = (0..net.classes.len())
         .map(|c| {
-            let rate = crate::model::estimates::arrival_rate(net, c);
+            let rate = crate::network::estimates::arrival_rate(net, c);
             analytic::OpenClass {
                 arrival_rate: rate,
                 visits: v[c].iter().map(|x| x / rate).collect(),
@@ -291,7 +291,7 @@ fn station_predictions(
     a: &mut Analysis,
 ) {
     let name = &net.stations[s].name;
-    let visits = m.throughput / crate::model::estimates::arrival_rate(net, 0);
+    let visits = m.throughput / crate::network::estimates::arrival_rate(net, 0);
     a.add(
         class_metric(net, 0),
         visits * m.mean_response,

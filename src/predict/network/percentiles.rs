@@ -11,7 +11,7 @@ use crate::analytic::{
     AnalyticError, PhaseType, QuantileWork, QueueBranch, branch_response_cdf, invert_cdf,
 };
 use crate::dist::{Dist, DistSpec};
-use crate::model::Network;
+use crate::network::Network;
 use crate::stats::PERCENTILES;
 
 use super::Analysis;
@@ -207,7 +207,7 @@ struct Estimate {
 }
 
 /// Adds every percentile prediction (and bound) the network's structure allows; `v` is
-/// [`crate::model::visits`].
+/// [`crate::network::visits`].
 pub(super) fn add(net: &Network, v: &[Vec<f64>], a: &mut Analysis) {
     let mut laws = stations::laws(net, v, a);
     let per_class = multiclass::laws(net, &mut laws, a);

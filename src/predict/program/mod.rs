@@ -18,7 +18,6 @@ pub mod delays;
 pub mod evaluation;
 pub mod graph;
 pub mod laws;
-pub mod loggp;
 mod mean_value;
 pub mod queueing;
 pub mod stochastic;
@@ -246,7 +245,7 @@ fn collective(prog: &Program, op: &CollectiveOp, routes: Result<&PhaseRoutes, &s
 
 /// A collective's group size (every group the same, or refused) and its bytes (as rank 0
 /// evaluates them).
-fn group_and_bytes(prog: &Program, op: &CollectiveOp) -> Result<(u32, f64), String> {
+pub(crate) fn group_and_bytes(prog: &Program, op: &CollectiveOp) -> Result<(u32, f64), String> {
     let bytes = op.bytes.eval(&env(prog, 0)).map_err(|err| err.0)? as f64;
     let n = match op.group {
         None => prog.ranks,

@@ -142,7 +142,7 @@ pub(super) fn check_metric_names(
     let known = match workload {
         Workload::Network(n) => crate::metrics::network::names(n),
         Workload::Program(p) => crate::metrics::program::names(p),
-        Workload::Schedule(s) => crate::metrics::dag::names(s),
+        Workload::Schedule(s) => crate::metrics::schedule::names(s),
     };
     // a program's per-link metrics are only known once it has run
     let per_link = matches!(workload, Workload::Program(p) if p.report_each);

@@ -21,7 +21,7 @@
 use std::collections::{HashMap, HashSet, VecDeque};
 
 use super::Checker;
-use crate::model::{ClassId, ClassKind, Network, Routing, Rule, StationId, StationKind, Target};
+use crate::network::{ClassId, ClassKind, Network, Routing, Rule, StationId, StationKind, Target};
 use crate::scenario::raw::RawScenario;
 
 /// Most states the analysis explores before it gives up on a routing as too large to check.

@@ -1,21 +1,21 @@
 //! The check stage: raw scenario to [`Network`], [`RunConfig`] and [`ValidateConfig`],
 //! collecting every problem.
 //!
-//! Per element ([`stations`], [`routes`]) the values are checked and names resolved; then, when
-//! every element had the right shape, the routing graph as a whole ([`graph`]): every station is
+//! Per element (`stations`, `routes`) the values are checked and names resolved; then, when
+//! every element had the right shape, the routing graph as a whole (`graph`): every station is
 //! visited, every job can leave (open) or return (closed), every task of a fork reaches its join
 //! and nothing reaches a join except through its fork; then stability and metric names.
 
 mod config;
 mod graph;
 mod paths;
-pub mod pipeline;
-pub mod program;
+pub(crate) mod pipeline;
+pub(crate) mod program;
 mod routes;
 pub mod schedule;
-pub mod spmd;
+pub(crate) mod spmd;
 mod stations;
-pub mod tables;
+pub(crate) mod tables;
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -24,10 +24,10 @@ use super::Problem;
 use super::raw::Element;
 use super::raw::RawScenario;
 use super::{RunConfig, ValidateConfig, Workload};
-use crate::model::{Class, ClassKind, Network, Routing, Station, StationKind, visits};
 use crate::models::Model;
 use crate::models::spmd::Spmd;
 use crate::models::tables::Tables;
+use crate::network::{Class, ClassKind, Network, Routing, Station, StationKind, visits};
 
 /// What a successful check yields.
 pub(super) struct Built {
@@ -424,7 +424,7 @@ fn finish_schedule(
     raw: &RawScenario,
     run: RunConfig,
     validate: ValidateConfig,
-    schedule: crate::program::schedule::Schedule,
+    schedule: crate::schedule::Schedule,
     model: Option<Model>,
 ) -> Result<Built, Vec<Problem>> {
     let workload = Workload::Schedule(Box::new(schedule));

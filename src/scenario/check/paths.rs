@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 
 use super::{Checker, lookup, names};
-use crate::model::{Network, Path, StationId, StationKind};
+use crate::network::{Network, Path, StationId, StationKind};
 use crate::scenario::raw::Element;
 use crate::scenario::raw::RawPath;
 

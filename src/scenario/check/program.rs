@@ -8,9 +8,9 @@ use toml::Spanned;
 
 use crate::dist::{Dist, DistSpec};
 use crate::program::collective::{Algorithm, Collective};
-use crate::program::dag::Dependency;
 use crate::program::expr::{Env, Expr, Var};
-use crate::program::lower::{Mark, Marks};
+use crate::program::marks::Dependency;
+use crate::program::marks::{Mark, Marks};
 use crate::program::{
     CollectiveOp, Disk, Groups, Instr, Interconnect, Program, Sharing, Size, Switching, Work,
 };
@@ -220,7 +220,7 @@ pub fn compile(src: &Sources<'_>) -> Result<Program, Vec<Problem>> {
     // a program run as a dependency graph (on LogGP endpoints, or written with labels) must
     // fit one: checked here, where each operation's line is known
     if src.endpoints || program.marks.is_some() {
-        let unfit = crate::program::lower::unfit(&program);
+        let unfit = crate::schedule::lower::unfit(&program);
         if !unfit.is_empty() {
             return Err(unfit
                 .into_iter()

@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 
 use super::{Checker, EXIT, lookup};
-use crate::model::{ClassId, ClassKind, Network, Rule, StationId, StationKind, Target};
+use crate::network::{ClassId, ClassKind, Network, Rule, StationId, StationKind, Target};
 use crate::scenario::raw::Element;
 use crate::scenario::raw::{RawBranch, RawPolicy, RawRoute, RawStation};
 

@@ -7,7 +7,7 @@ use toml::Spanned;
 
 use super::{Checker, MAX_FORK_TASKS, lookup};
 use crate::dist::{Dist, DistSpec};
-use crate::model::{
+use crate::network::{
     Class, ClassId, ClassKind, Discipline, Network, Station, StationId, StationKind,
 };
 use crate::scenario::raw::Element;
@@ -396,7 +396,7 @@ pub(super) fn demand_service(ck: &mut Checker, raw: &RawScenario, net: &mut Netw
     if given.is_empty() {
         return;
     }
-    let v = match crate::model::visits(net) {
+    let v = match crate::network::visits(net) {
         Ok(v) => v,
         Err(e) => {
             ck.add(Some(0), "route", e.to_string());
@@ -405,7 +405,7 @@ pub(super) fn demand_service(ck: &mut Checker, raw: &RawScenario, net: &mut Netw
     };
     let rates: Vec<f64> = (0..net.classes.len())
         .map(|c| match net.classes[c].kind {
-            ClassKind::Open => crate::model::estimates::arrival_rate(net, c),
+            ClassKind::Open => crate::network::estimates::arrival_rate(net, c),
             ClassKind::Closed { .. } => 1.0,
         })
         .collect();

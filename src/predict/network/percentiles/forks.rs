@@ -12,7 +12,7 @@ use super::{Estimate, Sojourn, emit, quantiles};
 use crate::analytic::route_moments;
 use crate::dist::Dist;
 use crate::dist::Law;
-use crate::model::{ClassId, Network, Routing, StationId, StationKind, Target};
+use crate::network::{ClassId, Network, Routing, StationId, StationKind, Target};
 use crate::predict::{Analysis, Bound};
 use crate::stats::PERCENTILES;
 
@@ -114,7 +114,7 @@ fn stage(
         parts.push(est);
     }
     let all_exact = parts.iter().all(|e| e.exact);
-    let closed = net.classes[0].kind != crate::model::ClassKind::Open;
+    let closed = net.classes[0].kind != crate::network::ClassKind::Open;
     let law = Sojourn::Max(parts.iter().map(|e| e.law.clone()).collect());
     let lockstep = !delays_only
         && branches.iter().all(|b| {

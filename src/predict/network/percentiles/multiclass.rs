@@ -7,7 +7,7 @@ use super::{Estimate, Sojourn};
 use crate::analytic::{PhaseType, erlang_c};
 use crate::dist::Dist;
 use crate::metrics::network::{station_class_prefix, visiting};
-use crate::model::{Discipline, Network, StationKind};
+use crate::network::{Discipline, Network, StationKind};
 use crate::predict::Analysis;
 use crate::predict::network::service_stations;
 

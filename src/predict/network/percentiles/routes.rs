@@ -13,7 +13,7 @@ use super::stations::preferred_prediction;
 use super::{Estimate, Sojourn, emit};
 use crate::analytic::{PhaseType, route_moments};
 use crate::dist::Law;
-use crate::model::{
+use crate::network::{
     ClassId, ClassKind, Discipline, Network, Routing, StationId, StationKind, Target,
 };
 use crate::predict::Analysis;

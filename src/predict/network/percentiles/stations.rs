@@ -21,7 +21,7 @@ use crate::analytic::{
 };
 use crate::dist::Dist;
 use crate::dist::Law;
-use crate::model::{
+use crate::network::{
     ClassId, ClassKind, Discipline, Network, Routing, Rule, StationId, StationKind, Target,
 };
 use crate::predict::network::open::arrival_problem;

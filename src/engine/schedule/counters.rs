@@ -11,7 +11,7 @@
 use rustc_hash::FxHashMap;
 
 use crate::engine::prefetch::prefetch;
-use crate::program::dag::Dag;
+use crate::schedule::dag::Dag;
 
 /// The largest count kept in the byte.
 const SMALL_MAX: u8 = 253;
@@ -108,7 +108,8 @@ impl Counters {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::program::dag::{DagBuilder, Dependency};
+    use crate::program::marks::Dependency;
+    use crate::schedule::dag::DagBuilder;
 
     /// One calc waited for by 300 others (a large count), each of those by one.
     #[test]

@@ -43,7 +43,8 @@ use std::path::{Path, PathBuf};
 use rustc_hash::{FxBuildHasher, FxHashMap};
 
 use crate::files::Limit;
-use crate::program::dag::{ANY, Dag, DagBuilder, Dependency, OpKind, TICKS_PER_NS};
+use crate::program::marks::Dependency;
+use crate::schedule::dag::{ANY, Dag, DagBuilder, OpKind, TICKS_PER_NS};
 
 /// A problem in a GOAL file: where and what.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -541,7 +542,7 @@ impl Parser {
                 let n = u32::try_from(*n).map_err(|_| format!("num_ranks {n} is too large"))?;
                 let mut b = DagBuilder::new(n).map_err(|e| e.0)?;
                 // no more operations than fit the memory the process may take
-                b.limit(crate::program::lower::most_operations());
+                b.limit(crate::schedule::lower::most_operations());
                 self.builder = Some(b);
                 Ok(())
             }
@@ -1061,7 +1062,7 @@ fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::program::dag::OpKind;
+    use crate::schedule::dag::OpKind;
 
     fn read_str(text: &str) -> Result<Dag, GoalError> {
         parse(text, Path::new("t.goal"))

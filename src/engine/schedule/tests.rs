@@ -4,9 +4,10 @@
 
 use super::*;
 use crate::analytic::loggp::LogGp;
-use crate::program::dag::{DagBuilder, Dependency};
-use crate::program::schedule::{Endpoints, Links, Machine, ReadyOrder};
+use crate::program::marks::Dependency;
 use crate::program::{Interconnect, Sharing, Switching};
+use crate::schedule::dag::DagBuilder;
+use crate::schedule::{Endpoints, Links, Machine, ReadyOrder};
 use crate::topology::{Shape, Topology};
 
 /// A random schedule of `ranks` ranks: messages between random pairs, of sizes from 0 bytes to

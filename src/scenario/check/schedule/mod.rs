@@ -1,6 +1,9 @@
 //! The check stage of programs that run as dependency graphs
-//! ([`crate::program::schedule::Schedule`]): `[loggp]`, a `[program]` whose `goal` names a GOAL
+//! ([`crate::schedule::Schedule`]): `[loggp]`, a `[program]` whose `goal` names a GOAL
 //! file, and the programs written with labels and dependencies or given LogGP endpoints.
+
+pub mod flags;
+pub mod goal;
 
 use std::path::Path;
 use std::sync::Arc;
@@ -8,10 +11,10 @@ use std::sync::Arc;
 use toml::Spanned;
 
 use crate::analytic::loggp::LogGp;
-use crate::program::schedule::{Endpoints, Form, Links, Machine, PerByte, ReadyOrder, Schedule};
 use crate::program::{Program, Sharing};
 use crate::scenario::Problem;
 use crate::scenario::raw::program::{RawLogGp, RawProgram, RawTopology};
+use crate::schedule::{Endpoints, Form, Links, Machine, PerByte, ReadyOrder, Schedule};
 
 /// The endpoints and order `[loggp]` gives (LogGOPSim's defaults for what it leaves out).
 pub fn endpoints(raw: &Spanned<RawLogGp>) -> Result<(Endpoints, ReadyOrder), Vec<Problem>> {
@@ -87,7 +90,7 @@ fn startup_unused(
 fn startup_only(startup: f64) -> Endpoints {
     Endpoints {
         l: 0,
-        o: (startup * crate::program::dag::TICKS_PER_SECOND).round() as u64,
+        o: (startup * crate::schedule::dag::TICKS_PER_SECOND).round() as u64,
         g: 0,
         big_g: PerByte::default(),
         big_o: PerByte::default(),
@@ -203,7 +206,8 @@ pub fn goal(
     }
     let file = p.goal.as_deref().unwrap_or_default();
     let path = given.map_or_else(|| base.join(file), Path::to_owned);
-    let (dag, digests) = crate::files::recording(|| crate::scenario::goal::read_file(&path));
+    let (dag, digests) =
+        crate::files::recording(|| crate::scenario::check::schedule::goal::read_file(&path));
     let digest = digests.last().copied().unwrap_or_default();
     let dag = dag
         .map_err(|e| {
@@ -215,7 +219,7 @@ pub fn goal(
             )
         })
         .and_then(|d| {
-            crate::engine::dag::check_units(&d)
+            crate::engine::schedule::check_units(&d)
                 .map(|()| d)
                 .map_err(|why| Problem::in_file(path.clone(), None, "program.goal", why))
         });
@@ -263,7 +267,7 @@ pub fn goal(
     let links = match topology {
         Some(t) => {
             let nodes = dag.ranks().div_ceil(per_node);
-            let ic = super::program::interconnect(t, nodes, base)?;
+            let ic = crate::scenario::check::program::interconnect(t, nodes, base)?;
             Some(links(ic, per_node, Some(t.span().start))?)
         }
         None => None,

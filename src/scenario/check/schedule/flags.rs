@@ -10,8 +10,8 @@
 
 use std::path::Path;
 
-use super::assign::Assignment;
-use super::{Problem, Scenario, ScenarioError};
+use crate::scenario::assign::Assignment;
+use crate::scenario::{Problem, Scenario, ScenarioError};
 
 /// The machine a GOAL file runs on, as its flags give it: `[loggp]` and `[topology]` keys
 /// (`KEY=VALUE,...`) and the ranks per node.
@@ -181,7 +181,7 @@ pub fn load(
     })
     .collect();
     let text = machine.scenario_text(path);
-    super::parse_text(&text, path, assignments, Some(path)).map_err(|mut e| {
+    crate::scenario::parse_text(&text, path, assignments, Some(path)).map_err(|mut e| {
         for p in &mut e.problems {
             if p.file.is_some() {
                 // the schedule's own problem, at its line: the file is all the user wrote

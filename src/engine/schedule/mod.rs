@@ -1,5 +1,5 @@
 //! Running a [`Dag`] on LogGP endpoints, with or without links between them: one execution of a
-//! [`crate::program::schedule::Schedule`].
+//! [`crate::schedule::Schedule`].
 //!
 //! **Semantics** (LogGOPSim's, commit 76451de, `LogGOPSim.cpp`; see
 //! [`crate::analytic::loggp`] for the costs). Each rank has CPUs (free at `cpu_free`), and
@@ -51,9 +51,9 @@ use rustc_hash::FxHashMap;
 use zerocopy::FromZeros;
 
 use crate::engine::prefetch::prefetch;
-use crate::program::dag::{ANY, Dag, Op, OpKind, TICKS_PER_SECOND};
-use crate::program::schedule::{Endpoints, Links, Machine, ReadyOrder};
 use crate::program::{Sharing, Switching};
+use crate::schedule::dag::{ANY, Dag, Op, OpKind, TICKS_PER_SECOND};
+use crate::schedule::{Endpoints, Links, Machine, ReadyOrder};
 use crate::time::wide_ceil_from_f64;
 use crate::topology::{Hop, Shape, Straight};
 use counters::Counters;

@@ -1,6 +1,6 @@
 //! A scheduled program: a [`Dag`] (or a sequential [`Program`] lowered to one for each
 //! execution) on a machine of LogGP endpoints, with or without the links of an interconnect
-//! between them. The executor `crate::engine::dag` runs it.
+//! between them. The executor `crate::engine::schedule` runs it.
 //!
 //! **Endpoints.** Every rank is a LogGP(S) host ([`crate::analytic::loggp`]): its CPUs pay the
 //! overheads `o` and `O` of messages and run `calc`s, its NICs the gaps `g` and `G`; messages
@@ -10,15 +10,18 @@
 //! **Links.** With an interconnect, a message leaves the sender's node when the sender's
 //! overhead `o` ends, crosses the links of its route (each a FCFS queue of `bandwidth` bytes per
 //! second with a per-hop `latency`, store-and-forward or cut-through, as
-//! [`super::Interconnect`] says), and reaches the receiver `L` after the last link delivered it.
+//! [`crate::program::Interconnect`] says), and reaches the receiver `L` after the last link delivered it.
 //! The interconnect's `startup` is not used (the endpoints' `o` is the startup). Ranks on one
 //! node (`ranks_per_node`) exchange messages without links.
 
+pub mod dag;
+pub mod lower;
+
 use std::sync::Arc;
 
-use super::dag::{Dag, TICKS_PER_SECOND};
-use super::{Interconnect, Program};
 use crate::analytic::loggp::LogGp;
+use crate::program::{Interconnect, Program};
+use dag::{Dag, TICKS_PER_SECOND};
 
 /// LogGP parameters as the executor uses them: `L`, `o` and `g` in ticks ([`TICKS_PER_SECOND`],
 /// picoseconds), `G` and `O` in femtoseconds per byte ([`PerByte`]), so that a per-byte cost
@@ -237,7 +240,7 @@ impl Schedule {
     pub fn deterministic(&self) -> bool {
         match &self.form {
             Form::Dag(_) => true,
-            Form::Program(p) => super::lower::deterministic(p),
+            Form::Program(p) => lower::deterministic(p),
         }
     }
 

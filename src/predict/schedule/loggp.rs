@@ -1,5 +1,5 @@
 //! The LogGP(S) closed forms of the collective algorithms, for a program run on LogGP endpoints
-//! without links (LogGOPSim's setting, [`crate::engine::dag`]): what `analyze` predicts for a
+//! without links (LogGOPSim's setting, [`crate::engine::schedule`]): what `analyze` predicts for a
 //! scenario with `[loggp]`.
 //!
 //! Costs of a message of `m` bytes (in ticks, [`Endpoints`]): the sender's CPU `os(m) = o +
@@ -25,9 +25,9 @@ use std::collections::BinaryHeap;
 use crate::analytic::WORK_BUDGET;
 use crate::predict::{Analysis, Prediction, Refusal};
 use crate::program::collective::{Algorithm, Collective, Shape, Step};
-use crate::program::dag::TICKS_PER_SECOND;
-use crate::program::schedule::{Endpoints, Form, Schedule};
 use crate::program::{CollectiveOp, Instr, Program};
+use crate::schedule::dag::TICKS_PER_SECOND;
+use crate::schedule::{Endpoints, Form, Schedule};
 
 /// The method's name in an analysis.
 const METHOD: &str = "LogGP closed form";
@@ -129,7 +129,7 @@ pub struct LogGpForm {
 
 /// The form of collective `op` of `prog` on `ep`.
 fn form(prog: &Program, op: &CollectiveOp, ep: &Endpoints) -> Result<LogGpForm, String> {
-    let (n, bytes) = super::group_and_bytes(prog, op)?;
+    let (n, bytes) = crate::predict::program::group_and_bytes(prog, op)?;
     if let Some(why) = op.kind.refuses(op.algorithm, n) {
         return Err(why);
     }

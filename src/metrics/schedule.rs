@@ -1,4 +1,4 @@
-//! What an execution of a [`Schedule`] reports (`crate::engine::dag`):
+//! What an execution of a [`Schedule`] reports (`crate::engine::schedule`):
 //!
 //! | metric | what |
 //! |---|---|
@@ -10,9 +10,9 @@
 //! | `links.utilisation.mean`, `.max`, `links.delay.mean` | with links: busy fraction of the makespan of each link used, mean time from a header's arrival at a link to the end of its transmission |
 //! | `rank.<r>.finish`, `rank.<r>.compute` | per rank, when the schedule reports each rank |
 
-use crate::engine::dag::DagRun;
-use crate::program::dag::TICKS_PER_SECOND;
-use crate::program::schedule::{Form, Schedule};
+use crate::engine::schedule::DagRun;
+use crate::schedule::dag::TICKS_PER_SECOND;
+use crate::schedule::{Form, Schedule};
 
 /// Whether the schedule sends messages.
 fn has_messages(s: &Schedule) -> bool {

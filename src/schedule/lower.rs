@@ -9,7 +9,7 @@
 //! | `isend` | `send` | `irequires` it (starts once the send has started) |
 //! | `recv` | `recv` (its size that of the message it matches) | `requires` it |
 //! | `sendrecv` | `send` and `recv`, both after the previous operation | `requires` both |
-//! | a collective | its steps ([`super::collective`]): per step a `send`, a `recv` or both, then a `calc` of the combine if it has one | `requires` the last step |
+//! | a collective | its steps ([`crate::program::collective`]): per step a `send`, a `recv` or both, then a `calc` of the combine if it has one | `requires` the last step |
 //! | `repeat`, `phase`, `when` | their operations, unrolled | |
 //! | `irecv` | `recv` | `irequires` it (starts once it is posted) |
 //! | `wait` | `calc 0` after the previous operation and the labelled ones (`for`) | `requires` it |
@@ -29,36 +29,13 @@
 //! random time or size is drawn from the rank's stream of the execution, in program order, as
 //! the program executor draws them.
 
-use super::collective::{Algorithm, Collective, Step};
-use super::control::{COLLECTIVE_TAG, Control};
-use super::dag::{Dag, DagBuilder, Dependency, MAX_OPS, TICKS_PER_SECOND};
-use super::{CollectiveOp, Instr, MAX_INSTANT_OPS, Program, Size, Work};
+use super::dag::{Dag, DagBuilder, MAX_OPS, TICKS_PER_SECOND};
 use crate::dist::{Dist, Law};
+use crate::program::collective::{Algorithm, Collective, Step};
+use crate::program::control::{COLLECTIVE_TAG, Control};
+use crate::program::marks::{Dependency, Mark, Marks};
+use crate::program::{CollectiveOp, Instr, MAX_INSTANT_OPS, Program, Size, Work};
 use crate::rng::{StreamRng, stream};
-
-/// The labels and dependencies of a program written as a graph: for each instruction of
-/// [`Program::code`], its [`Mark`].
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Marks {
-    /// The labels, by index.
-    pub labels: Vec<String>,
-    /// Per instruction.
-    pub of: Vec<Mark>,
-}
-
-/// How one operation waits, when it was written with labels, dependencies, `irecv` or `wait`.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Mark {
-    /// Its label: later operations may wait for the rank's latest execution of it.
-    pub label: Option<u32>,
-    /// What it waits for instead of the operation before it: labels, each finished
-    /// (`requires`) or started (`irequires`).
-    pub after: Option<Vec<(u32, Dependency)>>,
-    /// A `wait`: it also waits for these labels to finish.
-    pub wait: Vec<u32>,
-    /// An `irecv`: the next operation waits only for it to be posted.
-    pub nonblocking: bool,
-}
 
 /// Why a program cannot be lowered: the operation's path and what is wrong.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -125,11 +102,11 @@ impl Unfit {
 
 /// Everything of `prog` that a dependency graph cannot hold, found before any rank is lowered:
 /// more operations, loops unrolled, than fit ([`most_operations`], estimated by
-/// [`super::budget::graph_operations`]), an ideal barrier, disk I/O, a constant user tag of
+/// [`crate::program::budget::graph_operations`]), an ideal barrier, disk I/O, a constant user tag of
 /// `2^31` or more (the tags above are the collectives').
 pub fn unfit(prog: &Program) -> Vec<Unfit> {
     let mut found = Vec::new();
-    let (operations, outermost) = super::budget::graph_operations(prog);
+    let (operations, outermost) = crate::program::budget::graph_operations(prog);
     let most = most_operations();
     if operations > most as f64 {
         found.push(Unfit {
@@ -368,7 +345,7 @@ fn lower_rank(
         path: prog.paths.get(pc as usize).cloned().unwrap_or_default(),
         message: format!("rank {r}: {message}"),
     };
-    let fault = |pc: u32, e: super::ProgramFault| fail(pc, e.to_string());
+    let fault = |pc: u32, e: crate::program::ProgramFault| fail(pc, e.to_string());
     let no_mark = Mark::default();
     while let Some(instr) = prog.code.get(pc as usize) {
         let mark = prog.marks.as_ref().map_or(&no_mark, |m| &m.of[pc as usize]);
@@ -529,7 +506,7 @@ fn size_of(
     r: u32,
     pc: u32,
     s: &Size,
-) -> Result<u64, super::ProgramFault> {
+) -> Result<u64, crate::program::ProgramFault> {
     Ok(match s {
         Size::Bytes(e) => bytes(ctl.bytes(r, pc, e)?),
         Size::Random(d) => bytes(d.draw(rng).round()),

@@ -6,8 +6,8 @@
 //! A [`Dag`] is what a GOAL schedule says, and nothing more: non-blocking sends and receives,
 //! overlap of computation and communication, and any order of completion are expressed by which
 //! operation waits for which. The sequential programs of [`super::Program`] lower to it
-//! ([`super::lower`]), GOAL files are read into it (`crate::scenario::goal`) and written from it
-//! ([`write_goal`]); the executor `crate::engine::dag` runs it on LogGP endpoints.
+//! ([`super::lower`]), GOAL files are read into it (`crate::scenario::check::schedule::goal`) and written from it
+//! ([`write_goal`]); the executor `crate::engine::schedule` runs it on LogGP endpoints.
 //!
 //! **Memory.** A schedule of `10^8` operations must fit: an operation is one 16-byte record
 //! (its size, tag, where its dependents start, and in one word its peer, kind, CPU and NIC),
@@ -31,6 +31,8 @@
 
 use std::fmt;
 use std::io::{self, Write};
+
+use crate::program::marks::Dependency;
 
 /// Ticks (the executor's and the [`Dag`]'s unit of time) per second: picoseconds.
 pub const TICKS_PER_SECOND: f64 = 1e12;
@@ -157,25 +159,6 @@ impl Record {
     #[inline(always)]
     fn kind(self) -> OpKind {
         OpKind::from_code(self.word >> KIND_SHIFT)
-    }
-}
-
-/// How an operation waits for another.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Dependency {
-    /// `a requires b`: `a` starts after `b` has finished.
-    Requires,
-    /// `a irequires b`: `a` starts after `b` has started.
-    Irequires,
-}
-
-impl Dependency {
-    /// The GOAL keyword.
-    pub fn name(self) -> &'static str {
-        match self {
-            Dependency::Requires => "requires",
-            Dependency::Irequires => "irequires",
-        }
     }
 }
 
