@@ -1,4 +1,4 @@
-//! Hostile inputs, third round (issue 44): the surfaces added with GOAL schedules, LogGP
+//! Hostile inputs of issue 44: the surfaces added with GOAL schedules, LogGP
 //! endpoints and timelines, and the last findings of a fuzzer on the older ones. Each case is
 //! refused before anything runs, with what and where, or gives the exact number; none hangs,
 //! panics, writes where it must not or exits 0 with a wrong result.

@@ -31,7 +31,7 @@ mod goal;
 mod goal_programs;
 /// The user guide's scenarios and commands work as the guide shows them.
 mod guide;
-/// Hostile inputs, third round (issue 44): GOAL files and flags, LogGP parameters, timelines,
+/// Hostile inputs of issue 44: GOAL files and flags, LogGP parameters, timelines,
 /// outputs over inputs, devices and links, identities of runs, and the older surfaces' last
 /// findings.
 mod hardening;
