@@ -3,7 +3,7 @@
 
 use toml::Spanned;
 
-use super::program::Sources;
+use super::program::compile::Sources;
 use crate::dist::DistSpec;
 use crate::models::pipeline::{MAX_GROUP, Pipeline, Published};
 use crate::program::Program;
@@ -82,13 +82,13 @@ pub fn build(
     let groups = r.groups.unwrap_or(1);
     let too_many = groups
         .checked_mul(r.ranks)
-        .is_none_or(|n| n > super::program::MAX_RANKS);
+        .is_none_or(|n| n > super::program::compile::MAX_RANKS);
     if groups < 1 || (ranks_ok && too_many) {
         add(
             "pipeline.groups",
             format!(
                 "must be a whole number >= 1 with groups x ranks <= {}, got {groups}",
-                super::program::MAX_RANKS
+                super::program::compile::MAX_RANKS
             ),
         );
     }
@@ -208,7 +208,7 @@ pub fn build(
         endpoints: false,
     };
     // the built program's paths are in a text the user never wrote: say so, at [pipeline]
-    let prog = super::program::compile(&sources).map_err(|found| {
+    let prog = super::program::compile::compile(&sources).map_err(|found| {
         found
             .into_iter()
             .map(|p| {

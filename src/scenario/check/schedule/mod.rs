@@ -10,10 +10,13 @@ use std::sync::Arc;
 
 use toml::Spanned;
 
+use super::{Built, Checker, config};
 use crate::analytic::loggp::LogGp;
+use crate::models::Model;
 use crate::program::{Program, Sharing};
-use crate::scenario::Problem;
+use crate::scenario::raw::RawScenario;
 use crate::scenario::raw::program::{RawLogGp, RawProgram, RawTopology};
+use crate::scenario::{Problem, RunConfig, ValidateConfig, Workload};
 use crate::schedule::{Endpoints, Form, Links, Machine, PerByte, ReadyOrder, Schedule};
 
 /// The endpoints and order `[loggp]` gives (LogGOPSim's defaults for what it leaves out).
@@ -267,7 +270,7 @@ pub fn goal(
     let links = match topology {
         Some(t) => {
             let nodes = dag.ranks().div_ceil(per_node);
-            let ic = crate::scenario::check::program::interconnect(t, nodes, base)?;
+            let ic = crate::scenario::check::program::compile::interconnect(t, nodes, base)?;
             Some(links(ic, per_node, Some(t.span().start))?)
         }
         None => None,
@@ -282,5 +285,28 @@ pub fn goal(
         },
         report_each,
         goal_file: Some((path, digest)),
+    })
+}
+/// A program run as a dependency graph: its metric names checked, the scenario built.
+pub(in crate::scenario::check) fn finish(
+    mut ck: Checker,
+    raw: &RawScenario,
+    run: RunConfig,
+    validate: ValidateConfig,
+    schedule: Schedule,
+    model: Option<Model>,
+) -> Result<Built, Vec<Problem>> {
+    let workload = Workload::Schedule(Box::new(schedule));
+    config::check_metric_names(&mut ck, raw, &run, &validate, &workload);
+    if !ck.found.is_empty() {
+        return Err(ck.found);
+    }
+    Ok(Built {
+        workload,
+        run,
+        validate,
+        name: raw.name.clone(),
+        description: raw.description.clone(),
+        model,
     })
 }
