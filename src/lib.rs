@@ -233,6 +233,7 @@ pub mod models;
 pub mod network;
 pub mod plot;
 pub mod predict;
+pub mod problem;
 pub mod program;
 pub mod provenance;
 pub mod replicate;

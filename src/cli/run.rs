@@ -9,11 +9,12 @@ use anyhow::Context;
 use clap::Args;
 
 use parsim::engine::program::timeline::TimelineError;
+use parsim::problem::Problem;
 use parsim::replicate::{self, Options};
 use parsim::report::{CSV_HEADER, RunReport};
 use parsim::scenario::assign::{self, Assignment, keyed_seed};
 use parsim::scenario::check::schedule::flags as goal_flags;
-use parsim::scenario::{self, Problem, Scenario, ScenarioError, Warmup};
+use parsim::scenario::{self, Scenario, ScenarioError, Warmup};
 use parsim::shard::Shard;
 use parsim::shard::run::{self as run_shards, RunShard};
 

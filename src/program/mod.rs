@@ -39,6 +39,9 @@ use crate::topology::Topology;
 use collective::{Algorithm, Collective};
 use expr::Expr;
 
+/// Most ranks a program may have.
+pub const MAX_RANKS: i64 = 1 << 20;
+
 /// A checked program, ready to run.
 #[derive(Clone, Debug)]
 pub struct Program {

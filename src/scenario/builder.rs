@@ -28,11 +28,12 @@ use std::fmt;
 
 use toml::Spanned;
 
+use super::Scenario;
 use super::raw::Element;
 use super::raw::{RawBranch, RawClass, RawKind, RawRoute, RawScenario, RawStation};
-use super::{Problem, Scenario};
 use crate::dist::DistSpec;
 use crate::network::Network;
+use crate::problem::Problem;
 
 /// Classes, stations and routes of a network, added one by one (see the [module](self)).
 #[derive(Debug, Default)]

@@ -12,14 +12,14 @@ use serde::de::{DeserializeOwned, IntoDeserializer};
 use toml::Spanned;
 use toml::de::{DeTable, DeValue};
 
-use super::Problem;
 use super::assign::{self, Assignment};
-use super::raw::pipeline::RawPipeline;
 use super::raw::program::{RawDisk, RawLogGp, RawMachine, RawProgram, RawTopology};
-use super::raw::spmd::RawSpmd;
 use super::raw::{
     Element, RawClass, RawPath, RawRoute, RawRun, RawScenario, RawStation, RawValidate,
 };
+use crate::models::pipeline::raw::RawPipeline;
+use crate::models::spmd::raw::RawSpmd;
+use crate::problem::Problem;
 
 /// How `serde_path_to_error` names the inner value of a `toml::Spanned` field in a path.
 const SPAN_WRAPPER: &str = "$__serde_spanned_private_value.";

@@ -19,7 +19,9 @@ pub mod show;
 use std::path::{Path, PathBuf};
 
 pub use assign::Assignment;
-pub use problem::{Problem, ScenarioError};
+pub use problem::ScenarioError;
+
+use crate::problem::Problem;
 
 use crate::metrics::catalogue::{self, Entry};
 use crate::models::Model;

@@ -9,10 +9,10 @@
 
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 
-use super::raw::pipeline::RawPipeline;
 use super::raw::program::{RawDisk, RawLogGp, RawMachine, RawProgram, RawTopology};
-use super::raw::spmd::RawSpmd;
 use super::raw::{RawClass, RawPath, RawRoute, RawRun, RawStation, RawValidate};
+use crate::models::pipeline::raw::RawPipeline;
+use crate::models::spmd::raw::RawSpmd;
 
 /// A whole scenario file as the schema describes it: each top-level section (a scenario file
 /// is read section by section, so [`super::raw::RawScenario`] itself is no serde shape).
@@ -116,100 +116,4 @@ pub(crate) fn size_schema(generator: &mut SchemaGenerator) -> Schema {
             dist
         ]
     })
-}
-
-/// The mirror of [`crate::models::spmd::Family`] the schema is made from.
-#[derive(JsonSchema)]
-#[serde(tag = "dist", rename_all = "snake_case", deny_unknown_fields)]
-#[allow(dead_code)] // read by schemars only
-pub(crate) enum Family {
-    /// Exponential.
-    Exp,
-    /// Uniform on `[0, 2 mean]`.
-    Uniform,
-    /// Deterministic.
-    Det,
-    /// Erlang with `k` phases.
-    Erlang {
-        /// Phases, at least 1.
-        k: i64,
-    },
-    /// Balanced hyperexponential with squared coefficient of variation `scv >= 1`.
-    H2 {
-        /// Squared coefficient of variation.
-        scv: f64,
-    },
-    /// Lognormal with squared coefficient of variation `scv`.
-    Lognormal {
-        /// Squared coefficient of variation.
-        scv: f64,
-    },
-    /// The samples of a trace file (relative to the scenario), scaled to the model's mean.
-    Empirical {
-        /// Path of the trace.
-        file: String,
-    },
-}
-
-/// The mirror of [`crate::models::spmd::Io`] the schema is made from.
-#[derive(JsonSchema)]
-#[serde(rename_all = "kebab-case")]
-#[allow(dead_code)] // read by schemars only
-pub(crate) enum Io {
-    /// Synchronous I/O: all groups join, one I/O burst, fork again.
-    Sio,
-    /// Asynchronous I/O to one pool of disks.
-    BusAio,
-    /// Asynchronous I/O, one disk per cluster of groups.
-    CluAio,
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_mirrors_of_the_spmd_types_read_as_the_types_do() {
-        use crate::models::spmd::{Family as Real, Io as RealIo};
-        let schema = serde_json::to_value(schemars::schema_for!(Family)).unwrap();
-        let tags: Vec<String> = schema["oneOf"]
-            .as_array()
-            .expect("one schema per family")
-            .iter()
-            .map(|v| {
-                v["properties"]["dist"]["const"]
-                    .as_str()
-                    .unwrap()
-                    .to_owned()
-            })
-            .collect();
-        assert_eq!(tags.len(), 7);
-        for tag in &tags {
-            let extra = match tag.as_str() {
-                "erlang" => ", k = 2",
-                "h2" | "lognormal" => ", scv = 2.0",
-                "empirical" => ", file = \"t.txt\"",
-                _ => "",
-            };
-            let text = format!("f = {{ dist = \"{tag}\"{extra} }}");
-            #[derive(serde::Deserialize)]
-            struct F {
-                #[allow(dead_code)]
-                f: Real,
-            }
-            toml::from_str::<F>(&text).unwrap_or_else(|e| panic!("{text}: {e}"));
-        }
-        // documented unit variants come as one `const` each
-        let io = serde_json::to_value(schemars::schema_for!(Io)).unwrap();
-        let names: Vec<&str> = io["oneOf"]
-            .as_array()
-            .expect("one schema per organisation")
-            .iter()
-            .map(|v| v["const"].as_str().unwrap())
-            .collect();
-        assert_eq!(names, ["sio", "bus-aio", "clu-aio"]);
-        for name in names {
-            serde_json::from_value::<RealIo>(serde_json::json!(name)).expect(name);
-        }
-    }
 }

@@ -15,7 +15,9 @@ use crate::util::root;
 const LAYERS: &[(&str, &[&str])] = &[
     (
         "foundations",
-        &["time", "rng", "linalg", "hash", "files", "memory"],
+        &[
+            "time", "rng", "linalg", "hash", "files", "memory", "problem",
+        ],
     ),
     ("maths", &["analytic", "dist", "stats"]),
     ("IRs", &["network", "program", "schedule", "topology"]),

@@ -38,6 +38,8 @@
 
 pub mod analysis;
 pub mod build;
+pub mod check;
+pub mod raw;
 
 use crate::dist::{Dist, DistSpec};
 

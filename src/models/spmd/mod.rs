@@ -15,10 +15,12 @@
 
 pub mod analysis;
 pub mod build;
+pub mod check;
 pub mod fit;
 pub mod formulas;
 pub mod phase;
 pub mod program;
+pub mod raw;
 
 pub use phase::Phase;
 

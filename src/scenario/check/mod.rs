@@ -8,19 +8,18 @@
 //! lowered to a dependency graph on LogGP endpoints).
 
 mod config;
+mod model;
 mod network;
-pub(crate) mod pipeline;
 pub(crate) mod program;
 pub mod schedule;
-pub(crate) mod spmd;
 pub(crate) mod tables;
 
 use std::path::Path;
 
-use super::Problem;
 use super::raw::RawScenario;
 use super::{RunConfig, ValidateConfig, Workload};
 use crate::models::Model;
+use crate::problem::Problem;
 
 /// What a successful check yields.
 pub(super) struct Built {
@@ -66,7 +65,7 @@ pub(super) fn build(mut raw: RawScenario, base: &Path) -> Result<Built, Vec<Prob
     let run = config::run_config(&mut ck, raw.run.as_ref());
     let validate = config::validate_config(&mut ck, raw.validate.as_ref());
     let spmd = if raw.has("spmd") {
-        match spmd::splice(&mut ck, &mut raw, base) {
+        match model::spmd(&mut ck, &mut raw, base) {
             Some(s) => Some(s),
             None => return Err(ck.found),
         }

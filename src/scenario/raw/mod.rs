@@ -12,11 +12,10 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use crate::dist::DistSpec;
-pub mod pipeline;
 pub mod program;
-pub mod spmd;
 
-use pipeline::RawPipeline;
+use crate::models::pipeline::raw::RawPipeline;
+use crate::models::spmd::raw::RawSpmd;
 use program::{RawDisk, RawLogGp, RawMachine, RawProgram, RawTopology};
 
 /// A whole scenario file, as [`super::document`] reads it: each section on its own, each
@@ -52,7 +51,7 @@ pub struct RawScenario {
     /// The program's disks (`[[disk]]`).
     pub disks: Vec<Element<RawDisk>>,
     /// An SPMD program of Cremonesi and Gennaro (`[spmd]`), built into the network.
-    pub spmd: Option<toml::Spanned<spmd::RawSpmd>>,
+    pub spmd: Option<toml::Spanned<RawSpmd>>,
     /// How many shape problems reading found: when there are any, the checks that need the
     /// whole network (routing graph, forks, stability) are left until they are fixed.
     pub shape_problems: usize,

@@ -18,8 +18,9 @@ use super::{Built, Checker, config};
 use crate::models::Model;
 use crate::models::spmd::Spmd;
 use crate::network::{Class, ClassKind, Network, Routing, Station, StationKind, visits};
+use crate::problem::Problem;
 use crate::scenario::raw::{Element, RawScenario};
-use crate::scenario::{Problem, RunConfig, ValidateConfig, Workload};
+use crate::scenario::{RunConfig, ValidateConfig, Workload};
 
 /// The name a station or class may not take: it is the routing target that leaves the network.
 const EXIT: &str = "exit";

@@ -7,14 +7,15 @@ use std::path::Path;
 use toml::Spanned;
 
 use crate::dist::{Dist, DistSpec};
+use crate::problem::Problem;
 use crate::program::collective::{Algorithm, Collective};
 use crate::program::expr::{Env, Expr, Var};
 use crate::program::marks::Dependency;
 use crate::program::marks::{Mark, Marks};
 use crate::program::{
-    CollectiveOp, Disk, Groups, Instr, Interconnect, Program, Sharing, Size, Switching, Work,
+    CollectiveOp, Disk, Groups, Instr, Interconnect, MAX_RANKS, Program, Sharing, Size, Switching,
+    Work,
 };
-use crate::scenario::Problem;
 use crate::scenario::raw::program::{
     ExprText, OpKind, RawDisk, RawMachine, RawOp, RawProgram, RawSharing, RawSwitching,
     RawTopology, SizeSpec,
@@ -22,9 +23,6 @@ use crate::scenario::raw::program::{
 use crate::time::Clock;
 use crate::topology::TopologyKind;
 use crate::topology::{Shape, Topology};
-
-/// Most ranks a program may have.
-pub const MAX_RANKS: i64 = 1 << 20;
 
 /// Deepest loop nesting.
 const MAX_DEPTH: usize = 64;

@@ -6,11 +6,12 @@ pub(crate) mod compile;
 
 use std::path::Path;
 
-use super::{Built, Checker, config, pipeline, schedule};
+use super::{Built, Checker, config, model, schedule};
 use crate::models::Model;
 use crate::models::spmd::Spmd;
+use crate::problem::Problem;
 use crate::scenario::raw::RawScenario;
-use crate::scenario::{Problem, RunConfig, ValidateConfig, Workload};
+use crate::scenario::{RunConfig, ValidateConfig, Workload};
 
 /// A program scenario: a `[program]` (with `[topology]` and `[[disk]]`) or a `[pipeline]`
 /// (with an optional `[topology]`), and no network sections.
@@ -112,7 +113,7 @@ pub(super) fn build(
                     "a [pipeline] has no disks: leave out [[disk]]",
                 );
             }
-            pipeline::build(pipeline, raw.topology.as_ref(), base).map(|(prog, p)| {
+            model::pipeline(pipeline, raw.topology.as_ref(), base).map(|(prog, p)| {
                 model = Some(Model::Pipeline(Box::new(p)));
                 prog
             })

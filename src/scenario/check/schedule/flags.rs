@@ -10,8 +10,9 @@
 
 use std::path::Path;
 
+use crate::problem::Problem;
 use crate::scenario::assign::Assignment;
-use crate::scenario::{Problem, Scenario, ScenarioError};
+use crate::scenario::{Scenario, ScenarioError};
 
 /// The machine a GOAL file runs on, as its flags give it: `[loggp]` and `[topology]` keys
 /// (`KEY=VALUE,...`) and the ranks per node.

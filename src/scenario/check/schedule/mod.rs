@@ -13,10 +13,11 @@ use toml::Spanned;
 use super::{Built, Checker, config};
 use crate::analytic::loggp::LogGp;
 use crate::models::Model;
+use crate::problem::Problem;
 use crate::program::{Program, Sharing};
 use crate::scenario::raw::RawScenario;
 use crate::scenario::raw::program::{RawLogGp, RawProgram, RawTopology};
-use crate::scenario::{Problem, RunConfig, ValidateConfig, Workload};
+use crate::scenario::{RunConfig, ValidateConfig, Workload};
 use crate::schedule::{Endpoints, Form, Links, Machine, PerByte, ReadyOrder, Schedule};
 
 /// The endpoints and order `[loggp]` gives (LogGOPSim's defaults for what it leaves out).

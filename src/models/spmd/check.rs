@@ -1,19 +1,14 @@
-//! `[spmd]` checked into a [`Spmd`] and spliced into the scenario as the tables it builds: every parameter of the paper's Table 1, the network form
+//! `[spmd]` checked into a [`Spmd`]: every parameter of the paper's Table 1, the network form
 //! (`network = ...`) and the phases (`[[spmd.phase]]`), every problem reported at once under
 //! `spmd.<field>` or `spmd.phase[<i>].<field>`.
 
-use std::path::Path;
-
-use super::Checker;
-use crate::models::spmd::program::grid;
-use crate::models::spmd::{Family, Io, MAX_CYCLES, MAX_P, NetworkForm, Phase, Spmd, formulas};
-use crate::models::tables::Tables;
-use crate::scenario::Problem;
-use crate::scenario::raw::RawScenario;
-use crate::scenario::raw::spmd::RawSpmd;
+use super::program::grid;
+use super::raw::RawSpmd;
+use super::{Family, Io, MAX_CYCLES, MAX_P, NetworkForm, Phase, Spmd, formulas};
+use crate::problem::Problem;
 
 /// Checks a raw section at byte offset `at`, reporting every problem under `spmd.<field>`,
-/// and its phases ([`check_phases`]) under `spmd.phase[<i>].<field>`.
+/// and its phases (`check_phases`) under `spmd.phase[<i>].<field>`.
 pub fn check(raw: &RawSpmd, at: usize) -> Result<Spmd, Vec<Problem>> {
     let mut m = check_one(raw, at, "spmd")?;
     if !raw.phases.is_empty() {
@@ -390,70 +385,4 @@ fn too_many_bursts(cycles: f64, n_io: f64, p: f64) -> Option<String> {
         2.0 * cycles.max(1.0) * n_io * p.max(1.0),
         "use a smaller n_io, fewer cycles or fewer ranks",
     )
-}
-/// An `[spmd]` scenario: checks the section and puts the tables it builds
-/// ([`Spmd::tables`]) in place of the `[[class]]`, `[[station]]` and `[[route]]` tables, or
-/// with `network = ...` or phases in place of `[program]`, `[topology]` and `[[disk]]`; the
-/// file must leave those out. `None` when there were problems (added to `ck`).
-pub(super) fn splice(ck: &mut Checker, raw: &mut RawScenario, base: &Path) -> Option<Spmd> {
-    for field in [
-        "class", "station", "route", "program", "pipeline", "topology", "machine", "disk", "loggp",
-    ] {
-        if raw.has(field) {
-            ck.add(
-                Some(0),
-                field,
-                format!("a scenario with [spmd] builds its network from it: leave out [{field}]"),
-            );
-        }
-    }
-    // an [spmd] that could not be read has had its shape problems reported
-    let section = raw.spmd.as_ref()?;
-    let spmd = match check(section.get_ref(), section.span().start) {
-        Ok(s) if ck.found.is_empty() => s,
-        Ok(_) => return None,
-        Err(found) => {
-            ck.found.extend(found);
-            return None;
-        }
-    };
-    let at = section.span().start;
-    // a family's trace is read here, so that its problems name the [spmd] field the user
-    // wrote, not a station or operation of the tables built from it
-    let raw_spmd = section.get_ref();
-    let mut families: Vec<(usize, String, &crate::models::spmd::Family)> = Vec::new();
-    for (field, f) in [
-        ("cpu", &raw_spmd.cpu),
-        ("com", &raw_spmd.com),
-        ("io_dist", &raw_spmd.io_dist),
-    ] {
-        if let Some(f) = f {
-            families.push((at, format!("spmd.{field}"), f));
-        }
-    }
-    for (i, ph) in raw_spmd.phases.iter().enumerate() {
-        let r = ph.get_ref();
-        for (field, f) in [("cpu", &r.cpu), ("com", &r.com), ("io_dist", &r.io_dist)] {
-            if let Some(f) = f {
-                families.push((ph.span().start, format!("spmd.phase[{i}].{field}"), f));
-            }
-        }
-    }
-    let mut traces_ok = true;
-    for (at, path, family) in families {
-        if let crate::models::spmd::Family::Empirical { .. } = family
-            && let Err(e) = family.spec(1.0).build(base)
-        {
-            ck.add(Some(at), format!("{path}.{}", e.field), e.message);
-            traces_ok = false;
-        }
-    }
-    if !traces_ok {
-        return None;
-    }
-    match spmd.tables() {
-        Tables::Network(t) => super::tables::put_network(raw, &t, at),
-        Tables::Program(t) => super::tables::put_program(raw, &t, at),
-    }
-    Some(spmd)
 }

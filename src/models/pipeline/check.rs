@@ -1,23 +1,26 @@
-//! `[pipeline]` checked into a [`Pipeline`], and the rank program it builds, compiled with the
-//! `[topology]` (or the one shared link the section describes) by the program checker.
+//! `[pipeline]` checked into a [`Pipeline`]: the tree's shape, the laws of its tasks, merges
+//! and messages, its one shared link (or none, when the scenario gives a `[topology]`), every
+//! problem reported at once under `pipeline.<field>`.
+
+use std::path::Path;
 
 use toml::Spanned;
 
-use super::program::compile::Sources;
+use super::raw::RawPipeline;
+use super::{MAX_GROUP, Pipeline, Published};
 use crate::dist::DistSpec;
-use crate::models::pipeline::{MAX_GROUP, Pipeline, Published};
-use crate::program::Program;
-use crate::scenario::Problem;
-use crate::scenario::raw::pipeline::RawPipeline;
-use crate::scenario::raw::program::RawTopology;
-use crate::topology::TopologyKind;
+use crate::problem::Problem;
+use crate::program::MAX_RANKS;
 
-/// Checks `[pipeline]` (and the `[topology]`, if any) and builds its program.
-pub fn build(
+/// Checks `[pipeline]`, every problem at once under `pipeline.<field>`. `topology_given`: the
+/// scenario has a `[topology]`, which then gives the links (and the section must not give a
+/// bandwidth or a latency); without one, the section's `bandwidth` (and `latency`) describe
+/// the one shared link.
+pub fn check(
     raw: &Spanned<RawPipeline>,
-    topology: Option<&Spanned<RawTopology>>,
-    base: &std::path::Path,
-) -> Result<(Program, Pipeline), Vec<Problem>> {
+    topology_given: bool,
+    base: &Path,
+) -> Result<Pipeline, Vec<Problem>> {
     let at = raw.span().start;
     let r = raw.get_ref();
     let mut found = Vec::new();
@@ -80,15 +83,13 @@ pub fn build(
         }
     }
     let groups = r.groups.unwrap_or(1);
-    let too_many = groups
-        .checked_mul(r.ranks)
-        .is_none_or(|n| n > super::program::compile::MAX_RANKS);
+    let too_many = groups.checked_mul(r.ranks).is_none_or(|n| n > MAX_RANKS);
     if groups < 1 || (ranks_ok && too_many) {
         add(
             "pipeline.groups",
             format!(
                 "must be a whole number >= 1 with groups x ranks <= {}, got {groups}",
-                super::program::compile::MAX_RANKS
+                MAX_RANKS
             ),
         );
     }
@@ -117,9 +118,8 @@ pub fn build(
         None => task.clone(),
     };
     let message = dist(&r.message, "pipeline.message");
-    let generated;
-    let topology = match (topology, r.bandwidth) {
-        (Some(t), None) => {
+    match (topology_given, r.bandwidth) {
+        (true, None) => {
             if r.latency.is_some() {
                 found.push(Problem::new(
                     Some(at),
@@ -127,9 +127,8 @@ pub fn build(
                     "the [topology] has its own latency: leave this out".to_owned(),
                 ));
             }
-            t
         }
-        (Some(_), Some(_)) => {
+        (true, Some(_)) => {
             found.push(Problem::new(
                 Some(at),
                 "pipeline.bandwidth".to_owned(),
@@ -137,32 +136,17 @@ pub fn build(
             ));
             return Err(found);
         }
-        (None, bandwidth) => {
-            let Some(bandwidth) = bandwidth else {
-                found.push(Problem::new(
-                    Some(at),
-                    "pipeline.bandwidth".to_owned(),
-                    "is missing: the bytes per time unit of the shared link (or give a [topology])"
-                        .to_owned(),
-                ));
-                return Err(found);
-            };
-            generated = Spanned::new(
-                raw.span(),
-                RawTopology {
-                    kind: TopologyKind::Bus,
-                    dims: None,
-                    arity: None,
-                    bandwidth,
-                    latency: r.latency,
-                    startup: None,
-                    switching: None,
-                    sharing: None,
-                },
-            );
-            &generated
+        (false, None) => {
+            found.push(Problem::new(
+                Some(at),
+                "pipeline.bandwidth".to_owned(),
+                "is missing: the bytes per time unit of the shared link (or give a [topology])"
+                    .to_owned(),
+            ));
+            return Err(found);
         }
-    };
+        (false, Some(_)) => {}
+    }
     let (Some(task), Some(merge), Some(message)) = (task, merge, message) else {
         return Err(found);
     };
@@ -188,37 +172,5 @@ pub fn build(
             })
             .collect(),
     };
-    let ops = crate::models::pipeline::build::ops(&pipeline);
-    let program = Spanned::new(
-        raw.span(),
-        super::tables::raw_program(
-            pipeline.ranks * pipeline.groups,
-            false,
-            &ops,
-            raw.span().start,
-        ),
-    );
-    let sources = Sources {
-        program: &program,
-        topology: Some(topology),
-        topology_written: true,
-        machine: None,
-        disks: Vec::new(),
-        base,
-        endpoints: false,
-    };
-    // the built program's paths are in a text the user never wrote: say so, at [pipeline]
-    let prog = super::program::compile::compile(&sources).map_err(|found| {
-        found
-            .into_iter()
-            .map(|p| {
-                Problem::new(
-                    p.at,
-                    format!("pipeline (built program) {}", p.path),
-                    p.message,
-                )
-            })
-            .collect::<Vec<_>>()
-    })?;
-    Ok((prog, pipeline))
+    Ok(pipeline)
 }

@@ -44,16 +44,16 @@ pub struct RawSpmd {
     /// Mean computation bursts per I/O burst (`1 / p_io`).
     pub n_io: f64,
     /// I/O organisation: `sio`, `bus-aio` or `clu-aio`.
-    #[schemars(with = "crate::scenario::schema::Io")]
+    #[schemars(with = "schema::Io")]
     pub io: Io,
     /// Distribution of CPU bursts (default exponential).
-    #[schemars(with = "Option<crate::scenario::schema::Family>")]
+    #[schemars(with = "Option<schema::Family>")]
     pub cpu: Option<Family>,
     /// Distribution of communication bursts (default exponential).
-    #[schemars(with = "Option<crate::scenario::schema::Family>")]
+    #[schemars(with = "Option<schema::Family>")]
     pub com: Option<Family>,
     /// Distribution of I/O bursts (default exponential).
-    #[schemars(with = "Option<crate::scenario::schema::Family>")]
+    #[schemars(with = "Option<schema::Family>")]
     pub io_dist: Option<Family>,
     /// An explicit interconnect in place of the `w` submodel: the program form of
     /// [`super::program`] (`bus`, `full`, `ring`, `mesh`, `torus`, `tree`, `fat_tree`).
@@ -105,13 +105,13 @@ pub struct RawPhase {
     /// Computation bursts per I/O burst, in place of the section's.
     pub n_io: Option<f64>,
     /// CPU burst family, in place of the section's.
-    #[schemars(with = "Option<crate::scenario::schema::Family>")]
+    #[schemars(with = "Option<schema::Family>")]
     pub cpu: Option<Family>,
     /// Communication burst family, in place of the section's.
-    #[schemars(with = "Option<crate::scenario::schema::Family>")]
+    #[schemars(with = "Option<schema::Family>")]
     pub com: Option<Family>,
     /// I/O burst family, in place of the section's.
-    #[schemars(with = "Option<crate::scenario::schema::Family>")]
+    #[schemars(with = "Option<schema::Family>")]
     pub io_dist: Option<Family>,
     /// Machine-wide: refused in a phase (read only to say so).
     #[schemars(skip)]
@@ -147,5 +147,107 @@ impl RawPhase {
         .into_iter()
         .filter_map(|(f, given)| given.then_some(f))
         .collect()
+    }
+}
+
+/// Mirrors of the model's laws and I/O organisations, which the scenario's JSON schema is made
+/// from (the types themselves read with their own serde rules).
+mod schema {
+    use schemars::JsonSchema;
+
+    /// The mirror of [`crate::models::spmd::Family`] the schema is made from.
+    #[derive(JsonSchema)]
+    #[serde(tag = "dist", rename_all = "snake_case", deny_unknown_fields)]
+    #[allow(dead_code)] // read by schemars only
+    pub(super) enum Family {
+        /// Exponential.
+        Exp,
+        /// Uniform on `[0, 2 mean]`.
+        Uniform,
+        /// Deterministic.
+        Det,
+        /// Erlang with `k` phases.
+        Erlang {
+            /// Phases, at least 1.
+            k: i64,
+        },
+        /// Balanced hyperexponential with squared coefficient of variation `scv >= 1`.
+        H2 {
+            /// Squared coefficient of variation.
+            scv: f64,
+        },
+        /// Lognormal with squared coefficient of variation `scv`.
+        Lognormal {
+            /// Squared coefficient of variation.
+            scv: f64,
+        },
+        /// The samples of a trace file (relative to the scenario), scaled to the model's mean.
+        Empirical {
+            /// Path of the trace.
+            file: String,
+        },
+    }
+
+    /// The mirror of [`crate::models::spmd::Io`] the schema is made from.
+    #[derive(JsonSchema)]
+    #[serde(rename_all = "kebab-case")]
+    #[allow(dead_code)] // read by schemars only
+    pub(super) enum Io {
+        /// Synchronous I/O: all groups join, one I/O burst, fork again.
+        Sio,
+        /// Asynchronous I/O to one pool of disks.
+        BusAio,
+        /// Asynchronous I/O, one disk per cluster of groups.
+        CluAio,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::schema::{Family, Io};
+
+    #[test]
+    fn the_mirrors_of_the_spmd_types_read_as_the_types_do() {
+        use crate::models::spmd::{Family as Real, Io as RealIo};
+        let schema = serde_json::to_value(schemars::schema_for!(Family)).unwrap();
+        let tags: Vec<String> = schema["oneOf"]
+            .as_array()
+            .expect("one schema per family")
+            .iter()
+            .map(|v| {
+                v["properties"]["dist"]["const"]
+                    .as_str()
+                    .unwrap()
+                    .to_owned()
+            })
+            .collect();
+        assert_eq!(tags.len(), 7);
+        for tag in &tags {
+            let extra = match tag.as_str() {
+                "erlang" => ", k = 2",
+                "h2" | "lognormal" => ", scv = 2.0",
+                "empirical" => ", file = \"t.txt\"",
+                _ => "",
+            };
+            let text = format!("f = {{ dist = \"{tag}\"{extra} }}");
+            #[derive(serde::Deserialize)]
+            struct F {
+                #[allow(dead_code)]
+                f: Real,
+            }
+            toml::from_str::<F>(&text).unwrap_or_else(|e| panic!("{text}: {e}"));
+        }
+        // documented unit variants come as one `const` each
+        let io = serde_json::to_value(schemars::schema_for!(Io)).unwrap();
+        let names: Vec<&str> = io["oneOf"]
+            .as_array()
+            .expect("one schema per organisation")
+            .iter()
+            .map(|v| v["const"].as_str().unwrap())
+            .collect();
+        assert_eq!(names, ["sio", "bus-aio", "clu-aio"]);
+        for name in names {
+            serde_json::from_value::<RealIo>(serde_json::json!(name)).expect(name);
+        }
     }
 }
