@@ -268,10 +268,10 @@ fn replicate(sc: &Scenario, opt: &Options, warmup: u64, r: u64) -> Result<Replic
         }
         Workload::Schedule(s) => schedule(s, opt, r)?,
     };
-    // an [spmd] model's speedup, efficiency, cost and overhead (and its phases' cycle times and
-    // speedups) from this replication's times
-    if let Some(spmd) = sc.spmd() {
-        let derived = spmd.derived_metrics(&values, &sc.default_metric());
+    // a model's own metrics (an [spmd]'s speedup, efficiency, cost and overhead) from this
+    // replication's
+    if let Some(model) = &sc.model {
+        let derived = model.derived_metrics(&values, &sc.default_metric());
         values.extend(derived);
     }
     let missing: Vec<String> = values

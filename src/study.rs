@@ -1,8 +1,8 @@
 //! Analysing a scenario: the core analysis of its workload ([`crate::predict::network`] for a
-//! queueing network, [`crate::predict::program`] for a rank program) and, where the scenario
-//! was built from a high-level model, that model's own equations beside them.
+//! queueing network, [`crate::predict::program`] for a rank program,
+//! [`crate::predict::schedule`] for a schedule) and, where the scenario was built from a
+//! high-level model, that model's own equations beside them ([`crate::models::Model::analyze`]).
 
-use crate::models::Model;
 use crate::predict::Analysis;
 use crate::scenario::{Scenario, Workload};
 
@@ -16,30 +16,13 @@ pub fn analyze_scenario(sc: &Scenario) -> Analysis {
 
 /// [`analyze_scenario`] before its non-finite values are refused.
 fn analyze_workload(sc: &Scenario) -> Analysis {
-    match &sc.workload {
-        Workload::Network(net) => {
-            let mut a = crate::predict::network::analyze(net);
-            if let Some(spmd) = sc.spmd() {
-                crate::models::spmd::analysis::analyze(spmd, &sc.default_metric(), &mut a);
-            }
-            a
-        }
-        Workload::Program(prog) => {
-            let mut a = crate::predict::program::analyze(prog);
-            match &sc.model {
-                Some(Model::Spmd(spmd)) => {
-                    crate::models::spmd::analysis::analyze_program(spmd, &mut a);
-                }
-                Some(Model::Pipeline(p)) => {
-                    let (predictions, refusals) =
-                        crate::models::pipeline::analysis::predictions(prog, p);
-                    a.predictions.extend(predictions);
-                    a.refusals.extend(refusals);
-                }
-                None => {}
-            }
-            a
-        }
+    let mut a = match &sc.workload {
+        Workload::Network(net) => crate::predict::network::analyze(net),
+        Workload::Program(prog) => crate::predict::program::analyze(prog),
         Workload::Schedule(s) => crate::predict::schedule::analyze(s),
+    };
+    if let Some(model) = &sc.model {
+        model.analyze(sc.program(), &sc.default_metric(), &mut a);
     }
+    a
 }

@@ -27,14 +27,14 @@ pub(crate) enum Residence {
 
 /// One station as the MVA recursion sees it.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub(crate) struct Station {
+pub(crate) struct MvaStation {
     /// Residence law.
     pub residence: Residence,
     /// Utilisation per server is `X(n)` times this; `None` for delays.
     pub busy_demand: Option<f64>,
 }
 
-impl Station {
+impl MvaStation {
     /// The station for a load-independent center (`Delay`, `Queue`, `ProcessorSharing`,
     /// `MultiServer(1)`); `None` for a multi-server center with `c >= 2`.
     pub(crate) fn load_independent(center: &Center) -> Option<Self> {
@@ -68,7 +68,7 @@ pub(crate) fn recursion_work(stations: usize, population: u32) -> f64 {
 /// [`recursion`] unless its work ([`recursion_work`]) is over the budget: then `TooCostly`,
 /// naming `method`.
 pub(crate) fn affordable_recursion(
-    stations: &[Station],
+    stations: &[MvaStation],
     population: u32,
     method: &str,
 ) -> Result<ClosedSolution> {
@@ -84,7 +84,7 @@ pub(crate) fn affordable_recursion(
 /// The MVA population recursion over stations whose residence is given by [`Residence`].
 ///
 /// The caller guarantees `population >= 1` and a positive total residence at `Q = 0`.
-pub(crate) fn recursion(stations: &[Station], population: u32) -> ClosedSolution {
+pub(crate) fn recursion(stations: &[MvaStation], population: u32) -> ClosedSolution {
     let mut queue = vec![0.0; stations.len()];
     let mut levels = Vec::with_capacity(population as usize);
     let mut previous_throughput = 0.0;
@@ -146,7 +146,8 @@ pub(crate) fn recursion(stations: &[Station], population: u32) -> ClosedSolution
 /// about 100 000 at a few centers, or 500 with a multi-server center).
 pub fn mva(centers: &[Center], population: u32) -> Result<ClosedSolution> {
     closed::validate(centers, population)?;
-    let stations: Option<Vec<Station>> = centers.iter().map(Station::load_independent).collect();
+    let stations: Option<Vec<MvaStation>> =
+        centers.iter().map(MvaStation::load_independent).collect();
     match stations {
         Some(stations) => affordable_recursion(&stations, population, "the MVA recursion"),
         None => {

@@ -4,7 +4,7 @@
 use super::check;
 use super::closed::{self, Center, ClosedSolution};
 use super::error::{AnalyticError, Result};
-use super::mva::{Residence, Station, affordable_recursion};
+use super::mva::{MvaStation, Residence, affordable_recursion};
 use super::network::CenterKind;
 
 /// A center of a single-class closed network with the squared coefficient of variation of its
@@ -48,7 +48,7 @@ pub fn mva_residual(centers: &[GeneralCenter], population: u32) -> Result<Closed
         .enumerate()
         .map(|(k, c)| {
             let scv = check::non_negative(&format!("scv[{k}]"), c.scv)?;
-            let mut station = Station::load_independent(&c.center).ok_or_else(|| {
+            let mut station = MvaStation::load_independent(&c.center).ok_or_else(|| {
                 AnalyticError::NotApplicable(format!(
                     "center {k} is multi-server; the residual-service correction covers delays \
                      and single-server centers"
@@ -61,7 +61,7 @@ pub fn mva_residual(centers: &[GeneralCenter], population: u32) -> Result<Closed
             }
             Ok(station)
         })
-        .collect::<Result<Vec<Station>>>()?;
+        .collect::<Result<Vec<MvaStation>>>()?;
     affordable_recursion(
         &stations,
         population,

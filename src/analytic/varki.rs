@@ -6,7 +6,7 @@ use super::check;
 use super::closed::{Center, ClosedSolution};
 use super::error::{AnalyticError, Result};
 use super::harmonic::harmonic;
-use super::mva::{self, Residence, Station};
+use super::mva::{self, MvaStation, Residence};
 
 /// A fork-join subsystem: a job forks into `branches` tasks, one to each of `branches`
 /// identical single-server FCFS exponential queues, and leaves when all its tasks are done.
@@ -56,7 +56,7 @@ pub fn varki_closed_fork_join(
     for (k, center) in centers.iter().enumerate() {
         center.kind.validate(k)?;
         total += check::non_negative(&format!("demand[{k}]"), center.demand)?;
-        stations.push(Station::load_independent(center).ok_or_else(|| {
+        stations.push(MvaStation::load_independent(center).ok_or_else(|| {
             AnalyticError::NotApplicable(format!(
                 "center {k} is multi-server; Varki's technique covers delay and single-server \
                  centers"
@@ -68,7 +68,7 @@ pub fn varki_closed_fork_join(
         let s = check::non_negative(&format!("demand of fork-join {j}"), fj.demand)?;
         let base = harmonic(k) * s;
         total += base;
-        stations.push(Station {
+        stations.push(MvaStation {
             residence: Residence::Queueing {
                 base,
                 per_job: s,

@@ -11,7 +11,7 @@ use parsim::report::num;
 
 /// The models `parsim fit` can fit.
 #[derive(Clone, Copy, Debug, ValueEnum)]
-enum Model {
+enum FitModel {
     /// Cremonesi and Gennaro's SPMD model (`[spmd]`).
     Spmd,
 }
@@ -33,7 +33,7 @@ pub struct FitArgs {
     measured: PathBuf,
     /// The model whose speedup is fitted.
     #[arg(long, value_enum)]
-    model: Model,
+    model: FitModel,
     /// The parameters to estimate, comma-separated (w, S_par, S_ser, S0_com, SR_com, S0_io,
     /// SR_io, n_io, r); the others, and the starting values, come from --scenario.
     #[arg(long, value_delimiter = ',', required = true)]
@@ -49,7 +49,7 @@ pub struct FitArgs {
 
 /// Fits, then prints the estimates, the residuals and the average error.
 pub fn run(args: &FitArgs) -> anyhow::Result<ExitCode> {
-    let Model::Spmd = args.model;
+    let FitModel::Spmd = args.model;
     let free = args
         .free
         .iter()

@@ -323,9 +323,10 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     format.start(&mut out)?;
     for sc in &scenarios {
         if args.show_network
-            && let Some(spmd) = sc.spmd()
+            && let Some(model) = &sc.model
+            && let Some(tables) = model.tables()
         {
-            let tables = parsim::scenario::show::toml(&spmd.tables());
+            let tables = parsim::scenario::show::toml(&tables);
             let what = if sc.program().is_some() {
                 "program"
             } else {
@@ -333,7 +334,8 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
             };
             writeln!(
                 out,
-                "# {what} built from [spmd] of {}{tables}",
+                "# {what} built from [{}] of {}{tables}",
+                model.section(),
                 sc.path.display()
             )?;
         }

@@ -16,8 +16,13 @@ pub mod profile;
 pub mod spmd;
 pub mod tables;
 
+use crate::metrics::catalogue::Entry;
+use crate::predict::Analysis;
+use crate::program::Program;
+
 /// The high-level model a scenario was built from, if any: the engines never see it, the
-/// analysis and the derived metrics do.
+/// analysis and the derived metrics do. The rest of the crate calls a model through these
+/// methods only; a new model adds a variant, its folder, and an arm to each.
 #[derive(Clone, Debug)]
 pub enum Model {
     /// An `[spmd]` section.
@@ -27,6 +32,14 @@ pub enum Model {
 }
 
 impl Model {
+    /// The scenario section the model is written in (`spmd`, `pipeline`).
+    pub fn section(&self) -> &'static str {
+        match self {
+            Model::Spmd(_) => "spmd",
+            Model::Pipeline(_) => "pipeline",
+        }
+    }
+
     /// The SPMD model, if this is one.
     pub fn spmd(&self) -> Option<&spmd::Spmd> {
         match self {
@@ -40,6 +53,57 @@ impl Model {
         match self {
             Model::Pipeline(p) => Some(p),
             Model::Spmd(_) => None,
+        }
+    }
+
+    /// The tables of the system the model writes into its scenario in place of the file's own
+    /// (what `run --show-network` prints); `None` for a model that builds its program directly.
+    pub fn tables(&self) -> Option<tables::Tables> {
+        match self {
+            Model::Spmd(m) => Some(m.tables()),
+            Model::Pipeline(_) => None,
+        }
+    }
+
+    /// The names of the metrics the model derives from a run's own ([`Model::derived_metrics`]).
+    pub fn derived_names(&self) -> Vec<String> {
+        match self {
+            Model::Spmd(m) => m.derived_names(),
+            Model::Pipeline(_) => Vec::new(),
+        }
+    }
+
+    /// The metrics the model derives from one replication's `values`; `default` names the
+    /// scenario's default metric (the cycle or makespan they are derived from).
+    pub fn derived_metrics(&self, values: &[(String, f64)], default: &str) -> Vec<(String, f64)> {
+        match self {
+            Model::Spmd(m) => m.derived_metrics(values, default),
+            Model::Pipeline(_) => Vec::new(),
+        }
+    }
+
+    /// What the metrics the model adds mean, for the metric catalogue.
+    pub fn catalogue(&self) -> &'static [Entry] {
+        match self {
+            Model::Spmd(_) => spmd::CATALOGUE,
+            Model::Pipeline(_) => &[],
+        }
+    }
+
+    /// Adds the model's own methods to the analysis `a` of the system it built: `program` is
+    /// that system when it is a rank program (`None` for a queueing network), `default` the
+    /// scenario's default metric.
+    pub fn analyze(&self, program: Option<&Program>, default: &str, a: &mut Analysis) {
+        match (self, program) {
+            (Model::Spmd(m), None) => spmd::analysis::analyze(m, default, a),
+            (Model::Spmd(m), Some(_)) => spmd::analysis::analyze_program(m, a),
+            (Model::Pipeline(p), Some(prog)) => {
+                let (predictions, refusals) = pipeline::analysis::predictions(prog, p);
+                a.predictions.extend(predictions);
+                a.refusals.extend(refusals);
+            }
+            // a pipeline always builds a program
+            (Model::Pipeline(_), None) => {}
         }
     }
 }

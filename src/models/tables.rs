@@ -23,16 +23,16 @@ pub enum Tables {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct NetworkTables {
     /// `[[class]]`: closed classes.
-    pub classes: Vec<Class>,
+    pub classes: Vec<ClassTable>,
     /// `[[station]]`.
-    pub stations: Vec<Station>,
+    pub stations: Vec<StationTable>,
     /// `[[route]]`.
-    pub routes: Vec<Route>,
+    pub routes: Vec<RouteTable>,
 }
 
 /// A closed class: `population` jobs whose cycles are counted at `reference`.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Class {
+pub struct ClassTable {
     /// Its name.
     pub name: String,
     /// Its jobs.
@@ -43,16 +43,16 @@ pub struct Class {
 
 /// A station and what it does.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Station {
+pub struct StationTable {
     /// Its name.
     pub name: String,
     /// Its kind and parameters.
-    pub kind: StationKind,
+    pub kind: StationTableKind,
 }
 
 /// The kinds of station a model builds.
 #[derive(Clone, Debug, PartialEq)]
-pub enum StationKind {
+pub enum StationTableKind {
     /// An infinite server of this service time.
     Delay(DistSpec),
     /// A one-server FCFS queue of this service time.
@@ -73,7 +73,7 @@ pub enum StationKind {
 
 /// Where `class` goes after `from`.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Route {
+pub struct RouteTable {
     /// The class routed.
     pub class: String,
     /// The station it leaves.
@@ -99,17 +99,17 @@ pub struct ProgramTables {
     /// Report every rank and link individually.
     pub report_each: bool,
     /// The operations every rank runs, in order.
-    pub ops: Vec<Op>,
+    pub ops: Vec<OpTable>,
     /// The interconnect.
-    pub topology: Topology,
+    pub topology: TopologyTable,
     /// The disks.
-    pub disks: Vec<Disk>,
+    pub disks: Vec<DiskTable>,
 }
 
 /// One operation of a rank program. `when` (an expression of `rank` and `P`) restricts it to
 /// the ranks where it is true.
 #[derive(Clone, Debug, PartialEq)]
-pub enum Op {
+pub enum OpTable {
     /// Hold the processor for a time.
     Compute {
         /// Ranks that run it.
@@ -173,20 +173,20 @@ pub enum Op {
         /// Iterations.
         times: String,
         /// Its body.
-        body: Vec<Op>,
+        body: Vec<OpTable>,
     },
     /// A named phase.
     Phase {
         /// Its name.
         name: String,
         /// Its body.
-        body: Vec<Op>,
+        body: Vec<OpTable>,
     },
 }
 
 /// An interconnect (cut-through switching, FCFS links).
 #[derive(Clone, Debug, PartialEq)]
-pub struct Topology {
+pub struct TopologyTable {
     /// Its shape.
     pub kind: TopologyKind,
     /// Nodes along each dimension (meshes and tori).
@@ -201,7 +201,7 @@ pub struct Topology {
 
 /// A disk of `count` identical FCFS units.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Disk {
+pub struct DiskTable {
     /// Its name.
     pub name: String,
     /// Units.

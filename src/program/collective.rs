@@ -132,7 +132,7 @@ impl Step {
 
 /// The parameters a collective's steps depend on.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Shape {
+pub struct GroupShape {
     /// Ranks in the group.
     pub n: u32,
     /// This rank's index in the group.
@@ -145,9 +145,9 @@ pub struct Shape {
     pub segments: u32,
 }
 
-impl Shape {
+impl GroupShape {
     /// The shape a rank holds outside any collective: a group of itself alone.
-    pub const ALONE: Shape = Shape {
+    pub const ALONE: GroupShape = GroupShape {
         n: 1,
         me: 0,
         root: 0,
@@ -255,10 +255,10 @@ impl Collective {
         None
     }
 
-    /// Step `k` of a rank (see [`Shape`]), or `None` when it is done. The ideal barrier has no
+    /// Step `k` of a rank (see [`GroupShape`]), or `None` when it is done. The ideal barrier has no
     /// steps (the engine synchronises it directly).
-    pub fn step(self, algorithm: Algorithm, s: &Shape, k: u32) -> Option<Step> {
-        let Shape {
+    pub fn step(self, algorithm: Algorithm, s: &GroupShape, k: u32) -> Option<Step> {
+        let GroupShape {
             n,
             me,
             root,
@@ -712,7 +712,7 @@ mod tests {
     use super::*;
 
     fn steps(c: Collective, a: Algorithm, n: u32, me: u32, root: u32) -> Vec<Step> {
-        let shape = Shape {
+        let shape = GroupShape {
             n,
             me,
             root,

@@ -19,7 +19,7 @@
 
 use std::ops::{AddAssign, Sub};
 
-use super::collective::Shape;
+use super::collective::GroupShape;
 use super::expr::{Env, Expr};
 use super::fault::ProgramFault;
 use super::{CollectiveOp, Program};
@@ -280,7 +280,7 @@ impl<'p> Control<'p> {
         rank: u32,
         pc: u32,
         op: &CollectiveOp,
-    ) -> Result<(Shape, u64), ProgramFault> {
+    ) -> Result<(GroupShape, u64), ProgramFault> {
         let (comm, seq) = self.count_collective(rank, op);
         let (n, me, _) = self.group_of(rank, op);
         let root = self.eval(rank, pc, &op.root)?;
@@ -298,7 +298,7 @@ impl<'p> Control<'p> {
         if bytes < 0 {
             return Err(self.fault(rank, pc, format!("`{}` gives {bytes} bytes", op.bytes)));
         }
-        let shape = Shape {
+        let shape = GroupShape {
             n,
             me,
             root: root as u32,

@@ -197,23 +197,15 @@ impl Scenario {
     /// The names of the metrics a run reports (known before running; a program's per-link
     /// metrics depend on the run).
     pub fn metric_names(&self) -> Vec<String> {
-        match &self.workload {
-            Workload::Network(n) => {
-                let mut names = crate::metrics::network::names(n);
-                if let Some(spmd) = self.spmd() {
-                    names.extend(spmd.derived_names());
-                }
-                names
-            }
-            Workload::Program(p) => {
-                let mut names = crate::metrics::program::names(p);
-                if let Some(spmd) = self.spmd() {
-                    names.extend(spmd.derived_names());
-                }
-                names
-            }
+        let mut names = match &self.workload {
+            Workload::Network(n) => crate::metrics::network::names(n),
+            Workload::Program(p) => crate::metrics::program::names(p),
             Workload::Schedule(s) => crate::metrics::schedule::names(s),
+        };
+        if let Some(model) = &self.model {
+            names.extend(model.derived_names());
         }
+        names
     }
 
     /// The patterns of the metrics a run reports once per link its messages cross
@@ -228,11 +220,7 @@ impl Scenario {
     /// What the metric `name` means (its unit and a sentence), from the core catalogue and
     /// the model's own; `None` for a name no entry describes.
     pub fn describe_metric(&self, name: &str) -> Option<&'static Entry> {
-        let model: &[Entry] = if self.spmd().is_some() {
-            crate::models::spmd::CATALOGUE
-        } else {
-            &[]
-        };
+        let model = self.model.as_ref().map_or(&[][..], Model::catalogue);
         catalogue::describe(name, &[model, catalogue::CORE])
     }
 

@@ -9,7 +9,9 @@
 
 use std::fmt::Write as _;
 
-use crate::models::tables::{Destination, NetworkTables, Op, ProgramTables, StationKind, Tables};
+use crate::models::tables::{
+    Destination, NetworkTables, OpTable, ProgramTables, StationTableKind, Tables,
+};
 
 /// The tables as scenario TOML, each table preceded by an empty line.
 pub fn toml(t: &Tables) -> String {
@@ -36,20 +38,20 @@ fn network(t: &NetworkTables) -> String {
         section(&mut out, "[[station]]");
         field(&mut out, "name", &quoted(&s.name));
         match &s.kind {
-            StationKind::Delay(d) => {
+            StationTableKind::Delay(d) => {
                 field(&mut out, "kind", "\"delay\"");
                 field(&mut out, "service", &d.to_string());
             }
-            StationKind::Fcfs(d) => {
+            StationTableKind::Fcfs(d) => {
                 field(&mut out, "kind", "\"fcfs\"");
                 field(&mut out, "service", &d.to_string());
             }
-            StationKind::Fork { copies, to } => {
+            StationTableKind::Fork { copies, to } => {
                 field(&mut out, "kind", "\"fork\"");
                 field(&mut out, "copies", &copies.to_string());
                 field(&mut out, "to", &quoted(to));
             }
-            StationKind::Join { fork } => {
+            StationTableKind::Join { fork } => {
                 field(&mut out, "kind", "\"join\"");
                 field(&mut out, "fork", &quoted(fork));
             }
@@ -126,7 +128,7 @@ fn expr(e: &str) -> String {
 
 /// The fields of `op` in the one order, its body (if any) rendered as inline tables nested
 /// `depth` inline tables deep.
-fn fields(op: &Op, depth: usize) -> Vec<(&'static str, String)> {
+fn fields(op: &OpTable, depth: usize) -> Vec<(&'static str, String)> {
     let mut f: Vec<(&'static str, String)> = Vec::new();
     let when = |f: &mut Vec<(&'static str, String)>, w: &Option<String>| {
         if let Some(w) = w {
@@ -139,12 +141,12 @@ fn fields(op: &Op, depth: usize) -> Vec<(&'static str, String)> {
         }
     };
     match op {
-        Op::Compute { when: w, time } => {
+        OpTable::Compute { when: w, time } => {
             f.push(("kind", quoted("compute")));
             when(&mut f, w);
             f.push(("time", time.to_string()));
         }
-        Op::Send {
+        OpTable::Send {
             when: w,
             to,
             bytes,
@@ -156,7 +158,7 @@ fn fields(op: &Op, depth: usize) -> Vec<(&'static str, String)> {
             f.push(("bytes", bytes.to_string()));
             tag(&mut f, *t);
         }
-        Op::Recv {
+        OpTable::Recv {
             when: w,
             from,
             tag: t,
@@ -166,7 +168,7 @@ fn fields(op: &Op, depth: usize) -> Vec<(&'static str, String)> {
             f.push(("from", quoted(from)));
             tag(&mut f, *t);
         }
-        Op::SendRecv {
+        OpTable::SendRecv {
             when: w,
             to,
             from,
@@ -180,7 +182,7 @@ fn fields(op: &Op, depth: usize) -> Vec<(&'static str, String)> {
             f.push(("bytes", bytes.to_string()));
             tag(&mut f, Some(*t));
         }
-        Op::Io {
+        OpTable::Io {
             disk,
             when: w,
             unit,
@@ -192,14 +194,14 @@ fn fields(op: &Op, depth: usize) -> Vec<(&'static str, String)> {
             f.push(("unit", quoted(unit)));
             f.push(("bytes", bytes.to_string()));
         }
-        Op::Barrier { group } => {
+        OpTable::Barrier { group } => {
             f.push(("kind", quoted("barrier")));
             f.push(("algorithm", quoted("ideal")));
             if let Some(g) = group {
                 f.push(("group", quoted(g)));
             }
         }
-        Op::Repeat {
+        OpTable::Repeat {
             when: w,
             times,
             body,
@@ -209,7 +211,7 @@ fn fields(op: &Op, depth: usize) -> Vec<(&'static str, String)> {
             f.push(("times", expr(times)));
             f.push(("body", body_text(body, depth)));
         }
-        Op::Phase { name, body } => {
+        OpTable::Phase { name, body } => {
             f.push(("kind", quoted("phase")));
             f.push(("name", quoted(name)));
             f.push(("body", body_text(body, depth)));
@@ -220,7 +222,7 @@ fn fields(op: &Op, depth: usize) -> Vec<(&'static str, String)> {
 
 /// A body of operations inside a table `depth` inline tables deep: one inline table a line,
 /// indented `2 (depth + 1)` spaces, the closing bracket at `2 depth`.
-fn body_text(body: &[Op], depth: usize) -> String {
+fn body_text(body: &[OpTable], depth: usize) -> String {
     let inner = "  ".repeat(depth + 1);
     let mut out = String::from("[\n");
     for op in body {

@@ -27,7 +27,7 @@ use rustc_hash::FxHashMap;
 use super::calendar::{CalendarEvent, LaneCalendar, WIDE_SEQ_BITS};
 use super::prefetch::prefetch;
 use super::ps::PsQueue;
-use crate::program::collective::{Algorithm, Collective, Shape, Step};
+use crate::program::collective::{Algorithm, Collective, GroupShape, Step};
 use crate::program::control::{COLLECTIVE_TAG, Control, Phases};
 use crate::program::{
     Category, CollectiveOp, Instr, MAX_INSTANT_OPS, Program, ProgramFault, Sharing, Size,
@@ -153,7 +153,7 @@ struct Rank {
     in_collective: bool,
     step: u32,
     combine: Option<f64>,
-    shape: Shape,
+    shape: GroupShape,
     tag: u64,
     category: Category,
     since: Ticks,
@@ -412,7 +412,7 @@ impl<'p> Execution<'p> {
                     pending_blocks: false,
                     in_collective: false,
                     step: 0,
-                    shape: Shape::ALONE,
+                    shape: GroupShape::ALONE,
                     tag: 0,
                     combine: None,
                     category: Category::Compute,

@@ -2,35 +2,35 @@
 //! tables: the operations every rank runs.
 
 use super::Pipeline;
-use crate::models::tables::Op;
+use crate::models::tables::OpTable;
 
 /// The operations of the pipeline's rank program, for `p.ranks * p.groups` ranks.
-pub fn ops(p: &Pipeline) -> Vec<Op> {
+pub fn ops(p: &Pipeline) -> Vec<OpTable> {
     let g = p.ranks;
     let half = g / 2;
     let local = format!("rank % {g}");
     let parent = format!("rank - {local} + {local} / 2");
     let steps = (p.steps() + 1).to_string();
-    let task = |when: Option<String>| Op::Compute {
+    let task = |when: Option<String>| OpTable::Compute {
         when,
         time: p.task_spec.clone(),
     };
-    let merge = || Op::Compute {
+    let merge = || OpTable::Compute {
         when: None,
         time: p.merge_spec.clone(),
     };
-    let send = || Op::Send {
+    let send = || OpTable::Send {
         when: None,
         to: parent.clone(),
         bytes: p.message_spec.clone(),
         tag: None,
     };
-    let recv = |from: String| Op::Recv {
+    let recv = |from: String| OpTable::Recv {
         when: None,
         from,
         tag: None,
     };
-    let repeat = |when: String, body: Vec<Op>| Op::Repeat {
+    let repeat = |when: String, body: Vec<OpTable>| OpTable::Repeat {
         when: Some(when),
         times: steps.clone(),
         body,

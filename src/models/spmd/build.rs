@@ -11,7 +11,9 @@
 
 use super::formulas::{com_delay, com_queue, cpu_mean, t_io};
 use super::{Io, Spmd};
-use crate::models::tables::{Class, Destination, NetworkTables, Route, Station, StationKind};
+use crate::models::tables::{
+    ClassTable, Destination, NetworkTables, RouteTable, StationTable, StationTableKind,
+};
 
 /// The network of `m` as scenario tables.
 pub fn network_tables(m: &Spmd) -> NetworkTables {
@@ -26,14 +28,14 @@ pub fn network_tables(m: &Spmd) -> NetworkTables {
             .collect(),
     };
     for (name, population, reference) in &classes {
-        t.classes.push(Class {
+        t.classes.push(ClassTable {
             name: name.clone(),
             population: *population,
             reference: reference.clone(),
         });
     }
-    let mut station = |name: &str, kind: StationKind| {
-        t.stations.push(Station {
+    let mut station = |name: &str, kind: StationTableKind| {
+        t.stations.push(StationTable {
             name: name.to_owned(),
             kind,
         })
@@ -43,18 +45,18 @@ pub fn network_tables(m: &Spmd) -> NetworkTables {
     if m.c > 1 {
         station(
             "cpu_fork",
-            StationKind::Fork {
+            StationTableKind::Fork {
                 copies: m.c,
                 to: "cpu".into(),
             },
         );
         burst.push("cpu_fork");
     }
-    station("cpu", StationKind::Delay(m.cpu.spec(cpu_mean(m))));
+    station("cpu", StationTableKind::Delay(m.cpu.spec(cpu_mean(m))));
     if m.c > 1 {
         station(
             "cpu_join",
-            StationKind::Join {
+            StationTableKind::Join {
                 fork: "cpu_fork".into(),
             },
         );
@@ -63,11 +65,11 @@ pub fn network_tables(m: &Spmd) -> NetworkTables {
         burst.push("cpu");
     }
     if com_delay(m) > 0.0 {
-        station("com", StationKind::Delay(m.com.spec(com_delay(m))));
+        station("com", StationTableKind::Delay(m.com.spec(com_delay(m))));
         burst.push("com");
     }
     if com_queue(m) > 0.0 {
-        station("bus", StationKind::Fcfs(m.com.spec(com_queue(m))));
+        station("bus", StationTableKind::Fcfs(m.com.spec(com_queue(m))));
         burst.push("bus");
     }
     let io_spec = m.io_dist.spec(t_io(m));
@@ -76,23 +78,23 @@ pub fn network_tables(m: &Spmd) -> NetworkTables {
     if sio_groups {
         station(
             "groups_fork",
-            StationKind::Fork {
+            StationTableKind::Fork {
                 copies: groups,
                 to: entry.into(),
             },
         );
         station(
             "groups_join",
-            StationKind::Join {
+            StationTableKind::Join {
                 fork: "groups_fork".into(),
             },
         );
     }
     for (_, _, disk) in &classes {
-        station(disk, StationKind::Fcfs(io_spec.clone()));
+        station(disk, StationTableKind::Fcfs(io_spec.clone()));
     }
     let mut route = |class: &str, from: &str, to: Destination| {
-        t.routes.push(Route {
+        t.routes.push(RouteTable {
             class: class.to_owned(),
             from: from.to_owned(),
             to,

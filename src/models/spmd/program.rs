@@ -46,7 +46,7 @@
 
 use super::formulas::{com_delay, com_queue, cpu_mean, t_io};
 use super::{Io, NetworkForm, Spmd};
-use crate::models::tables::{Disk, Op, ProgramTables, Topology};
+use crate::models::tables::{DiskTable, OpTable, ProgramTables, TopologyTable};
 use crate::topology::TopologyKind;
 
 /// Bytes in one unit of `g(p)` (a MB).
@@ -121,25 +121,25 @@ pub fn program_tables(m: &Spmd) -> ProgramTables {
     let mut ops = Vec::new();
     if m.phases.is_empty() {
         let cycles = m.network.as_ref().map_or(1, |net| net.cycles);
-        ops.push(Op::Repeat {
+        ops.push(OpTable::Repeat {
             when: None,
             times: cycles.to_string(),
             body: cycle(m, &scale),
         });
     }
     for phase in &m.phases {
-        ops.push(Op::Phase {
+        ops.push(OpTable::Phase {
             name: phase.name.clone(),
-            body: vec![Op::Repeat {
+            body: vec![OpTable::Repeat {
                 when: None,
                 times: phase.cycles.to_string(),
                 body: cycle(&phase.model, &scale),
             }],
         });
-        ops.push(Op::Barrier { group: None });
+        ops.push(OpTable::Barrier { group: None });
     }
     let topology = match &m.network {
-        Some(net) => Topology {
+        Some(net) => TopologyTable {
             kind: net.kind,
             dims: matches!(net.kind, TopologyKind::Mesh | TopologyKind::Torus)
                 .then(|| net.dims.clone()),
@@ -148,7 +148,7 @@ pub fn program_tables(m: &Spmd) -> ProgramTables {
             startup: Some(m.s0_com / (2.0 * net.dims.len() as f64)),
         },
         // the w submodel sends no message: the topology is only there to be a program's
-        None => Topology {
+        None => TopologyTable {
             kind: TopologyKind::Full,
             dims: None,
             bandwidth: 1.0,
@@ -156,13 +156,13 @@ pub fn program_tables(m: &Spmd) -> ProgramTables {
             startup: None,
         },
     };
-    let mut disks = vec![Disk {
+    let mut disks = vec![DiskTable {
         name: "io".into(),
         count: if m.io == Io::CluAio { m.d } else { 1 },
         bandwidth: IO_BYTES / scale.io,
     }];
     if let Some(bus) = scale.bus {
-        disks.push(Disk {
+        disks.push(DiskTable {
             name: "bus".into(),
             count: 1,
             bandwidth: IO_BYTES / bus,
@@ -200,12 +200,12 @@ impl Scale {
 
 /// The operations of one cycle of `m`: `n_io` computation bursts in a `repeat`, then the I/O
 /// burst.
-fn cycle(m: &Spmd, scale: &Scale) -> Vec<Op> {
+fn cycle(m: &Spmd, scale: &Scale) -> Vec<OpTable> {
     let group = format!("rank / {}", m.c);
-    let group_barrier = Op::Barrier {
+    let group_barrier = OpTable::Barrier {
         group: Some(group.clone()),
     };
-    let mut burst = vec![Op::Compute {
+    let mut burst = vec![OpTable::Compute {
         when: None,
         time: m.cpu.spec(cpu_mean(m)),
     }];
@@ -217,12 +217,12 @@ fn cycle(m: &Spmd, scale: &Scale) -> Vec<Op> {
         None => burst.extend(w_submodel(m, scale, &group_barrier)),
     }
     let io_bytes = m.io_dist.spec(IO_BYTES * t_io(m) / scale.io);
-    let mut cycle = vec![Op::Repeat {
+    let mut cycle = vec![OpTable::Repeat {
         when: None,
         times: m.n_io.to_string(),
         body: burst,
     }];
-    let io = |when: &str, unit: &str| Op::Io {
+    let io = |when: &str, unit: &str| OpTable::Io {
         disk: "io".into(),
         when: Some(when.to_owned()),
         unit: unit.to_owned(),
@@ -230,7 +230,7 @@ fn cycle(m: &Spmd, scale: &Scale) -> Vec<Op> {
     };
     match m.io {
         Io::Sio => {
-            let all = Op::Barrier { group: None };
+            let all = OpTable::Barrier { group: None };
             cycle.extend([all.clone(), io("rank == 0", "0"), all]);
         }
         Io::BusAio | Io::CluAio => {
@@ -252,7 +252,7 @@ fn cycle(m: &Spmd, scale: &Scale) -> Vec<Op> {
 }
 
 /// The communication burst on an explicit interconnect: the nearest-neighbour exchange.
-fn exchange(m: &Spmd, net: &NetworkForm) -> Vec<Op> {
+fn exchange(m: &Spmd, net: &NetworkForm) -> Vec<OpTable> {
     let bytes = m.com.spec(face_bytes(m, net));
     let wrap = periodic(net.kind);
     let mut exchange = Vec::new();
@@ -264,7 +264,7 @@ fn exchange(m: &Spmd, net: &NetworkForm) -> Vec<Op> {
                 let to = neighbour(stride, n, up, wrap);
                 let from = neighbour(stride, n, !up, wrap);
                 if wrap {
-                    exchange.push(Op::SendRecv {
+                    exchange.push(OpTable::SendRecv {
                         when: None,
                         to,
                         from,
@@ -273,20 +273,20 @@ fn exchange(m: &Spmd, net: &NetworkForm) -> Vec<Op> {
                     });
                 } else {
                     let (last, first) = (edge(stride, n, up), edge(stride, n, !up));
-                    exchange.push(Op::SendRecv {
+                    exchange.push(OpTable::SendRecv {
                         when: Some(format!("!({last}) && !({first})")),
                         to: to.clone(),
                         from: from.clone(),
                         bytes: bytes.clone(),
                         tag,
                     });
-                    exchange.push(Op::Send {
+                    exchange.push(OpTable::Send {
                         when: Some(first),
                         to,
                         bytes: bytes.clone(),
                         tag: Some(tag),
                     });
-                    exchange.push(Op::Recv {
+                    exchange.push(OpTable::Recv {
                         when: Some(last),
                         from,
                         tag: Some(tag),
@@ -304,11 +304,11 @@ fn exchange(m: &Spmd, net: &NetworkForm) -> Vec<Op> {
 /// (a `compute` on its own processor, so a pure delay) and then the `bus` disk, one FCFS unit
 /// of service `w g SR_com`, both of the `com` family; with `c > 1` its group waits for it at an
 /// ideal barrier, as the paper's group passes through the submodel as one job.
-fn w_submodel(m: &Spmd, scale: &Scale, group_barrier: &Op) -> Vec<Op> {
+fn w_submodel(m: &Spmd, scale: &Scale, group_barrier: &OpTable) -> Vec<OpTable> {
     let leader = format!("rank % {} == 0", m.c);
     let mut ops = Vec::new();
     if com_delay(m) > 0.0 {
-        ops.push(Op::Compute {
+        ops.push(OpTable::Compute {
             when: Some(leader.clone()),
             time: m.com.spec(com_delay(m)),
         });
@@ -316,7 +316,7 @@ fn w_submodel(m: &Spmd, scale: &Scale, group_barrier: &Op) -> Vec<Op> {
     if let (Some(bus), x) = (scale.bus, com_queue(m))
         && x > 0.0
     {
-        ops.push(Op::Io {
+        ops.push(OpTable::Io {
             disk: "bus".into(),
             when: Some(leader),
             unit: "0".into(),

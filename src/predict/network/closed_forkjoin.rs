@@ -91,7 +91,7 @@ impl TaskFork {
 
 /// The network's structure: visits per cycle and each fork's region (the stations its tasks
 /// can reach before its join).
-struct Shape<'a> {
+struct ForkJoinShape<'a> {
     net: &'a Network,
     v: &'a [f64],
     regions: Vec<Option<BTreeSet<usize>>>,
@@ -127,7 +127,7 @@ fn solve(net: &Network, v: &[f64], a: &mut Analysis) -> Result<(), String> {
             join_of[f] = Some(join);
         }
     }
-    let shape = Shape {
+    let shape = ForkJoinShape {
         net,
         v,
         regions,
@@ -266,7 +266,7 @@ fn sole_target(net: &Network, s: usize) -> Option<usize> {
     }
 }
 
-impl Shape<'_> {
+impl ForkJoinShape<'_> {
     fn inside_any(&self, s: usize) -> bool {
         self.regions.iter().flatten().any(|r| r.contains(&s))
     }
@@ -507,7 +507,7 @@ impl Shape<'_> {
 
 /// Writes one solution's station values.
 struct Out<'a> {
-    shape: &'a Shape<'a>,
+    shape: &'a ForkJoinShape<'a>,
     x: f64,
     method: &'a str,
     exact: bool,

@@ -27,7 +27,7 @@ use rustc_hash::FxHashMap;
 use super::delays::Delays;
 use super::graph::{self, Duration, Graph, Message, Random};
 use crate::dist::Dist;
-use crate::program::collective::{Algorithm, Collective, Shape};
+use crate::program::collective::{Algorithm, Collective, GroupShape};
 use crate::program::control::{Control, Phases};
 use crate::program::{Category, CollectiveOp, Instr, Program, ProgramFault, Size, Switching, Work};
 use crate::time::wide_ceil_from_f64;
@@ -289,7 +289,7 @@ struct RankState {
     done: bool,
     in_collective: bool,
     step: u32,
-    shape: Shape,
+    shape: GroupShape,
     tag: u64,
 }
 
@@ -375,7 +375,7 @@ impl<'p> Walker<'p> {
                     done: false,
                     in_collective: false,
                     step: 0,
-                    shape: Shape::ALONE,
+                    shape: GroupShape::ALONE,
                     tag: 0,
                 };
                 p

@@ -24,7 +24,7 @@ use std::collections::BinaryHeap;
 
 use crate::analytic::WORK_BUDGET;
 use crate::predict::{Analysis, Prediction, Refusal};
-use crate::program::collective::{Algorithm, Collective, Shape, Step};
+use crate::program::collective::{Algorithm, Collective, GroupShape, Step};
 use crate::program::{CollectiveOp, Instr, Program};
 use crate::schedule::dag::TICKS_PER_SECOND;
 use crate::schedule::{Endpoints, Form, Schedule};
@@ -167,7 +167,7 @@ impl Collective {
                 broken: Vec::new(),
             });
         }
-        let shape = Shape {
+        let shape = GroupShape {
             n,
             me: 0,
             root: 0,
@@ -232,7 +232,7 @@ fn whole(b: f64) -> u64 {
 fn lock_step(
     c: Collective,
     a: Algorithm,
-    shape: &Shape,
+    shape: &GroupShape,
     costs: &Costs<'_>,
     combine: &dyn Fn(f64) -> Option<u64>,
 ) -> LogGpForm {
@@ -273,7 +273,7 @@ fn lock_step(
 fn settle(
     c: Collective,
     a: Algorithm,
-    shape: &Shape,
+    shape: &GroupShape,
     costs: &Costs<'_>,
     combine: &dyn Fn(f64) -> Option<u64>,
     name: &'static str,
@@ -285,7 +285,7 @@ fn settle(
         .map_while(|k| {
             c.step(
                 a,
-                &Shape {
+                &GroupShape {
                     me: shape.n - 1,
                     ..*shape
                 },
@@ -306,7 +306,7 @@ fn settle(
     }
     let steps: Vec<Vec<LocalStep>> = (0..shape.n)
         .map(|me| {
-            let s = Shape { me, ..*shape };
+            let s = GroupShape { me, ..*shape };
             (0..)
                 .map_while(|k| c.step(a, &s, k))
                 .map(|st| LocalStep::of(&st, combine))
@@ -736,7 +736,7 @@ struct TreeRank {
 fn tree_rank(
     c: Collective,
     a: Algorithm,
-    shape: &Shape,
+    shape: &GroupShape,
     combine: &dyn Fn(f64) -> Option<u64>,
 ) -> Result<TreeRank, String> {
     let me = shape.me;
@@ -767,7 +767,7 @@ fn tree_rank(
 fn tree(
     c: Collective,
     a: Algorithm,
-    shape: &Shape,
+    shape: &GroupShape,
     costs: &Costs<'_>,
     combine: &dyn Fn(f64) -> Option<u64>,
 ) -> Result<LogGpForm, String> {
@@ -790,7 +790,7 @@ fn tree(
     let mut posted = vec![0_u64; n];
     let mut ranks: Vec<TreeRank> = Vec::with_capacity(n);
     for me in 0..shape.n {
-        let s = Shape { me, ..*shape };
+        let s = GroupShape { me, ..*shape };
         ranks.push(tree_rank(c, a, &s, combine)?);
     }
     // upwards, children first (they have the higher ranks)

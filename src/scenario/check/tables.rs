@@ -6,7 +6,9 @@ use std::ops::Range;
 
 use toml::Spanned;
 
-use crate::models::tables::{Destination, Disk, NetworkTables, Op, Station, StationKind, Topology};
+use crate::models::tables::{
+    Destination, DiskTable, NetworkTables, OpTable, StationTable, StationTableKind, TopologyTable,
+};
 use crate::scenario::raw::Element;
 use crate::scenario::raw::program::{
     ExprText, OpKind, RawDisk, RawOp, RawProgram, RawTopology, SizeSpec,
@@ -84,7 +86,7 @@ pub fn put_program(raw: &mut RawScenario, t: &crate::models::tables::ProgramTabl
 }
 
 /// `[program]` of `ranks` ranks running `ops`.
-pub fn raw_program(ranks: u32, report_each: bool, ops: &[Op], at: usize) -> RawProgram {
+pub fn raw_program(ranks: u32, report_each: bool, ops: &[OpTable], at: usize) -> RawProgram {
     RawProgram {
         ranks: Some(i64::from(ranks)),
         goal: None,
@@ -102,21 +104,21 @@ fn element<T>(at: usize, name: Option<&str>, value: T) -> Element<T> {
     Element::built(at, name.map(str::to_owned), value)
 }
 
-fn station(s: &Station, at: usize) -> RawStation {
+fn station(s: &StationTable, at: usize) -> RawStation {
     let mut st = RawStation::new(&s.name, RawKind::Delay);
     let spanned = |d: &crate::dist::DistSpec| Some(Spanned::new(at..at, d.clone()));
     match &s.kind {
-        StationKind::Delay(d) => st.service = spanned(d),
-        StationKind::Fcfs(d) => {
+        StationTableKind::Delay(d) => st.service = spanned(d),
+        StationTableKind::Fcfs(d) => {
             st.kind = RawKind::Fcfs;
             st.service = spanned(d);
         }
-        StationKind::Fork { copies, to } => {
+        StationTableKind::Fork { copies, to } => {
             st.kind = RawKind::Fork;
             st.copies = Some(i64::from(*copies));
             st.to = Some(to.clone());
         }
-        StationKind::Join { fork } => {
+        StationTableKind::Join { fork } => {
             st.kind = RawKind::Join;
             st.fork = Some(fork.clone());
         }
@@ -124,7 +126,7 @@ fn station(s: &Station, at: usize) -> RawStation {
     st
 }
 
-fn topology(t: &Topology) -> RawTopology {
+fn topology(t: &TopologyTable) -> RawTopology {
     RawTopology {
         kind: t.kind,
         dims: t
@@ -140,7 +142,7 @@ fn topology(t: &Topology) -> RawTopology {
     }
 }
 
-fn disk(d: &Disk) -> RawDisk {
+fn disk(d: &DiskTable) -> RawDisk {
     RawDisk {
         name: d.name.clone(),
         count: Some(i64::from(d.count)),
@@ -149,12 +151,12 @@ fn disk(d: &Disk) -> RawDisk {
     }
 }
 
-fn op(o: &Op, at: usize) -> RawOp {
+fn op(o: &OpTable, at: usize) -> RawOp {
     let text = |s: &str| Some(ExprText(s.to_owned()));
     let when = |w: &Option<String>| w.as_deref().and_then(text);
     let dist = |d: &crate::dist::DistSpec| Some(SizeSpec::Dist(d.clone()));
     let span: Range<usize> = at..at;
-    let body = |ops: &[Op]| {
+    let body = |ops: &[OpTable]| {
         Some(
             ops.iter()
                 .map(|o| Spanned::new(span.clone(), op(o, at)))
@@ -162,13 +164,13 @@ fn op(o: &Op, at: usize) -> RawOp {
         )
     };
     match o {
-        Op::Compute { when: w, time } => {
+        OpTable::Compute { when: w, time } => {
             let mut r = RawOp::new(OpKind::Compute);
             r.when = when(w);
             r.time = Some(Spanned::new(span.clone(), time.clone()));
             r
         }
-        Op::Send {
+        OpTable::Send {
             when: w,
             to,
             bytes,
@@ -181,14 +183,14 @@ fn op(o: &Op, at: usize) -> RawOp {
             r.tag = tag.map(|t| ExprText(t.to_string()));
             r
         }
-        Op::Recv { when: w, from, tag } => {
+        OpTable::Recv { when: w, from, tag } => {
             let mut r = RawOp::new(OpKind::Recv);
             r.when = when(w);
             r.from = text(from);
             r.tag = tag.map(|t| ExprText(t.to_string()));
             r
         }
-        Op::SendRecv {
+        OpTable::SendRecv {
             when: w,
             to,
             from,
@@ -203,7 +205,7 @@ fn op(o: &Op, at: usize) -> RawOp {
             r.tag = text(&tag.to_string());
             r
         }
-        Op::Io {
+        OpTable::Io {
             disk,
             when: w,
             unit,
@@ -216,13 +218,13 @@ fn op(o: &Op, at: usize) -> RawOp {
             r.bytes = dist(bytes);
             r
         }
-        Op::Barrier { group } => {
+        OpTable::Barrier { group } => {
             let mut r = RawOp::new(OpKind::Barrier);
             r.algorithm = Some("ideal".to_owned());
             r.group = group.as_deref().and_then(text);
             r
         }
-        Op::Repeat {
+        OpTable::Repeat {
             when: w,
             times,
             body: ops,
@@ -233,7 +235,7 @@ fn op(o: &Op, at: usize) -> RawOp {
             r.body = body(ops);
             r
         }
-        Op::Phase { name, body: ops } => {
+        OpTable::Phase { name, body: ops } => {
             let mut r = RawOp::new(OpKind::Phase);
             r.name = Some(name.clone());
             r.body = body(ops);
