@@ -255,3 +255,148 @@ fn the_layer_table_knows_every_top_level_module() {
         }
     }
 }
+
+/// The three workload forms, each the second folder (or file) of every layer that has one.
+const FORMS: [&str; 3] = ["network", "program", "schedule"];
+
+/// The forms a form's files may use: a schedule may hold a program lowered to it; a network and
+/// a program use no other form.
+fn form_may_use(form: &str, other: &str) -> bool {
+    form == other || (form == "schedule" && other == "program")
+}
+
+/// The workload form a file belongs to by its path: `src/<form>/...` (an IR) or
+/// `src/<layer>/<form>/...`, `src/<layer>/<form>.rs`, `src/scenario/check/<form>/...`.
+fn form_of_path(rel: &Path) -> Option<&'static str> {
+    let parts: Vec<String> = rel
+        .components()
+        .map(|c| {
+            c.as_os_str()
+                .to_string_lossy()
+                .trim_end_matches(".rs")
+                .to_owned()
+        })
+        .collect();
+    let at = match parts.first().map(String::as_str) {
+        Some("scenario") => 2,
+        Some(p) if FORMS.contains(&p) => 0,
+        _ => 1,
+    };
+    if at == 2 && parts.get(1).map(String::as_str) != Some("check") {
+        return None;
+    }
+    let part = parts.get(at)?;
+    // a folder's own mod.rs is the layer's shared part, not a form's
+    if at + 1 == parts.len() && at > 0 && part == "mod" {
+        return None;
+    }
+    FORMS.iter().find(|f| *f == part).copied()
+}
+
+/// The workload forms a file's code names: `crate::<form>` (an IR), `crate::<layer>::<form>`
+/// or `crate::scenario::check::<form>` (another layer's part of it), and a sibling reached
+/// through `super::` (`super::program::compile`, `super::{config, schedule}`).
+fn forms_named(code: &str) -> BTreeSet<&'static str> {
+    let mut out = BTreeSet::new();
+    let form = |name: &str| FORMS.iter().find(|f| **f == name).copied();
+    for (i, _) in code.match_indices("crate::") {
+        let path: String = code[i + "crate::".len()..]
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == ':')
+            .collect();
+        let segments: Vec<&str> = path.split("::").filter(|s| !s.is_empty()).collect();
+        let named = match segments.as_slice() {
+            ["scenario", "check", f, ..] => form(f),
+            [f, ..] if form(f).is_some() => form(f),
+            [_, f, ..] => form(f),
+            _ => None,
+        };
+        out.extend(named);
+    }
+    for (i, _) in code.match_indices("super::") {
+        // the start of a chain of `super::`s only
+        if code[..i].ends_with("::") {
+            continue;
+        }
+        let mut rest = &code[i..];
+        while let Some(r) = rest.strip_prefix("super::") {
+            rest = r;
+        }
+        if let Some(group) = rest.strip_prefix('{') {
+            let end = group.find('}').unwrap_or(group.len());
+            out.extend(
+                group[..end]
+                    .split(',')
+                    .filter_map(|item| form(item.trim().split("::").next().unwrap_or("").trim())),
+            );
+        } else {
+            let name: String = rest
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_')
+                .collect();
+            out.extend(form(&name));
+        }
+    }
+    out
+}
+
+#[test]
+fn each_workload_form_keeps_to_its_own_folders() {
+    let src = root().join("src");
+    let mut wrong = Vec::new();
+    let mut seen = BTreeMap::<&str, usize>::new();
+    for file in sources(&src) {
+        let rel = file.strip_prefix(&src).unwrap();
+        let Some(form) = form_of_path(rel) else {
+            continue;
+        };
+        *seen.entry(form).or_default() += 1;
+        let text = std::fs::read_to_string(&file).unwrap();
+        for other in forms_named(&code(&text)) {
+            if !form_may_use(form, other) {
+                wrong.push(format!(
+                    "{}: a file of the {form} form uses the {other} form (crate::...{other}): it sits in another form's folder, or the two forms share something that belongs in the layer's shared part",
+                    rel.display()
+                ));
+            }
+        }
+    }
+    // the rule reads every form's folders: a renamed folder would make it pass vacuously
+    for form in FORMS {
+        assert!(
+            seen.get(form).is_some_and(|&n| n >= 5),
+            "the {form} form has fewer than 5 files in its folders: {seen:?}"
+        );
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+#[test]
+fn a_file_in_the_wrong_forms_folder_is_found() {
+    // a schedule executor's file put among the program executor's
+    let misplaced = "use crate::schedule::dag::Dag;\nuse crate::engine::calendar::Calendar;";
+    let form = form_of_path(Path::new("engine/program/lanes.rs")).unwrap();
+    assert_eq!(form, "program");
+    let named = forms_named(misplaced);
+    assert!(named.iter().any(|other| !form_may_use(form, other)));
+    // the IR folders and the input's checks are read too; a layer's shared parts are not
+    assert_eq!(
+        form_of_path(Path::new("network/routing.rs")),
+        Some("network")
+    );
+    assert_eq!(
+        form_of_path(Path::new("scenario/check/schedule/goal.rs")),
+        Some("schedule")
+    );
+    assert_eq!(
+        form_of_path(Path::new("metrics/schedule.rs")),
+        Some("schedule")
+    );
+    assert_eq!(form_of_path(Path::new("engine/calendar.rs")), None);
+    assert_eq!(form_of_path(Path::new("scenario/raw/program.rs")), None);
+    // a network checker that reaches into the program check, by any path
+    assert!(forms_named("use crate::scenario::check::program::compile;").contains("program"));
+    assert!(forms_named("use super::super::program::compile;").contains("program"));
+    assert!(forms_named("use super::{config, schedule};").contains("schedule"));
+    assert!(forms_named("use super::{config, ranks};").is_empty());
+}

@@ -11,6 +11,7 @@ mod config;
 mod model;
 mod network;
 pub(crate) mod program;
+mod ranks;
 pub mod schedule;
 pub(crate) mod tables;
 
@@ -80,7 +81,7 @@ pub(super) fn build(mut raw: RawScenario, base: &Path) -> Result<Built, Vec<Prob
                 "[[path]] sums stations of a queueing network; a [program] has none",
             );
         }
-        return program::build(ck, raw, base, run, validate, spmd);
+        return ranks::build(ck, raw, base, run, validate, spmd);
     }
     network::build(ck, raw, base, run, validate, spmd)
 }

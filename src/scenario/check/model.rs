@@ -137,17 +137,19 @@ pub(super) fn pipeline(
         endpoints: false,
     };
     // the built program's paths are in a text the user never wrote: say so, at [pipeline]
-    let prog = compile::compile(&sources).map_err(|found| {
-        found
-            .into_iter()
-            .map(|p| {
-                Problem::new(
-                    p.at,
-                    format!("pipeline (built program) {}", p.path),
-                    p.message,
-                )
-            })
-            .collect::<Vec<_>>()
-    })?;
+    let prog = compile::compile(&sources)
+        .map(|c| c.program)
+        .map_err(|found| {
+            found
+                .into_iter()
+                .map(|p| {
+                    Problem::new(
+                        p.at,
+                        format!("pipeline (built program) {}", p.path),
+                        p.message,
+                    )
+                })
+                .collect::<Vec<_>>()
+        })?;
     Ok((prog, pipeline))
 }

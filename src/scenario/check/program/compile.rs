@@ -61,8 +61,16 @@ pub fn interconnect(
     }
 }
 
+/// A compiled program with where its operations were written.
+pub struct Compiled {
+    /// The program.
+    pub program: Program,
+    /// For each instruction of [`Program::code`], the byte offset of its operation.
+    pub offsets: Vec<usize>,
+}
+
 /// Checks a program and builds it; every problem is returned.
-pub fn compile(src: &Sources<'_>) -> Result<Program, Vec<Problem>> {
+pub fn compile(src: &Sources<'_>) -> Result<Compiled, Vec<Problem>> {
     let mut c = Compiler::new(src.base, 1, src.program.span().start);
     let at = src.program.span().start;
     let p = src.program.get_ref();
@@ -215,24 +223,6 @@ pub fn compile(src: &Sources<'_>) -> Result<Program, Vec<Problem>> {
             message,
         )]);
     }
-    // a program run as a dependency graph (on LogGP endpoints, or written with labels) must
-    // fit one: checked here, where each operation's line is known
-    if src.endpoints || program.marks.is_some() {
-        let unfit = crate::schedule::lower::unfit(&program);
-        if !unfit.is_empty() {
-            return Err(unfit
-                .into_iter()
-                .map(|u| {
-                    let (at, path) = match u.instr {
-                        Some(i) if u.field.is_empty() => (offsets[i], program.paths[i].clone()),
-                        Some(i) => (offsets[i], format!("{}.{}", program.paths[i], u.field)),
-                        None => (at, "program".to_owned()),
-                    };
-                    Problem::new(Some(at), path, u.message)
-                })
-                .collect());
-        }
-    }
     // the counts and durations known before the run, within their bounds
     let excess = crate::program::budget::check(&program);
     if !excess.is_empty() {
@@ -247,7 +237,7 @@ pub fn compile(src: &Sources<'_>) -> Result<Program, Vec<Problem>> {
             })
             .collect());
     }
-    Ok(program)
+    Ok(Compiled { program, offsets })
 }
 
 use crate::program::budget::MAX_TIME_RATIO;

@@ -10,6 +10,7 @@ use std::sync::Arc;
 
 use toml::Spanned;
 
+use super::program::compile::Compiled;
 use super::{Built, Checker, config};
 use crate::analytic::loggp::LogGp;
 use crate::models::Model;
@@ -288,6 +289,29 @@ pub fn goal(
         goal_file: Some((path, digest)),
     })
 }
+/// Checks that a compiled program fits a dependency graph (its loops unrolled, no ideal
+/// barrier, no disk I/O, user tags below `2^31`: [`crate::schedule::lower::unfit`]), each
+/// problem at its operation (`at` for the program as a whole).
+pub(in crate::scenario::check) fn fits(compiled: &Compiled, at: usize) -> Result<(), Vec<Problem>> {
+    let program = &compiled.program;
+    let unfit = crate::schedule::lower::unfit(program);
+    if unfit.is_empty() {
+        return Ok(());
+    }
+    let offset = |i: usize| compiled.offsets.get(i).copied().unwrap_or(at);
+    Err(unfit
+        .into_iter()
+        .map(|u| {
+            let (at, path) = match u.instr {
+                Some(i) if u.field.is_empty() => (offset(i), program.paths[i].clone()),
+                Some(i) => (offset(i), format!("{}.{}", program.paths[i], u.field)),
+                None => (at, "program".to_owned()),
+            };
+            Problem::new(Some(at), path, u.message)
+        })
+        .collect())
+}
+
 /// A program run as a dependency graph: its metric names checked, the scenario built.
 pub(in crate::scenario::check) fn finish(
     mut ck: Checker,

@@ -1,0 +1,171 @@
+//! A scenario of ranks: a `[program]` (with `[topology]`, `[machine]` and `[[disk]]`) or a
+//! `[pipeline]` that builds one, and which form it runs in. A GOAL file is a schedule; a
+//! program compiled by the program check (`program`) runs as a rank program, or as a schedule
+//! when it is on `[loggp]` endpoints or written as a graph (labels, `requires`): the schedule
+//! check (`schedule`) then checks that it fits a dependency graph and lowers it.
+
+use std::path::Path;
+
+use super::program::compile::{Compiled, Sources, compile};
+use super::{Built, Checker, model, program, schedule};
+use crate::models::Model;
+use crate::models::spmd::Spmd;
+use crate::problem::Problem;
+use crate::scenario::raw::RawScenario;
+use crate::scenario::{RunConfig, ValidateConfig};
+
+/// A program scenario: a `[program]` (with `[topology]` and `[[disk]]`) or a `[pipeline]`
+/// (with an optional `[topology]`), and no network sections.
+pub(super) fn build(
+    mut ck: Checker,
+    raw: RawScenario,
+    base: &Path,
+    run: RunConfig,
+    validate: ValidateConfig,
+    spmd: Option<Spmd>,
+) -> Result<Built, Vec<Problem>> {
+    let at = raw.program.as_ref().map_or_else(
+        || raw.pipeline.as_ref().map_or(0, |p| p.span().start),
+        |p| p.span().start,
+    );
+    for (field, n) in [
+        ("class", raw.classes.len()),
+        ("station", raw.stations.len()),
+        ("route", raw.routes.len()),
+    ] {
+        if n > 0 {
+            ck.add(
+                Some(at),
+                field,
+                format!(
+                    "a scenario with a [program] or [pipeline] builds its stations from it: leave out [[{field}]]"
+                ),
+            );
+        }
+    }
+    let mut model = spmd.map(|m| Model::Spmd(Box::new(m)));
+    if raw.loggp.is_some() && !raw.has("program") {
+        ck.add(
+            raw.loggp.as_ref().map(|l| l.span().start),
+            "loggp",
+            "[loggp] gives the endpoints of a [program]; a [pipeline] builds its own",
+        );
+    }
+    if let Some(program) = raw.program.as_ref().filter(|p| p.get_ref().goal.is_some()) {
+        let written = raw.has("loggp") || raw.has("topology");
+        for (field, given, why) in [
+            (
+                "machine",
+                raw.has("machine"),
+                "a machine profile prices the primitives of a rank program; a GOAL schedule runs on [loggp] endpoints and/or the links of a [topology]: leave out [machine]",
+            ),
+            (
+                "disk",
+                raw.has("disk"),
+                "a GOAL schedule has no io operations: leave out [[disk]]",
+            ),
+        ] {
+            if given {
+                ck.add(Some(at), field, why);
+            }
+        }
+        let sched = schedule::goal(
+            program,
+            raw.loggp.as_ref(),
+            raw.topology.as_ref(),
+            written,
+            base,
+            raw.goal_path.as_deref(),
+        );
+        return match sched {
+            Ok(s) if ck.found.is_empty() && raw.shape_problems == 0 => {
+                schedule::finish(ck, &raw, run, validate, s, model)
+            }
+            Ok(_) => Err(ck.found),
+            Err(found) => {
+                ck.found.extend(found);
+                ck.found.sort_by_key(|p| p.at);
+                Err(ck.found)
+            }
+        };
+    }
+    let built = match (&raw.program, &raw.pipeline) {
+        (Some(program), None) => {
+            let disks: Vec<_> = raw
+                .disks
+                .iter()
+                .filter_map(|e| e.value.as_ref().map(|d| (e.at(), d)))
+                .collect();
+            compile(&Sources {
+                program,
+                topology: raw.topology.as_ref(),
+                topology_written: raw.has("topology") || raw.has("machine"),
+                machine: raw.machine.as_ref(),
+                disks,
+                base,
+                endpoints: raw.loggp.is_some(),
+            })
+        }
+        (None, Some(pipeline)) => {
+            if !raw.disks.is_empty() {
+                ck.add(
+                    Some(at),
+                    "disk",
+                    "a [pipeline] has no disks: leave out [[disk]]",
+                );
+            }
+            model::pipeline(pipeline, raw.topology.as_ref(), base).map(|(program, p)| {
+                model = Some(Model::Pipeline(Box::new(p)));
+                // a pipeline runs as a rank program: no operation is ever refused by its offset
+                Compiled {
+                    program,
+                    offsets: Vec::new(),
+                }
+            })
+        }
+        // a [program] or [pipeline] that could not be read has had its shape problems reported
+        (None, None) => return Err(ck.found),
+        (Some(_), Some(_)) => {
+            ck.add(
+                Some(at),
+                "pipeline",
+                "a scenario has a [program] or a [pipeline] (which builds its own program), not both",
+            );
+            return Err(ck.found);
+        }
+    };
+    match built {
+        Ok(compiled) if ck.found.is_empty() && raw.shape_problems == 0 => {
+            if raw.loggp.is_some() || compiled.program.marks.is_some() {
+                let lowered = schedule::fits(&compiled, at).and_then(|()| {
+                    schedule::lowered(compiled.program, raw.loggp.as_ref(), raw.topology.as_ref())
+                });
+                return match lowered {
+                    Ok(s) => schedule::finish(ck, &raw, run, validate, s, model),
+                    Err(found) => {
+                        ck.found.extend(found);
+                        Err(ck.found)
+                    }
+                };
+            }
+            program::finish(ck, &raw, run, validate, compiled.program, model)
+        }
+        Ok(_) => Err(ck.found),
+        Err(found) => {
+            // a program built from [spmd] has offsets in a text the user never wrote: point
+            // at the [spmd] section instead
+            let spmd_at = matches!(model, Some(Model::Spmd(_)))
+                .then(|| raw.spmd.as_ref().map(|s| s.span().start));
+            ck.found.extend(found.into_iter().map(|p| match spmd_at {
+                Some(spmd_at) => Problem::new(
+                    spmd_at,
+                    format!("spmd (built program) {}", p.path),
+                    p.message,
+                ),
+                None => p,
+            }));
+            ck.found.sort_by_key(|p| p.at);
+            Err(ck.found)
+        }
+    }
+}
