@@ -5,7 +5,7 @@
 //! formulas, the SPMD and pipeline models of the literature) can be trusted. Every system is
 //! both simulated and solved analytically, and the two are put side by side.
 //!
-//! ## Two workload forms over the same stations
+//! ## Three workload forms over the same stations
 //!
 //! - **Routed classes** ([`network::Network`]): open and closed job classes routed between
 //!   stations (delays, FCFS and processor-sharing queues, forks and joins), observed in steady
@@ -13,13 +13,23 @@
 //! - **Rank programs** ([`program::Program`]): `P` ranks, each running the same list of
 //!   operations (compute, send, receive, collectives, disk requests, loops, phases) on
 //!   processors, the links of an interconnect ([`topology`]) and disks, to completion. One
-//!   replication is one execution.
+//!   replication is one execution; loops stay loops.
+//! - **Schedules** ([`schedule::Schedule`]): dependency graphs of sends, receives and calcs (a
+//!   GOAL file, or a program lowered to one) on LogGP endpoints, with or without links, under
+//!   LogGOPSim's semantics exactly.
 //!
-//! A scenario file (TOML, [`scenario::load`]) gives one of them directly, or a high-level model
-//! ([`models`]: `[spmd]`, `[pipeline]`) that builds one. [`replicate::run`] simulates
-//! independent replications in parallel (the same numbers on any number of threads);
-//! [`study::analyze_scenario`] gives every analytic prediction that applies, each labelled
-//! exact or with the assumption that breaks; [`validate`] and [`sweep`] compare the two.
+//! The form is the second folder of every layer, under the same three names: the IR
+//! (`src/network/`, `src/program/`, `src/schedule/`), its executor (`engine/network/`,
+//! `engine/program/`, `engine/schedule/`), what a run measures (`metrics/network.rs`, ...), its
+//! analysis (`predict/network/`, ...) and its checks (`scenario/check/network/`, ...). A test
+//! (`tests/integration/layers.rs`) fails when a file of one form sits in another's folder.
+//!
+//! A scenario file (TOML, [`scenario::load`]) gives one of them directly (a `.goal` file is a
+//! schedule), or a high-level model ([`models`]: `[spmd]`, `[pipeline]`) that builds one.
+//! [`replicate::run`] simulates independent replications in parallel (the same numbers on any
+//! number of threads); [`study::analyze_scenario`] gives every analytic prediction that
+//! applies, each labelled exact or with the assumption that breaks; [`validate`] and [`sweep`]
+//! compare the two.
 //!
 //! ## Layers
 //!
@@ -28,12 +38,12 @@
 //!
 //! | layer | modules |
 //! |---|---|
-//! | foundations | [`time`], [`rng`], [`linalg`], [`hash`], [`files`], [`memory`] |
+//! | foundations | [`time`], [`rng`], [`linalg`], [`hash`], [`files`], [`memory`], [`problem`] |
 //! | maths: formulas, laws, estimators | [`analytic`], [`dist`], [`stats`] |
-//! | the two IRs and the interconnect | [`network`] (queueing networks), [`program`] (rank programs), [`schedule`] (dependency graphs on LogGP endpoints), [`topology`] |
-//! | executors and what they measure | [`engine`] (both event loops and the calendar), [`metrics`] |
-//! | analysis | [`predict`] (the vocabulary at its root; `network` and `program` analysers below it) |
-//! | high-level models | [`models`] (`spmd`, `pipeline`, machine profiles) |
+//! | the three IRs and the interconnect | [`network`] (queueing networks), [`program`] (rank programs), [`schedule`] (dependency graphs on LogGP endpoints), [`topology`] |
+//! | executors and what they measure | [`engine`] (three event loops and the calendar), [`metrics`] |
+//! | analysis | [`predict`] (the vocabulary at its root; `network`, `program` and `schedule` analysers below it) |
+//! | high-level models | [`models`] (`spmd`, `pipeline`, machine profiles; [`models::Model`] is the one interface the rest calls) |
 //! | input | [`scenario`] (raw shapes, checks, the Rust builder, diagnostics) |
 //! | runs | [`replicate`], [`study`] |
 //! | outputs | [`report`], [`validate`], [`sweep`], [`shard`], [`plot`], [`timeline`], [`selftest`], [`slurm`], [`provenance`] |
@@ -42,12 +52,13 @@
 //!
 //! ## The ordering contract
 //!
-//! Both engines pop events from a calendar ordered by `(time, sequence)`: events at the same
-//! instant run in the order they were scheduled, never by hashing, thread or chance
-//! ([`engine::calendar`]). Every random draw comes from a stream keyed by (master seed,
-//! replication, stream id) ([`rng`]); replications are collected in index order and reduced
-//! serially. So a seed gives bit-identical results on 1 or 16 threads, alone, in a sweep point
-//! or in a shard.
+//! Every executor pops its events in a fixed order: the queueing and program executors from a
+//! calendar ordered by `(time, sequence)` ([`engine::calendar`]), where events at the same
+//! instant run in the order they were scheduled; the schedule executor from its own queue
+//! ordered by `(time, stamp)`, LogGOPSim's order ([`engine::schedule`]). Never by hashing,
+//! thread or chance. Every random draw comes from a stream keyed by (master seed, replication,
+//! stream id) ([`rng`]); replications are collected in index order and reduced serially. So a
+//! seed gives bit-identical results on 1 or 16 threads, alone, in a sweep point or in a shard.
 //!
 //! ## A queueing network, simulated and solved
 //!

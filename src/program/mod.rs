@@ -1,5 +1,5 @@
-//! Rank programs: the second workload form, a parallel program of `P` ranks that runs to
-//! completion on processors, links and disks.
+//! Rank programs: the second of the three workload forms, a parallel program of `P` ranks that
+//! runs to completion on processors, links and disks.
 //!
 //! A program is one list of operations that every rank runs (with the rank id, `P` and loop
 //! counters usable in [`expr`] expressions, and `when` conditions for rank-specific work):

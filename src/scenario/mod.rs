@@ -1,4 +1,6 @@
-//! Scenario files: TOML in, a checked [`Network`] and [`RunConfig`] out.
+//! Scenario files: TOML (or a GOAL file with its machine flags) in, a checked [`Scenario`] out:
+//! its [`Workload`] in one of the three forms (a [`Network`], a [`Program`] or a [`Schedule`]),
+//! at most one high-level [`Model`], and its [`RunConfig`] and [`ValidateConfig`].
 //!
 //! Loading has two stages, as ripgrep does with its flags: [`document`] reads the file's shape
 //! into [`raw`] (serde, unknown fields rejected, one section and one array element at a time),
@@ -113,7 +115,7 @@ pub struct Scenario {
     pub text_hash: String,
 }
 
-/// The two workload forms over parsim's stations.
+/// The three workload forms over parsim's stations.
 #[derive(Clone, Debug)]
 pub enum Workload {
     /// Routed classes over a queueing network, observed in steady state after a warm-up.

@@ -1,6 +1,7 @@
-//! A scheduled program: a [`Dag`] (or a sequential [`Program`] lowered to one for each
-//! execution) on a machine of LogGP endpoints, with or without the links of an interconnect
-//! between them. The executor `crate::engine::schedule` runs it.
+//! Schedules, the third workload form: a [`Dag`] (a GOAL file's, or a sequential [`Program`]
+//! lowered to one for each execution by [`lower`]) on a machine of LogGP endpoints, with or
+//! without the links of an interconnect between them. The executor `crate::engine::schedule`
+//! runs it, with LogGOPSim's semantics.
 //!
 //! **Endpoints.** Every rank is a LogGP(S) host ([`crate::analytic::loggp`]): its CPUs pay the
 //! overheads `o` and `O` of messages and run `calc`s, its NICs the gaps `g` and `G`; messages
