@@ -160,7 +160,7 @@ pub enum RunError {
         station: String,
     },
     /// A replication would take too many events (see
-    /// [`crate::network::estimates::too_many_events`]): refused before it starts.
+    /// `crate::network::estimates::too_many_events`): refused before it starts.
     #[error("refused: {0}")]
     TooLong(String),
     /// A program run stopped before every rank finished (see [`ProgramFault`]).
@@ -406,8 +406,8 @@ fn clamped(
 }
 
 /// Refuses an experiment whose longest run (the pilot or a replication) would take more events
-/// than a replication may ([`crate::network::estimates::too_many_events`]), or outlast the
-/// clock, estimated from the routing ([`crate::network::estimates::observation_rate`]); the run
+/// than a replication may (`crate::network::estimates::too_many_events`), or outlast the
+/// clock, estimated from the routing (`crate::network::estimates::observation_rate`); the run
 /// itself still stops with [`RunFault::Horizon`] if the estimate was too low.
 pub fn check_horizon(sc: &Scenario, opt: &Options) -> Result<(), RunError> {
     // a program's 128-bit clock covers any run it can make

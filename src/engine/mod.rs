@@ -9,8 +9,8 @@
 //!   dependency graph on LogGP endpoints, with or without links), LogGOPSim's semantics exactly;
 //! - [`calendar`]: the event calendar the queueing and program executors pop from, ordered by
 //!   `(time, sequence)` so that events at the same instant run in the order they were scheduled;
-//! - [`prefetch`]: a hint to load a record before the loop reaches it;
-//! - [`ps`]: processor sharing on one server by virtual time (queues and fair-shared links).
+//! - `prefetch`: a hint to load a record before the loop reaches it;
+//! - `ps`: processor sharing on one server by virtual time (queues and fair-shared links).
 //!
 //! **Why the schedule executor keeps its own queue and its own links.** The calendar is a
 //! monotone radix heap keyed by `(time, sequence)`, the sequence given when an event is
@@ -33,7 +33,7 @@
 
 pub mod calendar;
 pub mod network;
-pub mod prefetch;
+pub(crate) mod prefetch;
 pub mod program;
-pub mod ps;
+pub(crate) mod ps;
 pub mod schedule;

@@ -5,7 +5,7 @@
 //! input layer, from a scenario file or the Rust `NetworkBuilder`, with the same checks); the
 //! queueing engine and the network analyser both read it.
 
-pub mod estimates;
+pub(crate) mod estimates;
 mod routing;
 mod traffic;
 

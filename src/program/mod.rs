@@ -26,7 +26,7 @@
 
 pub mod budget;
 pub mod collective;
-pub mod control;
+pub(crate) mod control;
 pub mod expr;
 mod fault;
 pub mod marks;

@@ -2,7 +2,7 @@
 //! its [`Workload`] in one of the three forms (a [`Network`], a [`Program`] or a [`Schedule`]),
 //! at most one high-level [`Model`], and its [`RunConfig`] and [`ValidateConfig`].
 //!
-//! Loading has two stages, as ripgrep does with its flags: [`document`] reads the file's shape
+//! Loading has two stages, as ripgrep does with its flags: `document` reads the file's shape
 //! into [`raw`] (serde, unknown fields rejected, one section and one array element at a time),
 //! `check` gives it meaning and resolves names to ids. Both stages collect **every** problem
 //! before giving up, each with the file, the line and the field path
@@ -12,7 +12,7 @@
 pub mod assign;
 pub mod builder;
 pub mod check;
-pub mod document;
+pub(crate) mod document;
 mod problem;
 pub mod raw;
 pub mod schema;

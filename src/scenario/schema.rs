@@ -2,7 +2,7 @@
 //! [`super::raw`] by `schemars`, so that an editor that checks TOML against a schema (taplo,
 //! Even Better TOML) completes and checks the fields as they are typed.
 //!
-//! The schema holds the file's shape, as reading it checks it ([`super::document`]): the
+//! The schema holds the file's shape, as reading it checks it (`super::document`): the
 //! sections, their fields and types, the `kind`s and `dist`s; an unknown field is an error, as it
 //! is for parsim. What the checks after reading find (values out of range, names that refer to
 //! nothing, routing and stability) is not in it.

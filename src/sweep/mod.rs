@@ -12,7 +12,7 @@ mod memo;
 pub mod output;
 pub mod plot;
 pub mod shard;
-pub mod values;
+pub(crate) mod values;
 
 use std::path::{Path, PathBuf};
 
@@ -33,7 +33,7 @@ pub struct Axis {
 }
 
 impl Axis {
-    /// Reads `KEY=VALUES` ([`values`] describes VALUES).
+    /// Reads `KEY=VALUES` (`values` describes VALUES).
     pub fn parse(text: &str) -> Result<Axis, String> {
         let (key, values) = text
             .split_once('=')

@@ -67,7 +67,7 @@ pub struct Settings {
 
 /// About how many events validating `sc` simulates (`quick`: `--quick`'s shorter runs): for a
 /// network, replications x (run length + a fifth for the warm-up pilot) x events per observation
-/// ([`crate::network::estimates::events_per_observation`]); for a program, replications x the
+/// (`crate::network::estimates::events_per_observation`); for a program, replications x the
 /// operations its ranks execute (loops multiplied out where their counts are constants, a
 /// collective counted as its `log2 P + 1` steps). An estimate for sharing work out, not a
 /// prediction: a precision target may add replications.

@@ -23,7 +23,7 @@
 //! saturate at the end of the clock, so a run that passes it is stopped at the next check,
 //! before anything it measured past the end is reported.
 
-pub mod event;
+pub(crate) mod event;
 pub mod jobs;
 mod recorder;
 

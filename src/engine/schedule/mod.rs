@@ -45,8 +45,6 @@ mod sort;
 #[cfg(test)]
 mod tests;
 
-pub use sort::{libstdcxx as libstdcxx_sort, stable as stable_sort};
-
 use rustc_hash::FxHashMap;
 use zerocopy::FromZeros;
 

@@ -30,15 +30,15 @@
 //! and `lg P` merges, so the makespan is exactly the report's eq. 6:
 //! `(n + 1) T_comp + lg P T_merge + n T_comm + lg P T_comm` with `n = (N - P)/(P/2)`
 //! (the last two terms and `lg P T_merge` are the drain, which the report's tables leave out).
-//! [`analysis::predictions`] gives it with `T_comm` the idle-network message time (exact where its
+//! `analysis::predictions` gives it with `T_comm` the idle-network message time (exact where its
 //! assumptions hold), from M/M/1 and from M/D/1 at the report's arrival rate `λ = P / T_comp`
 //! (the report's "M/G/1" formula is Pollaczek-Khinchine with deterministic service), with and
 //! without the drain terms, and from the general Pollaczek-Khinchine mean at the rate the built
 //! program offers its shared link; each labelled exact or with the assumptions that break.
 
-pub mod analysis;
-pub mod build;
-pub mod check;
+pub(crate) mod analysis;
+pub(crate) mod build;
+pub(crate) mod check;
 pub mod raw;
 
 use crate::dist::{Dist, DistSpec};

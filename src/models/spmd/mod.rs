@@ -1,6 +1,6 @@
 //! Cremonesi and Gennaro's SPMD programs on MIMD machines (`[spmd]`): the paper's parameters
-//! (its Table 1), checked, written as an ordinary parsim network (Figs. 5-9, [`build`]) and
-//! solved by the paper's equations ([`formulas`], [`analysis`]).
+//! (its Table 1), checked, written as an ordinary parsim network (Figs. 5-9, `build`) and
+//! solved by the paper's equations ([`formulas`], `analysis`).
 //!
 //! The network's closed classes count a cycle at the I/O station, so `class.<c>.cycle` is the
 //! time of one program cycle (`n_io` computation bursts and one I/O burst, eq. 2 per cycle);
@@ -8,18 +8,18 @@
 //! per replication from that cycle time ([`derived`]), so their intervals come from the
 //! per-replication values like every other metric.
 //!
-//! A section with `network = "<topology>"` ([`program`]) or with phases (`[[spmd.phase]]`,
+//! A section with `network = "<topology>"` (`program`) or with phases (`[[spmd.phase]]`,
 //! [`phase`]) is built as a rank program instead, which runs a fixed number of cycles: its
 //! speedup is over the makespan, per cycle for the network form, of the whole program (and per
 //! phase) with phases.
 
-pub mod analysis;
-pub mod build;
-pub mod check;
+pub(crate) mod analysis;
+pub(crate) mod build;
+pub(crate) mod check;
 pub mod fit;
 pub mod formulas;
 pub mod phase;
-pub mod program;
+pub(crate) mod program;
 pub mod raw;
 
 pub use phase::Phase;
@@ -123,7 +123,7 @@ pub struct Spmd {
 }
 
 /// The network form of an `[spmd]` section: a rank program on an explicit interconnect
-/// ([`program`]).
+/// (`program`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct NetworkForm {
     /// The interconnect's shape.
@@ -153,8 +153,8 @@ impl Spmd {
         formulas::t1(self)
     }
 
-    /// What the section builds: the paper's network ([`build::network_tables`]), or with
-    /// `network = ...` or phases the rank program ([`program::program_tables`]).
+    /// What the section builds: the paper's network (`build::network_tables`), or with
+    /// `network = ...` or phases the rank program (`program::program_tables`).
     pub fn tables(&self) -> Tables {
         if self.network.is_some() || !self.phases.is_empty() {
             Tables::Program(program::program_tables(self))

@@ -11,7 +11,7 @@
 //!
 //! **How phases run.** A queueing network is observed in steady state and cannot run one
 //! population of cycles after another, so a multi-phase section is built as a rank program
-//! ([`super::program`]), the form `network = ...` already uses: each phase is a named `phase`
+//! (`super::program`), the form `network = ...` already uses: each phase is a named `phase`
 //! of its cycles, then an ideal (zero-cost) barrier of all ranks, so phases never overlap and
 //! the program reports `phase.<name>.mean` and `.max` per phase and `program.makespan` in total.
 //! Without `network = ...` the communication burst is the paper's `w` submodel written as

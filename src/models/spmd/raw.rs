@@ -56,7 +56,7 @@ pub struct RawSpmd {
     #[schemars(with = "Option<schema::Family>")]
     pub io_dist: Option<Family>,
     /// An explicit interconnect in place of the `w` submodel: the program form of
-    /// [`super::program`] (`bus`, `full`, `ring`, `mesh`, `torus`, `tree`, `fat_tree`).
+    /// `super::program` (`bus`, `full`, `ring`, `mesh`, `torus`, `tree`, `fat_tree`).
     pub network: Option<TopologyKind>,
     /// Network form: cycles the program runs (default 20).
     pub cycles: Option<i64>,

@@ -206,8 +206,8 @@ pub fn evaluate(prog: &Program) -> Result<Evaluation, String> {
     Ok(w.finish().0)
 }
 
-/// [`evaluate`], recording the execution's activity graph ([`graph`]) as it goes: `Err` in the
-/// graph's place says why there is none (more than [`graph::MAX_NODES`] nodes).
+/// [`evaluate`], recording the execution's activity graph (`graph`) as it goes: `Err` in the
+/// graph's place says why there is none (more than `graph::MAX_NODES` nodes).
 pub fn evaluate_with_graph(
     prog: &Program,
 ) -> Result<(Evaluation, Result<Graph<'_>, String>), String> {
@@ -216,7 +216,7 @@ pub fn evaluate_with_graph(
 
 /// [`evaluate_with_graph`] (the graph only if `record`) with a mean wait before every crossing
 /// of the links in `waits` (by link id): the mean-value evaluation of queueing that
-/// [`super::queueing`] iterates.
+/// `super::queueing` iterates.
 pub fn evaluate_with_waits(
     prog: &Program,
     waits: FxHashMap<u64, f64>,

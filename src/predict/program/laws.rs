@@ -142,24 +142,6 @@ impl Piece<'_> {
             _ => f64::INFINITY,
         }
     }
-
-    /// The mean.
-    pub fn mean(&self) -> f64 {
-        match *self {
-            Piece::Gamma { shape, scale } => shape * scale,
-            Piece::Uniform { min, max } => 0.5 * (min + max),
-            Piece::Scaled { dist, b } => b * dist.mean(),
-        }
-    }
-
-    /// The variance.
-    pub fn variance(&self) -> f64 {
-        match *self {
-            Piece::Gamma { shape, scale } => shape * scale * scale,
-            Piece::Uniform { min, max } => (max - min) * (max - min) / 12.0,
-            Piece::Scaled { dist, b } => b * b * dist.scv() * dist.mean() * dist.mean(),
-        }
-    }
 }
 
 /// A graph's random duration as a constant plus a piece (no piece: the law is a constant).

@@ -14,12 +14,12 @@
 //! checked link by link).
 //! Otherwise it is reported as an approximation, with the assumption that breaks.
 
-pub mod delays;
+pub(crate) mod delays;
 pub mod evaluation;
-pub mod graph;
-pub mod laws;
+pub(crate) mod graph;
+pub(crate) mod laws;
 mod mean_value;
-pub mod queueing;
+pub(crate) mod queueing;
 pub mod stochastic;
 
 use std::collections::HashMap;

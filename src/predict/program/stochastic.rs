@@ -1,5 +1,5 @@
 //! The stochastic evaluation of a program: the expected makespan of its activity graph
-//! ([`super::graph`]) with every random duration at its law, not at its mean. At every place
+//! (`super::graph`) with every random duration at its law, not at its mean. At every place
 //! ranks meet, the time is the expected maximum of what reaches it, `E[max] >= max E`, which the
 //! mean-value evaluation leaves out.
 //!
@@ -19,7 +19,7 @@
 //! end with every rank waiting for all. It fails, saying why, where ranks are coupled only
 //! through neighbours (a path's draws are shared by partial maxima that never meet in one
 //! synchronisation), where a rank's time between synchronisations is a sum whose law is not
-//! computed ([`super::laws`]), or where the forms grow beyond [`max_terms`] paths.
+//! computed (`super::laws`), or where the forms grow beyond [`max_terms`] paths.
 //!
 //! **Bounds ([`level_bound`]).** Below, the mean-value critical path (Jensen). Above, the
 //! bulk-synchronous relaxation: number the graph's levels so that a node is one level after any

@@ -2,7 +2,7 @@
 //!
 //! Every struct rejects unknown fields; enums are tagged (`kind = "fcfs"`, `dist = "exp"`);
 //! there is no `flatten` and no `untagged`, which would blur serde's error positions. The file
-//! is read into these by [`super::document`], one section and one array element at a time.
+//! is read into these by `super::document`, one section and one array element at a time.
 
 use std::collections::BTreeMap;
 use std::ops::Range;
@@ -18,7 +18,7 @@ use crate::models::pipeline::raw::RawPipeline;
 use crate::models::spmd::raw::RawSpmd;
 use program::{RawDisk, RawLogGp, RawMachine, RawProgram, RawTopology};
 
-/// A whole scenario file, as [`super::document`] reads it: each section on its own, each
+/// A whole scenario file, as `super::document` reads it: each section on its own, each
 /// element of an array of tables on its own (see [`Element`]).
 #[derive(Debug, Default)]
 pub struct RawScenario {
