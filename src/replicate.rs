@@ -19,6 +19,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::engine::network::{RunFault, RunLength, Simulation};
 use crate::engine::program::Execution;
+use crate::metrics::name::{Figure, Subject};
 use crate::metrics::network::{class_metric, measure};
 use crate::network::Network;
 use crate::program::ProgramFault;
@@ -398,7 +399,7 @@ fn clamped(
         .map(|(c, r)| (class_metric(net, c), r.percentiles.clamped()));
     let stations = rec.stations.iter().zip(&net.stations).map(|(r, s)| {
         (
-            format!("station.{}.response", s.name),
+            Subject::Station(&s.name).metric(Figure::Response),
             r.percentiles.clamped(),
         )
     });

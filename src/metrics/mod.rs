@@ -7,6 +7,7 @@
 //! `parsim metrics <scenario>` lists a scenario's names.
 
 pub mod catalogue;
+pub mod name;
 pub mod network;
 pub mod program;
 pub mod schedule;

@@ -22,6 +22,7 @@
 //! Every value is computed per replication, so intervals come from replication values.
 
 use crate::engine::network::{Recorder, RunSummary};
+use crate::metrics::name::{Figure, Subject};
 use crate::network::{
     ClassId, ClassKind, Discipline, Network, Routing, StationId, StationKind, Target,
 };
@@ -29,11 +30,11 @@ use crate::time::SimTime;
 
 /// The metric measured for a class end to end: `response` (open) or `cycle` (closed).
 pub fn class_metric(net: &Network, class: usize) -> String {
-    let kind = match net.classes[class].kind {
-        ClassKind::Open => "response",
-        ClassKind::Closed { .. } => "cycle",
+    let figure = match net.classes[class].kind {
+        ClassKind::Open => Figure::Response,
+        ClassKind::Closed { .. } => Figure::Cycle,
     };
-    format!("class.{}.{kind}", net.classes[class].name)
+    Subject::Class(&net.classes[class].name).metric(figure)
 }
 
 /// The classes with a service time at station `s` (none for a station that serves nobody).
@@ -48,14 +49,14 @@ pub fn visiting(net: &Network, s: usize) -> Vec<usize> {
         })
 }
 
-/// The prefix of class `c`'s per-class metrics at station `s`: `station.<s>` when `c` is the
+/// The subject of class `c`'s per-class metrics at station `s`: `station.<s>` when `c` is the
 /// only class visiting it, `station.<s>.<c>` when several do.
-pub fn station_class_prefix(net: &Network, s: usize, c: usize) -> String {
+pub fn station_class_subject(net: &Network, s: usize, c: usize) -> Subject<'_> {
     let name = &net.stations[s].name;
     if visiting(net, s).len() > 1 {
-        format!("station.{name}.{}", net.classes[c].name)
+        Subject::StationClass(name, &net.classes[c].name)
     } else {
-        format!("station.{name}")
+        Subject::Station(name)
     }
 }
 
@@ -115,14 +116,20 @@ pub fn measure(net: &Network, rec: &Recorder, run: &RunSummary) -> Vec<(String, 
         let r = &rec.classes[c];
         out.push((class_metric(net, c), r.response.mean()));
         out.push((
-            format!("class.{}.throughput", class.name),
+            Subject::Class(&class.name).metric(Figure::Throughput),
             r.response.count() as f64 / span,
         ));
-        for (label, value) in r.percentiles.reported() {
-            out.push((format!("class.{}.{label}", class.name), value));
+        for (figure, (_, value)) in Figure::PERCENTILES
+            .into_iter()
+            .zip(r.percentiles.reported())
+        {
+            out.push((Subject::Class(&class.name).metric(figure), value));
         }
         if matches!(class.kind, ClassKind::Closed { .. }) {
-            out.push((format!("class.{}.response", class.name), r.outside.mean()));
+            out.push((
+                Subject::Class(&class.name).metric(Figure::Response),
+                r.outside.mean(),
+            ));
         }
     }
     for (s, st) in net.stations.iter().enumerate() {
@@ -134,31 +141,43 @@ pub fn measure(net: &Network, rec: &Recorder, run: &RunSummary) -> Vec<(String, 
         }
         let r = &rec.stations[s];
         let name = &st.name;
-        out.push((format!("station.{name}.response"), r.response.mean()));
         out.push((
-            format!("station.{name}.throughput"),
+            Subject::Station(name).metric(Figure::Response),
+            r.response.mean(),
+        ));
+        out.push((
+            Subject::Station(name).metric(Figure::Throughput),
             r.response.count() as f64 / span,
         ));
-        out.push((format!("station.{name}.number"), r.present.mean(run.end)));
+        out.push((
+            Subject::Station(name).metric(Figure::Number),
+            r.present.mean(run.end),
+        ));
         if let StationKind::Queue {
             discipline: Discipline::Fcfs,
             ..
         } = &st.kind
         {
-            out.push((format!("station.{name}.wait"), r.wait.mean(&net.clock)));
+            out.push((
+                Subject::Station(name).metric(Figure::Wait),
+                r.wait.mean(&net.clock),
+            ));
         }
         if let StationKind::Queue { servers, .. } = &st.kind {
             out.push((
-                format!("station.{name}.utilisation"),
+                Subject::Station(name).metric(Figure::Utilisation),
                 r.busy.mean(run.end) / f64::from(*servers),
             ));
         }
-        for (label, value) in r.percentiles.reported() {
-            out.push((format!("station.{name}.{label}"), value));
+        for (figure, (_, value)) in Figure::PERCENTILES
+            .into_iter()
+            .zip(r.percentiles.reported())
+        {
+            out.push((Subject::Station(name).metric(figure), value));
         }
         let visiting = visiting(net, s);
         for &c in visiting.iter().filter(|&&c| completes(net, c)) {
-            let prefix = station_class_prefix(net, s, c);
+            let subject = station_class_subject(net, s, c);
             let (visits, response) = if visiting.len() > 1 {
                 let sc = &rec.station_classes[c * ns + s];
                 (sc.response.count(), sc.response.mean())
@@ -166,23 +185,23 @@ pub fn measure(net: &Network, rec: &Recorder, run: &RunSummary) -> Vec<(String, 
                 (r.response.count(), r.response.mean())
             };
             let v = visits as f64 / rec.classes[c].response.count() as f64;
-            out.push((format!("{prefix}.visits"), v));
-            out.push((format!("{prefix}.residence"), v * response));
+            out.push((subject.metric(Figure::Visits), v));
+            out.push((subject.metric(Figure::Residence), v * response));
         }
         if visiting.len() > 1 {
             for c in visiting {
                 let sc = &rec.station_classes[c * ns + s];
                 let cname = &net.classes[c].name;
                 out.push((
-                    format!("station.{name}.{cname}.response"),
+                    Subject::StationClass(name, cname).metric(Figure::Response),
                     sc.response.mean(),
                 ));
                 out.push((
-                    format!("station.{name}.{cname}.throughput"),
+                    Subject::StationClass(name, cname).metric(Figure::Throughput),
                     sc.response.count() as f64 / span,
                 ));
                 out.push((
-                    format!("station.{name}.{cname}.number"),
+                    Subject::StationClass(name, cname).metric(Figure::Number),
                     sc.present.mean(run.end),
                 ));
                 if let StationKind::Queue {
@@ -191,7 +210,7 @@ pub fn measure(net: &Network, rec: &Recorder, run: &RunSummary) -> Vec<(String, 
                 } = &st.kind
                 {
                     out.push((
-                        format!("station.{name}.{cname}.wait"),
+                        Subject::StationClass(name, cname).metric(Figure::Wait),
                         sc.wait.mean(&net.clock),
                     ));
                 }
@@ -204,7 +223,7 @@ pub fn measure(net: &Network, rec: &Recorder, run: &RunSummary) -> Vec<(String, 
             .iter()
             .map(|s| rec.stations[s.index()].response.mean())
             .sum();
-        out.push((format!("path.{}.response", path.name), total));
+        out.push((Subject::Path(&path.name).metric(Figure::Response), total));
     }
     out
 }

@@ -17,6 +17,7 @@
 //!   and for every link used `link.<name>.utilisation`, `.messages`, `.delay`, `.p99`.
 
 use crate::engine::program::ProgramRun;
+use crate::metrics::name::{Figure, LINK_SUMMARIES, Subject};
 use crate::program::{Category, Program};
 
 /// The patterns of the per-link metrics a run reports, one set per link a message crosses
@@ -26,43 +27,42 @@ pub fn per_link(prog: &Program) -> Vec<String> {
     if !(prog.report_each && prog.crosses_links()) {
         return Vec::new();
     }
-    ["utilisation", "messages", "delay", "p99"]
-        .map(|m| format!("link.<name>.{m}"))
-        .to_vec()
+    [
+        Figure::Utilisation,
+        Figure::Messages,
+        Figure::Delay,
+        Figure::P99,
+    ]
+    .map(|f| Subject::Link("<name>").metric(f))
+    .to_vec()
 }
 
 /// The metric names known before running: all of them but the per-link ones, which depend on
 /// the links the run uses ([`per_link`]).
 pub fn names(prog: &Program) -> Vec<String> {
-    let mut out = vec!["program.makespan".to_owned()];
+    let mut out = vec![Subject::Program.metric(Figure::Makespan)];
     for ph in &prog.phases {
-        out.push(format!("phase.{ph}.mean"));
-        out.push(format!("phase.{ph}.max"));
+        out.push(Subject::Phase(ph).metric(Figure::Mean));
+        out.push(Subject::Phase(ph).metric(Figure::Max));
     }
-    for c in Category::ALL.map(Category::name) {
-        out.push(format!("ranks.{c}.mean"));
-        out.push(format!("ranks.{c}.max"));
+    for c in Category::ALL.map(Figure::from) {
+        out.push(Subject::Ranks(c).metric(Figure::Mean));
+        out.push(Subject::Ranks(c).metric(Figure::Max));
     }
     if prog.has_messages() {
-        for m in ["messages.count", "messages.delay", "messages.p99"] {
-            out.push(m.to_owned());
+        for f in [Figure::Count, Figure::Delay, Figure::P99] {
+            out.push(Subject::Messages.metric(f));
         }
     }
     if prog.crosses_links() {
-        for m in [
-            "links.utilisation.mean",
-            "links.utilisation.max",
-            "links.delay.mean",
-        ] {
-            out.push(m.to_owned());
-        }
+        out.extend(LINK_SUMMARIES.map(|(f, summary)| Subject::Links(f).metric(summary)));
     }
     if prog.report_each {
-        for r in 0..prog.ranks {
-            for c in Category::ALL.map(Category::name) {
-                out.push(format!("rank.{r}.{c}"));
+        for r in 0..prog.ranks as usize {
+            for c in Category::ALL.map(Figure::from) {
+                out.push(Subject::Rank(r).metric(c));
             }
-            out.push(format!("rank.{r}.finish"));
+            out.push(Subject::Rank(r).metric(Figure::Finish));
         }
     }
     out
@@ -70,42 +70,54 @@ pub fn names(prog: &Program) -> Vec<String> {
 
 /// The metrics of one run, in a fixed order: [`names`], then the links in link order.
 pub fn measure(prog: &Program, run: &ProgramRun) -> Vec<(String, f64)> {
-    let mut out = vec![("program.makespan".to_owned(), run.makespan)];
+    let mut out = vec![(Subject::Program.metric(Figure::Makespan), run.makespan)];
     let p = f64::from(prog.ranks);
     for (ph, name) in prog.phases.iter().enumerate() {
         let times = &run.phases[ph];
-        out.push((format!("phase.{name}.mean"), times.iter().sum::<f64>() / p));
         out.push((
-            format!("phase.{name}.max"),
+            Subject::Phase(name).metric(Figure::Mean),
+            times.iter().sum::<f64>() / p,
+        ));
+        out.push((
+            Subject::Phase(name).metric(Figure::Max),
             times.iter().fold(0.0, |a, &b| f64::max(a, b)),
         ));
     }
-    for (k, c) in Category::ALL.map(Category::name).iter().enumerate() {
+    for (k, c) in Category::ALL.map(Figure::from).into_iter().enumerate() {
         let spent = run.spent.iter().map(|s| s[k]);
-        out.push((format!("ranks.{c}.mean"), spent.clone().sum::<f64>() / p));
-        out.push((format!("ranks.{c}.max"), spent.fold(0.0, f64::max)));
+        out.push((
+            Subject::Ranks(c).metric(Figure::Mean),
+            spent.clone().sum::<f64>() / p,
+        ));
+        out.push((
+            Subject::Ranks(c).metric(Figure::Max),
+            spent.fold(0.0, f64::max),
+        ));
     }
     // (a program's messages do not depend on chance, so every replication has the same count)
+    let messages = |f| Subject::Messages.metric(f);
     if prog.has_messages() && run.messages == 0 {
-        out.push(("messages.count".to_owned(), 0.0));
+        out.push((messages(Figure::Count), 0.0));
     } else if prog.has_messages() {
-        out.push(("messages.count".to_owned(), run.messages as f64));
-        out.push(("messages.delay".to_owned(), run.message_delay));
-        out.push(("messages.p99".to_owned(), run.message_p99));
+        out.push((messages(Figure::Count), run.messages as f64));
+        out.push((messages(Figure::Delay), run.message_delay));
+        out.push((messages(Figure::P99), run.message_p99));
     }
     if prog.crosses_links() && !run.links.is_empty() {
         let used = run.links.len() as f64;
         let crossings: u64 = run.links.iter().map(|l| l.messages).sum();
+        let [mean_use, max_use, mean_delay] =
+            LINK_SUMMARIES.map(|(f, summary)| Subject::Links(f).metric(summary));
         out.push((
-            "links.utilisation.mean".to_owned(),
+            mean_use,
             run.links.iter().map(|l| l.utilisation).sum::<f64>() / used,
         ));
         out.push((
-            "links.utilisation.max".to_owned(),
+            max_use,
             run.links.iter().map(|l| l.utilisation).fold(0.0, f64::max),
         ));
         out.push((
-            "links.delay.mean".to_owned(),
+            mean_delay,
             run.links
                 .iter()
                 .map(|l| l.delay * l.messages as f64)
@@ -115,16 +127,22 @@ pub fn measure(prog: &Program, run: &ProgramRun) -> Vec<(String, f64)> {
     }
     if prog.report_each {
         for r in 0..prog.ranks as usize {
-            for (k, c) in Category::ALL.map(Category::name).iter().enumerate() {
-                out.push((format!("rank.{r}.{c}"), run.spent[r][k]));
+            for (k, c) in Category::ALL.map(Figure::from).into_iter().enumerate() {
+                out.push((Subject::Rank(r).metric(c), run.spent[r][k]));
             }
-            out.push((format!("rank.{r}.finish"), run.finish[r]));
+            out.push((Subject::Rank(r).metric(Figure::Finish), run.finish[r]));
         }
         for l in &run.links {
-            out.push((format!("link.{}.utilisation", l.name), l.utilisation));
-            out.push((format!("link.{}.messages", l.name), l.messages as f64));
-            out.push((format!("link.{}.delay", l.name), l.delay));
-            out.push((format!("link.{}.p99", l.name), l.p99));
+            out.push((
+                Subject::Link(&l.name).metric(Figure::Utilisation),
+                l.utilisation,
+            ));
+            out.push((
+                Subject::Link(&l.name).metric(Figure::Messages),
+                l.messages as f64,
+            ));
+            out.push((Subject::Link(&l.name).metric(Figure::Delay), l.delay));
+            out.push((Subject::Link(&l.name).metric(Figure::P99), l.p99));
         }
     }
     out

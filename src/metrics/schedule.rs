@@ -11,6 +11,7 @@
 //! | `rank.<r>.finish`, `rank.<r>.compute` | per rank, when the schedule reports each rank |
 
 use crate::engine::schedule::DagRun;
+use crate::metrics::name::{Figure, LINK_SUMMARIES, Subject};
 use crate::schedule::dag::TICKS_PER_SECOND;
 use crate::schedule::{Form, Schedule};
 
@@ -24,31 +25,23 @@ fn has_messages(s: &Schedule) -> bool {
 
 /// The metric names a schedule's execution reports, in report order.
 pub fn names(s: &Schedule) -> Vec<String> {
-    let mut out: Vec<String> = [
-        "program.makespan",
-        "ranks.finish.mean",
-        "ranks.compute.mean",
-        "ranks.compute.max",
-    ]
-    .map(str::to_owned)
-    .to_vec();
+    let mut out = vec![
+        Subject::Program.metric(Figure::Makespan),
+        Subject::Ranks(Figure::Finish).metric(Figure::Mean),
+        Subject::Ranks(Figure::Compute).metric(Figure::Mean),
+        Subject::Ranks(Figure::Compute).metric(Figure::Max),
+    ];
     if has_messages(s) {
-        out.push("messages.count".to_owned());
-        out.push("messages.delay".to_owned());
+        out.push(Subject::Messages.metric(Figure::Count));
+        out.push(Subject::Messages.metric(Figure::Delay));
         if s.machine.links.is_some() {
-            for m in [
-                "links.utilisation.mean",
-                "links.utilisation.max",
-                "links.delay.mean",
-            ] {
-                out.push(m.to_owned());
-            }
+            out.extend(LINK_SUMMARIES.map(|(f, summary)| Subject::Links(f).metric(summary)));
         }
     }
     if s.report_each {
-        for r in 0..s.ranks() {
-            out.push(format!("rank.{r}.finish"));
-            out.push(format!("rank.{r}.compute"));
+        for r in 0..s.ranks() as usize {
+            out.push(Subject::Rank(r).metric(Figure::Finish));
+            out.push(Subject::Rank(r).metric(Figure::Compute));
         }
     }
     out
@@ -59,36 +52,32 @@ pub fn measure(s: &Schedule, run: &DagRun) -> Vec<(String, f64)> {
     let secs = |t: u64| t as f64 / TICKS_PER_SECOND;
     let p = run.finish.len().max(1) as f64;
     let mut out = vec![
-        ("program.makespan".to_owned(), run.makespan),
+        (Subject::Program.metric(Figure::Makespan), run.makespan),
         (
-            "ranks.finish.mean".to_owned(),
+            Subject::Ranks(Figure::Finish).metric(Figure::Mean),
             run.finish.iter().map(|&t| secs(t)).sum::<f64>() / p,
         ),
         (
-            "ranks.compute.mean".to_owned(),
+            Subject::Ranks(Figure::Compute).metric(Figure::Mean),
             run.compute.iter().map(|&t| secs(t)).sum::<f64>() / p,
         ),
         (
-            "ranks.compute.max".to_owned(),
+            Subject::Ranks(Figure::Compute).metric(Figure::Max),
             secs(run.compute.iter().copied().max().unwrap_or(0)),
         ),
     ];
     if has_messages(s) {
-        out.push(("messages.count".to_owned(), run.messages as f64));
-        out.push(("messages.delay".to_owned(), run.message_delay));
+        out.push((Subject::Messages.metric(Figure::Count), run.messages as f64));
+        out.push((Subject::Messages.metric(Figure::Delay), run.message_delay));
         if s.machine.links.is_some() {
             let used = run.links.len().max(1) as f64;
             let crossings: u64 = run.links.iter().map(|l| l.2).sum();
+            let [mean_use, max_use, mean_delay] =
+                LINK_SUMMARIES.map(|(f, summary)| Subject::Links(f).metric(summary));
+            out.push((mean_use, run.links.iter().map(|l| l.1).sum::<f64>() / used));
+            out.push((max_use, run.links.iter().map(|l| l.1).fold(0.0, f64::max)));
             out.push((
-                "links.utilisation.mean".to_owned(),
-                run.links.iter().map(|l| l.1).sum::<f64>() / used,
-            ));
-            out.push((
-                "links.utilisation.max".to_owned(),
-                run.links.iter().map(|l| l.1).fold(0.0, f64::max),
-            ));
-            out.push((
-                "links.delay.mean".to_owned(),
+                mean_delay,
                 if crossings > 0 {
                     run.links.iter().map(|l| l.3 * l.2 as f64).sum::<f64>() / crossings as f64
                 } else {
@@ -99,8 +88,8 @@ pub fn measure(s: &Schedule, run: &DagRun) -> Vec<(String, f64)> {
     }
     if s.report_each {
         for (r, (&f, &c)) in run.finish.iter().zip(&run.compute).enumerate() {
-            out.push((format!("rank.{r}.finish"), secs(f)));
-            out.push((format!("rank.{r}.compute"), secs(c)));
+            out.push((Subject::Rank(r).metric(Figure::Finish), secs(f)));
+            out.push((Subject::Rank(r).metric(Figure::Compute), secs(c)));
         }
     }
     out

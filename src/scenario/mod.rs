@@ -26,6 +26,7 @@ pub use problem::ScenarioError;
 use crate::problem::Problem;
 
 use crate::metrics::catalogue::{self, Entry};
+use crate::metrics::name::{Figure, Subject};
 use crate::models::Model;
 use crate::models::spmd::Spmd;
 use crate::network::Network;
@@ -235,7 +236,9 @@ impl Scenario {
                     (0..net.classes.len()).find(|&c| crate::metrics::network::completes(net, c));
                 crate::metrics::network::class_metric(net, first.unwrap_or(0))
             }
-            Workload::Program(_) | Workload::Schedule(_) => "program.makespan".to_owned(),
+            Workload::Program(_) | Workload::Schedule(_) => {
+                Subject::Program.metric(Figure::Makespan)
+            }
         }
     }
 }

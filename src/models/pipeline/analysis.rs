@@ -3,6 +3,7 @@
 
 use super::Pipeline;
 use crate::analytic::mg1;
+use crate::metrics::name::{Figure, Subject};
 use crate::predict::{Prediction, Refusal};
 use crate::program::{Program, Switching};
 use crate::topology::Shape;
@@ -81,13 +82,13 @@ pub fn predictions(prog: &Program, p: &Pipeline) -> (Vec<Prediction>, Vec<Refusa
         .collect();
     breaks.extend(contention.iter().cloned());
     put(
-        "program.makespan",
+        &Subject::Program.metric(Figure::Makespan),
         p.eq6(idle, true),
         format!("{eq6}; T_comm = idle-network message time {idle:.6e}"),
         breaks,
     );
     put(
-        "messages.delay",
+        &Subject::Messages.metric(Figure::Delay),
         idle,
         "idle-network message time E[L]/C + τ".to_owned(),
         contention,
@@ -118,13 +119,13 @@ pub fn predictions(prog: &Program, p: &Pipeline) -> (Vec<Prediction>, Vec<Refusa
                     "T_comm {name} = {t:.6e} with L/C = {transmit:.6e}, λ = {lambda:.6}, ρ = {rho:.6}"
                 );
                 put(
-                    "program.makespan",
+                    &Subject::Program.metric(Figure::Makespan),
                     p.eq6(t, true),
                     format!("{eq6}; {detail}"),
                     why.clone(),
                 );
                 put(
-                    "program.makespan",
+                    &Subject::Program.metric(Figure::Makespan),
                     p.eq6(t, false),
                     format!("{no_drain}; {detail}"),
                     why,
@@ -174,13 +175,13 @@ pub fn predictions(prog: &Program, p: &Pipeline) -> (Vec<Prediction>, Vec<Refusa
                     .to_owned(),
             ];
             put(
-                "program.makespan",
+                &Subject::Program.metric(Figure::Makespan),
                 p.eq6(t, true),
                 format!("{eq6}; {detail}"),
                 why.clone(),
             );
             put(
-                "messages.delay",
+                &Subject::Messages.metric(Figure::Delay),
                 t,
                 format!(
                     "Pollaczek-Khinchine mean delay on the shared link, λ = {lambda:.6}, cs² = {scv}"
@@ -199,7 +200,7 @@ pub fn predictions(prog: &Program, p: &Pipeline) -> (Vec<Prediction>, Vec<Refusa
     }
     for pb in &p.published {
         put(
-            "program.makespan",
+            &Subject::Program.metric(Figure::Makespan),
             pb.makespan,
             format!("{} (as printed)", pb.source),
             vec!["a printed figure, not computed here".to_owned()],

@@ -9,6 +9,7 @@ use super::formulas::{
 };
 use super::{Family, Io, Spmd, derived};
 use crate::analytic::{self, Center, CenterKind};
+use crate::metrics::name::{Figure, Subject};
 use crate::predict::{Analysis, Prediction};
 
 /// The paper's `h(c)` for the scenario's CPU family, or `H_c` as the paper assumes where the
@@ -267,8 +268,14 @@ pub fn analyze_program(m: &Spmd, a: &mut Analysis) {
                 });
             };
             if let Some(name) = name {
-                push(format!("phase.{name}.mean"), f64::from(*cycles) * c);
-                push(format!("phase.{name}.max"), f64::from(*cycles) * c);
+                push(
+                    Subject::Phase(name).metric(Figure::Mean),
+                    f64::from(*cycles) * c,
+                );
+                push(
+                    Subject::Phase(name).metric(Figure::Max),
+                    f64::from(*cycles) * c,
+                );
                 push(super::phase_cycle_metric(name), c);
                 push(super::phase_speedup_metric(name), model.t1() / c);
             }
@@ -303,7 +310,7 @@ pub fn analyze_program(m: &Spmd, a: &mut Analysis) {
                 exact: false,
             });
         };
-        push("program.makespan".into(), total);
+        push(Subject::Program.metric(Figure::Makespan), total);
         for (metric, value) in laws {
             push(metric, value);
         }

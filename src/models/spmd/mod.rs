@@ -28,6 +28,7 @@ use serde::Deserialize;
 
 use crate::dist::DistSpec;
 use crate::metrics::catalogue::{Entry, Unit};
+use crate::metrics::name::{Figure, Subject};
 use crate::models::tables::Tables;
 use crate::topology::TopologyKind;
 
@@ -333,7 +334,7 @@ impl Spmd {
         }
         let mut out: Vec<(String, f64)> = laws(self.t1_total(), self.p, value(default)).into();
         for ph in &self.phases {
-            let cycle = value(&format!("phase.{}.max", ph.name)) / f64::from(ph.cycles);
+            let cycle = value(&Subject::Phase(&ph.name).metric(Figure::Max)) / f64::from(ph.cycles);
             out.push((phase_cycle_metric(&ph.name), cycle));
             out.push((phase_speedup_metric(&ph.name), ph.model.t1() / cycle));
         }

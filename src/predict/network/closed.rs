@@ -9,6 +9,7 @@ use crate::analytic::{
     self, Center, CenterKind, GeneralCenter, MulticlassModel, SchweitzerOptions, mva,
     mva_multiclass, mva_residual, schweitzer,
 };
+use crate::metrics::name::{Figure, Subject};
 use crate::metrics::network::class_metric;
 use crate::network::{ClassKind, Network};
 
@@ -128,7 +129,7 @@ fn single_class_predictions(
 ) {
     a.add(class_metric(net, 0), level.response_time, method, exact);
     a.add(
-        format!("class.{}.throughput", net.classes[0].name),
+        Subject::Class(&net.classes[0].name).metric(Figure::Throughput),
         level.throughput,
         method,
         exact,
@@ -136,19 +137,24 @@ fn single_class_predictions(
     for (k, &s) in served.iter().enumerate() {
         let name = &net.stations[s].name;
         a.add(
-            format!("station.{name}.response"),
+            Subject::Station(name).metric(Figure::Response),
             level.residence[k] / v[0][s],
             method,
             exact,
         );
         a.add(
-            format!("station.{name}.number"),
+            Subject::Station(name).metric(Figure::Number),
             level.queue_length[k],
             method,
             exact,
         );
         if let Some(u) = level.utilisation[k] {
-            a.add(format!("station.{name}.utilisation"), u, method, exact);
+            a.add(
+                Subject::Station(name).metric(Figure::Utilisation),
+                u,
+                method,
+                exact,
+            );
         }
     }
 }
@@ -207,7 +213,7 @@ fn closed_bounds(
         match result {
             Ok(b) => {
                 a.bounds.push(Bound {
-                    metric: format!("class.{class}.throughput"),
+                    metric: Subject::Class(class).metric(Figure::Throughput),
                     lower: b.throughput.lower,
                     upper: b.throughput.upper,
                     method: method.to_owned(),
@@ -238,7 +244,7 @@ fn multiclass_predictions(
     for (c, class) in net.classes.iter().enumerate() {
         a.add(class_metric(net, c), sol.response_time[c], method, exact);
         a.add(
-            format!("class.{}.throughput", class.name),
+            Subject::Class(&class.name).metric(Figure::Throughput),
             sol.throughput[c],
             method,
             exact,
@@ -248,7 +254,7 @@ fn multiclass_predictions(
             if v[c][s] > 0.0 && visitors > 1 {
                 let name = &net.stations[s].name;
                 a.add(
-                    format!("station.{name}.{}.response", class.name),
+                    Subject::StationClass(name, &class.name).metric(Figure::Response),
                     sol.residence[c][k] / v[c][s],
                     method,
                     exact,
@@ -259,10 +265,20 @@ fn multiclass_predictions(
     for (k, &s) in served.iter().enumerate() {
         let name = &net.stations[s].name;
         if let Some(u) = sol.utilisation[k] {
-            a.add(format!("station.{name}.utilisation"), u, method, exact);
+            a.add(
+                Subject::Station(name).metric(Figure::Utilisation),
+                u,
+                method,
+                exact,
+            );
         }
         if let Some(q) = sol.total_queue_length(k) {
-            a.add(format!("station.{name}.number"), q, method, exact);
+            a.add(
+                Subject::Station(name).metric(Figure::Number),
+                q,
+                method,
+                exact,
+            );
         }
     }
 }

@@ -25,6 +25,7 @@ use super::{
     Analysis, center_kind, labelled, mean_service, non_exponential_fcfs, product_form_problem,
 };
 use crate::analytic::{self, Center, CenterKind, ClosedLevel, ForkJoinCenter, TaskFork};
+use crate::metrics::name::{Figure, Subject};
 use crate::metrics::network::class_metric;
 use crate::network::{
     ClassId, ClassKind, Discipline, Network, Routing, StationId, StationKind, Target,
@@ -182,7 +183,7 @@ fn solve(net: &Network, v: &[f64], a: &mut Analysis) -> Result<(), String> {
         let level = sol.full();
         a.add(class_metric(net, 0), level.response_time, &method, exact);
         a.add(
-            format!("class.{}.throughput", net.classes[0].name),
+            Subject::Class(&net.classes[0].name).metric(Figure::Throughput),
             level.throughput,
             &method,
             exact,
@@ -518,7 +519,7 @@ impl Out<'_> {
     fn station(&self, s: usize, response: f64, a: &mut Analysis) {
         let st = &self.shape.net.stations[s];
         a.add(
-            format!("station.{}.response", st.name),
+            Subject::Station(&st.name).metric(Figure::Response),
             response,
             self.method,
             self.exact,
@@ -526,7 +527,7 @@ impl Out<'_> {
         if let StationKind::Queue { servers, .. } = st.kind {
             let u = self.x * self.shape.v[s] * mean_service(st, 0) / f64::from(servers);
             a.add(
-                format!("station.{}.utilisation", st.name),
+                Subject::Station(&st.name).metric(Figure::Utilisation),
                 u,
                 self.method,
                 self.exact,
@@ -574,7 +575,7 @@ impl Out<'_> {
 
     fn fork(&self, f: usize, response: f64, a: &mut Analysis) {
         a.add(
-            format!("station.{}.response", self.shape.net.stations[f].name),
+            Subject::Station(&self.shape.net.stations[f].name).metric(Figure::Response),
             response,
             self.method,
             self.exact,

@@ -8,7 +8,8 @@
 //! solved the network (MVA, Jackson, an approximation) predicts these too.
 
 use super::{Analysis, mean_service};
-use crate::metrics::network::{class_metric, completes, station_class_prefix, visiting};
+use crate::metrics::name::{Figure, Subject};
+use crate::metrics::network::{class_metric, completes, station_class_subject, visiting};
 use crate::network::{ClassKind, Discipline, Network, StationKind};
 
 /// Adds the derived predictions to `a`, after every method has run; `v` are the traffic
@@ -29,20 +30,20 @@ pub(super) fn add(net: &Network, v: &[Vec<f64>], a: &mut Analysis) {
             else {
                 continue;
             };
-            let prefix = station_class_prefix(net, s, c);
+            let subject = station_class_subject(net, s, c);
             // Exact in the long run, but the simulated ratio (visits over completions in the
             // measured window) also counts the cut cycles at the window's ends, a bias of the
             // order of the population over the observations that its interval does not
             // cover: reported beside the simulation, not judged as an exact value.
             a.add(
-                format!("{prefix}.visits"),
+                subject.metric(Figure::Visits),
                 v,
                 "traffic equations (any distribution; the simulated ratio includes the cycles cut by the window)",
                 false,
             );
-            little(a, &prefix, v, &net.classes[c].name);
-            for r in all(a, &format!("{prefix}.response")) {
-                a.add(format!("{prefix}.residence"), v * r.0, &r.1, r.2);
+            little(a, subject, v, &net.classes[c].name);
+            for r in all(a, &subject.metric(Figure::Response)) {
+                a.add(subject.metric(Figure::Residence), v * r.0, &r.1, r.2);
             }
         }
         wait(net, s, &classes, a);
@@ -51,16 +52,14 @@ pub(super) fn add(net: &Network, v: &[Vec<f64>], a: &mut Analysis) {
         let ClassKind::Closed { reference, .. } = class.kind else {
             continue;
         };
-        let at_reference = format!(
-            "{}.response",
-            station_class_prefix(net, reference.0 as usize, c)
-        );
+        let at_reference =
+            station_class_subject(net, reference.0 as usize, c).metric(Figure::Response);
         let cycle = class_metric(net, c);
         for x in all(a, &cycle) {
             let same = all(a, &at_reference).into_iter().find(|z| z.1 == x.1);
             if let Some(z) = same.or_else(|| all(a, &at_reference).into_iter().next()) {
                 let (method, exact) = joint(&x, &z);
-                let name = format!("class.{}.response", class.name);
+                let name = Subject::Class(&class.name).metric(Figure::Response);
                 a.add(name, x.0 - z.0, &method, exact);
             }
         }
@@ -77,12 +76,17 @@ fn paths(net: &Network, path: &crate::network::Path, a: &mut Analysis) {
     let per_station: Vec<Vec<(f64, String, bool)>> = path
         .stations
         .iter()
-        .map(|s| all(a, &format!("station.{}.response", net.station(*s).name)))
+        .map(|s| {
+            all(
+                a,
+                &Subject::Station(&net.station(*s).name).metric(Figure::Response),
+            )
+        })
         .collect();
     if per_station.iter().any(Vec::is_empty) {
         return;
     }
-    let metric = format!("path.{}.response", path.name);
+    let metric = Subject::Path(&path.name).metric(Figure::Response);
     let mut common = 0;
     for (_, method, _) in &per_station[0] {
         let parts: Option<Vec<&(f64, String, bool)>> = per_station
@@ -124,7 +128,7 @@ fn flows(net: &Network, v: &[Vec<f64>], a: &mut Analysis) {
         if class.kind == ClassKind::Open && completes(net, c) {
             let rate = crate::network::estimates::arrival_rate(net, c);
             a.add(
-                format!("class.{}.throughput", class.name),
+                Subject::Class(&class.name).metric(Figure::Throughput),
                 rate,
                 BALANCE,
                 true,
@@ -150,8 +154,12 @@ fn flows(net: &Network, v: &[Vec<f64>], a: &mut Analysis) {
             ClassKind::Open => v[c][s] / crate::network::estimates::arrival_rate(net, c),
             ClassKind::Closed { .. } => v[c][s],
         };
-        let throughput =
-            |c: usize, a: &Analysis| all(a, &format!("class.{}.throughput", net.classes[c].name));
+        let throughput = |c: usize, a: &Analysis| {
+            all(
+                a,
+                &Subject::Class(&net.classes[c].name).metric(Figure::Throughput),
+            )
+        };
         for x in throughput(first, a) {
             let mut total = 0.0;
             let mut exact = true;
@@ -165,13 +173,14 @@ fn flows(net: &Network, v: &[Vec<f64>], a: &mut Analysis) {
                 exact &= xc.2;
                 per_class.push((c, per_job(c) * xc.0));
             }
-            let station = format!("station.{}.throughput", st.name);
+            let station = Subject::Station(&st.name).metric(Figure::Throughput);
             if !all(a, &station).iter().any(|y| y.1 == x.1) {
                 a.add(station, total, &x.1, exact);
             }
             if classes.len() > 1 && total.is_finite() {
                 for (c, flow) in per_class {
-                    let name = format!("station.{}.{}.throughput", st.name, net.classes[c].name);
+                    let name = Subject::StationClass(&st.name, &net.classes[c].name)
+                        .metric(Figure::Throughput);
                     a.add(name, flow, &x.1, exact);
                 }
             }
@@ -195,11 +204,11 @@ fn delay_response(net: &Network, s: usize, a: &mut Analysis) {
     if let Some(&m) = means.first()
         && means.iter().all(|x| (x / m - 1.0).abs() < 1e-9)
     {
-        put(format!("station.{}.response", st.name), m);
+        put(Subject::Station(&st.name).metric(Figure::Response), m);
     }
     if classes.len() > 1 {
         for (&c, &m) in classes.iter().zip(&means) {
-            put(format!("{}.response", station_class_prefix(net, s, c)), m);
+            put(station_class_subject(net, s, c).metric(Figure::Response), m);
         }
     }
 }
@@ -215,20 +224,23 @@ fn little_all(net: &Network, s: usize, a: &mut Analysis) {
     ) {
         return;
     }
-    let mut prefixes = vec![format!("station.{}", st.name)];
+    let mut subjects = vec![Subject::Station(&st.name)];
     let classes = visiting(net, s);
     if classes.len() > 1 {
-        prefixes.extend(classes.iter().map(|&c| station_class_prefix(net, s, c)));
+        subjects.extend(classes.iter().map(|&c| station_class_subject(net, s, c)));
     }
-    for prefix in prefixes {
-        let xs = all(a, &format!("{prefix}.throughput"));
+    for subject in subjects {
+        let xs = all(a, &subject.metric(Figure::Throughput));
         let matching = |m: &str| {
             xs.iter()
                 .find(|x| x.1 == m)
                 .or_else(|| xs.iter().find(|x| x.2))
                 .cloned()
         };
-        let (number, response) = (format!("{prefix}.number"), format!("{prefix}.response"));
+        let (number, response) = (
+            subject.metric(Figure::Number),
+            subject.metric(Figure::Response),
+        );
         let (ns, rs) = (all(a, &number), all(a, &response));
         for r in &rs {
             if let Some(x) = matching(&r.1).filter(|_| !ns.iter().any(|q| q.1 == r.1)) {
@@ -244,13 +256,13 @@ fn little_all(net: &Network, s: usize, a: &mut Analysis) {
     }
 }
 
-/// `<prefix>.response` by Little's law, `R = Q / (V X)`, for each method that predicts the
+/// `<subject>.response` by Little's law, `R = Q / (V X)`, for each method that predicts the
 /// station's number `Q` and the class's throughput `X` but not the response (the multiclass
 /// solvers at stations one class visits). `v` is the class's visits to the station.
-fn little(a: &mut Analysis, prefix: &str, v: f64, class: &str) {
-    let response = format!("{prefix}.response");
-    let throughput = all(a, &format!("class.{class}.throughput"));
-    for q in all(a, &format!("{prefix}.number")) {
+fn little(a: &mut Analysis, subject: Subject<'_>, v: f64, class: &str) {
+    let response = subject.metric(Figure::Response);
+    let throughput = all(a, &Subject::Class(class).metric(Figure::Throughput));
+    for q in all(a, &subject.metric(Figure::Number)) {
         let known = all(a, &response).iter().any(|r| r.1 == q.1);
         if let Some(x) = throughput.iter().find(|x| x.1 == q.1)
             && !known
@@ -275,10 +287,10 @@ fn wait(net: &Network, s: usize, classes: &[usize], a: &mut Analysis) {
     };
     if classes.len() > 1 {
         for &c in classes {
-            let prefix = format!("station.{}.{}", st.name, net.classes[c].name);
-            for r in all(a, &format!("{prefix}.response")) {
+            let subject = Subject::StationClass(&st.name, &net.classes[c].name);
+            for r in all(a, &subject.metric(Figure::Response)) {
                 a.add(
-                    format!("{prefix}.wait"),
+                    subject.metric(Figure::Wait),
                     r.0 - mean_service(st, c),
                     &r.1,
                     r.2,
@@ -294,9 +306,9 @@ fn wait(net: &Network, s: usize, classes: &[usize], a: &mut Analysis) {
         mixed_wait(net, s, classes, a);
         return;
     }
-    for r in all(a, &format!("station.{}.response", st.name)) {
+    for r in all(a, &Subject::Station(&st.name).metric(Figure::Response)) {
         a.add(
-            format!("station.{}.wait", st.name),
+            Subject::Station(&st.name).metric(Figure::Wait),
             r.0 - service,
             &r.1,
             r.2,
@@ -310,10 +322,10 @@ fn wait(net: &Network, s: usize, classes: &[usize], a: &mut Analysis) {
 /// method that predicts every class's wait and throughput there (labelled as those are).
 fn mixed_wait(net: &Network, s: usize, classes: &[usize], a: &mut Analysis) {
     let st = &net.stations[s];
-    let per_class = |c: usize, what: &str| {
+    let per_class = |c: usize, figure: Figure| {
         all(
             a,
-            &format!("station.{}.{}.{what}", st.name, net.classes[c].name),
+            &Subject::StationClass(&st.name, &net.classes[c].name).metric(figure),
         )
     };
     let Some(&first) = classes.first() else {
@@ -321,9 +333,9 @@ fn mixed_wait(net: &Network, s: usize, classes: &[usize], a: &mut Analysis) {
     };
     let found: Vec<(Vec<_>, Vec<_>)> = classes
         .iter()
-        .map(|&c| (per_class(c, "wait"), per_class(c, "throughput")))
+        .map(|&c| (per_class(c, Figure::Wait), per_class(c, Figure::Throughput)))
         .collect();
-    for w in per_class(first, "wait") {
+    for w in per_class(first, Figure::Wait) {
         let mut weighted = 0.0;
         let mut flow = 0.0;
         let mut exact = true;
@@ -339,7 +351,7 @@ fn mixed_wait(net: &Network, s: usize, classes: &[usize], a: &mut Analysis) {
         }
         if flow > 0.0 {
             a.add(
-                format!("station.{}.wait", st.name),
+                Subject::Station(&st.name).metric(Figure::Wait),
                 weighted / flow,
                 &w.1,
                 exact,

@@ -10,6 +10,7 @@ use crate::analytic::{
     kingman, nelson_tantawi, nelson_tantawi_correlation_factor,
 };
 use crate::dist::Law;
+use crate::metrics::name::{Figure, Subject};
 use crate::metrics::network::class_metric;
 use crate::network::{ClassKind, Discipline, Network, Routing, StationKind, Target};
 
@@ -168,7 +169,7 @@ pub(super) fn fork_join(net: &Network, a: &mut Analysis) {
         let name = &net.stations[*f].name;
         for v in distinct(stage.iter().flatten()) {
             a.add(
-                format!("station.{name}.response"),
+                Subject::Station(name).metric(Figure::Response),
                 v.value,
                 &v.method(),
                 v.exact,
@@ -344,13 +345,13 @@ fn batch_stage(
     let name = &net.stations[branches[0]].name;
     let (method, exact_here) = labelled(&base, exact, arrivals);
     a.add(
-        format!("station.{name}.response"),
+        Subject::Station(name).metric(Figure::Response),
         task,
         &method,
         exact_here,
     );
     a.add(
-        format!("station.{name}.number"),
+        Subject::Station(name).metric(Figure::Number),
         lambda * c * task,
         &method,
         exact_here,
@@ -423,13 +424,13 @@ fn queue_stage(
     for &b in branches {
         let name = &net.stations[b].name;
         a.add(
-            format!("station.{name}.response"),
+            Subject::Station(name).metric(Figure::Response),
             branch.mean_response,
             &branch_method,
             branch_exact,
         );
         a.add(
-            format!("station.{name}.number"),
+            Subject::Station(name).metric(Figure::Number),
             branch.mean_number,
             &branch_method,
             branch_exact,

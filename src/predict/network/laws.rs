@@ -8,6 +8,7 @@
 //! Little's law `L = X R` holds at every station too; the predictions of `number` use it.
 
 use super::{Analysis, Bottleneck, Bound, StationDemand, mean_service, service_stations};
+use crate::metrics::name::{Figure, Subject};
 use crate::network::estimates::arrival_rate;
 use crate::network::{ClassKind, Network, StationKind};
 
@@ -85,14 +86,14 @@ pub(super) fn open_utilisation(net: &Network, v: &[Vec<f64>], a: &mut Analysis) 
         let name = &st.name;
         let rate: f64 = (0..net.classes.len()).map(|c| v[c][s]).sum();
         a.add(
-            format!("station.{name}.throughput"),
+            Subject::Station(name).metric(Figure::Throughput),
             rate,
             "flow balance X = lambda (any distribution)",
             true,
         );
         if let Some(c) = servers(&st.kind) {
             a.add(
-                format!("station.{name}.utilisation"),
+                Subject::Station(name).metric(Figure::Utilisation),
                 load(s) / f64::from(c),
                 METHOD,
                 true,
@@ -116,7 +117,7 @@ pub(super) fn forced_flow_bounds(
     for (s, st) in service_stations(net) {
         let name = &st.name;
         a.bounds.push(Bound {
-            metric: format!("station.{name}.throughput"),
+            metric: Subject::Station(name).metric(Figure::Throughput),
             lower: x_lower * v[0][s],
             upper: x_upper * v[0][s],
             method: method.clone(),
@@ -124,7 +125,7 @@ pub(super) fn forced_flow_bounds(
         if servers(&st.kind) == Some(1) {
             let d = v[0][s] * mean_service(st, 0);
             a.bounds.push(Bound {
-                metric: format!("station.{name}.utilisation"),
+                metric: Subject::Station(name).metric(Figure::Utilisation),
                 lower: (x_lower * d).min(1.0),
                 upper: (x_upper * d).min(1.0),
                 method: method.clone(),

@@ -8,7 +8,8 @@ use super::{
 use crate::analytic::{
     self, CenterKind, QnaStation, allen_cunneen, kingman, mg1, mm1, mmc, mminf, qna,
 };
-use crate::metrics::network::{class_metric, station_class_prefix, visiting};
+use crate::metrics::name::{Figure, Subject};
+use crate::metrics::network::{class_metric, station_class_subject, visiting};
 use crate::network::{ClassId, Discipline, Network, Routing, StationId, StationKind, Target};
 
 /// The first source whose arrivals are not Poisson, as the reason it breaks the open-network
@@ -71,7 +72,7 @@ pub(super) fn open_network(net: &Network, v: &[Vec<f64>], a: &mut Analysis) {
             for &s in &served {
                 let name = &net.stations[s].name;
                 a.add(
-                    format!("station.{name}.number"),
+                    Subject::Station(name).metric(Figure::Number),
                     sol.mean_number[s],
                     &m,
                     exact,
@@ -79,7 +80,7 @@ pub(super) fn open_network(net: &Network, v: &[Vec<f64>], a: &mut Analysis) {
                 if sol.arrival_rate[s] > 0.0 {
                     // Little's law over all classes: R = L / lambda.
                     a.add(
-                        format!("station.{name}.response"),
+                        Subject::Station(name).metric(Figure::Response),
                         sol.mean_number[s] / sol.arrival_rate[s],
                         &m,
                         exact,
@@ -89,11 +90,16 @@ pub(super) fn open_network(net: &Network, v: &[Vec<f64>], a: &mut Analysis) {
                 for &c in visiting.iter().filter(|_| visiting.len() > 1) {
                     let per_job = classes[c].visits[s];
                     if per_job > 0.0 {
-                        let prefix = station_class_prefix(net, s, c);
+                        let subject = station_class_subject(net, s, c);
                         let residence = sol.residence[c][s];
-                        a.add(format!("{prefix}.response"), residence / per_job, &m, exact);
                         a.add(
-                            format!("{prefix}.number"),
+                            subject.metric(Figure::Response),
+                            residence / per_job,
+                            &m,
+                            exact,
+                        );
+                        a.add(
+                            subject.metric(Figure::Number),
                             sol.throughput[c] * residence,
                             &m,
                             exact,
@@ -189,13 +195,13 @@ fn whitt_qna(net: &Network, served: &[usize], a: &mut Analysis) {
                 let name = &net.stations[s].name;
                 let m = &sol.stations[k];
                 a.add(
-                    format!("station.{name}.response"),
+                    Subject::Station(name).metric(Figure::Response),
                     m.mean_response,
                     METHOD,
                     false,
                 );
                 a.add(
-                    format!("station.{name}.number"),
+                    Subject::Station(name).metric(Figure::Number),
                     m.mean_number,
                     METHOD,
                     false,
@@ -299,13 +305,13 @@ fn station_predictions(
         exact,
     );
     a.add(
-        format!("station.{name}.response"),
+        Subject::Station(name).metric(Figure::Response),
         m.mean_response,
         method,
         exact,
     );
     a.add(
-        format!("station.{name}.number"),
+        Subject::Station(name).metric(Figure::Number),
         m.mean_number,
         method,
         exact,

@@ -15,6 +15,7 @@ use crate::network::Network;
 use crate::stats::PERCENTILES;
 
 use super::Analysis;
+use crate::metrics::name::{Figure, Subject};
 
 mod forks;
 mod multiclass;
@@ -213,7 +214,7 @@ pub(super) fn add(net: &Network, v: &[Vec<f64>], a: &mut Analysis) {
     let per_class = multiclass::laws(net, &mut laws, a);
     for (s, est) in laws.iter().enumerate() {
         if let Some(est) = est {
-            emit(a, &format!("station.{}", net.stations[s].name), est);
+            emit(a, Subject::Station(&net.stations[s].name), est);
         }
     }
     let forks = forks::laws(net, &laws, a);
@@ -234,25 +235,24 @@ fn total_work<'a>(laws: impl Iterator<Item = &'a Sojourn>) -> Option<QuantileWor
         })
 }
 
-/// The metrics of the reported percentiles of `prefix`, as a refusal names them together.
-fn percentile_range(prefix: &str) -> String {
-    let first = PERCENTILES.first().map_or("", |p| p.0);
-    let last = PERCENTILES.last().map_or("", |p| p.0);
-    format!("{prefix}.{first}..{last}")
+/// The metrics of the reported percentiles of `subject`, as a refusal names them together.
+fn percentile_range(subject: Subject<'_>) -> String {
+    let [first, .., last] = Figure::PERCENTILES;
+    format!("{}..{last}", subject.metric(first))
 }
 
-/// Predictions of the four reported percentiles of `prefix` from `est` (or one refusal).
-fn emit(a: &mut Analysis, prefix: &str, est: &Estimate) {
+/// Predictions of the four reported percentiles of `subject` from `est` (or one refusal).
+fn emit(a: &mut Analysis, subject: Subject<'_>, est: &Estimate) {
     if let Err(e) = est.law.affordable() {
-        a.refuse(&est.method, format!("{}: {e}", percentile_range(prefix)));
+        a.refuse(&est.method, format!("{}: {e}", percentile_range(subject)));
         return;
     }
-    let mut values = Vec::with_capacity(PERCENTILES.len());
-    for (label, q) in PERCENTILES {
+    let mut values = Vec::with_capacity(Figure::PERCENTILES.len());
+    for (figure, (_, q)) in Figure::PERCENTILES.into_iter().zip(PERCENTILES) {
         match est.law.quantile(q) {
-            Ok(x) => values.push((format!("{prefix}.{label}"), x)),
+            Ok(x) => values.push((subject.metric(figure), x)),
             Err(e) => {
-                a.refuse(&est.method, format!("{prefix}.{label}: {e}"));
+                a.refuse(&est.method, format!("{}: {e}", subject.metric(figure)));
                 return;
             }
         }

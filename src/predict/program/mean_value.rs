@@ -25,6 +25,7 @@
 //!   approximation: no queueing, no rounding to bytes).
 
 use super::evaluation::Evaluation;
+use crate::metrics::name::{Figure, Subject};
 use crate::predict::{Analysis, Prediction, Refusal};
 use crate::program::{Category, Program};
 
@@ -120,7 +121,7 @@ fn add(prog: &Program, ev: &Evaluation, a: &mut Analysis) {
     let p = f64::from(prog.ranks);
     time(
         a,
-        "program.makespan".to_owned(),
+        Subject::Program.metric(Figure::Makespan),
         ev.makespan,
         all,
         bound_note,
@@ -130,10 +131,10 @@ fn add(prog: &Program, ev: &Evaluation, a: &mut Analysis) {
         let mean = times.iter().sum::<f64>() / p;
         let most = times.iter().copied().fold(0.0, f64::max);
         let at = settled(&ev.phase_ends[ph]);
-        time(a, format!("phase.{name}.mean"), mean, at, "");
-        time(a, format!("phase.{name}.max"), most, at, "");
+        time(a, Subject::Phase(name).metric(Figure::Mean), mean, at, "");
+        time(a, Subject::Phase(name).metric(Figure::Max), most, at, "");
     }
-    for (k, c) in Category::ALL.map(Category::name).iter().enumerate() {
+    for (k, c) in Category::ALL.map(Figure::from).into_iter().enumerate() {
         let spent = ev.spent.iter().map(|s| s[k]);
         let mean = spent.clone().sum::<f64>() / p;
         let never = ev.entered.iter().all(|e| !e[k]);
@@ -145,8 +146,11 @@ fn add(prog: &Program, ev: &Evaluation, a: &mut Analysis) {
             &l.times
         };
         for (metric, value) in [
-            (format!("ranks.{c}.mean"), mean),
-            (format!("ranks.{c}.max"), spent.fold(0.0, f64::max)),
+            (Subject::Ranks(c).metric(Figure::Mean), mean),
+            (
+                Subject::Ranks(c).metric(Figure::Max),
+                spent.fold(0.0, f64::max),
+            ),
         ] {
             put_settled(a, metric, value, breaks, untouched(never), all || never);
         }
@@ -154,7 +158,7 @@ fn add(prog: &Program, ev: &Evaluation, a: &mut Analysis) {
     if prog.has_messages() {
         put(
             a,
-            "messages.count".to_owned(),
+            Subject::Messages.metric(Figure::Count),
             ev.messages as f64,
             &[],
             " (a count)",
@@ -162,14 +166,14 @@ fn add(prog: &Program, ev: &Evaluation, a: &mut Analysis) {
         if ev.messages > 0 {
             put(
                 a,
-                "messages.delay".to_owned(),
+                Subject::Messages.metric(Figure::Delay),
                 ev.message_delay,
                 &l.delays,
                 "",
             );
             put(
                 a,
-                "messages.p99".to_owned(),
+                Subject::Messages.metric(Figure::P99),
                 ev.message_p99,
                 &l.percentiles,
                 P99_NOTE,
@@ -186,12 +190,24 @@ fn add(prog: &Program, ev: &Evaluation, a: &mut Analysis) {
             .iter()
             .map(|k| utilisation(k.busy))
             .fold(0.0, f64::max);
-        time(a, "links.utilisation.mean".to_owned(), mean, all, "");
-        time(a, "links.utilisation.max".to_owned(), most, all, "");
+        time(
+            a,
+            Subject::Links(Figure::Utilisation).metric(Figure::Mean),
+            mean,
+            all,
+            "",
+        );
+        time(
+            a,
+            Subject::Links(Figure::Utilisation).metric(Figure::Max),
+            most,
+            all,
+            "",
+        );
         let busy: f64 = ev.links.iter().map(|k| k.busy).sum();
         put(
             a,
-            "links.delay.mean".to_owned(),
+            Subject::Links(Figure::Delay).metric(Figure::Mean),
             busy / crossings as f64,
             &l.delays,
             "",
@@ -200,9 +216,9 @@ fn add(prog: &Program, ev: &Evaluation, a: &mut Analysis) {
     if prog.report_each {
         for (r, spent) in ev.spent.iter().enumerate() {
             let mine = ev.finish[r] <= ev.tainted[r] && ev.finish[r] <= l.unshared_until;
-            for (k, c) in Category::ALL.map(Category::name).iter().enumerate() {
+            for (k, c) in Category::ALL.map(Figure::from).into_iter().enumerate() {
                 let never = !ev.entered[r][k];
-                let metric = format!("rank.{r}.{c}");
+                let metric = Subject::Rank(r).metric(c);
                 let breaks = if k == Category::Communication as usize {
                     &l.delays
                 } else {
@@ -212,7 +228,7 @@ fn add(prog: &Program, ev: &Evaluation, a: &mut Analysis) {
             }
             time(
                 a,
-                format!("rank.{r}.finish"),
+                Subject::Rank(r).metric(Figure::Finish),
                 ev.finish[r],
                 mine,
                 bound_note,
@@ -221,23 +237,35 @@ fn add(prog: &Program, ev: &Evaluation, a: &mut Analysis) {
         for k in &ev.links {
             let name = &k.name;
             let utilisation = k.busy / ev.makespan;
-            time(a, format!("link.{name}.utilisation"), utilisation, all, "");
+            time(
+                a,
+                Subject::Link(name).metric(Figure::Utilisation),
+                utilisation,
+                all,
+                "",
+            );
             put(
                 a,
-                format!("link.{name}.messages"),
+                Subject::Link(name).metric(Figure::Messages),
                 k.messages as f64,
                 &[],
                 " (a count)",
             );
             put(
                 a,
-                format!("link.{name}.delay"),
+                Subject::Link(name).metric(Figure::Delay),
                 k.busy / k.messages as f64,
                 &l.delays,
                 "",
             );
             if let Some(p99) = k.p99 {
-                put(a, format!("link.{name}.p99"), p99, &l.percentiles, P99_NOTE);
+                put(
+                    a,
+                    Subject::Link(name).metric(Figure::P99),
+                    p99,
+                    &l.percentiles,
+                    P99_NOTE,
+                );
             }
         }
     }

@@ -25,6 +25,7 @@ pub mod stochastic;
 use std::collections::HashMap;
 
 use crate::analytic::MessageCost;
+use crate::metrics::name::{Figure, Subject};
 use crate::predict::{Analysis, Prediction, Refusal};
 use crate::program::collective::{Algorithm, Collective, Cost};
 use crate::program::expr::Env;
@@ -82,9 +83,9 @@ pub fn analyze(prog: &Program) -> Analysis {
                             exact,
                         })
                     };
-                    put(format!("phase.{name}.max"));
+                    put(Subject::Phase(name).metric(Figure::Max));
                     if whole == Some(id as u16) {
-                        put("program.makespan".to_owned());
+                        put(Subject::Program.metric(Figure::Makespan));
                     }
                 }
                 Err(why) => a.refusals.push(Refusal {

@@ -26,6 +26,7 @@ use rustc_hash::FxHashMap;
 
 use super::evaluation::{Evaluation, evaluate_with_waits};
 use super::stochastic;
+use crate::metrics::name::{Figure, Subject};
 use crate::predict::Analysis;
 use crate::program::{Program, Sharing};
 
@@ -58,7 +59,7 @@ pub fn predictions(prog: &Program, ev: &Evaluation, a: &mut Analysis) {
             )];
             let (method, _) = crate::predict::approximation(METHOD, &label);
             a.add(
-                "program.makespan".to_owned(),
+                Subject::Program.metric(Figure::Makespan),
                 with_waits.makespan,
                 &method,
                 false,
@@ -76,7 +77,7 @@ pub fn predictions(prog: &Program, ev: &Evaluation, a: &mut Analysis) {
                 Ok(x) => {
                     let (method, _) = crate::predict::approximation(MAXIMA_METHOD, &label);
                     a.add(
-                        "program.makespan".to_owned(),
+                        Subject::Program.metric(Figure::Makespan),
                         x.makespan.mean,
                         &method,
                         false,
@@ -88,7 +89,7 @@ pub fn predictions(prog: &Program, ev: &Evaluation, a: &mut Analysis) {
                         all.push("Clark's maxima take each partial maximum as normal".to_owned());
                         let (method, _) = crate::predict::approximation(STOCHASTIC_METHOD, &all);
                         a.add(
-                            "program.makespan".to_owned(),
+                            Subject::Program.metric(Figure::Makespan),
                             x.makespan.mean,
                             &method,
                             false,

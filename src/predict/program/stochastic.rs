@@ -41,6 +41,7 @@ use super::graph::{Duration, Graph, NONE};
 use super::laws::{self, Maximum, Sum};
 use crate::analytic::canonical::{add_private, combine, dot};
 use crate::analytic::{MaxMoments, Normal};
+use crate::metrics::name::{Figure, Subject};
 
 /// The most terms (paths with different draws) a form may have, beyond the ranks' number:
 /// forms grow like this only where ranks are coupled without synchronising.
@@ -848,14 +849,20 @@ pub fn predictions(
         Ok(x) => {
             put(
                 a,
-                "program.makespan".to_owned(),
+                Subject::Program.metric(Figure::Makespan),
                 x.makespan.mean,
                 EXACT_METHOD,
                 &[],
             );
             if prog.report_each {
                 for (r, f) in x.finish.iter().enumerate() {
-                    put(a, format!("rank.{r}.finish"), *f, EXACT_METHOD, &[]);
+                    put(
+                        a,
+                        Subject::Rank(r).metric(Figure::Finish),
+                        *f,
+                        EXACT_METHOD,
+                        &[],
+                    );
                 }
             }
         }
@@ -867,14 +874,20 @@ pub fn predictions(
                         ["Clark's maxima take each partial maximum as normal".to_owned()];
                     put(
                         a,
-                        "program.makespan".to_owned(),
+                        Subject::Program.metric(Figure::Makespan),
                         x.makespan.mean,
                         CLARK_METHOD,
                         &clark_note,
                     );
                     if prog.report_each {
                         for (r, f) in x.finish.iter().enumerate() {
-                            put(a, format!("rank.{r}.finish"), *f, CLARK_METHOD, &clark_note);
+                            put(
+                                a,
+                                Subject::Rank(r).metric(Figure::Finish),
+                                *f,
+                                CLARK_METHOD,
+                                &clark_note,
+                            );
                         }
                     }
                 }
@@ -886,7 +899,7 @@ pub fn predictions(
     if ev.unshareable && ev.sharing.none() && !random_sizes {
         match level_bound(g) {
             Ok(upper) => a.bounds.push(crate::predict::Bound {
-                metric: "program.makespan".to_owned(),
+                metric: Subject::Program.metric(Figure::Makespan),
                 lower: ev.makespan,
                 upper: upper.max(ev.makespan),
                 method: BOUNDS_METHOD.to_owned(),

@@ -23,6 +23,7 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 use crate::analytic::WORK_BUDGET;
+use crate::metrics::name::{Figure, Subject};
 use crate::predict::{Analysis, Prediction, Refusal};
 use crate::program::collective::{Algorithm, Collective, GroupShape, Step};
 use crate::program::{CollectiveOp, Instr, Program};
@@ -86,11 +87,17 @@ pub fn analyze(s: &Schedule) -> Analysis {
             };
             let seconds = |t: f64| t / TICKS_PER_SECOND;
             for (metric, value) in [
-                ("program.makespan", seconds(f.makespan as f64)),
-                ("ranks.finish.mean", seconds(f.mean_finish)),
+                (
+                    Subject::Program.metric(Figure::Makespan),
+                    seconds(f.makespan as f64),
+                ),
+                (
+                    Subject::Ranks(Figure::Finish).metric(Figure::Mean),
+                    seconds(f.mean_finish),
+                ),
             ] {
                 a.predictions.push(Prediction {
-                    metric: metric.to_owned(),
+                    metric,
                     value,
                     method: method.clone(),
                     exact,

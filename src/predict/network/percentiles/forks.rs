@@ -12,9 +12,9 @@ use super::{Estimate, Sojourn, emit, quantiles};
 use crate::analytic::route_moments;
 use crate::dist::Dist;
 use crate::dist::Law;
+use crate::metrics::name::{Figure, Subject};
 use crate::network::{ClassId, Network, Routing, StationId, StationKind, Target};
 use crate::predict::{Analysis, Bound};
-use crate::stats::PERCENTILES;
 
 const METHOD: &str = "fork-join maximum";
 const ASSOCIATED: &str = "associated branch sojourns (Esary-Proschan-Walkup 1967, Nelson-Tantawi 1988): between the largest branch percentile and the independent-branch maximum's";
@@ -64,7 +64,7 @@ pub(super) fn laws(
         });
         match stage {
             Ok(stage) => {
-                emit_stage(a, &format!("station.{}", st.name), &stage);
+                emit_stage(a, Subject::Station(&st.name), &stage);
                 out[f] = Some(stage);
             }
             Err(reason) => a.refuse(METHOD, format!("fork {:?}: {reason}", st.name)),
@@ -179,8 +179,8 @@ fn stage(
     })
 }
 
-/// The predictions, or the bounds, of `prefix`'s percentiles from `stage`.
-pub(super) fn emit_stage(a: &mut Analysis, prefix: &str, stage: &Stage) {
+/// The predictions, or the bounds, of `subject`'s percentiles from `stage`.
+pub(super) fn emit_stage(a: &mut Analysis, subject: Subject<'_>, stage: &Stage) {
     let Trust::UpperBound { branches } = &stage.trust else {
         let exact = matches!(stage.trust, Trust::Exact);
         let est = Estimate {
@@ -188,7 +188,7 @@ pub(super) fn emit_stage(a: &mut Analysis, prefix: &str, stage: &Stage) {
             method: stage.method.clone(),
             exact,
         };
-        emit(a, prefix, &est);
+        emit(a, subject, &est);
         return;
     };
     // the maximum's quantiles and every branch's
@@ -197,7 +197,7 @@ pub(super) fn emit_stage(a: &mut Analysis, prefix: &str, stage: &Stage) {
     {
         a.refuse(
             &stage.method,
-            format!("{}: {e}", super::percentile_range(prefix)),
+            format!("{}: {e}", super::percentile_range(subject)),
         );
         return;
     }
@@ -205,17 +205,17 @@ pub(super) fn emit_stage(a: &mut Analysis, prefix: &str, stage: &Stage) {
     let lower: Result<Vec<Vec<f64>>, _> = branches.iter().map(quantiles).collect();
     match (upper, lower) {
         (Ok(upper), Ok(lower)) => {
-            for (i, (label, _)) in PERCENTILES.iter().enumerate() {
+            for (i, figure) in Figure::PERCENTILES.into_iter().enumerate() {
                 let low = lower.iter().map(|q| q[i]).fold(0.0, f64::max);
                 a.bounds.push(Bound {
-                    metric: format!("{prefix}.{label}"),
+                    metric: subject.metric(figure),
                     lower: low,
                     upper: upper[i].max(low),
                     method: stage.method.clone(),
                 });
             }
         }
-        (Err(e), _) | (_, Err(e)) => a.refuse(&stage.method, format!("{prefix}: {e}")),
+        (Err(e), _) | (_, Err(e)) => a.refuse(&stage.method, format!("{subject}: {e}")),
     }
 }
 

@@ -6,12 +6,13 @@
 use super::{Estimate, Sojourn};
 use crate::analytic::{PhaseType, erlang_c};
 use crate::dist::Dist;
-use crate::metrics::network::{station_class_prefix, visiting};
+use crate::metrics::network::{station_class_subject, visiting};
 use crate::network::{Discipline, Network, StationKind};
 use crate::predict::Analysis;
 use crate::predict::network::service_stations;
 
 use super::stations::preferred_prediction;
+use crate::metrics::name::{Figure, Subject};
 
 /// The sojourn law of each class at each station (`[class][station]`): the class's own law at
 /// a shared queue that had none, set here together with the station's mixture in `laws`, and
@@ -62,7 +63,7 @@ fn shared_queue(
     else {
         return Err("not a queue".to_owned());
     };
-    let (_, source) = preferred_prediction(a, &format!("station.{}.response", st.name))
+    let (_, source) = preferred_prediction(a, &Subject::Station(&st.name).metric(Figure::Response))
         .ok_or("no mean response predicted")?;
     let value = |metric: String| {
         a.predictions
@@ -71,7 +72,7 @@ fn shared_queue(
             .map(|p| p.value)
             .ok_or(format!("{source} predicts no {metric}"))
     };
-    let utilisation = value(format!("station.{}.utilisation", st.name))?;
+    let utilisation = value(Subject::Station(&st.name).metric(Figure::Utilisation))?;
     // P(wait): U for one server, Erlang C at the offered load c U for several
     let waits = if *servers == 1 {
         utilisation
@@ -95,9 +96,9 @@ fn shared_queue(
     let mut classes = Vec::new();
     let mut parts = Vec::new();
     for c in visiting(net, s) {
-        let prefix = station_class_prefix(net, s, c);
-        let mean = value(format!("{prefix}.response"))?;
-        let throughput = value(format!("{prefix}.throughput"))?;
+        let subject = station_class_subject(net, s, c);
+        let mean = value(subject.metric(Figure::Response))?;
+        let throughput = value(subject.metric(Figure::Throughput))?;
         let d: &Dist = service.get(c).and_then(Option::as_ref).ok_or(format!(
             "no service law for class {:?}",
             net.classes[c].name

@@ -13,6 +13,7 @@ use super::stations::preferred_prediction;
 use super::{Estimate, Sojourn, emit};
 use crate::analytic::{PhaseType, route_moments};
 use crate::dist::Law;
+use crate::metrics::name::Subject;
 use crate::network::{
     ClassId, ClassKind, Discipline, Network, Routing, StationId, StationKind, Target,
 };
@@ -37,19 +38,19 @@ pub(super) fn classes(
         if !crate::metrics::network::completes(net, c) {
             continue;
         }
-        let prefix = format!("class.{}", class.name);
+        let subject = Subject::Class(&class.name);
         let laws = &per_class[c];
         let result = if has_fork {
             chain_of_stages(net, laws, forks, a)
                 .or_else(|chain| {
                     walk_of_stages(net, laws, forks, a).map_err(|walk| format!("{chain}; {walk}"))
                 })
-                .map(|stage| emit_stage(a, &prefix, &stage))
+                .map(|stage| emit_stage(a, subject, &stage))
         } else {
-            markov_route(net, v, c, laws, a).map(|est| emit(a, &prefix, &est))
+            markov_route(net, v, c, laws, a).map(|est| emit(a, subject, &est))
         };
         if let Err(reason) = result {
-            a.refuse(ROUTE, format!("{prefix}: {reason}"));
+            a.refuse(ROUTE, format!("{subject}: {reason}"));
         }
     }
 }

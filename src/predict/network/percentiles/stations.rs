@@ -21,6 +21,7 @@ use crate::analytic::{
 };
 use crate::dist::Dist;
 use crate::dist::Law;
+use crate::metrics::name::{Figure, Subject};
 use crate::network::{
     ClassId, ClassKind, Discipline, Network, Routing, Rule, StationId, StationKind, Target,
 };
@@ -133,7 +134,7 @@ fn open_queue(
             match pk {
                 Ok(law) => super::emit(
                     a,
-                    &format!("station.{}", st.name),
+                    Subject::Station(&st.name),
                     &Estimate {
                         law,
                         method: M_G_1_WAITED.to_owned(),
@@ -232,7 +233,7 @@ fn closed_waited(net: &Network, s: usize, problem: &str, a: &mut Analysis) -> Op
     };
     let d = common_service(net, s)?;
     let (mean, source) = predicted_mean(net, s, a)?;
-    let utilisation = format!("station.{}.utilisation", st.name);
+    let utilisation = Subject::Station(&st.name).metric(Figure::Utilisation);
     let u = a
         .predictions
         .iter()
@@ -255,7 +256,10 @@ fn closed_waited(net: &Network, s: usize, problem: &str, a: &mut Analysis) -> Op
 
 /// The mean response predicted for station `s` (see [`preferred_prediction`]).
 fn predicted_mean(net: &Network, s: usize, a: &Analysis) -> Option<(f64, String)> {
-    preferred_prediction(a, &format!("station.{}.response", net.stations[s].name))
+    preferred_prediction(
+        a,
+        &Subject::Station(&net.stations[s].name).metric(Figure::Response),
+    )
 }
 
 /// The prediction of `metric` by a method for renewal arrivals (QNA, Kingman, Allen-Cunneen)
