@@ -7,7 +7,7 @@
 //! is for parsim. What the checks after reading find (values out of range, names that refer to
 //! nothing, routing and stability) is not in it.
 
-use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
+use schemars::JsonSchema;
 
 use super::raw::program::{RawDisk, RawLogGp, RawMachine, RawProgram, RawTopology};
 use super::raw::{RawClass, RawPath, RawRoute, RawRun, RawStation, RawValidate};
@@ -94,26 +94,4 @@ fn add_aliases(v: &mut serde_json::Value) {
         serde_json::Value::Array(items) => items.iter_mut().for_each(add_aliases),
         _ => {}
     }
-}
-
-/// The schema of an expression field ([`super::raw::program::ExprText`]): an integer or an
-/// expression of `rank`, `P` and loop variables in a string.
-pub(crate) fn expr_schema(_: &mut SchemaGenerator) -> Schema {
-    json_schema!({
-        "description": "An integer, or an expression of rank, P and loop variables in a string, e.g. \"(rank + 1) % P\".",
-        "type": ["integer", "string"]
-    })
-}
-
-/// The schema of a message size ([`super::raw::program::SizeSpec`]): a number of bytes, an
-/// expression, or a distribution table.
-pub(crate) fn size_schema(generator: &mut SchemaGenerator) -> Schema {
-    let dist = generator.subschema_for::<crate::dist::DistSpec>();
-    json_schema!({
-        "description": "Bytes: a whole number, an expression in a string, or a distribution table drawn per message.",
-        "anyOf": [
-            { "type": ["number", "string"] },
-            dist
-        ]
-    })
 }

@@ -56,7 +56,7 @@ pub struct RawSpmd {
     #[schemars(with = "Option<schema::Family>")]
     pub io_dist: Option<Family>,
     /// An explicit interconnect in place of the `w` submodel: the program form of
-    /// `super::program` (`bus`, `full`, `ring`, `mesh`, `torus`, `tree`, `fat_tree`).
+    /// the model (`bus`, `full`, `ring`, `mesh`, `torus`, `tree`, `fat_tree`).
     pub network: Option<TopologyKind>,
     /// Network form: cycles the program runs (default 20).
     pub cycles: Option<i64>,
@@ -155,7 +155,8 @@ impl RawPhase {
 mod schema {
     use schemars::JsonSchema;
 
-    /// The mirror of [`crate::models::spmd::Family`] the schema is made from.
+    /// A law of the model's times, scaled to the mean the model gives them (read by the
+    /// model's own `Family`; this mirror is what the schema is made from).
     #[derive(JsonSchema)]
     #[serde(tag = "dist", rename_all = "snake_case", deny_unknown_fields)]
     #[allow(dead_code)] // read by schemars only
@@ -188,7 +189,8 @@ mod schema {
         },
     }
 
-    /// The mirror of [`crate::models::spmd::Io`] the schema is made from.
+    /// How the groups do their I/O (read by the model's own `Io`; this mirror is what the
+    /// schema is made from).
     #[derive(JsonSchema)]
     #[serde(rename_all = "kebab-case")]
     #[allow(dead_code)] // read by schemars only

@@ -238,8 +238,8 @@ pub struct RawTopology {
     pub sharing: Option<RawSharing>,
 }
 
-/// `[machine]`: message costs from a machine profile (see [`crate::models::profile`]) instead of a
-/// `[topology]`.
+/// `[machine]`: message costs from a machine profile (measured costs, as `parsim fit-comm` writes
+/// them) instead of a `[topology]`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawMachine {
@@ -297,8 +297,11 @@ impl JsonSchema for ExprText {
     fn schema_name() -> std::borrow::Cow<'static, str> {
         "Expression".into()
     }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::scenario::schema::expr_schema(generator)
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "description": "An integer, or an expression of rank, P and loop variables in a string, e.g. \"(rank + 1) % P\".",
+            "type": ["integer", "string"]
+        })
     }
 }
 
@@ -341,7 +344,14 @@ impl JsonSchema for SizeSpec {
         "Size".into()
     }
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::scenario::schema::size_schema(generator)
+        let dist = generator.subschema_for::<DistSpec>();
+        schemars::json_schema!({
+            "description": "Bytes: a whole number, an expression in a string, or a distribution table drawn per message.",
+            "anyOf": [
+                { "type": ["number", "string"] },
+                dist
+            ]
+        })
     }
 }
 
