@@ -85,3 +85,27 @@ pub(super) fn build(mut raw: RawScenario, base: &Path) -> Result<Built, Vec<Prob
     }
     network::build(ck, raw, base, run, validate, spmd)
 }
+
+/// A checked workload made a scenario: its metric names (in `[run]` and `[validate]`) checked
+/// against what it reports, then the rest of the scenario around it.
+fn finish(
+    mut ck: Checker,
+    raw: &RawScenario,
+    run: RunConfig,
+    validate: ValidateConfig,
+    workload: Workload,
+    model: Option<Model>,
+) -> Result<Built, Vec<Problem>> {
+    config::check_metric_names(&mut ck, raw, &run, &validate, &workload);
+    if !ck.found.is_empty() {
+        return Err(ck.found);
+    }
+    Ok(Built {
+        workload,
+        run,
+        validate,
+        name: raw.name.clone(),
+        description: raw.description.clone(),
+        model,
+    })
+}

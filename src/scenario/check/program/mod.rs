@@ -3,7 +3,7 @@
 
 pub(crate) mod compile;
 
-use super::{Built, Checker, config};
+use super::{Built, Checker};
 use crate::models::Model;
 use crate::problem::Problem;
 use crate::program::Program;
@@ -12,7 +12,7 @@ use crate::scenario::{RunConfig, ValidateConfig, Workload};
 
 /// A program run by the program executor: its metric names checked, the scenario built.
 pub(super) fn finish(
-    mut ck: Checker,
+    ck: Checker,
     raw: &RawScenario,
     run: RunConfig,
     validate: ValidateConfig,
@@ -20,16 +20,5 @@ pub(super) fn finish(
     model: Option<Model>,
 ) -> Result<Built, Vec<Problem>> {
     let workload = Workload::Program(Box::new(program));
-    config::check_metric_names(&mut ck, raw, &run, &validate, &workload);
-    if !ck.found.is_empty() {
-        return Err(ck.found);
-    }
-    Ok(Built {
-        workload,
-        run,
-        validate,
-        name: raw.name.clone(),
-        description: raw.description.clone(),
-        model,
-    })
+    super::finish(ck, raw, run, validate, workload, model)
 }

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use toml::Spanned;
 
 use super::program::compile::Compiled;
-use super::{Built, Checker, config};
+use super::{Built, Checker};
 use crate::analytic::loggp::LogGp;
 use crate::models::Model;
 use crate::problem::Problem;
@@ -314,7 +314,7 @@ pub(in crate::scenario::check) fn fits(compiled: &Compiled, at: usize) -> Result
 
 /// A program run as a dependency graph: its metric names checked, the scenario built.
 pub(in crate::scenario::check) fn finish(
-    mut ck: Checker,
+    ck: Checker,
     raw: &RawScenario,
     run: RunConfig,
     validate: ValidateConfig,
@@ -322,16 +322,5 @@ pub(in crate::scenario::check) fn finish(
     model: Option<Model>,
 ) -> Result<Built, Vec<Problem>> {
     let workload = Workload::Schedule(Box::new(schedule));
-    config::check_metric_names(&mut ck, raw, &run, &validate, &workload);
-    if !ck.found.is_empty() {
-        return Err(ck.found);
-    }
-    Ok(Built {
-        workload,
-        run,
-        validate,
-        name: raw.name.clone(),
-        description: raw.description.clone(),
-        model,
-    })
+    super::finish(ck, raw, run, validate, workload, model)
 }
