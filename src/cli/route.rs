@@ -36,7 +36,7 @@ pub struct RouteArgs {
 fn links_of(sc: &Scenario) -> anyhow::Result<(&Interconnect, u32, u32)> {
     let file = sc.path.display();
     match &sc.workload {
-        Workload::Program(p) => Ok((&p.network, p.ranks, p.ranks_per_node)),
+        Workload::Program(p) => Ok((&p.interconnect, p.ranks, p.ranks_per_node)),
         Workload::Schedule(s) => {
             let Some(links) = &s.machine.links else {
                 let how = if matches!(s.form, Form::Dag(_)) {

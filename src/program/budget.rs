@@ -212,7 +212,7 @@ pub fn check(prog: &Program) -> Vec<Excess> {
             }
             Instr::Send { bytes, .. } | Instr::SendRecv { bytes, .. } => {
                 steps = 1.0;
-                let net = &prog.network;
+                let net = &prog.interconnect;
                 if let Size::Bytes(b) = bytes
                     && b.as_constant().is_none()
                     && let Some(v) = largest(prog, b)
@@ -268,9 +268,9 @@ pub fn check(prog: &Program) -> Vec<Excess> {
                         "bytes",
                         format!(
                             "the transmission of {v} bytes at {:e} bytes per time unit",
-                            prog.network.bandwidth
+                            prog.interconnect.bandwidth
                         ),
-                        v as f64 * blocks / prog.network.bandwidth,
+                        v as f64 * blocks / prog.interconnect.bandwidth,
                     );
                 }
             }

@@ -152,7 +152,7 @@ impl<'p> Control<'p> {
             .disks
             .iter()
             .map(|d| d.bandwidth)
-            .fold(self.prog.network.bandwidth, f64::min);
+            .fold(self.prog.interconnect.bandwidth, f64::min);
         if !super::budget::span_fits(self.prog, v as f64 / slowest) {
             return Err(self.fault(
                 rank,

@@ -64,7 +64,7 @@ pub struct Program {
     /// Rank groups of group operations, by index.
     pub groups: Vec<Groups>,
     /// The interconnect.
-    pub network: Interconnect,
+    pub interconnect: Interconnect,
     /// Disks.
     pub disks: Vec<Disk>,
     /// The clock's resolution, from the smallest time of the program.
@@ -304,7 +304,7 @@ impl Program {
     /// are 0, the transmission of a typical message (8-byte messages on a bus with neither
     /// would otherwise all fall in the first bin, a p99 of 0); 1 where neither is positive.
     pub fn message_scale(&self) -> f64 {
-        let net = &self.network;
+        let net = &self.interconnect;
         [
             net.startup + net.latency,
             self.typical_bytes / net.bandwidth,

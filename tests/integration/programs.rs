@@ -131,7 +131,7 @@ fn one_message_on_an_idle_network_costs_the_lecture_formula_on_every_topology() 
 
 /// The number of links from node 0 to node `dst` in a program scenario's topology.
 fn hops(sc: &parsim::scenario::Scenario, dst: u32) -> f64 {
-    f64::from(sc.program().unwrap().network.topology.distance(0, dst))
+    f64::from(sc.program().unwrap().interconnect.topology.distance(0, dst))
 }
 
 #[test]

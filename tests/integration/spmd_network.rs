@@ -73,7 +73,7 @@ fn builds_the_grid_and_its_exchanges() {
             let prog = sc.program().unwrap();
             assert_eq!(prog.ranks, p);
             assert_eq!(
-                prog.network.topology.shape(),
+                prog.interconnect.topology.shape(),
                 &Shape::Grid {
                     dims: dims.clone(),
                     wrap
@@ -97,8 +97,8 @@ fn builds_the_grid_and_its_exchanges() {
                 }
             }
             let spmd = sc.spmd().unwrap();
-            assert!((prog.network.bandwidth - 1_048_576.0).abs() < 1e-6);
-            assert!((prog.network.startup - 0.4 / (2.0 * f64::from(r))).abs() < 1e-15);
+            assert!((prog.interconnect.bandwidth - 1_048_576.0).abs() < 1e-6);
+            assert!((prog.interconnect.startup - 0.4 / (2.0 * f64::from(r))).abs() < 1e-15);
             assert_eq!(spmd.network.as_ref().unwrap().dims, dims);
         }
     }

@@ -385,7 +385,7 @@ impl<'p> Execution<'p> {
     pub fn new(prog: &'p Program, seed: u64, replication: u64) -> Execution<'p> {
         let p = prog.ranks as usize;
         let clock = prog.clock;
-        let net = &prog.network;
+        let net = &prog.interconnect;
         let links = net.topology.link_count();
         let mut disk_base = Vec::new();
         let mut units = 0;
@@ -510,7 +510,7 @@ impl<'p> Execution<'p> {
             });
         }
         let finish: Vec<Ticks> = self.ranks.iter().map(|r| r.finish).collect();
-        let topology = &self.prog.network.topology;
+        let topology = &self.prog.interconnect.topology;
         let timeline = recorder.timeline(&self.clock, &finish, &self.prog.phases, |slot| {
             let id = self.link_id(slot);
             (id, topology.link_name(id))
@@ -954,7 +954,7 @@ impl<'p> Execution<'p> {
     fn route(&mut self, at: u32, dst: u32) -> (u32, u32) {
         let hop = self
             .prog
-            .network
+            .interconnect
             .topology
             .next(at, dst)
             .expect("a message in the network is not yet at its destination");
@@ -988,7 +988,7 @@ impl<'p> Execution<'p> {
     /// A slot for `link`, on its first use.
     #[inline(never)]
     fn new_slot(&mut self, link: u64) -> u32 {
-        let net = &self.prog.network;
+        let net = &self.prog.interconnect;
         let slot = self.links.len() as u32;
         self.links.push(LinkRun {
             used: true,
@@ -1026,7 +1026,7 @@ impl<'p> Execution<'p> {
     #[inline(never)]
     fn record_link_delay(&mut self, slot: u32, ticks: Ticks) {
         let link = self.link_id(slot);
-        let net = &self.prog.network;
+        let net = &self.prog.interconnect;
         let (clock, typical) = (self.clock, self.prog.typical_bytes);
         self.link_percentiles
             .entry(slot)
@@ -1064,7 +1064,7 @@ impl<'p> Execution<'p> {
             }
             self.calendar
                 .schedule(due, PEvent::LinkPs { slot, generation });
-            if self.prog.network.switching == Switching::CutThrough {
+            if self.prog.interconnect.switching == Switching::CutThrough {
                 let m = &mut self.msgs.items[msg as usize];
                 m.serving += 1;
                 m.at = to;
@@ -1097,7 +1097,7 @@ impl<'p> Execution<'p> {
         m.at = to;
         m.finish = m.finish.max(finish);
         let (dst, latest) = (m.dst_node, m.finish);
-        let (next, event) = match (self.prog.network.switching, last) {
+        let (next, event) = match (self.prog.interconnect.switching, last) {
             (Switching::StoreAndForward, false) => (finish, self.hop_event(msg, to, dst)),
             (Switching::StoreAndForward, true) => (finish, PEvent::Deliver { msg }),
             (Switching::CutThrough, false) => (start, self.hop_event(msg, to, dst)),
@@ -1139,7 +1139,7 @@ impl<'p> Execution<'p> {
             self.record_link_delay(slot, delay);
         }
         let msg = v.msg;
-        match self.prog.network.switching {
+        match self.prog.interconnect.switching {
             Switching::StoreAndForward => {
                 self.msgs.items[msg as usize].at = v.to;
                 let dst = self.msgs.items[msg as usize].dst_node;
@@ -1434,7 +1434,7 @@ impl<'p> Execution<'p> {
         let makespan_ticks = self.ranks.iter().map(|r| r.finish).max().unwrap_or(0);
         let makespan = clock.wide_span(makespan_ticks);
         let np = self.prog.phases.len();
-        let topology = &self.prog.network.topology;
+        let topology = &self.prog.interconnect.topology;
         let mut links: Vec<(u64, LinkFigures)> = self
             .links
             .iter()

@@ -12,7 +12,7 @@ use crate::topology::Shape;
 /// and Pollaczek-Khinchine, and the published figures; predictions of `program.makespan` and
 /// `messages.delay`.
 pub fn predictions(prog: &Program, p: &Pipeline) -> (Vec<Prediction>, Vec<Refusal>) {
-    let net = &prog.network;
+    let net = &prog.interconnect;
     let mut out = Vec::new();
     let mut refused = Vec::new();
     let transmit = p.message.mean() / net.bandwidth;

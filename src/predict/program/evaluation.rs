@@ -555,10 +555,10 @@ impl<'p> Walker<'p> {
         random_size: Option<(u32, &'p Dist)>,
     ) -> (f64, f64, u32, u32) {
         let (from, sent) = (self.ranks[r as usize].node, self.ranks[r as usize].clock);
-        let inject = sent + self.prog.network.startup;
+        let inject = sent + self.prog.interconnect.startup;
         let mut route: Vec<u64> = Vec::new();
         let prog = self.prog;
-        let net = &prog.network;
+        let net = &prog.interconnect;
         let dst = prog.node_of(to);
         let mut at = prog.node_of(r);
         let mut clock = inject;
@@ -702,7 +702,7 @@ impl<'p> Walker<'p> {
             return s;
         }
         let prog = self.prog;
-        let net = &prog.network;
+        let net = &prog.interconnect;
         let slot = self.links.len() as u32;
         let scale = prog.typical_bytes / (net.bandwidth * net.topology.capacity(link));
         self.links.push(LinkAcc {
@@ -1085,7 +1085,7 @@ impl<'p> Walker<'p> {
             ..Sharing::default()
         };
         self.links.sort_by_key(|l| l.id);
-        let topology = &prog.network.topology;
+        let topology = &prog.interconnect.topology;
         // each phase's window: from its first entry to its last exit
         let windows: Vec<(f64, f64)> = (0..np)
             .map(|ph| {

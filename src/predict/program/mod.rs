@@ -206,7 +206,7 @@ fn common_breaks(prog: &Program) -> Vec<String> {
 /// evaluation, or why there is none) are those of the formula: one link of unit capacity per
 /// message, and no link crossed by two messages at once.
 fn collective(prog: &Program, op: &CollectiveOp, routes: Result<&PhaseRoutes, &str>) -> ClosedForm {
-    let net = &prog.network;
+    let net = &prog.interconnect;
     let (n, bytes) = group_and_bytes(prog, op)?;
     let combine = op.combine.as_ref().map_or(0.0, |d| d.mean());
     let cost = Cost {
@@ -318,7 +318,7 @@ fn route_breaks(routes: Result<&PhaseRoutes, &str>) -> Vec<String> {
 /// the number of messages on the busiest link of the route). `first` is the index of the
 /// body's first instruction in the program (`when` skips are absolute).
 fn messages(prog: &Program, first: usize, body: &[Instr]) -> Option<Vec<ClosedForm>> {
-    let net = &prog.network;
+    let net = &prog.interconnect;
     let mut sent: Vec<(f64, Vec<u64>)> = Vec::new();
     let mut random = false;
     for r in 0..prog.ranks {

@@ -118,7 +118,7 @@ fn settle<'p>(
     String,
 > {
     let shared: Vec<_> = ev.links.iter().filter(|l| l.shared).collect();
-    let fair = prog.network.sharing == Sharing::Fair;
+    let fair = prog.interconnect.sharing == Sharing::Fair;
     // the mean wait per crossing of each shared link at makespan `t`, or the link that cannot
     // carry its traffic in `t`
     let waits_at = |t: f64| -> Result<FxHashMap<u64, f64>, (String, f64)> {

@@ -208,7 +208,7 @@ pub fn compile(src: &Sources<'_>) -> Result<Compiled, Vec<Problem>> {
         typical_bytes,
         phases: c.phases,
         groups: c.groups,
-        network,
+        interconnect: network,
         disks: c.disks,
         clock: Clock::for_scale(smallest),
         report_each: p.report_each.unwrap_or(c.ranks <= 16),

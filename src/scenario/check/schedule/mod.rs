@@ -134,11 +134,11 @@ pub fn lowered(
     }
     let (endpoints, order) = match loggp {
         Some(l) => endpoints(l)?,
-        None => (startup_only(prog.network.startup), ReadyOrder::Program),
+        None => (startup_only(prog.interconnect.startup), ReadyOrder::Program),
     };
     let links = match topology {
         Some(t) => Some(links(
-            prog.network.clone(),
+            prog.interconnect.clone(),
             prog.ranks_per_node,
             Some(t.span().start),
         )?),
