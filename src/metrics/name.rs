@@ -128,17 +128,6 @@ impl Figure {
             Figure::Messages => "messages",
         }
     }
-
-    /// The quantile a percentile figure stands for (`0.99` for [`Figure::P99`]).
-    pub fn quantile(self) -> Option<f64> {
-        match self {
-            Figure::P50 => Some(0.50),
-            Figure::P90 => Some(0.90),
-            Figure::P95 => Some(0.95),
-            Figure::P99 => Some(0.99),
-            _ => None,
-        }
-    }
 }
 
 impl From<Category> for Figure {
@@ -235,10 +224,6 @@ mod tests {
         assert_eq!(
             Figure::PERCENTILES.map(Figure::segment),
             reported.map(|(label, _)| label)
-        );
-        assert_eq!(
-            Figure::PERCENTILES.map(Figure::quantile),
-            reported.map(|(_, q)| Some(q))
         );
         for c in Category::ALL {
             assert_eq!(Figure::from(c).segment(), c.name());

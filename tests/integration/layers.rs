@@ -286,10 +286,6 @@ fn form_of_path(rel: &Path) -> Option<&'static str> {
         return None;
     }
     let part = parts.get(at)?;
-    // a folder's own mod.rs is the layer's shared part, not a form's
-    if at + 1 == parts.len() && at > 0 && part == "mod" {
-        return None;
-    }
     FORMS.iter().find(|f| *f == part).copied()
 }
 

@@ -12,15 +12,24 @@ use crate::dist::DistSpec;
 use crate::problem::Problem;
 use crate::program::MAX_RANKS;
 
+/// The one shared link a `[pipeline]` describes when its scenario has no `[topology]`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SharedLink {
+    /// Bytes per time unit.
+    pub bandwidth: f64,
+    /// Per-message latency, if given.
+    pub latency: Option<f64>,
+}
+
 /// Checks `[pipeline]`, every problem at once under `pipeline.<field>`. `topology_given`: the
 /// scenario has a `[topology]`, which then gives the links (and the section must not give a
 /// bandwidth or a latency); without one, the section's `bandwidth` (and `latency`) describe
-/// the one shared link.
+/// the one shared link, returned beside the pipeline.
 pub fn check(
     raw: &Spanned<RawPipeline>,
     topology_given: bool,
     base: &Path,
-) -> Result<Pipeline, Vec<Problem>> {
+) -> Result<(Pipeline, Option<SharedLink>), Vec<Problem>> {
     let at = raw.span().start;
     let r = raw.get_ref();
     let mut found = Vec::new();
@@ -118,7 +127,7 @@ pub fn check(
         None => task.clone(),
     };
     let message = dist(&r.message, "pipeline.message");
-    match (topology_given, r.bandwidth) {
+    let link = match (topology_given, r.bandwidth) {
         (true, None) => {
             if r.latency.is_some() {
                 found.push(Problem::new(
@@ -127,6 +136,7 @@ pub fn check(
                     "the [topology] has its own latency: leave this out".to_owned(),
                 ));
             }
+            None
         }
         (true, Some(_)) => {
             found.push(Problem::new(
@@ -145,8 +155,11 @@ pub fn check(
             ));
             return Err(found);
         }
-        (false, Some(_)) => {}
-    }
+        (false, Some(bandwidth)) => Some(SharedLink {
+            bandwidth,
+            latency: r.latency,
+        }),
+    };
     let (Some(task), Some(merge), Some(message)) = (task, merge, message) else {
         return Err(found);
     };
@@ -172,5 +185,5 @@ pub fn check(
             })
             .collect(),
     };
-    Ok(pipeline)
+    Ok((pipeline, link))
 }

@@ -94,29 +94,23 @@ pub(super) fn pipeline(
     topology: Option<&Spanned<RawTopology>>,
     base: &Path,
 ) -> Result<(Program, Pipeline), Vec<Problem>> {
-    let pipeline = crate::models::pipeline::check::check(raw, topology.is_some(), base)?;
-    let r = raw.get_ref();
-    let generated;
-    let topology = match topology {
-        Some(t) => t,
-        None => {
-            generated = Spanned::new(
-                raw.span(),
-                RawTopology {
-                    kind: TopologyKind::Bus,
-                    dims: None,
-                    arity: None,
-                    // the check refuses a [pipeline] without a [topology] or a bandwidth
-                    bandwidth: r.bandwidth.unwrap_or(f64::NAN),
-                    latency: r.latency,
-                    startup: None,
-                    switching: None,
-                    sharing: None,
-                },
-            );
-            &generated
-        }
-    };
+    let (pipeline, link) = crate::models::pipeline::check::check(raw, topology.is_some(), base)?;
+    let generated = link.map(|link| {
+        Spanned::new(
+            raw.span(),
+            RawTopology {
+                kind: TopologyKind::Bus,
+                dims: None,
+                arity: None,
+                bandwidth: link.bandwidth,
+                latency: link.latency,
+                startup: None,
+                switching: None,
+                sharing: None,
+            },
+        )
+    });
+    let topology = topology.or(generated.as_ref());
     let ops = crate::models::pipeline::build::ops(&pipeline);
     let program = Spanned::new(
         raw.span(),
@@ -129,7 +123,7 @@ pub(super) fn pipeline(
     );
     let sources = Sources {
         program: &program,
-        topology: Some(topology),
+        topology,
         topology_written: true,
         machine: None,
         disks: Vec::new(),

@@ -7,12 +7,12 @@
 use std::path::Path;
 
 use super::program::compile::{Compiled, Sources, compile};
-use super::{Built, Checker, model, program, schedule};
+use super::{Built, Checker, model, schedule};
 use crate::models::Model;
 use crate::models::spmd::Spmd;
 use crate::problem::Problem;
 use crate::scenario::raw::RawScenario;
-use crate::scenario::{RunConfig, ValidateConfig};
+use crate::scenario::{RunConfig, ValidateConfig, Workload};
 
 /// A program scenario: a `[program]` (with `[topology]` and `[[disk]]`) or a `[pipeline]`
 /// (with an optional `[topology]`), and no network sections.
@@ -79,7 +79,8 @@ pub(super) fn build(
         );
         return match sched {
             Ok(s) if ck.found.is_empty() && raw.shape_problems == 0 => {
-                schedule::finish(ck, &raw, run, validate, s, model)
+                let workload = Workload::Schedule(Box::new(s));
+                super::finish(ck, &raw, run, validate, workload, model)
             }
             Ok(_) => Err(ck.found),
             Err(found) => {
@@ -141,14 +142,18 @@ pub(super) fn build(
                     schedule::lowered(compiled.program, raw.loggp.as_ref(), raw.topology.as_ref())
                 });
                 return match lowered {
-                    Ok(s) => schedule::finish(ck, &raw, run, validate, s, model),
+                    Ok(s) => {
+                        let workload = Workload::Schedule(Box::new(s));
+                        super::finish(ck, &raw, run, validate, workload, model)
+                    }
                     Err(found) => {
                         ck.found.extend(found);
                         Err(ck.found)
                     }
                 };
             }
-            program::finish(ck, &raw, run, validate, compiled.program, model)
+            let workload = Workload::Program(Box::new(compiled.program));
+            super::finish(ck, &raw, run, validate, workload, model)
         }
         Ok(_) => Err(ck.found),
         Err(found) => {

@@ -11,14 +11,10 @@ use std::sync::Arc;
 use toml::Spanned;
 
 use super::program::compile::Compiled;
-use super::{Built, Checker};
 use crate::analytic::loggp::LogGp;
-use crate::models::Model;
 use crate::problem::Problem;
 use crate::program::{Program, Sharing};
-use crate::scenario::raw::RawScenario;
 use crate::scenario::raw::program::{RawLogGp, RawProgram, RawTopology};
-use crate::scenario::{RunConfig, ValidateConfig, Workload};
 use crate::schedule::{Endpoints, Form, Links, Machine, PerByte, ReadyOrder, Schedule};
 
 /// The endpoints and order `[loggp]` gives (LogGOPSim's defaults for what it leaves out).
@@ -310,17 +306,4 @@ pub(in crate::scenario::check) fn fits(compiled: &Compiled, at: usize) -> Result
             Problem::new(Some(at), path, u.message)
         })
         .collect())
-}
-
-/// A program run as a dependency graph: its metric names checked, the scenario built.
-pub(in crate::scenario::check) fn finish(
-    ck: Checker,
-    raw: &RawScenario,
-    run: RunConfig,
-    validate: ValidateConfig,
-    schedule: Schedule,
-    model: Option<Model>,
-) -> Result<Built, Vec<Problem>> {
-    let workload = Workload::Schedule(Box::new(schedule));
-    super::finish(ck, raw, run, validate, workload, model)
 }
