@@ -8,6 +8,8 @@
 //! while it is read, and some files report no size), so memory stays proportional to the limit.
 //! Every file read is remembered as an input of the command, and the digest of its content is
 //! given to a [`recording`], so that a result's identity covers the files it was computed from.
+//! Standard input is read only where a command was given `-` for a scenario ([`read_stdin`]):
+//! once, to its end, under the same limit.
 //!
 //! **Writing** ([`Output`], [`stdout`]): a file is written to a temporary file beside it,
 //! created under a fresh random name (never an existing name, never through a link planted
@@ -238,6 +240,58 @@ fn open(path: &Path, limit: Limit) -> Result<std::fs::File, FileError> {
     }
     remember(path, &meta);
     Ok(file)
+}
+
+/// What a command line writes for a scenario to be read from standard input.
+pub const STDIN_ARGUMENT: &str = "-";
+
+/// What errors and reports call a scenario read from standard input.
+pub const STDIN_NAME: &str = "<stdin>";
+
+/// True when `path` is [`STDIN_ARGUMENT`].
+pub fn is_stdin(path: &Path) -> bool {
+    path.as_os_str() == STDIN_ARGUMENT
+}
+
+/// What standard input held when [`read_stdin`] first read it (or why it could not be read):
+/// the text is read once and every later call gets it again, as a command that loads its
+/// scenarios twice (a shard's planning, then its run) needs.
+static STDIN_TEXT: std::sync::OnceLock<Result<String, StdinProblem>> = std::sync::OnceLock::new();
+
+/// Why standard input could not be read, kept to be reported again on a later call.
+#[derive(Clone, Debug)]
+enum StdinProblem {
+    TooLarge(u64, Limit),
+    NotText(u64),
+    Io(std::io::ErrorKind, String),
+}
+
+/// The whole text of standard input, at most `limit` bytes, read to its end on the first call
+/// (a terminal is read until end of input, Ctrl-D); errors name [`STDIN_NAME`].
+pub fn read_stdin(limit: Limit) -> Result<String, FileError> {
+    let read = STDIN_TEXT.get_or_init(|| {
+        let mut bytes = Vec::new();
+        std::io::stdin()
+            .lock()
+            .take(limit.bytes() + 1)
+            .read_to_end(&mut bytes)
+            .map_err(|e| StdinProblem::Io(e.kind(), e.to_string()))?;
+        if bytes.len() as u64 > limit.bytes() {
+            return Err(StdinProblem::TooLarge(bytes.len() as u64, limit));
+        }
+        String::from_utf8(bytes)
+            .map_err(|e| StdinProblem::NotText(e.utf8_error().valid_up_to() as u64))
+    });
+    let name = Path::new(STDIN_NAME);
+    read.clone().map_err(|p| match p {
+        StdinProblem::TooLarge(size, limit) => {
+            FileError::new(name, FileProblem::TooLarge { size, limit })
+        }
+        StdinProblem::NotText(at) => FileError::new(name, FileProblem::NotText(at)),
+        StdinProblem::Io(kind, text) => {
+            FileError::io("read", name, std::io::Error::new(kind, text))
+        }
+    })
 }
 
 /// The whole text of a regular file of at most `limit` bytes.

@@ -187,7 +187,7 @@
 //!
 //! ```
 //! use std::path::Path;
-//! use parsim::validate::{Effort, Verdict, validate};
+//! use parsim::validate::{Effort, ValidateOptions, Verdict, validate};
 //!
 //! let text = r#"
 //! [[class]]
@@ -218,7 +218,7 @@
 //! length = 20000
 //! "#;
 //! let sc = parsim::scenario::parse(text, Path::new("mm1.toml"))?;
-//! let case = validate(&sc, Effort::Quick, 1, None)?;
+//! let case = validate(&sc, &ValidateOptions::new(Effort::Quick))?;
 //! let mm1 = case
 //!     .rows
 //!     .iter()

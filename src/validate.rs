@@ -211,6 +211,58 @@ pub enum Effort {
     Full,
 }
 
+/// How the cases of a validation are simulated: the effort, and what the command line
+/// overrides of each case's `[run]`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ValidateOptions {
+    /// How hard to try.
+    pub effort: Effort,
+    /// Worker threads (0: one per core); results do not depend on it.
+    pub threads: usize,
+    /// Master seed in place of each case's (`--seed`); the streams are still keyed by the
+    /// case's name.
+    pub seed: Option<u64>,
+    /// Replications in place of the effort's (`--replications`): the fixed count of
+    /// [`Effort::Quick`], the first batch of [`Effort::Full`]'s sequential rule.
+    pub replications: Option<u32>,
+    /// Observations per replication in place of the effort's (`--length`; a rank program has
+    /// none and ignores it).
+    pub length: Option<u64>,
+}
+
+impl ValidateOptions {
+    /// `effort` on one thread per core, with each case's own seed, replications and length.
+    pub fn new(effort: Effort) -> ValidateOptions {
+        ValidateOptions {
+            effort,
+            threads: 0,
+            seed: None,
+            replications: None,
+            length: None,
+        }
+    }
+}
+
+/// The replications (under [`Effort::Full`], the first batch of the sequential rule) and the
+/// observations per replication a case is simulated with: [`Effort::Quick`] runs 10
+/// replications of a fifth of the declared length (at least 2,000), [`Effort::Full`] the
+/// declared ones; `--replications` and `--length` replace either.
+pub fn planned_runs(sc: &Scenario, options: &ValidateOptions) -> (u32, u64) {
+    let (mut replications, mut length) = match options.effort {
+        Effort::Quick => (10, (sc.run.length / 5).max(2000)),
+        Effort::Full => (sc.run.replications, sc.run.length),
+    };
+    if let Some(r) = options.replications {
+        replications = r;
+    }
+    if let Some(l) = options.length
+        && !sc.runs_to_completion()
+    {
+        length = l;
+    }
+    (replications, length)
+}
+
 /// The first experiment of a comparison that was run again (see [`validate`]).
 #[derive(Clone, Debug, PartialEq)]
 pub struct FirstRun {
@@ -253,13 +305,8 @@ pub fn confirmation_seed(case_seed: u64) -> u64 {
 /// verdict is the second experiment's, judged by the same rule; the first interval is kept in
 /// [`Comparison::first_run`]. A correct formula then disagrees with probability about 0.01 x
 /// 0.01, while a real error larger than the interval is seen twice and stands.
-pub fn validate(
-    sc: &Scenario,
-    effort: Effort,
-    threads: usize,
-    seed: Option<u64>,
-) -> Result<CaseValidation, RunError> {
-    Plan::new(sc, effort, threads, seed).judge(sc)
+pub fn validate(sc: &Scenario, options: &ValidateOptions) -> Result<CaseValidation, RunError> {
+    Plan::new(sc, options).judge(sc)
 }
 
 /// What one case compares and how it is simulated.
@@ -274,7 +321,7 @@ struct Plan {
 }
 
 impl Plan {
-    fn new(sc: &Scenario, effort: Effort, threads: usize, seed: Option<u64>) -> Plan {
+    fn new(sc: &Scenario, options: &ValidateOptions) -> Plan {
         let analysis = analyze_scenario(sc);
         let wanted = |metric: &String| {
             sc.validate
@@ -298,8 +345,8 @@ impl Plan {
             .map(|r| format!("{}: {}", r.method, r.reason))
             .collect();
         let mut opt = Options::from_scenario(sc);
-        opt.threads = threads;
-        opt.seed = derive_seed(seed.unwrap_or(opt.seed), &sc.name);
+        opt.threads = options.threads;
+        opt.seed = derive_seed(options.seed.unwrap_or(opt.seed), &sc.name);
         opt.level = LEVEL;
         // The precision rule runs until every exact prediction's metric meets the target; with
         // none, the first metric compared sets the run length.
@@ -320,18 +367,15 @@ impl Plan {
             opt.metrics = precise;
         }
         let mut target = sc.validate.precision;
-        match effort {
+        match options.effort {
             Effort::Quick => {
-                opt.length = (opt.length / 5).max(2000);
-                opt.replications = 10;
                 opt.precision = None;
                 target *= 5.0;
             }
-            Effort::Full => {
-                opt.precision = Some(target);
-                opt.max_replications = opt.max_replications.max(opt.replications);
-            }
+            Effort::Full => opt.precision = Some(target),
         }
+        (opt.replications, opt.length) = planned_runs(sc, options);
+        opt.max_replications = opt.max_replications.max(opt.replications);
         Plan {
             predictions,
             bounds,
@@ -579,13 +623,21 @@ mod tests {
     use super::*;
     use crate::scenario::parse;
 
+    /// `--quick` on one thread.
+    fn quick_on_one_thread() -> ValidateOptions {
+        ValidateOptions {
+            threads: 1,
+            ..ValidateOptions::new(Effort::Quick)
+        }
+    }
+
     /// The suite's M/M/1 case at rho 0.5 (true mean response 2).
     const MM1: &str = include_str!("../validation/mm1_rho50.toml");
 
     /// The M/M/1 case, judged against `value` claimed as the exact mean response time.
     fn judge_response(value: f64) -> Comparison {
         let sc = parse(MM1, Path::new("mm1.toml")).expect("valid scenario");
-        let mut plan = Plan::new(&sc, Effort::Quick, 1, None);
+        let mut plan = Plan::new(&sc, &quick_on_one_thread());
         plan.predictions = vec![Prediction {
             metric: "class.jobs.response".into(),
             value,
@@ -657,7 +709,7 @@ mod tests {
     #[test]
     fn a_case_with_nothing_to_compare_is_a_finding_unless_declared() {
         let sc = parse(MM1, Path::new("mm1.toml")).expect("valid scenario");
-        let mut plan = Plan::new(&sc, Effort::Quick, 1, None);
+        let mut plan = Plan::new(&sc, &quick_on_one_thread());
         plan.predictions.clear();
         plan.bounds.clear();
         let case = plan.judge(&sc).expect("nothing runs");
@@ -736,7 +788,17 @@ mod tests {
             Path::new("b.toml"),
         )
         .expect("valid scenario");
-        let seed = |sc: &Scenario| Plan::new(sc, Effort::Quick, 1, Some(7)).opt.seed;
+        let seed = |sc: &Scenario| {
+            Plan::new(
+                sc,
+                &ValidateOptions {
+                    seed: Some(7),
+                    ..quick_on_one_thread()
+                },
+            )
+            .opt
+            .seed
+        };
         assert_eq!(a.run.seed, b.run.seed);
         assert_ne!(seed(&a), seed(&b));
         assert_ne!(confirmation_seed(seed(&a)), seed(&a));

@@ -8,16 +8,23 @@ use std::process::ExitCode;
 use clap::Args;
 
 use parsim::report::num;
+use parsim::scenario::assign::Assignment;
 use parsim::study::analyze_scenario;
 
 /// Options of `parsim analyze`.
 #[derive(Debug, Args)]
 pub struct AnalyzeArgs {
-    /// Scenario files (TOML), or GOAL schedules (`.goal`: no closed form, it says why). A program
+    /// Scenario files (TOML; `-` reads one from standard input), or GOAL schedules (`.goal`: no
+    /// closed form, it says why). A program
     /// of one collective with `[loggp]` gets that algorithm's LogGP closed form; a program whose
     /// links more than one rank sends across also gets M/G/1 waits at those links.
     #[arg(required = true)]
     files: Vec<PathBuf>,
+    /// Override a scenario field (repeatable), as `run --set` does: KEY is its path, e.g.
+    /// class.jobs.population, station.disk.service.mean, program.ranks; VALUE is read as TOML
+    /// (a bare word is a string).
+    #[arg(long = "set", value_name = "KEY=VALUE", value_parser = Assignment::parse)]
+    set: Vec<Assignment>,
     /// Print JSON instead of tables.
     #[arg(long, conflicts_with = "long")]
     json: bool,
@@ -29,7 +36,7 @@ pub struct AnalyzeArgs {
 
 /// Prints the predictions and refusals of each scenario.
 pub fn run(args: &AnalyzeArgs) -> anyhow::Result<ExitCode> {
-    let scenarios = super::run::load_all(&args.files, &[])?;
+    let scenarios = super::run::load_all(&args.files, &args.set)?;
     let analyses: Vec<_> = scenarios
         .iter()
         .map(|sc| (sc, analyze_scenario(sc)))

@@ -39,7 +39,7 @@ pub struct FitArgs {
     #[arg(long, value_delimiter = ',', required = true)]
     free: Vec<String>,
     /// The base scenario: its [spmd] section (with r) gives the fixed parameters, c, the I/O
-    /// organisation and the burst families.
+    /// organisation and the burst families (`-` reads it from standard input).
     #[arg(long)]
     scenario: PathBuf,
     /// The reading of eq. 16 for SIO models.

@@ -15,7 +15,8 @@ use parsim::scenario::assign::Assignment;
 #[derive(Debug, Args)]
 pub struct FitWArgs {
     /// The reference: a scenario with [spmd] (and r), simulated at each --p; with
-    /// network = "<topology>" in [spmd], the program on that explicit interconnect.
+    /// network = "<topology>" in [spmd], the program on that explicit interconnect (`-` reads
+    /// it from standard input).
     scenario: PathBuf,
     /// The processor counts to simulate, comma-separated (at least two).
     #[arg(long, value_delimiter = ',', required = true)]

@@ -14,7 +14,7 @@ use parsim::schedule::lower::lower;
 /// Options of `parsim goal`.
 #[derive(Debug, Args)]
 pub struct GoalArgs {
-    /// A program scenario (TOML), or a GOAL file.
+    /// A program scenario (TOML; `-` reads it from standard input), or a GOAL file.
     scenario: PathBuf,
     /// Write the schedule to FILE (default: standard output).
     #[arg(short, long, value_name = "FILE")]

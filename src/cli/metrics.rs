@@ -10,7 +10,7 @@ use clap::Args;
 /// Options of `parsim metrics`.
 #[derive(Debug, Args)]
 pub struct MetricsArgs {
-    /// Scenario files (TOML).
+    /// Scenario files (TOML; `-` reads one from standard input).
     #[arg(required = true)]
     files: Vec<PathBuf>,
     #[command(flatten)]

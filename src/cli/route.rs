@@ -15,8 +15,8 @@ use parsim::schedule::Form;
 /// Options of `parsim route`.
 #[derive(Debug, Args)]
 pub struct RouteArgs {
-    /// A program scenario (TOML with [program] and [topology]), or a GOAL file with
-    /// --topology.
+    /// A program scenario (TOML with [program] and [topology]; `-` reads it from standard
+    /// input), or a GOAL file with --topology.
     file: PathBuf,
     /// Source rank.
     #[arg(long)]

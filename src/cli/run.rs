@@ -21,7 +21,7 @@ use parsim::shard::run::{self as run_shards, RunShard};
 /// Options of `parsim run`.
 #[derive(Debug, Args)]
 pub struct RunArgs {
-    /// Scenario files (TOML).
+    /// Scenario files (TOML; `-` reads one from standard input).
     #[arg(required = true)]
     files: Vec<PathBuf>,
     /// Override a scenario field (repeatable): KEY is its path, e.g. class.jobs.population,

@@ -74,6 +74,10 @@ fn split_output_flags(command: &[String]) -> (Vec<String>, Vec<String>) {
 /// Checks the command, writes the three scripts and, with --submit, submits them.
 pub fn run(args: &SlurmArgs) -> anyhow::Result<ExitCode> {
     let (command, merge_args) = split_output_flags(&args.command);
+    anyhow::ensure!(
+        !command.iter().any(|w| w == parsim::files::STDIN_ARGUMENT),
+        "the command to shard reads `-` (standard input), which the tasks, started later on the cluster's nodes, cannot read: save the scenario to a file and give its path"
+    );
     let parse = |words: &[String]| {
         Cli::try_parse_from(std::iter::once("parsim".to_owned()).chain(words.iter().cloned()))
     };

@@ -40,7 +40,7 @@ numbers.";
 #[derive(Debug, Args)]
 #[command(after_long_help = VALUES_HELP)]
 pub struct SweepArgs {
-    /// The scenario file (TOML).
+    /// The scenario file (TOML; `-` reads it from standard input).
     scenario: PathBuf,
     /// A field and the values it takes (repeatable; several make a grid). KEY and VALUES are
     /// explained at the end of --help.

@@ -7,7 +7,9 @@ use std::process::ExitCode;
 use anyhow::Context;
 use clap::Args;
 
+use parsim::replicate::Options;
 use parsim::scenario::Scenario;
+use parsim::scenario::assign::{Assignment, keyed_seed};
 use parsim::shard::Shard;
 use parsim::validate::markdown::markdown;
 use parsim::validate::record;
@@ -15,12 +17,14 @@ use parsim::validate::shard::{
     CaseResult, Settings, ValidateShard, estimated_cost, fingerprint, owners,
 };
 use parsim::validate::table::table;
-use parsim::validate::{CaseValidation, Comparison, Effort, ValidationRun, Verdict, validate};
+use parsim::validate::{
+    CaseValidation, Comparison, Effort, ValidateOptions, ValidationRun, Verdict, validate,
+};
 
 /// Options of `parsim validate`.
 #[derive(Debug, Args)]
 pub struct ValidateArgs {
-    /// Case files or directories (default: validation/).
+    /// Case files or directories (default: validation/); `-` reads one case from standard input.
     paths: Vec<PathBuf>,
     /// Short runs, precision target relaxed fivefold (what CI runs).
     #[arg(long, conflicts_with = "full")]
@@ -52,6 +56,21 @@ pub struct ValidateArgs {
     /// id in `first_run_id`).
     #[arg(long, value_name = "FILE", conflicts_with = "shard")]
     per_replication: Option<PathBuf>,
+    /// Override a field of every case (repeatable), as `run --set` does: KEY is its path, e.g.
+    /// station.server.service.mean, run.length; VALUE is read as TOML (a bare word is a
+    /// string). A case's streams are then keyed by its seed, its name and the assignments.
+    #[arg(long = "set", value_name = "KEY=VALUE", value_parser = Assignment::parse)]
+    set: Vec<Assignment>,
+    /// Replications of every case (2 to 1,000,000): the fixed count of --quick (default 10),
+    /// the first batch of the precision rule otherwise (default the case's run.replications).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(2..=i64::from(parsim::scenario::MAX_REPLICATIONS)))]
+    replications: Option<u32>,
+    /// Observations per replication of every queueing-network case (default: the case's
+    /// run.length, a fifth of it and at least 2,000 with --quick). A rank program runs to
+    /// completion once per replication: --length is refused when every case is one, and
+    /// ignored with a warning for those among networks.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    length: Option<u64>,
     /// Master seed (overrides each case's).
     #[arg(long)]
     seed: Option<u64>,
@@ -129,15 +148,54 @@ impl ValidateArgs {
     /// Loads and checks every case, as each shard would: the number of cases to share out.
     pub fn pieces(&self) -> anyhow::Result<(usize, &'static str)> {
         let files = case_files(&self.paths)?;
-        super::run::load_all(&files, &[])?;
+        super::run::load_all(&files, &self.set)?;
         Ok((files.len(), "cases"))
+    }
+
+    /// How `sc` is simulated: the effort, and the command line's overrides of its `[run]` (its
+    /// master seed keyed by the `--set` assignments, as `run --set` keys it).
+    fn options(&self, sc: &Scenario) -> ValidateOptions {
+        let seed = if self.set.is_empty() {
+            self.seed
+        } else {
+            let master = self.seed.unwrap_or(Options::from_scenario(sc).seed);
+            Some(keyed_seed(master, &self.set))
+        };
+        ValidateOptions {
+            effort: if self.quick {
+                Effort::Quick
+            } else {
+                Effort::Full
+            },
+            threads: self.threads,
+            seed,
+            replications: self.replications,
+            length: self.length,
+        }
     }
 }
 
 /// Runs every case (or one shard's) and prints the report (or writes the shard's file).
 pub fn run(args: &ValidateArgs) -> anyhow::Result<ExitCode> {
     let files = case_files(&args.paths)?;
-    let scenarios = super::run::load_all(&files, &[])?;
+    let scenarios = super::run::load_all(&files, &args.set)?;
+    if let Some(length) = args.length {
+        let programs: Vec<String> = scenarios
+            .iter()
+            .filter(|sc| sc.runs_to_completion())
+            .map(|sc| sc.path.display().to_string())
+            .collect();
+        anyhow::ensure!(
+            programs.len() < scenarios.len(),
+            "--length {length} sets the run length of a queueing network, and every case given is a rank program, which runs to completion once per replication: drop --length (--replications gives more samples)"
+        );
+        if !programs.is_empty() {
+            eprintln!(
+                "parsim: warning: --length {length} ignored for {}: a rank program runs to completion once per replication and has no run length (--replications gives more samples)",
+                programs.join(", ")
+            );
+        }
+    }
     // no output may replace an input: refused before anything runs
     parsim::files::check_outputs(
         args.report
@@ -149,17 +207,12 @@ pub fn run(args: &ValidateArgs) -> anyhow::Result<ExitCode> {
     if let Some(dir) = &args.plot {
         parsim::plot::make_dir(dir)?;
     }
-    let effort = if args.quick {
-        Effort::Quick
-    } else {
-        Effort::Full
-    };
     let mut per_rep = super::run::per_replication_file(args.per_replication.as_deref())?;
     // which shard validates each case, by estimated cost (the same in every shard)
     let assigned = args.shard.map(|shard| {
         let costs: Vec<f64> = scenarios
             .iter()
-            .map(|sc| estimated_cost(sc, args.quick))
+            .map(|sc| estimated_cost(sc, &args.options(sc)))
             .collect();
         owners(&costs, shard.count)
     });
@@ -170,7 +223,7 @@ pub fn run(args: &ValidateArgs) -> anyhow::Result<ExitCode> {
             _ => true,
         };
         if mine {
-            let (case, runs) = validate_case(sc, index, effort, args)?;
+            let (case, runs) = validate_case(sc, index, &args.options(sc))?;
             for w in &case.warnings {
                 eprintln!("parsim: {w}");
             }
@@ -189,6 +242,9 @@ pub fn run(args: &ValidateArgs) -> anyhow::Result<ExitCode> {
         quick: args.quick,
         seed: args.seed,
         allow_outside_tolerance: args.allow_outside_tolerance,
+        set: args.set.iter().map(ToString::to_string).collect(),
+        replications: args.replications,
+        length: args.length,
     };
     if let (Some(shard), Some(dir)) = (args.shard, &args.out) {
         let hashes: Vec<(String, String)> = scenarios
@@ -196,7 +252,7 @@ pub fn run(args: &ValidateArgs) -> anyhow::Result<ExitCode> {
             .map(|sc| (sc.path.display().to_string(), sc.text_hash.clone()))
             .collect();
         let file = ValidateShard::new(
-            fingerprint(&hashes, settings),
+            fingerprint(&hashes, &settings),
             settings,
             shard,
             files.len(),
@@ -222,11 +278,10 @@ pub fn run(args: &ValidateArgs) -> anyhow::Result<ExitCode> {
 fn validate_case(
     sc: &Scenario,
     index: usize,
-    effort: Effort,
-    args: &ValidateArgs,
+    options: &ValidateOptions,
 ) -> anyhow::Result<(CaseResult, Vec<ValidationRun>)> {
-    let CaseValidation { rows: found, runs } = validate(sc, effort, args.threads, args.seed)
-        .with_context(|| format!("validating {}", sc.path.display()))?;
+    let CaseValidation { rows: found, runs } =
+        validate(sc, options).with_context(|| format!("validating {}", sc.path.display()))?;
     let compared = found.iter().any(|r| r.replications > 0);
     let mut warnings = Vec::new();
     for m in sc.validate.metrics.iter().flatten() {

@@ -248,20 +248,36 @@ pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
     load_with(path, &[])
 }
 
-/// Reads a scenario file, sets the fields `assignments` name ([`assign`]) and checks the result
-/// as it checks a file.
+/// Reads a scenario file (`-`: standard input), sets the fields `assignments` name ([`assign`])
+/// and checks the result as it checks a file.
 pub fn load_with(path: &Path, assignments: &[Assignment]) -> Result<Scenario, ScenarioError> {
-    parse_with(&read_text(path)?, path, assignments)
+    parse_with(&read_text(path)?, source_name(path), assignments)
 }
 
 /// The text of a scenario file: a regular file of at most [`crate::files::Limit::Scenario`]
-/// bytes ([`crate::files::read_text`]).
+/// bytes ([`crate::files::read_text`]), or standard input for `-` ([`crate::files::read_stdin`]).
 pub fn read_text(path: &Path) -> Result<String, ScenarioError> {
-    crate::files::read_text(path, crate::files::Limit::Scenario).map_err(|e| ScenarioError {
-        file: path.to_owned(),
+    let read = if crate::files::is_stdin(path) {
+        crate::files::read_stdin(crate::files::Limit::Scenario)
+    } else {
+        crate::files::read_text(path, crate::files::Limit::Scenario)
+    };
+    read.map_err(|e| ScenarioError {
+        file: source_name(path).to_owned(),
         problems: vec![Problem::new(None, "", e.reason())],
         unreadable: true,
     })
+}
+
+/// The name a scenario read from `path` goes by in errors and reports: the path itself, or
+/// `<stdin>` for `-` (files it names relative to itself are then relative to the working
+/// directory).
+pub fn source_name(path: &Path) -> &Path {
+    if crate::files::is_stdin(path) {
+        Path::new(crate::files::STDIN_NAME)
+    } else {
+        path
+    }
 }
 
 /// Parses and checks scenario text; `path` names it in errors and anchors relative trace files.

@@ -131,7 +131,7 @@ impl Sweep {
         }
         let text = scenario::read_text(path).map_err(|e| e.to_string())?;
         Ok(Sweep {
-            path: path.to_owned(),
+            path: scenario::source_name(path).to_owned(),
             text,
             fixed,
             axes,

@@ -14,7 +14,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use super::Comparison;
+use super::{Comparison, ValidateOptions, planned_runs};
 use crate::program::{Instr, Program};
 use crate::scenario::{Scenario, Workload};
 use crate::schedule::Form;
@@ -55,7 +55,7 @@ pub struct CaseResult {
 }
 
 /// The suite's settings that change its numbers or its exit code.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct Settings {
     /// `--quick`.
     pub quick: bool,
@@ -63,28 +63,29 @@ pub struct Settings {
     pub seed: Option<u64>,
     /// `--allow-outside-tolerance`.
     pub allow_outside_tolerance: bool,
+    /// `--set`, each as `KEY=VALUE` with the value as TOML.
+    pub set: Vec<String>,
+    /// `--replications`.
+    pub replications: Option<u32>,
+    /// `--length`.
+    pub length: Option<u64>,
 }
 
-/// About how many events validating `sc` simulates (`quick`: `--quick`'s shorter runs): for a
-/// network, replications x (run length + a fifth for the warm-up pilot) x events per observation
+/// About how many events validating `sc` with `options` simulates: for a network,
+/// replications x (run length + a fifth for the warm-up pilot) x events per observation
 /// (`crate::network::estimates::events_per_observation`); for a program, replications x the
 /// operations its ranks execute (loops multiplied out where their counts are constants, a
 /// collective counted as its `log2 P + 1` steps). An estimate for sharing work out, not a
 /// prediction: a precision target may add replications.
-pub fn estimated_cost(sc: &Scenario, quick: bool) -> f64 {
-    let replications = if quick {
-        10.0
-    } else {
-        f64::from(sc.run.replications)
-    };
+pub fn estimated_cost(sc: &Scenario, options: &ValidateOptions) -> f64 {
+    let (replications, length) = planned_runs(sc, options);
+    let replications = f64::from(replications);
     match &sc.workload {
         Workload::Network(net) => {
-            let length = if quick {
-                (sc.run.length / 5).max(2000)
-            } else {
-                sc.run.length
-            } as f64;
-            replications * 1.2 * length * crate::network::estimates::events_per_observation(net)
+            replications
+                * 1.2
+                * length as f64
+                * crate::network::estimates::events_per_observation(net)
         }
         Workload::Program(p) => replications * program_operations(p),
         // a schedule that draws nothing runs once for all its replications
@@ -143,7 +144,7 @@ pub fn owners(costs: &[f64], count: usize) -> Vec<usize> {
 
 /// A fingerprint of a suite: every case file's name and scenario hash (its text and the files
 /// it read, [`crate::hash::scenario_hash`]), and the settings.
-pub fn fingerprint(cases: &[(String, String)], settings: Settings) -> String {
+pub fn fingerprint(cases: &[(String, String)], settings: &Settings) -> String {
     let mut canon = String::new();
     for (name, hash) in cases {
         let _ = write!(canon, "{name}\u{1f}{hash}\u{1e}");
@@ -153,6 +154,17 @@ pub fn fingerprint(cases: &[(String, String)], settings: Settings) -> String {
         "quick {} allow {}",
         settings.quick, settings.allow_outside_tolerance
     );
+    // what older shard files never had stays out of the text when unused, so that their
+    // fingerprints still match
+    for set in &settings.set {
+        let _ = write!(canon, " set {set}");
+    }
+    if let Some(r) = settings.replications {
+        let _ = write!(canon, " replications {r}");
+    }
+    if let Some(l) = settings.length {
+        let _ = write!(canon, " length {l}");
+    }
     crate::shard::fingerprint(&canon)
 }
 
@@ -190,7 +202,7 @@ pub fn merge(dir: &Path) -> Result<Merged, MergeError> {
     let files: Vec<ValidateShard> = read_all(
         dir,
         FORMAT,
-        "suites (case files, --quick or --allow-outside-tolerance)",
+        "suites (case files, --quick, --allow-outside-tolerance, --set, --replications or --length)",
     )?;
     let expected = files[0].cases;
     let allow_outside_tolerance = files[0].allow_outside_tolerance;
@@ -207,6 +219,44 @@ pub fn merge(dir: &Path) -> Result<Merged, MergeError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn shards_of_other_overrides_have_other_fingerprints() {
+        let cases = [("a.toml".to_owned(), "0123456789abcdef".to_owned())];
+        let plain = Settings {
+            quick: true,
+            seed: None,
+            allow_outside_tolerance: false,
+            set: Vec::new(),
+            replications: None,
+            length: None,
+        };
+        let base = fingerprint(&cases, &plain);
+        // the text before the overrides existed, so that older shard files still merge
+        assert_eq!(
+            base,
+            crate::shard::fingerprint("a.toml\u{1f}0123456789abcdef\u{1e}quick true allow false")
+        );
+        let changed = [
+            Settings {
+                set: vec!["station.q.servers=2".to_owned()],
+                ..plain.clone()
+            },
+            Settings {
+                replications: Some(20),
+                ..plain.clone()
+            },
+            Settings {
+                length: Some(5000),
+                ..plain.clone()
+            },
+        ];
+        let prints: Vec<String> = changed.iter().map(|s| fingerprint(&cases, s)).collect();
+        for (i, p) in prints.iter().enumerate() {
+            assert_ne!(*p, base);
+            assert!(prints[..i].iter().all(|q| q != p));
+        }
+    }
 
     #[test]
     fn cases_go_costliest_first_to_the_least_loaded_shard() {

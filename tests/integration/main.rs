@@ -80,6 +80,9 @@ mod run_shards;
 mod scenarios;
 /// `parsim schema`: the bundled scenarios are valid, the structural errors of tests/bad rejected.
 mod schema;
+/// parsim from the shell: `-` for standard input, `--set` on analyze and validate, validate's
+/// `--replications` and `--length`.
+mod scripting;
 /// Coverage of nominal 95% intervals over many independent experiments.
 mod selftest;
 /// `[spmd]`: the Cremonesi-Gennaro networks against their exact methods.

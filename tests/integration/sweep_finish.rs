@@ -210,6 +210,7 @@ fn nan_and_infinities_are_written_the_same_by_a_single_run_and_a_merge() {
 #[test]
 fn validation_shards_share_the_estimated_work_evenly() {
     use parsim::validate::shard::{estimated_cost, owners};
+    use parsim::validate::{Effort, ValidateOptions};
     let dir = super::util::root().join("validation");
     let mut files: Vec<_> = std::fs::read_dir(&dir)
         .unwrap()
@@ -219,7 +220,12 @@ fn validation_shards_share_the_estimated_work_evenly() {
     files.sort();
     let costs: Vec<f64> = files
         .iter()
-        .map(|f| estimated_cost(&parsim::scenario::load(f).unwrap(), true))
+        .map(|f| {
+            estimated_cost(
+                &parsim::scenario::load(f).unwrap(),
+                &ValidateOptions::new(Effort::Quick),
+            )
+        })
         .collect();
     for (f, c) in files.iter().zip(&costs) {
         println!("{:>14.0} {}", c, f.display());
