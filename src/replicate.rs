@@ -66,6 +66,35 @@ pub struct Options {
     /// diagnosis ([`crate::program::budget::MAX_EVENTS`] unless lowered, as a fuzzer does to
     /// keep every input short).
     pub event_budget: u64,
+    /// Raised by another thread to stop the experiment (an interrupt from a notebook).
+    pub stop: StopFlag,
+}
+
+/// A flag another thread raises to stop an experiment: no replication (or stage of the warm-up
+/// pilot) starts after it is raised, those under way finish, and the experiment ends with
+/// [`RunError::Stopped`]. Clones share the flag.
+#[derive(Clone, Debug, Default)]
+pub struct StopFlag(std::sync::Arc<std::sync::atomic::AtomicBool>);
+
+impl StopFlag {
+    /// Asks every experiment holding this flag to stop.
+    pub fn raise(&self) {
+        self.0.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// True once [`StopFlag::raise`] was called.
+    pub fn raised(&self) -> bool {
+        self.0.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// `Err(RunError::Stopped)` once raised.
+    pub fn check(&self) -> Result<(), RunError> {
+        if self.raised() {
+            Err(RunError::Stopped)
+        } else {
+            Ok(())
+        }
+    }
 }
 
 impl Options {
@@ -83,6 +112,7 @@ impl Options {
             max_replications: r.max_replications,
             threads: 0,
             event_budget: crate::program::budget::MAX_EVENTS,
+            stop: StopFlag::default(),
         }
     }
 }
@@ -181,6 +211,9 @@ pub enum RunError {
         /// What went wrong.
         message: String,
     },
+    /// The experiment was stopped from outside ([`StopFlag`]) before it finished.
+    #[error("stopped before it finished (interrupted): nothing is reported")]
+    Stopped,
     /// A run stopped on a fault (see [`RunFault`]).
     #[error("{run}: {fault}")]
     Fault {
@@ -474,6 +507,10 @@ pub fn settle_warmup(
             sim.record_series();
             let mut found = None;
             for stage in pilot_stages(opt.length) {
+                if let Err(stopped) = opt.stop.check() {
+                    progress(Step::PilotDone);
+                    return Err(stopped);
+                }
                 // the same run goes on: its series keeps the earlier observations
                 let ran = sim.run(RunLength {
                     warmup: 0,
@@ -568,6 +605,7 @@ fn batch(
         indices
             .par_iter()
             .map(|&r| {
+                opt.stop.check()?;
                 let rep = replicate(sc, opt, warmup, r);
                 progress(Step::Replication {
                     index: r,
@@ -722,6 +760,40 @@ pub fn run_share(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_raised_stop_flag_ends_the_experiment_before_its_next_replication() {
+        let sc = crate::scenario::parse(
+            include_str!("../scenarios/mm1.toml"),
+            std::path::Path::new("mm1.toml"),
+        )
+        .expect("valid scenario");
+        let mut opt = Options::from_scenario(&sc);
+        opt.length = 2000;
+        opt.replications = 50;
+        opt.threads = 1;
+        // raised before it starts: not even the warm-up pilot runs
+        opt.stop.raise();
+        let started = std::sync::atomic::AtomicU64::new(0);
+        let count = |_: Step| {
+            started.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        };
+        assert!(matches!(run(&sc, &opt, &count), Err(RunError::Stopped)));
+        assert_eq!(started.load(std::sync::atomic::Ordering::Relaxed), 2);
+        // raised by the third replication: on one thread, no other replication starts
+        opt.stop = StopFlag::default();
+        let done = std::sync::atomic::AtomicU64::new(0);
+        let stop = opt.stop.clone();
+        let third = |step: Step| {
+            if let Step::Replication { .. } = step
+                && done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) == 2
+            {
+                stop.raise();
+            }
+        };
+        assert!(matches!(run(&sc, &opt, &third), Err(RunError::Stopped)));
+        assert_eq!(done.load(std::sync::atomic::Ordering::Relaxed), 3);
+    }
 
     #[test]
     fn a_percentile_interval_never_shrinks_below_the_histogram_resolution() {

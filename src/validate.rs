@@ -27,7 +27,7 @@ use serde::{Deserialize, Serialize};
 use crate::metrics::unknown_metric;
 use crate::predict::{Bound, Prediction};
 use crate::provenance::Provenance;
-use crate::replicate::{self, Experiment, Options, RunError};
+use crate::replicate::{self, Experiment, Options, RunError, StopFlag};
 use crate::rng::derive_seed;
 use crate::scenario::Scenario;
 use crate::study::analyze_scenario;
@@ -213,7 +213,7 @@ pub enum Effort {
 
 /// How the cases of a validation are simulated: the effort, and what the command line
 /// overrides of each case's `[run]`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug)]
 pub struct ValidateOptions {
     /// How hard to try.
     pub effort: Effort,
@@ -228,6 +228,8 @@ pub struct ValidateOptions {
     /// Observations per replication in place of the effort's (`--length`; a rank program has
     /// none and ignores it).
     pub length: Option<u64>,
+    /// Raised to stop the validation before its next replication.
+    pub stop: StopFlag,
 }
 
 impl ValidateOptions {
@@ -239,6 +241,7 @@ impl ValidateOptions {
             seed: None,
             replications: None,
             length: None,
+            stop: StopFlag::default(),
         }
     }
 }
@@ -346,6 +349,7 @@ impl Plan {
             .collect();
         let mut opt = Options::from_scenario(sc);
         opt.threads = options.threads;
+        opt.stop = options.stop.clone();
         opt.seed = derive_seed(options.seed.unwrap_or(opt.seed), &sc.name);
         opt.level = LEVEL;
         // The precision rule runs until every exact prediction's metric meets the target; with

@@ -6,12 +6,13 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::Args;
-use rayon::prelude::*;
 
+use parsim::replicate::StopFlag;
 use parsim::scenario::assign::Assignment;
+use parsim::sweep::execute::{Execution, check_points, run_points};
 use parsim::sweep::output::SweepReport;
 use parsim::sweep::shard::{Shard, ShardFile};
-use parsim::sweep::{Axis, Layout, Point, PointResult, Sweep, evaluate, plot, predict_only};
+use parsim::sweep::{Axis, Layout, Point, Sweep, plot};
 
 /// How VALUES are written, for `--help`.
 const VALUES_HELP: &str = "\
@@ -199,52 +200,16 @@ pub fn run(args: &SweepArgs) -> anyhow::Result<ExitCode> {
     };
     let bar = super::progress::Progress::new(&format!("{} points", owned.len()), total);
     let pool = parsim::replicate::thread_pool(args.threads)?;
-    // points side by side on one pool; results in point order, the first failure in that order
-    let results: Vec<anyhow::Result<PointResult>> = pool.install(|| {
-        owned
-            .par_iter()
-            .map(|point| {
-                // parsed again rather than kept from the check, so memory does not grow with
-                // the points
-                let values = point.values.iter().map(ToString::to_string).collect();
-                let sc = match sweep.scenario(point) {
-                    Ok(sc) => sc,
-                    Err(e) => {
-                        // an unstable point is marked and the sweep goes on (the check found
-                        // no other problem); any other problem was reported by the check
-                        let why = e
-                            .unstable()
-                            .ok_or(e)
-                            .with_context(|| sweep.describe(point))?;
-                        return Ok(PointResult {
-                            index: point.index,
-                            values,
-                            seed: 0,
-                            events: 0,
-                            rows: Vec::new(),
-                            unstable: Some(why),
-                        });
-                    }
-                };
-                let opt = sweep.options(point, &sc, args.threads);
-                let (rows, events) = if args.analytic_only {
-                    (predict_only(&sc), 0)
-                } else {
-                    evaluate(&pool, &sc, &opt, &|step| bar.tell(step))
-                        .with_context(|| sweep.describe(point))?
-                };
-                Ok(PointResult {
-                    index: point.index,
-                    values,
-                    seed: opt.seed,
-                    events,
-                    rows,
-                    unstable: None,
-                })
-            })
-            .collect()
-    });
-    let results = results.into_iter().collect::<anyhow::Result<Vec<_>>>()?;
+    let results = run_points(
+        &sweep,
+        &owned,
+        &Execution {
+            analytic_only: args.analytic_only,
+            pool: &pool,
+            progress: &|step| bar.tell(step),
+            stop: &StopFlag::default(),
+        },
+    )?;
     bar.finish();
     let unstable = results.iter().filter(|p| p.unstable.is_some()).count();
     if unstable > 0 {
@@ -253,14 +218,7 @@ pub fn run(args: &SweepArgs) -> anyhow::Result<ExitCode> {
             results.len()
         );
     }
-    let report = SweepReport {
-        scenario: checked.name,
-        file: sweep.path.display().to_string(),
-        keys: sweep.keys(),
-        fixed: sweep.fixed.iter().map(ToString::to_string).collect(),
-        layout,
-        points: results,
-    };
+    let report = sweep.report(&checked, results);
     match (args.shard, &args.out) {
         (Some(shard), Some(dir)) => {
             let path =
@@ -273,69 +231,4 @@ pub fn run(args: &SweepArgs) -> anyhow::Result<ExitCode> {
         _ => args.output.emit(&report)?,
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// What checking every point found.
-struct Checked {
-    /// The scenario's title (at the first point).
-    name: String,
-    /// Replications the points of this shard (or of the whole sweep) start with.
-    replications: u64,
-    /// The hash of every point's scenario hash, in order: what the files the points read hold
-    /// (a trace, a profile, a GOAL schedule), for the shards' fingerprint.
-    inputs: String,
-}
-
-/// Checks the scenario of every point (the same in every shard), reporting the problems of the
-/// first few bad points; an unstable point is no problem (it is marked, not run).
-fn check_points(sweep: &Sweep, points: &[Point], shard: Option<Shard>) -> anyhow::Result<Checked> {
-    const SHOWN: usize = 5;
-    let mut checked = Checked {
-        name: String::new(),
-        replications: 0,
-        inputs: String::new(),
-    };
-    let mut hashes = String::new();
-    let mut bad = Vec::new();
-    let mut count = 0;
-    for p in points {
-        let sc = sweep.scenario(p);
-        hashes.push_str(sc.as_ref().map_or("-", |sc| &sc.text_hash));
-        match sc {
-            Ok(sc) => {
-                if checked.name.is_empty() {
-                    checked.name = sc.name;
-                }
-                if shard.is_none_or(|s| s.owns(p.index)) {
-                    checked.replications += u64::from(sc.run.replications);
-                }
-            }
-            Err(e) if e.unstable().is_some() => {}
-            Err(e) => {
-                count += 1;
-                if bad.len() < SHOWN {
-                    bad.push(format!("{}: {e}", sweep.describe(p)));
-                }
-            }
-        }
-    }
-    if count == 0 {
-        checked.inputs = parsim::hash::text_hash(&hashes);
-        if checked.name.is_empty() {
-            // every point unstable: the file's stem, as a scenario without a name has
-            checked.name = sweep
-                .path
-                .file_stem()
-                .map_or_else(String::new, |s| s.to_string_lossy().into_owned());
-        }
-        return Ok(checked);
-    }
-    if count > SHOWN {
-        bad.push(format!("... and {} more bad points", count - SHOWN));
-    }
-    anyhow::bail!(
-        "{count} of {} points invalid\n{}",
-        points.len(),
-        bad.join("\n")
-    )
 }

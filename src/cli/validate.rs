@@ -171,6 +171,7 @@ impl ValidateArgs {
             seed,
             replications: self.replications,
             length: self.length,
+            stop: Default::default(),
         }
     }
 }

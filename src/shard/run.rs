@@ -10,7 +10,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use super::{Header, MergeError, Shard, read_all};
-use crate::replicate::{Experiment, Options, Row, Share, WarmupReport};
+use crate::replicate::{self, Experiment, Options, Row, Share, WarmupReport};
 use crate::report::{LEVEL, RunReport};
 use crate::scenario::assign::Assignment;
 use crate::scenario::{Scenario, Warmup};
@@ -226,6 +226,7 @@ pub fn merge(dir: &Path) -> Result<RunReport, MergeError> {
         max_replications: first.replications,
         threads: 0,
         event_budget: crate::program::budget::MAX_EVENTS,
+        stop: replicate::StopFlag::default(),
     };
     let report = RunReport::of(
         first.scenario.clone(),

@@ -8,6 +8,7 @@
 //! and the point's assignments: a point gives the same numbers alone (`parsim run --set`), in
 //! any sweep that contains it, in any shard, and on any number of threads.
 
+pub mod execute;
 mod memo;
 pub mod output;
 pub mod plot;
@@ -81,7 +82,8 @@ pub struct Point {
 }
 
 impl Sweep {
-    /// Reads the scenario file; checks that no key is both fixed and varied, or varied twice.
+    /// Reads the scenario file (`-`: standard input) and makes the sweep of it
+    /// ([`Sweep::with_text`]); a GOAL file, which has no fields, is refused.
     pub fn new(
         path: &Path,
         fixed: Vec<Assignment>,
@@ -89,9 +91,6 @@ impl Sweep {
         layout: Layout,
         seed: Option<u64>,
     ) -> Result<Sweep, String> {
-        if axes.is_empty() {
-            return Err("a sweep needs at least one --vary".to_owned());
-        }
         if scenario::check::schedule::flags::is_goal_file(path) {
             return Err(format!(
                 "{}: a sweep varies the fields of a scenario file, and a GOAL file has none: write a scenario that runs it ([program] goal = \"{}\" with a [loggp] section) and vary its fields (e.g. --vary loggp.L=1e-6,2e-6,4e-6)",
@@ -99,6 +98,24 @@ impl Sweep {
                 path.file_name()
                     .map_or_else(String::new, |n| n.to_string_lossy().into_owned())
             ));
+        }
+        let text = scenario::read_text(path).map_err(|e| e.to_string())?;
+        Sweep::with_text(scenario::source_name(path), text, fixed, axes, layout, seed)
+    }
+
+    /// The sweep of the scenario `text` (named `path` in messages, which anchors the files it
+    /// names): checks that no key is both fixed and varied, or varied twice, and that the grid
+    /// is not too large.
+    pub fn with_text(
+        path: &Path,
+        text: String,
+        fixed: Vec<Assignment>,
+        axes: Vec<Axis>,
+        layout: Layout,
+        seed: Option<u64>,
+    ) -> Result<Sweep, String> {
+        if axes.is_empty() {
+            return Err("a sweep needs at least one --vary".to_owned());
         }
         let mut keys: Vec<&str> = fixed.iter().map(|a| a.key.as_str()).collect();
         for axis in &axes {
@@ -129,9 +146,8 @@ impl Sweep {
                 values::MOST
             ));
         }
-        let text = scenario::read_text(path).map_err(|e| e.to_string())?;
         Ok(Sweep {
-            path: scenario::source_name(path).to_owned(),
+            path: path.to_owned(),
             text,
             fixed,
             axes,
