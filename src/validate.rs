@@ -67,7 +67,8 @@ pub enum Verdict {
     /// Approximation with no declared tolerance, or an exact visits ratio ([`window_ratio`]):
     /// the error is reported, not judged.
     Reported,
-    /// The simulated interval reaches into the analytic bounds.
+    /// The simulated interval reaches into the analytic bounds (its mean may lie a little
+    /// beyond one, by less than the interval's half-width).
     WithinBounds,
 }
 
@@ -717,8 +718,14 @@ mod tests {
         let below = compare_bound(&sc, &ex, &bound(0.5, 1.0)).expect("compared");
         assert_eq!(below.verdict, Verdict::Disagree);
         assert!((below.relative_error - (1.0 - 2.0) / 2.0).abs() < 1e-12);
+        // an interval (2 +- 0.48) wholly below a proven lower bound: outside the bounds
         let above = compare_bound(&sc, &ex, &bound(2.5, 9.0)).expect("compared");
+        assert_eq!(above.verdict, Verdict::Disagree);
         assert!((above.relative_error - 0.25).abs() < 1e-12);
+        // a mean below the lower bound whose interval reaches it: consistent with the bound
+        let reaching = compare_bound(&sc, &ex, &bound(2.1, 9.0)).expect("compared");
+        assert_eq!(reaching.verdict, Verdict::WithinBounds);
+        assert!((reaching.relative_error - 0.05).abs() < 1e-12);
     }
 
     #[test]
