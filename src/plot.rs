@@ -73,8 +73,18 @@ pub fn svg_file(
     file: &Path,
     draw: impl FnOnce(DrawingArea<SVGBackend<'_>, plotters::coord::Shift>) -> Result<(), PlotError>,
 ) -> Result<(), PlotError> {
+    svg_file_of_size(file, SIZE, draw)
+}
+
+/// [`svg_file`] for a picture of `size` pixels in place of [`SIZE`] (one that grows with what
+/// it shows: a column per metric, a legend line per method).
+pub fn svg_file_of_size(
+    file: &Path,
+    size: (u32, u32),
+    draw: impl FnOnce(DrawingArea<SVGBackend<'_>, plotters::coord::Shift>) -> Result<(), PlotError>,
+) -> Result<(), PlotError> {
     let mut svg = String::new();
-    draw(SVGBackend::with_string(&mut svg, SIZE).into_drawing_area())?;
+    draw(SVGBackend::with_string(&mut svg, size).into_drawing_area())?;
     crate::files::write_text(file, &xml_safe(svg)).map_err(|e| draw_error(file)(e.reason()))
 }
 
@@ -249,6 +259,34 @@ pub fn fit(text: &str, width: u32, size: u32) -> String {
     format!("{}…", kept.trim_end())
 }
 
+/// `text` broken at spaces into lines of at most `width` pixels in a font of `size` pixels
+/// ([`text_width`]); a word longer than a line is broken inside. Nothing is left out.
+pub fn wrap(text: &str, width: u32, size: u32) -> Vec<String> {
+    let most = ((f64::from(width) / (0.62 * f64::from(size))).floor() as usize).max(1);
+    let mut lines: Vec<String> = Vec::new();
+    let mut line = String::new();
+    for word in text.split_whitespace() {
+        let mut word: Vec<char> = word.chars().collect();
+        let used = line.chars().count();
+        if used > 0 && used + 1 + word.len() <= most {
+            line.push(' ');
+            line.extend(&word);
+            continue;
+        }
+        if used > 0 {
+            lines.push(std::mem::take(&mut line));
+        }
+        while word.len() > most {
+            lines.push(word.drain(..most).collect());
+        }
+        line.extend(&word);
+    }
+    if !line.is_empty() || lines.is_empty() {
+        lines.push(line);
+    }
+    lines
+}
+
 /// A short file-name part for a method: its first words (up to its first comma, semicolon or
 /// parenthesis), made safe, at most 20 characters, then 6 hex digits of a hash of the whole
 /// name, so that two methods that begin alike still get two files.
@@ -315,5 +353,16 @@ mod tests {
         );
         assert_eq!(fit("abcdefghij", 40, 10), "abcde…");
         assert_eq!(fit("abc", 40, 10), "abc");
+    }
+
+    #[test]
+    fn wrapped_text_keeps_every_word_within_the_width() {
+        // 6.2 pixels a character at size 10: 31 pixels hold 5 characters
+        assert_eq!(
+            wrap("ab cd efghijkl m", 31, 10),
+            ["ab cd", "efghi", "jkl m"]
+        );
+        assert_eq!(wrap("short", 100, 10), ["short"]);
+        assert_eq!(wrap("", 100, 10), [""]);
     }
 }

@@ -81,7 +81,7 @@ pub struct RunReport {
 }
 
 /// Whether the sequential rule reached its target.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
 pub struct PrecisionReport {
     /// The metrics it applies to (each must meet it).
     pub metrics: Vec<String>,

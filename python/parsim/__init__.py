@@ -485,7 +485,9 @@ def sweep(
     and analytic method, with a column per varied key (its value), then metric, method, exact,
     analytic, lower_bound, upper_bound, simulated, half_width_95, replications, relative_error,
     verdict, point and unstable (why a point was not run). Each point's numbers equal
-    ``Scenario.run`` of the same values (``with_set``) under the same seed."""
+    ``Scenario.run`` of the same values (``with_set``) under the same seed. Points that miss
+    their precision target (``run.precision``) or whose 95% interval on a predicted metric is 10%
+    of the mean or more are named in a :class:`ParsimWarning`, as ``parsim sweep`` names them."""
     if not isinstance(scenario, Scenario):
         raise TypeError("sweep takes a parsim.Scenario")
     if not vary:
@@ -502,7 +504,10 @@ def sweep(
             scenario._native, axes, zip, seed, threads, analytic_only, cb
         ),
     )
-    report = json.loads(raw)
+    answer = json.loads(raw)
+    report = answer["report"]
+    for w in answer["warnings"]:
+        warnings.warn(w, ParsimWarning, stacklevel=2)
     keys = report["keys"]
     originals = [values for _, values in vary.items()]
     rows = []

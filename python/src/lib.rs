@@ -337,7 +337,8 @@ impl Scenario {
 }
 
 /// Runs the sweep of `scenario` over `vary` (each a key and its values written as TOML), as
-/// `parsim sweep --json` does; returns its report as JSON.
+/// `parsim sweep --json` does; returns `{"report": <its report>, "warnings": [what the command
+/// line prints on standard error]}` as JSON.
 #[pyfunction]
 #[pyo3(signature = (scenario, vary, zip=false, seed=None, threads=0, analytic_only=false, progress=None))]
 fn sweep(
@@ -407,7 +408,11 @@ fn sweep(
         )
     })?
     .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
-    json(&sweep.report(&checked, results))
+    let report = sweep.report(&checked, results);
+    // what `parsim sweep` prints on standard error: points short of their precision target,
+    // points with wide intervals (without the command line's flag to accept them)
+    let warnings = report.warnings(true);
+    json(&serde_json::json!({ "report": report, "warnings": warnings }))
 }
 
 /// The Python exception for a sweep whose points have problems: one entry of `.problems` per

@@ -164,6 +164,12 @@ def test_a_sweep_is_tidy_and_each_point_is_its_run():
     )
     assert sorted(zipped["point"].unique()) == [0, 1]
     assert zipped["replications"].eq(0).all()
+    with pytest.warns(parsim.ParsimWarning, match="precision target 0.001"):
+        parsim.sweep(
+            s.with_set({"run.precision": 0.001, "run.max_replications": 4}),
+            vary={key: [0.5]},
+            progress=False,
+        )
     with pytest.raises(parsim.ScenarioError) as caught:
         parsim.sweep(s, vary={"station.server.servers": [1, 0]}, analytic_only=True)
     assert caught.value.problems and "point 1" in caught.value.problems[0][2]

@@ -1,5 +1,6 @@
 //! `parsim fit`.
 
+use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -81,45 +82,51 @@ pub fn run(args: &FitArgs) -> anyhow::Result<ExitCode> {
         Reading::Draining => SioReading::Draining,
     };
     let fitted = fit(&base, &free, &obs, reading)?;
-    println!(
+    let mut out = parsim::files::stdout();
+    writeln!(
+        out,
         "{:<8} {:>14} {:>14} {:>12}",
         "param", "start", "estimate", "se"
-    );
+    )?;
     for e in &fitted.estimates {
-        println!(
+        writeln!(
+            out,
             "{:<8} {:>14} {:>14} {:>12}",
             e.param.name(),
             num(e.start),
             num(e.value),
             num(e.se)
-        );
+        )?;
     }
-    println!();
-    println!(
+    writeln!(out)?;
+    writeln!(
+        out,
         "{:>6} {:>4} {:>12} {:>12} {:>12}",
         "p", "d", "observed", "model", "residual"
-    );
+    )?;
     for (o, s) in &fitted.residuals {
-        println!(
+        writeln!(
+            out,
             "{:>6} {:>4} {:>12} {:>12} {:>12}",
             o.p,
             o.d,
             num(o.speedup),
             num(*s),
             num(s - o.speedup)
-        );
+        )?;
     }
-    println!();
+    writeln!(out)?;
     let spread = if fitted.weighted {
         format!("reduced chi-square {} (weighted by sd)", num(fitted.s2))
     } else {
         format!("residual sd {}", num(fitted.s2.sqrt()))
     };
-    println!(
+    writeln!(
+        out,
         "{} observations, {} free; {spread}; average error {}%",
         obs.len(),
         free.len(),
         num(100.0 * fitted.average_error)
-    );
+    )?;
     Ok(ExitCode::SUCCESS)
 }

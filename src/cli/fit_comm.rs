@@ -1,5 +1,6 @@
 //! `parsim fit-comm`.
 
+use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -25,12 +26,15 @@ pub fn run(args: &FitCommArgs) -> anyhow::Result<ExitCode> {
     let text = parsim::files::read_text(path, parsim::files::Limit::Data)?;
     let measurements = read_measurements(&text).with_context(|| path.display().to_string())?;
     let profile = fit(&measurements).with_context(|| path.display().to_string())?;
-    println!(
+    let mut out = parsim::files::stdout();
+    writeln!(
+        out,
         "{:<12} {:>6} {:>14} {:>12} {:>14} {:>12} {:>6} {:>12}",
         "primitive", "ranks", "a", "se(a)", "b", "se(b)", "points", "residual sd"
-    );
+    )?;
     for f in &profile.fits {
-        println!(
+        writeln!(
+            out,
             "{:<12} {:>6} {:>14} {:>12} {:>14} {:>12} {:>6} {:>12}",
             f.primitive,
             f.ranks,
@@ -40,11 +44,11 @@ pub fn run(args: &FitCommArgs) -> anyhow::Result<ExitCode> {
             num(f.b_se),
             f.points,
             num(f.residual_sd)
-        );
+        )?;
     }
-    if let Some(out) = &args.out {
-        parsim::files::write_text(out, &profile.to_toml())?;
-        println!("machine profile written to {}", out.display());
+    if let Some(file) = &args.out {
+        parsim::files::write_text(file, &profile.to_toml())?;
+        writeln!(out, "machine profile written to {}", file.display())?;
     }
     Ok(ExitCode::SUCCESS)
 }

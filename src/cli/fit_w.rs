@@ -1,5 +1,6 @@
 //! `parsim fit-w`.
 
+use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -93,23 +94,27 @@ pub fn run(args: &FitWArgs) -> anyhow::Result<ExitCode> {
     let base = base.context("no points")?;
     let fitted = fit(&base, &[Param::W], &obs, SioReading::Draining)?;
     let w = &fitted.estimates[0];
-    println!(
+    let mut out = parsim::files::stdout();
+    writeln!(
+        out,
         "{:>6} {:>12} {:>12} {:>12} {:>12}",
         "p", "simulated", "half_width_95", "closed form", "at w given"
-    );
+    )?;
     for ((o, s), hw) in fitted.residuals.iter().zip(&half_widths) {
         let given = parsim::models::spmd::fit::model_speedup(&base, SioReading::Draining, o.p, o.d);
-        println!(
+        writeln!(
+            out,
             "{:>6} {:>12} {:>12} {:>12} {:>12}",
             o.p,
             num(o.speedup),
             num(*hw),
             num(*s),
             num(given.unwrap_or(f64::NAN))
-        );
+        )?;
     }
-    println!();
-    println!(
+    writeln!(out)?;
+    writeln!(
+        out,
         "w = {} +- {} (standard error; the scenario's w = {}); reduced chi-square {}; average \
          error {}%",
         num(w.value),
@@ -117,7 +122,7 @@ pub fn run(args: &FitWArgs) -> anyhow::Result<ExitCode> {
         num(w.start),
         num(fitted.s2),
         num(100.0 * fitted.average_error)
-    );
+    )?;
     Ok(ExitCode::SUCCESS)
 }
 

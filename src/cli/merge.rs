@@ -70,7 +70,7 @@ pub fn run(args: &MergeArgs) -> anyhow::Result<ExitCode> {
         out.flush()?;
         return Ok(ExitCode::SUCCESS);
     }
-    let report = sweep_shard::merge(&args.dir)?;
+    let (report, allow_imprecise) = sweep_shard::merge(&args.dir)?;
     args.output.emit(&report)?;
-    Ok(ExitCode::SUCCESS)
+    Ok(super::sweep::warn(&report, allow_imprecise))
 }

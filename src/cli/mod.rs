@@ -17,6 +17,7 @@ mod slurm;
 mod sweep;
 mod validate;
 
+use std::io::{IsTerminal as _, Write as _};
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
@@ -97,9 +98,20 @@ enum Command {
 /// shows is still accepted this way.
 const CHECK_ARGUMENTS: &str = "PARSIM_CHECK_ARGUMENTS";
 
-/// Parses the command line and runs the subcommand.
+/// Parses the command line and runs the subcommand. Help and the version go to standard output
+/// through [`parsim::files::stdout`], so that a failure to write them (a full disk) is reported
+/// like any other output's; clap's own printing would ignore it and exit 0.
 pub fn main() -> anyhow::Result<ExitCode> {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) if !e.use_stderr() && !std::io::stdout().is_terminal() => {
+            let mut out = parsim::files::stdout();
+            write!(out, "{}", e.render())?;
+            out.flush()?;
+            return Ok(ExitCode::SUCCESS);
+        }
+        Err(e) => e.exit(),
+    };
     if std::env::var_os(CHECK_ARGUMENTS).is_some() {
         return Ok(ExitCode::SUCCESS);
     }

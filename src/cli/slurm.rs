@@ -1,5 +1,6 @@
 //! `parsim slurm`.
 
+use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -169,13 +170,15 @@ pub fn run(args: &SlurmArgs) -> anyhow::Result<ExitCode> {
     }
     let submit = args.out.join(SUBMIT_SCRIPT);
     if !args.submit {
-        println!(
+        let mut out = parsim::files::stdout();
+        writeln!(
+            out,
             "wrote {}, {} and {}; submit with: bash {}",
             args.out.join(SHARDS_SCRIPT).display(),
             args.out.join(MERGE_SCRIPT).display(),
             submit.display(),
             submit.display()
-        );
+        )?;
         return Ok(ExitCode::SUCCESS);
     }
     let mut bash = std::process::Command::new("bash");

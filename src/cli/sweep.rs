@@ -35,7 +35,13 @@ keys, metric, method, exact, analytic (or lower_bound and upper_bound for bounds
 half_width_95, replications, relative_error, verdict (verdicts by `parsim validate`'s rules, on
 the 99% interval, in its words: agree, within_bounds, ...). Each point's streams are
 keyed by the seed and its assignments: `parsim run --set` of the same values gives the same
-numbers.";
+numbers.
+
+Warnings on standard error: a point that misses its precision target (run.precision, with
+--set run.precision=0.01 say) within run.max_replications is named, and makes the exit code 1
+unless --allow-imprecise, as `parsim run` does; points whose 95% interval on a predicted metric
+is 10% of the mean or more are named too, with their widest metric (no effect on the exit
+code).";
 
 /// Options of `parsim sweep`.
 #[derive(Debug, Args)]
@@ -80,6 +86,10 @@ pub struct SweepArgs {
     /// Results do not depend on it.
     #[arg(long, default_value_t = 0)]
     threads: usize,
+    /// A point that misses its precision target (run.precision) within the replication budget
+    /// is still reported (standard error names it) but does not make the exit code 1.
+    #[arg(long)]
+    allow_imprecise: bool,
 }
 
 /// How a sweep's results are shown (by `parsim sweep` and `parsim merge` alike).
@@ -221,14 +231,30 @@ pub fn run(args: &SweepArgs) -> anyhow::Result<ExitCode> {
     let report = sweep.report(&checked, results);
     match (args.shard, &args.out) {
         (Some(shard), Some(dir)) => {
-            let path =
-                parsim::shard::write(&ShardFile::new(&sweep, &checked.inputs, shard, report), dir)
-                    .with_context(|| {
-                        format!("writing shard {} to {}", shard.index, dir.display())
-                    })?;
+            // the merge warns and sets the exit code, for the whole sweep
+            let file = ShardFile::new(&sweep, &checked.inputs, shard, report, args.allow_imprecise);
+            let path = parsim::shard::write(&file, dir)
+                .with_context(|| format!("writing shard {} to {}", shard.index, dir.display()))?;
             eprintln!("parsim: wrote {}", path.display());
+            Ok(ExitCode::SUCCESS)
         }
-        _ => args.output.emit(&report)?,
+        _ => {
+            args.output.emit(&report)?;
+            Ok(warn(&report, args.allow_imprecise))
+        }
     }
-    Ok(ExitCode::SUCCESS)
+}
+
+/// Prints the report's warnings on standard error ([`SweepReport::warnings`]) and returns the
+/// exit code: 1 when a point missed its precision target, unless `allow_imprecise`, as `parsim
+/// run` does.
+pub fn warn(report: &SweepReport, allow_imprecise: bool) -> ExitCode {
+    for w in report.warnings(allow_imprecise) {
+        eprintln!("parsim: {w}");
+    }
+    if report.imprecise().is_empty() || allow_imprecise {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
 }

@@ -13,8 +13,8 @@ use super::{Dist, Empirical, EmpiricalMode, LogParams, ShapeScale};
 /// Parameters have explicit names; which ones a family accepts is listed on each variant.
 /// Nothing is checked here: [`DistSpec::build`] checks and reports every problem.
 ///
-/// A bare number where a distribution is expected (`time = 1e-3`) is refused with the table
-/// that writes it as a constant (`{ dist = "det", value = 0.001 }`).
+/// A bare number where a distribution is expected (`service = 2`, `time = 1e-3`) is a fixed
+/// time, the same as `{ dist = "det", value = 2 }`.
 #[derive(Clone, Debug, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(
     remote = "Self",
@@ -22,6 +22,7 @@ use super::{Dist, Empirical, EmpiricalMode, LogParams, ShapeScale};
     rename_all = "snake_case",
     deny_unknown_fields
 )]
+#[schemars(transform = or_a_bare_number)]
 pub enum DistSpec {
     /// Exponential: `mean` or `rate`.
     #[serde(alias = "exponential")]
@@ -198,16 +199,18 @@ impl<'de> Deserialize<'de> for DistSpec {
         impl<'de> Visitor<'de> for V {
             type Value = DistSpec;
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("a distribution table, e.g. { dist = \"exp\", mean = 2.0 }")
+                f.write_str(
+                    "a distribution table, e.g. { dist = \"exp\", mean = 2.0 }, or a number (a fixed time)",
+                )
             }
             fn visit_i64<E: de::Error>(self, v: i64) -> Result<DistSpec, E> {
-                Err(bare_number(&v.to_string()))
+                Ok(DistSpec::det(v as f64))
             }
             fn visit_u64<E: de::Error>(self, v: u64) -> Result<DistSpec, E> {
-                Err(bare_number(&v.to_string()))
+                Ok(DistSpec::det(v as f64))
             }
             fn visit_f64<E: de::Error>(self, v: f64) -> Result<DistSpec, E> {
-                Err(bare_number(&v.to_string()))
+                Ok(DistSpec::det(v))
             }
             fn visit_map<M: MapAccess<'de>>(self, map: M) -> Result<DistSpec, M::Error> {
                 DistSpec::deserialize(de::value::MapAccessDeserializer::new(map))
@@ -217,12 +220,23 @@ impl<'de> Deserialize<'de> for DistSpec {
     }
 }
 
-/// The error for a bare number `v` written where a distribution is expected: the fix for a
-/// constant, and for the exponential most models mean.
-fn bare_number<E: serde::de::Error>(v: &str) -> E {
-    E::custom(format!(
-        "a bare number is not a distribution: for the constant {v} write {{ dist = \"det\", value = {v} }} (an exponential of mean {v}: {{ dist = \"exp\", mean = {v} }})"
-    ))
+/// The JSON schema of a distribution: its tables, or a bare number (a fixed time), as
+/// [`DistSpec`]'s deserialiser reads them.
+fn or_a_bare_number(schema: &mut schemars::Schema) {
+    let mut tables = std::mem::replace(schema, schemars::json_schema!({}));
+    let description = tables.remove("description");
+    *schema = schemars::json_schema!({
+        "anyOf": [
+            {
+                "type": "number",
+                "description": "A fixed time: 2 is { dist = \"det\", value = 2 }."
+            },
+            tables
+        ]
+    });
+    if let Some(d) = description {
+        schema.insert("description".to_owned(), d);
+    }
 }
 
 /// One problem with a distribution's parameters: the parameter's name and what is wrong.

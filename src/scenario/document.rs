@@ -167,17 +167,6 @@ fn plain_types(message: &str) -> String {
         .replace("expected f64", "expected a number")
 }
 
-/// A fix the message quotes as a bare value (`write { dist = ... }`) written with the field's
-/// own key (`write time = { dist = ... }`), so it can be pasted.
-fn with_key(message: &str, field: &str) -> String {
-    let key = field.rsplit('.').next().unwrap_or(field);
-    if is_bare_key(key) {
-        message.replace("write {", &format!("write {key} = {{"))
-    } else {
-        message.to_owned()
-    }
-}
-
 /// Whether `s` is written like a bare TOML key.
 fn is_bare_key(s: &str) -> bool {
     !s.is_empty()
@@ -277,7 +266,6 @@ fn repaired<T: DeserializeOwned>(
             && named.is_some_and(|n| removed.iter().any(|r| r == n));
         let unknown = message.starts_with("unknown field");
         if !missing_because_removed {
-            let message = with_key(&message, &field);
             found.push(Problem::new(
                 Some(inner.span().unwrap_or(span.clone()).start),
                 field,

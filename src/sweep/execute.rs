@@ -172,13 +172,14 @@ fn run_point(sweep: &Sweep, point: &Point, how: &Execution) -> Result<PointResul
                 events: 0,
                 rows: Vec::new(),
                 unstable: Some(why),
+                precision: None,
             });
         }
     };
     let mut opt = sweep.options(point, &sc, how.pool.current_num_threads());
     opt.stop = how.stop.clone();
-    let (rows, events) = if how.analytic_only {
-        (predict_only(&sc), 0)
+    let (rows, events, precision) = if how.analytic_only {
+        (predict_only(&sc), 0, None)
     } else {
         evaluate(how.pool, &sc, &opt, how.progress).map_err(|error| SweepError::Run {
             point: sweep.describe(point),
@@ -192,6 +193,7 @@ fn run_point(sweep: &Sweep, point: &Point, how: &Execution) -> Result<PointResul
         events,
         rows,
         unstable: None,
+        precision,
     })
 }
 

@@ -20,6 +20,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::replicate::{self, Options, RunError};
+use crate::report::PrecisionReport;
 use crate::scenario::assign::{self, Assignment, Value, keyed_seed};
 use crate::scenario::{self, Scenario, ScenarioError};
 use crate::validate::{Verdict, compare_all};
@@ -281,7 +282,15 @@ pub struct PointResult {
     /// to utilisation 1 or more: no steady state to simulate or predict); it then has no rows.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unstable: Option<String>,
+    /// The precision target (`run.precision`) the point's replications were added for, and
+    /// whether it was met; none without a target.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub precision: Option<PrecisionReport>,
 }
+
+/// What [`evaluate`] measured at one point: its rows, the events simulated, and its precision
+/// target with whether it was met (none without one).
+pub type Evaluated = (Vec<Row>, u64, Option<PrecisionReport>);
 
 /// Simulates `sc` under `opt` on the threads of `pool` and compares every metric with every
 /// prediction; `progress` is told of the pilot and of each replication ([`replicate::Step`]).
@@ -290,8 +299,13 @@ pub fn evaluate(
     sc: &Scenario,
     opt: &Options,
     progress: &(dyn Fn(replicate::Step) + Sync),
-) -> Result<(Vec<Row>, u64), RunError> {
+) -> Result<Evaluated, RunError> {
     let ex = replicate::run_on(pool, sc, opt, progress)?;
+    let precision = opt.precision.map(|target| PrecisionReport {
+        metrics: opt.metrics.clone(),
+        target,
+        met: ex.precision_met.unwrap_or(false),
+    });
     // points whose analytic inputs are equal share one analysis
     let analysis = memo::analysis(sc);
     let compared = compare_all(
@@ -335,7 +349,7 @@ pub fn evaluate(
             });
         }
     }
-    Ok((rows, ex.events))
+    Ok((rows, ex.events, precision))
 }
 
 /// Every prediction and bound of `sc`, as rows without a simulation (`--analytic-only`): the

@@ -118,7 +118,120 @@ pub struct SweepReport {
     pub points: Vec<PointResult>,
 }
 
+/// The relative half-width of a point's 95% interval from which [`SweepReport::warnings`]
+/// calls it wide: 10% of the mean or more on a metric that some method predicts.
+pub const WIDE: f64 = 0.10;
+
+/// How many points a warning names before it counts the rest.
+const NAMED: usize = 5;
+
 impl SweepReport {
+    /// A point named by its values: `class.jobs.population=12, run.seed=2`.
+    pub fn describe(&self, point: &PointResult) -> String {
+        let parts: Vec<String> = self
+            .keys
+            .iter()
+            .zip(&point.values)
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+        parts.join(", ")
+    }
+
+    /// The points that missed their precision target (`run.precision`) within the replication
+    /// budget.
+    pub fn imprecise(&self) -> Vec<&PointResult> {
+        self.points
+            .iter()
+            .filter(|p| p.precision.as_ref().is_some_and(|pr| !pr.met))
+            .collect()
+    }
+
+    /// What the sweep's results cannot be trusted for, one statement a line (empty when
+    /// nothing): the points that missed their precision target, then the points whose 95%
+    /// interval on some predicted metric is [`WIDE`] (its widest metric named), each with what
+    /// to do. `allow_imprecise` leaves out the note that a missed target makes the exit code 1.
+    pub fn warnings(&self, allow_imprecise: bool) -> Vec<String> {
+        let mut out = Vec::new();
+        let imprecise = self.imprecise();
+        for p in imprecise.iter().take(NAMED) {
+            let pr = p
+                .precision
+                .as_ref()
+                .expect("imprecise points have a target");
+            let replications = p.rows.first().map_or(0, |r| r.replications);
+            out.push(format!(
+                "{}: at {}: precision target {} on {} NOT met within {replications} replications",
+                self.file,
+                self.describe(p),
+                pr.target,
+                pr.metrics.join(", ")
+            ));
+        }
+        if !imprecise.is_empty() {
+            out.push(format!(
+                "{} of {} points missed their precision target{}: raise run.max_replications or \
+                 run.length (--set run.max_replications=N, --set run.length=N){}",
+                imprecise.len(),
+                self.points.len(),
+                if imprecise.len() > NAMED {
+                    format!(" ({NAMED} named above)")
+                } else {
+                    String::new()
+                },
+                if allow_imprecise {
+                    ""
+                } else {
+                    "; --allow-imprecise accepts the results with exit 0"
+                }
+            ));
+        }
+        let wide: Vec<(&PointResult, &super::Row)> = self
+            .points
+            .iter()
+            .filter_map(|p| {
+                let relative = |r: &&super::Row| r.half_width_95 / r.simulated.abs();
+                p.rows
+                    .iter()
+                    .filter(|r| r.method.is_some() && r.simulated != 0.0)
+                    .filter(|r| relative(r) >= WIDE)
+                    .max_by(|a, b| relative(a).total_cmp(&relative(b)))
+                    .map(|r| (p, r))
+            })
+            .collect();
+        if !wide.is_empty() {
+            let named: Vec<String> = wide
+                .iter()
+                .take(NAMED)
+                .map(|(p, r)| {
+                    format!(
+                        "{}: {} {} +- {} ({:.1}%)",
+                        self.describe(p),
+                        r.metric,
+                        crate::report::num(r.simulated),
+                        crate::report::num(r.half_width_95),
+                        100.0 * r.half_width_95 / r.simulated.abs()
+                    )
+                })
+                .collect();
+            out.push(format!(
+                "{}: {} of {} points have a 95% interval of +-{:.0}% or more of the mean on a \
+                 predicted metric, whose verdicts say little: \
+                 {}{}; add replications or length (--set run.replications=N, --set \
+                 run.length=N) or set a target (--set run.precision=0.02)",
+                self.file,
+                wide.len(),
+                self.points.len(),
+                100.0 * WIDE,
+                named.join("; "),
+                if wide.len() > NAMED {
+                    format!("; and {} more", wide.len() - NAMED)
+                } else {
+                    String::new()
+                }
+            ));
+        }
+        out
+    }
     /// Writes the tidy CSV: a header, then one record per point and row; empty fields where a
     /// metric has no prediction, and a bound's row has its sides instead of an analytic value.
     /// Errors are I/O errors, so that a closed pipe is recognised as one.
@@ -208,6 +321,7 @@ mod tests {
                 events: 10,
                 rows: vec![bound],
                 unstable: None,
+                precision: None,
             }],
         };
         let mut out = Vec::new();

@@ -30,6 +30,10 @@ pub struct ShardFile {
     pub points: usize,
     /// The shard's points, in order.
     pub report: SweepReport,
+    /// `--allow-imprecise`: points that missed their precision target do not make the merge's
+    /// exit code 1.
+    #[serde(default)]
+    pub allow_imprecise: bool,
 }
 
 impl crate::shard::ShardFile for ShardFile {
@@ -40,19 +44,33 @@ impl crate::shard::ShardFile for ShardFile {
 
 impl ShardFile {
     /// The file of `shard` of `sweep`, holding `report` (its points); `inputs` is a hash of
-    /// the contents of the files its points read.
-    pub fn new(sweep: &Sweep, inputs: &str, shard: Shard, report: SweepReport) -> ShardFile {
+    /// the contents of the files its points read; `allow_imprecise` is `--allow-imprecise`.
+    pub fn new(
+        sweep: &Sweep,
+        inputs: &str,
+        shard: Shard,
+        report: SweepReport,
+        allow_imprecise: bool,
+    ) -> ShardFile {
         ShardFile {
-            header: Header::new(FORMAT, fingerprint(sweep, inputs), sweep.seed, shard),
+            header: Header::new(
+                FORMAT,
+                fingerprint(sweep, inputs, allow_imprecise),
+                sweep.seed,
+                shard,
+            ),
             points: sweep.points().len(),
             report,
+            allow_imprecise,
         }
     }
 }
 
 /// A 64-bit fingerprint, in hex, of what a sweep computes: the scenario text, the fixed
-/// assignments, the axes, the layout and `inputs`, a hash of the files its points read.
-pub fn fingerprint(sweep: &Sweep, inputs: &str) -> String {
+/// assignments, the axes, the layout and `inputs`, a hash of the files its points read; and
+/// `--allow-imprecise`, which the merge's exit code depends on (so that shards run with and
+/// without it are not merged).
+pub fn fingerprint(sweep: &Sweep, inputs: &str, allow_imprecise: bool) -> String {
     let mut canon = sweep.text.clone();
     let _ = write!(canon, "\n--inputs {inputs}");
     for a in &sweep.fixed {
@@ -63,22 +81,26 @@ pub fn fingerprint(sweep: &Sweep, inputs: &str) -> String {
         let _ = write!(canon, "\n--vary {}={}", axis.key, values.join("\u{1f}"));
     }
     let _ = write!(canon, "\n{:?}", sweep.layout);
+    if allow_imprecise {
+        canon.push_str("\n--allow-imprecise");
+    }
     crate::shard::fingerprint(&canon)
 }
 
 /// Reads every `shard-*.json` of `dir`, checks they make one whole sweep, and joins their points
-/// into the report the single run would have produced.
-pub fn merge(dir: &Path) -> Result<SweepReport, MergeError> {
+/// into the report the single run would have produced, with the shards' `--allow-imprecise`.
+pub fn merge(dir: &Path) -> Result<(SweepReport, bool), MergeError> {
     let files: Vec<ShardFile> = read_all(
         dir,
         FORMAT,
-        "sweeps (scenario or the files it reads, assignments or axes)",
+        "sweeps (scenario or the files it reads, assignments, axes or --allow-imprecise)",
     )?;
+    let allow_imprecise = files[0].allow_imprecise;
     let expected = files[0].points;
     let mut report = files[0].report.clone();
     report.points = files.into_iter().flat_map(|f| f.report.points).collect();
     report.points.sort_by_key(|p| p.index);
     let indices: Vec<usize> = report.points.iter().map(|p| p.index).collect();
     crate::shard::check_whole("points", "point", &indices, expected)?;
-    Ok(report)
+    Ok((report, allow_imprecise))
 }

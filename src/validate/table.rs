@@ -148,7 +148,8 @@ pub(super) fn rerun_note(r: &Comparison) -> Option<String> {
 
 /// The summary of a report, one statement a line (unwrapped): the count of every verdict
 /// (tests, approximations, cases without a prediction), the worst error of an exact
-/// prediction, and the reruns.
+/// prediction that is judged (a visits ratio is reported: [`crate::validate::window_ratio`]),
+/// and the reruns.
 pub fn summary(rows: &[Comparison]) -> Vec<String> {
     let counts = |verdicts: &[Verdict]| {
         let counted: Vec<String> = verdicts
@@ -164,12 +165,12 @@ pub fn summary(rows: &[Comparison]) -> Vec<String> {
     // none when no row has an exact prediction (said so, not 0%)
     let worst = rows
         .iter()
-        .filter(|r| r.exact)
+        .filter(|r| r.exact && r.verdict != Verdict::Reported)
         .map(|r| r.relative_error.abs())
         .reduce(f64::max);
     let tests = rows
         .iter()
-        .filter(|r| r.exact || r.bounds.is_some())
+        .filter(|r| (r.exact || r.bounds.is_some()) && r.verdict != Verdict::Reported)
         .count();
     let rerun = rows.iter().filter(|r| r.first_run.is_some());
     let confirmed = rerun

@@ -336,3 +336,44 @@ fn the_overall_wait_where_class_means_differ_is_the_throughput_weighted_mean_of_
     // the weighted mean lies between the two classes' waits
     assert!(overall.value > wc.min(wi) && overall.value < wc.max(wi));
 }
+
+#[test]
+fn visits_from_the_traffic_equations_are_exact_and_reported_beside_the_simulation() {
+    // issue 41: the traffic equations' visit ratios hold for any distribution, and were
+    // labelled approximations
+    for file in [
+        "scenarios/closed_delay_two_queues.toml",
+        "validation/np_cs_det_disk_n16.toml",
+    ] {
+        let a = analyze(load(file).network().unwrap());
+        let visits: Vec<_> = a
+            .predictions
+            .iter()
+            .filter(|p| p.metric.ends_with(".visits"))
+            .collect();
+        assert!(!visits.is_empty(), "{file}: no visits predicted");
+        for p in visits {
+            assert!(p.exact, "{file}: {p:?}");
+            assert_eq!(p.method, "traffic equations (exact for any distribution)");
+        }
+    }
+    // their simulated ratio carries the window's bias: reported with its error, not judged
+    let (code, json, err) = super::util::call(&[
+        "validate",
+        "--quick",
+        "--json",
+        "validation/closed_fork_join_n4.toml",
+    ]);
+    assert_eq!(code, Some(0), "{err}");
+    let rows: Vec<serde_json::Value> = serde_json::from_str(&json).unwrap();
+    let visits: Vec<&serde_json::Value> = rows
+        .iter()
+        .filter(|r| r["metric"].as_str().unwrap().ends_with(".visits"))
+        .collect();
+    assert!(!visits.is_empty());
+    for r in visits {
+        assert_eq!(r["exact"], true, "{r}");
+        assert_eq!(r["verdict"], "reported", "{r}");
+        assert!(r["relative_error"].as_f64().unwrap().abs() < 0.01, "{r}");
+    }
+}

@@ -254,3 +254,40 @@ fn a_closed_pipe_ends_quietly() {
         assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
     }
 }
+
+#[test]
+fn a_full_standard_output_is_named_by_every_command_that_prints() {
+    // issue 41: help, the version and the fits printed with clap or println!, which exited 0
+    // or panicked with "failed printing to stdout" when standard output was full
+    let Ok(full) = std::fs::OpenOptions::new().write(true).open("/dev/full") else {
+        return;
+    };
+    for args in [
+        &["--help"][..],
+        &["--version"],
+        &["run", "--help"],
+        &["fit-w", "scenarios/spmd_fitw_mesh.toml", "--p", "4,8"],
+        &[
+            "run",
+            "scenarios/mm1.toml",
+            "--replications",
+            "2",
+            "--length",
+            "100",
+        ],
+    ] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_parsim"))
+            .args(args)
+            .current_dir(super::util::root())
+            .stdout(full.try_clone().unwrap())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert_eq!(
+            stderr.trim_end(),
+            "parsim: cannot write standard output: No space left on device (os error 28)",
+            "{args:?}"
+        );
+    }
+}

@@ -685,8 +685,9 @@ fn spmd_io_times_beyond_the_clock_are_refused_not_wrapped() {
         let path = super::util::temp_scenario(&format!("spmd-sr-io-{sr_io}"), &text);
         let (code, out, err) = call(&["run", path.to_str().unwrap()]);
         assert_eq!(code, Some(2), "SR_io = {sr_io}: {out}{err}");
-        assert!(err.contains("times the program's smallest time"), "{err}");
-        assert!(err.contains("spmd"), "{err}");
+        // refused by the [spmd] check, at the field, before a program is built
+        assert!(err.contains(":4: spmd.SR_io: makes an I/O burst"), "{err}");
+        assert!(err.contains("beyond 1.4e11 (2^37)"), "{err}");
     }
 }
 

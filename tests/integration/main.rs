@@ -45,8 +45,8 @@ mod loggp_forms;
 /// LogGP endpoints with links: free links give LogGP's makespan, a shared link queues by the
 /// delay computed by hand.
 mod loggp_links;
-/// Messages that say what to do (issue 21): bare numbers for distributions, hints that fit,
-/// fixes for closed classes, defaults explained, warnings on heavy tails.
+/// Messages that say what to do (issue 21): hints that fit, fixes for closed classes, defaults
+/// explained, warnings on heavy tails; a bare number for a distribution is a fixed time.
 mod messages;
 /// Every metric a scenario reports is described (unit and meaning).
 mod metric_catalogue;

@@ -207,3 +207,106 @@ fn the_gantt_chart_of_a_program_is_drawn_with_its_text_inside() {
     println!("Gantt charts rendered as PNG in {}", dir.display());
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
+
+/// Two texts' boxes overlap (by more than half a pixel each way).
+fn overlap(a: &usvg::Rect, b: &usvg::Rect) -> bool {
+    a.left() + 0.5 < b.right()
+        && b.left() + 0.5 < a.right()
+        && a.top() + 0.5 < b.bottom()
+        && b.top() + 0.5 < a.bottom()
+}
+
+#[test]
+fn a_validation_picture_names_every_metric_and_method_in_full() {
+    // 58 metrics and 7 methods, some of them 400 characters long; and 3 metrics, 7 methods
+    let options = options();
+    let dir = shard_dir("pictures", "validate_names");
+    let (code, json, err) = call(&[
+        "validate",
+        "--quick",
+        "--allow-outside-tolerance",
+        "--json",
+        "validation/spmd_bus_aio_p16.toml",
+        "validation/closed_3q_n8.toml",
+        "--plot",
+        dir.to_str().unwrap(),
+    ]);
+    assert_eq!(code, Some(0), "{err}");
+    let rows: Vec<serde_json::Value> = serde_json::from_str(&json).unwrap();
+    let finite = |v: &serde_json::Value| v.as_f64().is_some_and(f64::is_finite);
+    let mut cases: Vec<&str> = rows.iter().map(|r| r["case"].as_str().unwrap()).collect();
+    cases.dedup();
+    assert_eq!(cases.len(), 2);
+    let mut wrong = Vec::new();
+    for case in cases {
+        // what the picture draws: rows with a simulation and a finite value or bounds
+        let drawn: Vec<&serde_json::Value> = rows
+            .iter()
+            .filter(|r| r["case"] == case)
+            .filter(|r| r["replications"].as_u64() > Some(0))
+            .filter(|r| finite(&r["simulated"]) && r["simulated"].as_f64() != Some(0.0))
+            .filter(|r| {
+                finite(&r["analytic"]) || (finite(&r["lower_bound"]) && finite(&r["upper_bound"]))
+            })
+            .collect();
+        let mut metrics: Vec<&str> = drawn
+            .iter()
+            .map(|r| r["metric"].as_str().unwrap())
+            .collect();
+        metrics.sort_unstable();
+        metrics.dedup();
+        let mut methods: Vec<&str> = drawn
+            .iter()
+            .map(|r| r["method"].as_str().unwrap())
+            .collect();
+        methods.sort_unstable();
+        methods.dedup();
+        let svg = dir.join(format!("{}.svg", parsim::plot::short_file_part(case)));
+        wrong.extend(look_at(&svg, &options));
+        let tree = usvg::Tree::from_data(&std::fs::read(&svg).unwrap(), &options).unwrap();
+        let mut found = Vec::new();
+        texts(tree.root(), &mut found);
+        let name = svg.file_name().unwrap().to_string_lossy().into_owned();
+        for (text, _) in &found {
+            if text.contains('…') {
+                wrong.push(format!("{name}: {text:?} is cut"));
+            }
+        }
+        // each metric labelled by its full name, no two labels overlapping
+        let mut labels = Vec::new();
+        for m in &metrics {
+            match found.iter().find(|(t, _)| t == m) {
+                Some((_, b)) => labels.push((m, *b)),
+                None => wrong.push(format!("{name}: no label {m:?}")),
+            }
+        }
+        for (i, (a, ra)) in labels.iter().enumerate() {
+            for (b, rb) in &labels[i + 1..] {
+                if overlap(ra, rb) {
+                    wrong.push(format!("{name}: the labels {a:?} and {b:?} overlap"));
+                }
+            }
+        }
+        // the title and every method's name whole, line after line
+        let words = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+        let all = words(
+            &found
+                .iter()
+                .map(|(t, _)| t.as_str())
+                .collect::<Vec<_>>()
+                .join(" "),
+        );
+        let title = format!("{case}: simulated (99% interval) and analytic");
+        for whole in std::iter::once(title.as_str()).chain(methods.iter().copied()) {
+            if !all.contains(&words(whole)) {
+                wrong.push(format!("{name}: {whole:?} is not written whole"));
+            }
+        }
+        assert!(
+            metrics.len() >= 3 && methods.len() >= 5,
+            "{name}: {metrics:?} {methods:?}"
+        );
+    }
+    println!("validation pictures rendered as PNG in {}", dir.display());
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}

@@ -150,8 +150,10 @@ fn the_schema_knows_every_section_and_dist() {
     )));
     assert!(v.is_valid(&station(serde_json::json!({"dist": "exp", "mean": 1.0}))));
     assert!(!v.is_valid(&station(serde_json::json!({"dist": "exp", "mena": 1.0}))));
+    // a bare number is a fixed time
     assert!(
-        !v.is_valid(&station(serde_json::json!(0.5))),
+        v.is_valid(&station(serde_json::json!(0.5))),
         "a bare number"
     );
+    assert!(!v.is_valid(&station(serde_json::json!("0.5"))), "a string");
 }

@@ -272,3 +272,40 @@ fn the_shown_tables_read_back_as_the_same_workload() {
     }
     assert!(checked >= 10, "{checked} [spmd] files");
 }
+
+#[test]
+fn times_too_far_apart_are_refused_at_the_spmd_field_that_sets_them() {
+    // issue 41: SR_io = 1e13 was refused at `spmd (built program) program.op[0].body[1].bytes`
+    // and `topology.startup`, names from the program the section builds, not the user's
+    let torus = std::fs::read_to_string(crate::util::root().join("scenarios/spmd_torus.toml"))
+        .unwrap()
+        .replace("SR_io = 1.0", "SR_io = 1e13");
+    let file = temp_scenario("spmd_io_span", &torus);
+    let out = parsim(&["run", file.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    let at = format!("{}:7: spmd.SR_io: makes an I/O burst", file.display());
+    assert!(err.contains(&at), "{err}");
+    assert!(
+        err.contains("from spmd.S0_com") && err.contains("bring SR_io and S0_com within"),
+        "{err}"
+    );
+    assert!(
+        !err.contains("built program") && !err.contains("topology."),
+        "{err}"
+    );
+    // a phase's own value is named at the phase; one it inherits, at the section
+    let phases =
+        std::fs::read_to_string(crate::util::root().join("scenarios/spmd_two_phase.toml")).unwrap();
+    let file = temp_scenario(
+        "spmd_phase_io_span",
+        &phases.replace("SR_io = 30.0", "SR_io = 3e13"),
+    );
+    let out = parsim(&["run", file.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(":34: spmd.phase[1].SR_io: makes an I/O burst"),
+        "{err}"
+    );
+}

@@ -528,3 +528,84 @@ fn a_utilisation_pinned_at_one_is_imprecise_not_a_disagreement() {
         .unwrap();
     assert_eq!(&cycle[verdict], "agree");
 }
+
+#[test]
+fn a_point_short_of_its_precision_or_with_a_wide_interval_is_warned_about() {
+    // issue 41: a sweep said nothing where `run` warns and exits 1
+    let sweep = [
+        "sweep",
+        "scenarios/mm1.toml",
+        "--vary",
+        "station.arrivals.interarrival.rate=0.5,0.9",
+        "--set",
+        "run.length=2000",
+        "--set",
+        "run.replications=2",
+        "--set",
+        "run.max_replications=3",
+        "--set",
+        "run.precision=0.001",
+    ];
+    let missed = |rate: &str| {
+        format!(
+            "parsim: scenarios/mm1.toml: at station.arrivals.interarrival.rate={rate}: precision \
+             target 0.001 on class.jobs.response NOT met within 3 replications"
+        )
+    };
+    let (code, out, err) = super::util::call(&sweep);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        out.starts_with("station.arrivals.interarrival.rate,metric"),
+        "{out}"
+    );
+    assert!(
+        err.contains(&missed("0.5")) && err.contains(&missed("0.9")),
+        "{err}"
+    );
+    assert!(
+        err.contains("2 of 2 points missed their precision target: raise run.max_replications")
+            && err.contains("--allow-imprecise accepts the results with exit 0"),
+        "{err}"
+    );
+    let mut allowed = sweep.to_vec();
+    allowed.push("--allow-imprecise");
+    let (code, _, err) = super::util::call(&allowed);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        err.contains(&missed("0.9")) && !err.contains("--allow-imprecise accepts"),
+        "{err}"
+    );
+    // shards leave the warning and the exit code to the merge
+    let dir = super::util::shard_dir("sweep", "imprecise");
+    let dir_text = dir.to_str().unwrap();
+    for k in ["0/2", "1/2"] {
+        let mut shard = sweep.to_vec();
+        shard.extend(["--shard", k, "--out", dir_text]);
+        let (code, _, err) = super::util::call(&shard);
+        assert_eq!(code, Some(0), "{err}");
+    }
+    let (code, _, merged) = super::util::call(&["merge", dir_text]);
+    assert_eq!(code, Some(1), "{merged}");
+    assert!(
+        merged.contains(&missed("0.5")) && merged.contains(&missed("0.9")),
+        "{merged}"
+    );
+    // a 95% interval of 10% or more on a predicted metric is named, with no effect on the code
+    let (code, _, err) = super::util::call(&[
+        "sweep",
+        "scenarios/mm1.toml",
+        "--vary",
+        "station.arrivals.interarrival.rate=0.95",
+        "--set",
+        "run.length=500",
+        "--set",
+        "run.replications=3",
+    ]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        err.contains("1 of 1 points have a 95% interval of +-10% or more of the mean")
+            && err.contains("station.arrivals.interarrival.rate=0.95: station.server.")
+            && err.contains("--set run.replications=N"),
+        "{err}"
+    );
+}

@@ -6,15 +6,179 @@ use super::program::grid;
 use super::raw::RawSpmd;
 use super::{Family, Io, MAX_CYCLES, MAX_P, NetworkForm, Phase, Spmd, formulas};
 use crate::problem::Problem;
+use crate::program::budget::MAX_TIME_RATIO;
 
 /// Checks a raw section at byte offset `at`, reporting every problem under `spmd.<field>`,
 /// and its phases (`check_phases`) under `spmd.phase[<i>].<field>`.
+///
+/// A program form (`network = ...` or phases) is also checked for the span of the times its
+/// program is made of ([`clock_span`]), at the field that sets the longest, before the program
+/// is built.
 pub fn check(raw: &RawSpmd, at: usize) -> Result<Spmd, Vec<Problem>> {
     let mut m = check_one(raw, at, "spmd")?;
     if !raw.phases.is_empty() {
         m.phases = check_phases(raw, &m, at)?;
     }
+    if let Some(problem) = clock_span(raw, &m, at) {
+        return Err(vec![problem]);
+    }
     Ok(m)
+}
+
+/// One time of the program an `[spmd]` section builds: its value, what it is, and the field
+/// that sets it, as the user wrote it (`spmd.SR_io`, or `spmd.phase[1].SR_io` for a phase
+/// that gives its own) with the offset of its section.
+struct Timed {
+    value: f64,
+    what: &'static str,
+    path: String,
+    at: usize,
+}
+
+/// The times of the program a program form of `m` builds (`super::program`), each from the
+/// field that sets it, in two lists: those the program compiler counts as the smallest and the
+/// largest of the program's times, and those it counts as the largest only (disk requests,
+/// whose size is drawn).
+fn program_times(raw: &RawSpmd, m: &Spmd, at: usize) -> (Vec<Timed>, Vec<Timed>) {
+    let mut both = Vec::new();
+    let mut longest_only = Vec::new();
+    let models: Vec<(Option<usize>, &Spmd)> = if m.phases.is_empty() {
+        vec![(None, m)]
+    } else {
+        m.phases
+            .iter()
+            .enumerate()
+            .map(|(i, ph)| (Some(i), &ph.model))
+            .collect()
+    };
+    for (phase, mm) in models {
+        // the field as written: the phase's own, or the section's it inherits
+        let source = |field: &str| -> (String, usize) {
+            let own = phase.and_then(|i| raw.phases.get(i)).filter(|ph| {
+                let ph = ph.get_ref();
+                match field {
+                    "S_par" => ph.s_par.is_some(),
+                    "S_ser" => ph.s_ser.is_some(),
+                    "S0_com" => ph.s0_com.is_some(),
+                    "SR_com" => ph.sr_com.is_some(),
+                    "S0_io" => ph.s0_io.is_some(),
+                    "SR_io" => ph.sr_io.is_some(),
+                    _ => false,
+                }
+            });
+            match (phase, own) {
+                (Some(i), Some(ph)) => (format!("spmd.phase[{i}].{field}"), ph.span().start),
+                _ => (format!("spmd.{field}"), at),
+            }
+        };
+        let time = |list: &mut Vec<Timed>, value: f64, field: &str, what: &'static str| {
+            if value > 0.0 {
+                let (path, at) = source(field);
+                list.push(Timed {
+                    value,
+                    what,
+                    path,
+                    at,
+                });
+            }
+        };
+        let cpu = if mm.s_par / f64::from(mm.p) >= mm.s_ser {
+            "S_par"
+        } else {
+            "S_ser"
+        };
+        time(
+            &mut both,
+            formulas::cpu_mean(mm),
+            cpu,
+            "a computation burst (S_par / p + S_ser)",
+        );
+        match &m.network {
+            Some(net) => {
+                let faces = 2.0 * net.dims.len() as f64;
+                time(
+                    &mut both,
+                    mm.s0_com / faces,
+                    "S0_com",
+                    "a message's startup (S0_com / (2 r))",
+                );
+                time(
+                    &mut both,
+                    mm.g * mm.sr_com / faces,
+                    "SR_com",
+                    "a face message's transmission (g(p) SR_com / (2 r))",
+                );
+                time(&mut both, net.latency, "latency", "a hop's latency");
+            }
+            None => {
+                let shared = (1.0 - mm.w) * mm.g * mm.sr_com;
+                let com = if mm.s0_com >= shared {
+                    "S0_com"
+                } else {
+                    "SR_com"
+                };
+                time(
+                    &mut both,
+                    formulas::com_delay(mm),
+                    com,
+                    "a communication delay (S0_com + (1 - w) g(p) SR_com)",
+                );
+                time(
+                    &mut longest_only,
+                    formulas::com_queue(mm),
+                    "SR_com",
+                    "a bus service (w g(p) SR_com)",
+                );
+            }
+        }
+        let t_io = formulas::t_io(mm);
+        let io = if mm.s0_io >= t_io - mm.s0_io {
+            "S0_io"
+        } else {
+            "SR_io"
+        };
+        time(&mut longest_only, t_io, io, "an I/O burst (T_io of eq. 14)");
+    }
+    (both, longest_only)
+}
+
+/// The refusal of a program form whose times lie further apart than the program's clock can
+/// hold ([`MAX_TIME_RATIO`], `2^37`), at the field that sets the longest and naming the one
+/// that sets the shortest: the check the program compiler makes on the built program, made
+/// here on the fields the user wrote (a program built from them has paths the user never saw).
+fn clock_span(raw: &RawSpmd, m: &Spmd, at: usize) -> Option<Problem> {
+    if m.network.is_none() && m.phases.is_empty() {
+        return None;
+    }
+    let (both, longest_only) = program_times(raw, m, at);
+    let shortest = both.iter().min_by(|a, b| a.value.total_cmp(&b.value))?;
+    let longest = both
+        .iter()
+        .chain(&longest_only)
+        .max_by(|a, b| a.value.total_cmp(&b.value))?;
+    if longest.value / shortest.value <= MAX_TIME_RATIO {
+        return None;
+    }
+    let field = |path: &str| path.rsplit('.').next().unwrap_or(path).to_owned();
+    Some(Problem::new(
+        Some(longest.at),
+        longest.path.clone(),
+        format!(
+            "makes {} last {:.3e} time units, {:.3e} times the shortest time of the program \
+             [spmd] builds, {} of {:.3e} (from {}): beyond {MAX_TIME_RATIO:.1e} (2^37) the \
+             program's clock cannot hold both (it resolves 2^-31 of the shortest time and must \
+             hold 2^16 of the longest), so one of them is probably in the wrong unit; bring {} \
+             and {} within a factor {MAX_TIME_RATIO:.1e} of each other",
+            longest.what,
+            longest.value,
+            longest.value / shortest.value,
+            shortest.what,
+            shortest.value,
+            shortest.path,
+            field(&longest.path),
+            field(&shortest.path),
+        ),
+    ))
 }
 
 /// Checks the parameters of one phase, `raw` without its `phases`, reporting every problem

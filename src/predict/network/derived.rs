@@ -31,15 +31,15 @@ pub(super) fn add(net: &Network, v: &[Vec<f64>], a: &mut Analysis) {
                 continue;
             };
             let subject = station_class_subject(net, s, c);
-            // Exact in the long run, but the simulated ratio (visits over completions in the
-            // measured window) also counts the cut cycles at the window's ends, a bias of the
-            // order of the population over the observations that its interval does not
-            // cover: reported beside the simulation, not judged as an exact value.
+            // Exact for any distribution. (The simulated ratio, visits over completions in the
+            // measured window, also counts the cut cycles at the window's ends, a bias of the
+            // order of the population over the observations that its interval does not cover:
+            // `crate::validate` reports it beside the simulation rather than judging it.)
             a.add(
                 subject.metric(Figure::Visits),
                 v,
-                "traffic equations (any distribution; the simulated ratio includes the cycles cut by the window)",
-                false,
+                "traffic equations (exact for any distribution)",
+                true,
             );
             little(a, subject, v, &net.classes[c].name);
             for r in all(a, &subject.metric(Figure::Response)) {
