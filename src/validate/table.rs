@@ -184,7 +184,8 @@ pub fn summary(rows: &[Comparison]) -> Vec<String> {
                 Verdict::Agree,
                 Verdict::Disagree,
                 Verdict::Imprecise,
-                Verdict::WithinBounds
+                Verdict::WithinBounds,
+                Verdict::AtBound
             ])
         ),
         format!(
