@@ -17,10 +17,7 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => code,
         Err(err) => {
-            if err.chain().any(|e| {
-                e.downcast_ref::<std::io::Error>()
-                    .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
-            }) {
+            if err.chain().any(is_broken_pipe) {
                 return ExitCode::SUCCESS;
             }
             // names from the input may hold control characters: none reaches the terminal
@@ -31,4 +28,15 @@ fn main() -> ExitCode {
             ExitCode::from(2)
         }
     }
+}
+
+/// True when `e` is a write to a closed pipe (`parsim ... | head`), which ends the command
+/// quietly: an I/O error of that kind, or serde's error of writing JSON into one (whose chain
+/// does not hold the I/O error itself).
+fn is_broken_pipe(e: &(dyn std::error::Error + 'static)) -> bool {
+    let pipe = Some(std::io::ErrorKind::BrokenPipe);
+    e.downcast_ref::<std::io::Error>().map(std::io::Error::kind) == pipe
+        || e.downcast_ref::<serde_json::Error>()
+            .and_then(serde_json::Error::io_error_kind)
+            == pipe
 }

@@ -239,6 +239,26 @@ fn a_closed_pipe_ends_quietly() {
             "--length",
             "100",
         ],
+        // JSON written by serde, whose error hides the pipe's
+        &[
+            "run",
+            "scenarios/mm1.toml",
+            "--replications",
+            "2",
+            "--length",
+            "100",
+            "--json",
+        ],
+        &["validate", "validation/mm1_rho50.toml", "--quick", "--json"],
+        &[
+            "sweep",
+            "scenarios/mm1.toml",
+            "--vary",
+            "station.arrivals.interarrival.rate=0.5",
+            "--json",
+            "--set",
+            "run.length=2000",
+        ],
     ] {
         let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_parsim"))
             .args(args)
