@@ -525,21 +525,8 @@ def sweep(
             row["point"] = point["index"]
             row["unstable"] = point.get("unstable")
             rows.append(row)
-    columns = list(keys) + [
-        "metric",
-        "method",
-        "exact",
-        "analytic",
-        "lower_bound",
-        "upper_bound",
-        "simulated",
-        "half_width_95",
-        "replications",
-        "relative_error",
-        "verdict",
-        "point",
-        "unstable",
-    ]
+    # the columns of `parsim sweep`'s CSV, then the point and why it was not run
+    columns = list(keys) + list(_parsim.SWEEP_COLUMNS) + ["point", "unstable"]
     return _table(rows, columns, {"scenario": report["scenario"], "keys": keys})
 
 

@@ -453,5 +453,6 @@ fn _parsim(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(sweep, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
+    m.add("SWEEP_COLUMNS", parsim::sweep::output::COLUMNS.to_vec())?;
     Ok(())
 }

@@ -195,14 +195,13 @@ fn csv_rows(csv: &str) -> Vec<std::collections::HashMap<String, String>> {
         .collect()
 }
 
-#[test]
-fn validate_takes_set_replications_and_length() {
-    let (code, out, err) = call(&[
+/// `validate --quick --csv` of the M/M/1 case on one thread, 4 replications of 3,000
+/// observations, with `extra` arguments: (exit code, rows).
+fn validate_mm1(extra: &[&str]) -> (Option<i32>, Vec<std::collections::HashMap<String, String>>) {
+    let mut args = vec![
         "validate",
         "validation/mm1_rho50.toml",
         "--quick",
-        "--set",
-        "station.q.service.mean=0.6",
         "--replications",
         "4",
         "--length",
@@ -210,9 +209,16 @@ fn validate_takes_set_replications_and_length() {
         "--threads",
         "1",
         "--csv",
-    ]);
+    ];
+    args.extend_from_slice(extra);
+    let (code, out, err) = call(&args);
     assert!(code == Some(0) || code == Some(1), "{err}");
-    let rows = csv_rows(&out);
+    (code, csv_rows(&out))
+}
+
+#[test]
+fn validate_takes_set_replications_and_length() {
+    let (_, rows) = validate_mm1(&["--set", "station.q.service.mean=0.6"]);
     let response = rows
         .iter()
         .find(|r| r["metric"] == "class.jobs.response" && r["method"] == "M/M/1")
@@ -224,40 +230,16 @@ fn validate_takes_set_replications_and_length() {
         assert_eq!(r["replications"], "4");
         assert_eq!(r["length"], "3000");
     }
-    // the assignments key the streams: the same case without them draws other numbers
-    let (_, plain, _) = call(&[
-        "validate",
-        "validation/mm1_rho50.toml",
-        "--quick",
-        "--set",
-        "station.q.service.mean=1.0",
-        "--replications",
-        "4",
-        "--length",
-        "3000",
-        "--threads",
-        "1",
-        "--csv",
-    ]);
-    let (_, unset, _) = call(&[
-        "validate",
-        "validation/mm1_rho50.toml",
-        "--quick",
-        "--replications",
-        "4",
-        "--length",
-        "3000",
-        "--threads",
-        "1",
-        "--csv",
-    ]);
-    let simulated = |csv: &str| {
-        csv_rows(csv)
-            .iter()
+    // the assignments key the streams: the case set to its own value draws other numbers
+    // than the case without assignments
+    let simulated = |rows: &[std::collections::HashMap<String, String>]| {
+        rows.iter()
             .map(|r| r["simulated"].clone())
             .collect::<Vec<_>>()
     };
-    assert_ne!(simulated(&plain), simulated(&unset));
+    let (_, same_value) = validate_mm1(&["--set", "station.q.service.mean=1.0"]);
+    let (_, unset) = validate_mm1(&[]);
+    assert_ne!(simulated(&same_value), simulated(&unset));
 }
 
 #[test]
