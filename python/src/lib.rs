@@ -83,7 +83,8 @@ struct Scenario {
 
 /// Runs `work` on a thread of its own and waits for it without the GIL, checking for signals
 /// (Ctrl-C) every 0.1 s and telling `progress(done, total)` how far it is when that changed.
-/// On a signal the run is stopped through `stop` and the signal's exception raised.
+/// On a signal, or an exception of `progress`, the run is stopped through `stop` and the
+/// exception raised.
 fn interruptible<T: Send>(
     py: Python<'_>,
     stop: &StopFlag,
@@ -105,22 +106,24 @@ fn interruptible<T: Send>(
                 }
             });
             let now = done.load(Ordering::Relaxed);
-            if let Some(callback) = progress
-                && (now != told || handle.is_finished())
-            {
-                told = now;
-                callback.call1((now, total.max(now)))?;
-            }
-            if handle.is_finished() {
+            let told_now = match progress {
+                Some(callback) if now != told || handle.is_finished() => {
+                    told = now;
+                    callback.call1((now, total.max(now))).map(drop)
+                }
+                _ => Ok(()),
+            };
+            if handle.is_finished() && told_now.is_ok() {
                 return handle
                     .join()
                     .map_err(|_| PyRuntimeError::new_err("the simulation thread panicked"));
             }
-            if let Err(signal) = py.check_signals() {
+            // a signal (Ctrl-C), or the progress callable raising: the run stops before its
+            // next replication, and what it returns is dropped
+            if let Err(raised) = told_now.and_then(|()| py.check_signals()) {
                 stop.raise();
-                // it stops before its next replication; what it returns is dropped
                 let _ = py.detach(|| handle.join());
-                return Err(signal);
+                return Err(raised);
             }
         }
     })

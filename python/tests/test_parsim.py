@@ -225,6 +225,20 @@ def test_progress_is_told_until_the_end():
     assert all(a[0] <= b[0] for a, b in zip(seen, seen[1:]))
 
 
+def test_a_progress_callable_that_raises_stops_the_run():
+    def fail(done, total):
+        if done >= 1:
+            raise RuntimeError("enough")
+
+    started = time.monotonic()
+    with pytest.raises(RuntimeError, match="enough"):
+        # a minute or two of work on one thread
+        parsim.Scenario.from_file(MM1).run(
+            replications=1000, length=400_000, threads=1, progress=fail
+        )
+    assert time.monotonic() - started < 10
+
+
 def test_tables_without_pandas_are_lists_of_dicts(monkeypatch):
     monkeypatch.setitem(sys.modules, "pandas", None)
     s = parsim.Scenario.from_file(MM1)

@@ -228,27 +228,21 @@ fn csv_output_has_a_header_and_one_row_per_metric() {
 fn a_closed_pipe_ends_quietly() {
     // `parsim ... | head` closes the pipe early: the write fails with EPIPE, which must end the
     // command with exit 0 and no panic message, on every command that prints.
+    let run = [
+        "run",
+        "scenarios/mm1.toml",
+        "--replications",
+        "2",
+        "--length",
+        "100",
+    ];
+    // JSON written by serde, whose error hides the pipe's
+    let run_json = [&run[..], &["--json"]].concat();
     for args in [
         &["metrics", "scenarios/two_class_closed.toml"][..],
         &["analyze", "scenarios/two_class_closed.toml"],
-        &[
-            "run",
-            "scenarios/mm1.toml",
-            "--replications",
-            "2",
-            "--length",
-            "100",
-        ],
-        // JSON written by serde, whose error hides the pipe's
-        &[
-            "run",
-            "scenarios/mm1.toml",
-            "--replications",
-            "2",
-            "--length",
-            "100",
-            "--json",
-        ],
+        &run,
+        &run_json,
         &["validate", "validation/mm1_rho50.toml", "--quick", "--json"],
         &[
             "sweep",
