@@ -337,17 +337,13 @@ class Scenario:
         length: Optional[int] = None,
         seed: Optional[int] = None,
         threads: int = 0,
-        progress: Union[bool, Callable[[int, int], Any]] = True,
     ):
         """Simulates and judges every prediction (``parsim validate``; ``quick=False`` runs the
         declared lengths and precision targets): one row per comparison, with the columns
         metric, method, analytic, simulated, half_width_99, relative_error, verdict, then the
-        rest of ``parsim validate --json``'s fields."""
-        raw = _with_progress(
-            progress,
-            self.name,
-            lambda cb: self._native.validate(quick, replications, length, seed, threads, cb),
-        )
+        rest of ``parsim validate --json``'s fields. No progress bar (the validation tells no
+        progress); Ctrl-C stops it."""
+        raw = self._native.validate(quick, replications, length, seed, threads)
         rows = [
             {k: (_number(v) if k in _NUMERIC else v) for k, v in row.items()}
             for row in json.loads(raw)

@@ -295,8 +295,9 @@ impl Scenario {
         json(&parsim::study::analyze_scenario(&self.checked))
     }
 
-    /// Validates the scenario as `parsim validate --json` does (`quick`: `--quick`).
-    #[pyo3(signature = (quick=true, replications=None, length=None, seed=None, threads=0, progress=None))]
+    /// Validates the scenario as `parsim validate --json` does (`quick`: `--quick`). It reports
+    /// no progress (the library's validation tells none), but Ctrl-C stops it.
+    #[pyo3(signature = (quick=true, replications=None, length=None, seed=None, threads=0))]
     fn validate(
         &self,
         py: Python<'_>,
@@ -305,7 +306,6 @@ impl Scenario {
         length: Option<u64>,
         seed: Option<u64>,
         threads: usize,
-        progress: Option<Bound<'_, PyAny>>,
     ) -> PyResult<String> {
         let sc = &self.checked;
         if length.is_some() && sc.runs_to_completion() {
@@ -331,7 +331,7 @@ impl Scenario {
         };
         let done = AtomicU64::new(0);
         let stop = options.stop.clone();
-        let found = interruptible(py, &stop, &done, 0, progress.as_ref(), || {
+        let found = interruptible(py, &stop, &done, 0, None, || {
             parsim::validate::validate(sc, &options)
         })?
         .map_err(|e| PyRuntimeError::new_err(format!("validating {}: {e}", sc.path.display())))?;

@@ -116,7 +116,7 @@ def test_analyze_gives_predictions_and_refusals():
 
 def test_validate_judges_every_prediction():
     s = parsim.Scenario.from_file(ROOT / "validation" / "mm1_rho50.toml")
-    v = s.validate(threads=2, progress=False)
+    v = s.validate(threads=2)
     assert list(v.columns[:7]) == [
         "metric",
         "method",
