@@ -224,24 +224,26 @@ fn csv_output_has_a_header_and_one_row_per_metric() {
     assert!(lines.any(|l| l.contains(",class.jobs.response,")));
 }
 
+/// A run of the M/M/1 scenario short enough for tests of what the command prints.
+const SHORT_RUN: [&str; 6] = [
+    "run",
+    "scenarios/mm1.toml",
+    "--replications",
+    "2",
+    "--length",
+    "100",
+];
+
 #[test]
 fn a_closed_pipe_ends_quietly() {
     // `parsim ... | head` closes the pipe early: the write fails with EPIPE, which must end the
     // command with exit 0 and no panic message, on every command that prints.
-    let run = [
-        "run",
-        "scenarios/mm1.toml",
-        "--replications",
-        "2",
-        "--length",
-        "100",
-    ];
     // JSON written by serde, whose error hides the pipe's
-    let run_json = [&run[..], &["--json"]].concat();
+    let run_json = [&SHORT_RUN[..], &["--json"]].concat();
     for args in [
         &["metrics", "scenarios/two_class_closed.toml"][..],
         &["analyze", "scenarios/two_class_closed.toml"],
-        &run,
+        &SHORT_RUN,
         &run_json,
         &["validate", "validation/mm1_rho50.toml", "--quick", "--json"],
         &[
@@ -281,14 +283,7 @@ fn a_full_standard_output_is_named_by_every_command_that_prints() {
         &["--version"],
         &["run", "--help"],
         &["fit-w", "scenarios/spmd_fitw_mesh.toml", "--p", "4,8"],
-        &[
-            "run",
-            "scenarios/mm1.toml",
-            "--replications",
-            "2",
-            "--length",
-            "100",
-        ],
+        &SHORT_RUN,
     ] {
         let out = std::process::Command::new(env!("CARGO_BIN_EXE_parsim"))
             .args(args)
