@@ -8,9 +8,13 @@ use crate::scenario::{Scenario, Workload};
 
 /// Every prediction, bound and refusal for a scenario: its network with every method that
 /// might apply, or its program with the program methods, then its model's methods.
+/// Every budget is multiplied by the scenario's `[analyze] budget` ([`crate::analytic::cost`]);
+/// every approximation carries the validation suite's measured error, and each metric's
+/// recommended prediction is marked ([`crate::predict::measured`]).
 pub fn analyze_scenario(sc: &Scenario) -> Analysis {
-    let mut a = analyze_workload(sc);
+    let mut a = crate::analytic::cost::with_budget(sc.analyze.budget, || analyze_workload(sc));
     a.refuse_non_finite();
+    crate::predict::measured::annotate(&mut a);
     a
 }
 

@@ -20,6 +20,7 @@
 //! every suite run, and a validation that cries wolf that often is not read.
 
 pub mod markdown;
+pub mod measured;
 pub mod plot;
 pub mod record;
 pub mod shard;
@@ -74,6 +75,9 @@ pub enum Verdict {
     /// correct bound met exactly, as `N D_max` is by a deterministic bottleneck, gives it half
     /// the time), but not said to be within the bounds either.
     AtBound,
+    /// A method that does not apply to the case, its reason in the row's method: nothing
+    /// compared (listed so that a refusal, for cost or for an assumption, is seen).
+    NotApplicable,
 }
 
 impl Verdict {
@@ -99,7 +103,7 @@ impl Verdict {
     }
 
     /// Every verdict.
-    pub const ALL: [Verdict; 11] = [
+    pub const ALL: [Verdict; 12] = [
         Verdict::Agree,
         Verdict::Disagree,
         Verdict::Imprecise,
@@ -111,6 +115,7 @@ impl Verdict {
         Verdict::Reported,
         Verdict::NoPrediction,
         Verdict::NoPredictionExpected,
+        Verdict::NotApplicable,
     ];
 
     /// The verdict's word, the same in every output (table, Markdown, CSV, JSON).
@@ -127,6 +132,7 @@ impl Verdict {
             Verdict::Reported => "reported",
             Verdict::WithinBounds => "within_bounds",
             Verdict::AtBound => "at_bound",
+            Verdict::NotApplicable => "not_applicable",
         }
     }
 }
@@ -409,15 +415,16 @@ impl Plan {
                 runs: Vec::new(),
             });
         }
-        let (first, first_run) = self.compare(sc, self.opt.seed)?;
+        let (mut first, first_run) = self.compare(sc, self.opt.seed)?;
         if !first.iter().any(Comparison::needs_confirmation) {
+            first.extend(self.refusal_rows(sc));
             return Ok(CaseValidation {
                 rows: first,
                 runs: vec![first_run],
             });
         }
         let (second, second_run) = self.compare(sc, confirmation_seed(self.opt.seed))?;
-        let rows = first
+        let mut rows: Vec<Comparison> = first
             .into_iter()
             .zip(second)
             .map(|(f, s)| {
@@ -436,10 +443,25 @@ impl Plan {
                 }
             })
             .collect();
+        rows.extend(self.refusal_rows(sc));
         Ok(CaseValidation {
             rows,
             runs: vec![first_run, second_run],
         })
+    }
+
+    /// One row per method that does not apply to the case, with its reason (after the
+    /// comparisons of a case that has some: a case with none says them in its one row).
+    fn refusal_rows(&self, sc: &Scenario) -> Vec<Comparison> {
+        self.refusals
+            .iter()
+            .map(|why| Comparison {
+                metric: "-".to_owned(),
+                method: why.clone(),
+                verdict: Verdict::NotApplicable,
+                ..self.no_prediction(sc)
+            })
+            .collect()
     }
 
     /// The row of a case with nothing to compare: which metrics it asked for and why no method
@@ -673,6 +695,8 @@ mod tests {
             value,
             method: "claimed".into(),
             exact: true,
+            measured: None,
+            recommended: false,
         }];
         plan.bounds.clear();
         let case = plan.judge(&sc).expect("runs");

@@ -286,8 +286,10 @@ class Scenario:
         """Every analytic prediction that applies (``parsim analyze``): one row per prediction,
         term and bound, then one per method that does not apply, with its ``reason``. Columns
         metric, method, exact, value, reason, then kind (exact, approximation, term, bounds,
-        not applicable), lower and upper (for bounds). ``attrs``: ``refusals`` (method,
-        reason), ``demands`` and ``bottlenecks``."""
+        not applicable), lower and upper (for bounds), recommended (the prediction ``analyze``
+        recommends for its metric) and measured_comparisons, measured_median, measured_worst (the
+        validation suite's |relative error| of the approximation on such a metric).
+        ``attrs``: ``refusals`` (method, reason), ``demands`` and ``bottlenecks``."""
         a = json.loads(self._native.analyze())
         rows = []
         for p in a.get("predictions", []):
@@ -327,7 +329,20 @@ class Scenario:
             "demands": a.get("demands", []),
             "bottlenecks": a.get("bottlenecks", []),
         }
-        columns = ["metric", "method", "exact", "value", "reason", "kind", "lower", "upper"]
+        columns = [
+            "metric",
+            "method",
+            "exact",
+            "value",
+            "reason",
+            "kind",
+            "lower",
+            "upper",
+            "recommended",
+            "measured_comparisons",
+            "measured_median",
+            "measured_worst",
+        ]
         return _table(rows, columns, attrs)
 
     def validate(
@@ -373,6 +388,7 @@ _NUMERIC = {
 
 
 def _prediction(p: dict, kind: str) -> dict:
+    measured = p.get("measured") or {}
     return {
         "metric": p["metric"],
         "method": p["method"],
@@ -382,6 +398,10 @@ def _prediction(p: dict, kind: str) -> dict:
         "kind": kind,
         "lower": math.nan,
         "upper": math.nan,
+        "recommended": bool(p.get("recommended", False)),
+        "measured_comparisons": measured.get("comparisons", 0),
+        "measured_median": _number(measured.get("median", math.nan)),
+        "measured_worst": _number(measured.get("worst", math.nan)),
     }
 
 

@@ -114,6 +114,21 @@ def test_analyze_gives_predictions_and_refusals():
     assert isinstance(refusals, list)
 
 
+def test_analyze_carries_measured_errors_and_a_recommendation():
+    s = parsim.Scenario.from_file(ROOT / "validation" / "prog_ring_torus_p64.toml")
+    a = s.analyze()
+    makespan = a[(a.metric == "program.makespan") & (a.kind == "approximation")]
+    assert len(makespan) >= 2, "several approximations of the makespan"
+    assert makespan["recommended"].sum() == 1
+    best = makespan[makespan["recommended"]].iloc[0]
+    measured = makespan[makespan["measured_comparisons"] > 0]
+    assert best["measured_median"] == measured["measured_median"].min()
+    # the numbers are the command line's
+    out = cli("analyze", "--json", str(s.path))
+    flagged = [p for p in json.loads(out.stdout)[0]["analysis"]["predictions"] if p["recommended"]]
+    assert best["method"] in [p["method"] for p in flagged]
+
+
 def test_validate_judges_every_prediction():
     s = parsim.Scenario.from_file(ROOT / "validation" / "mm1_rho50.toml")
     v = s.validate(threads=2)

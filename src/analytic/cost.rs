@@ -2,8 +2,64 @@
 //! a lattice, the spread of a chain's rates) estimates that work before it starts and refuses,
 //! with the estimate, when it is over [`WORK_BUDGET`]: an analysis is cheap or refuses fast,
 //! and never costs more than simulating the system would.
+//!
+//! **Raising the budget.** A scenario's `[analyze] budget = k` (or `--budget k` on the
+//! commands that analyse) multiplies every method's budget by `k` for the analysis of that
+//! scenario: [`with_budget`] sets the factor for the calls it wraps, on the thread that runs
+//! them, and every budget check reads it through [`scaled`]. A refusal for cost says the factor
+//! that would let the method run ([`allowance`]).
+
+use std::cell::Cell;
 
 use super::error::{AnalyticError, Result};
+
+/// The largest budget factor a scenario may ask for: a factor of 10^4 lets a method spend a
+/// minute or so where it was allowed a few milliseconds.
+pub const MAX_BUDGET_FACTOR: f64 = 1e4;
+
+thread_local! {
+    /// The factor of every budget for the analysis running on this thread.
+    static FACTOR: Cell<f64> = const { Cell::new(1.0) };
+}
+
+/// Runs `f` with every budget multiplied by `factor` (on this thread; the previous factor is
+/// restored after, also if `f` panics).
+pub fn with_budget<T>(factor: f64, f: impl FnOnce() -> T) -> T {
+    struct Restore(f64);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            FACTOR.with(|c| c.set(self.0));
+        }
+    }
+    let _restore = Restore(FACTOR.with(|c| c.replace(factor)));
+    f()
+}
+
+/// The budget factor in force on this thread (1 outside [`with_budget`]).
+pub fn factor() -> f64 {
+    FACTOR.with(Cell::get)
+}
+
+/// `base`, a method's budget at factor 1, times the factor in force.
+pub fn scaled(base: f64) -> f64 {
+    base * factor()
+}
+
+/// How to let a method run whose estimated `work` is over `base` (its budget at factor 1):
+/// the factor it needs, rounded up to one significant digit, or that no allowed factor is
+/// enough.
+pub fn allowance(work: f64, base: f64) -> String {
+    let needed = work / base;
+    if needed.is_nan() || needed > MAX_BUDGET_FACTOR {
+        return format!(
+            "beyond the largest budget ([analyze] budget = {MAX_BUDGET_FACTOR:.0e} allows {:.0e})",
+            base * MAX_BUDGET_FACTOR
+        );
+    }
+    let magnitude = 10_f64.powf(needed.log10().floor());
+    let factor = ((needed / magnitude).ceil() * magnitude).max(1.0);
+    format!("allow it with [analyze] budget = {factor} or --budget {factor}")
+}
 
 /// The most work one method may do on one system, in operations of its innermost loop (a
 /// multiply-add, a step of a recursion, a table look-up: each a nanosecond or two; an
@@ -17,15 +73,26 @@ pub const TRANSCENDENTAL: f64 = 8.0;
 /// `what` the work would be.
 pub(crate) fn within_budget(work: f64, what: impl FnOnce() -> String) -> Result<()> {
     // NaN work (an estimate of something unbounded) is over any budget
-    if work <= WORK_BUDGET {
+    let budget = scaled(WORK_BUDGET);
+    if work <= budget {
         Ok(())
     } else {
         Err(AnalyticError::TooCostly {
             what: what(),
             work,
-            budget: WORK_BUDGET,
+            budget,
+            allow: allowance(work, WORK_BUDGET),
         })
     }
+}
+
+/// How to let a method run that stopped at its budget, its whole work unknown until it runs:
+/// a larger factor than the one in force.
+pub fn raise() -> String {
+    let next = (factor() * 10.0).min(MAX_BUDGET_FACTOR);
+    format!(
+        "the work it needs is not known before it runs: try [analyze] budget = {next} or --budget {next}"
+    )
 }
 
 #[cfg(test)]
@@ -38,8 +105,18 @@ mod tests {
         let e = within_budget(3e9, || "3000 steps of 1e6 moves".to_owned()).unwrap_err();
         assert_eq!(
             e.to_string(),
-            "too costly: 3000 steps of 1e6 moves: an estimated 3.0e9 operations, over the budget of 2e7"
+            "too costly: 3000 steps of 1e6 moves: an estimated 3.0e9 operations, over the budget of 2e7; allow it with [analyze] budget = 200 or --budget 200"
         );
         assert!(within_budget(f64::NAN, || "unbounded".to_owned()).is_err());
+    }
+
+    #[test]
+    fn a_raised_budget_lets_the_work_run_and_is_restored_after() {
+        assert!(within_budget(3e9, String::new).is_err());
+        assert!(with_budget(200.0, || within_budget(3e9, String::new)).is_ok());
+        assert!(with_budget(100.0, || within_budget(3e9, String::new)).is_err());
+        assert_eq!(factor(), 1.0);
+        assert!(allowance(1e30, WORK_BUDGET).starts_with("beyond the largest budget"));
+        assert!(allowance(2.1e7, WORK_BUDGET).ends_with("budget = 2 or --budget 2"));
     }
 }

@@ -68,18 +68,20 @@ pub enum AnalyticError {
     /// starts, is over [`WORK_BUDGET`](super::WORK_BUDGET), so it is refused at once instead
     /// of being run.
     ///
-    /// Fix: compare against simulation only, or shrink the system (fewer jobs, rates closer
-    /// together).
+    /// Fix: raise the budget (`allow` says by how much), compare against simulation only, or
+    /// shrink the system (fewer jobs, rates closer together).
     #[error(
-        "too costly: {what}: an estimated {work:.1e} operations, over the budget of {budget:.0e}"
+        "too costly: {what}: an estimated {work:.1e} operations, over the budget of {budget:.0e}; {allow}"
     )]
     TooCostly {
         /// What the work would be, with the figures behind the estimate.
         what: String,
         /// The estimated work, in operations of the method's innermost loop.
         work: f64,
-        /// The budget it exceeds.
+        /// The budget it exceeds (with the factor in force).
         budget: f64,
+        /// How to let it run ([`super::cost::allowance`]).
+        allow: String,
     },
 }
 

@@ -89,7 +89,7 @@ mod check;
 mod clark;
 mod closed;
 mod convolution;
-mod cost;
+pub mod cost;
 mod error;
 mod forkjoin;
 mod forkjoin_branches;

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard};
 
 use super::check;
-use super::cost::{TRANSCENDENTAL, WORK_BUDGET, within_budget};
+use super::cost::{TRANSCENDENTAL, WORK_BUDGET, allowance, scaled, within_budget};
 use super::error::{AnalyticError, Result};
 use super::inverse::invert_cdf;
 
@@ -327,7 +327,7 @@ impl PhaseType {
         let lt = fastest * t;
         let steps = lt + TAIL_SDS * lt.sqrt() + TAIL_EXTRA;
         let moves = self.moves();
-        if steps * moves as f64 > MAX_WORK {
+        if steps * moves as f64 > scaled(MAX_WORK) {
             return Err(AnalyticError::NotApplicable(format!(
                 "uniformization would need {steps:.0} steps of {moves} moves (rates too far apart for t = {t})"
             )));
@@ -409,14 +409,15 @@ impl PhaseType {
         let start = self.steps.lock().spent;
         let guarded = |t: f64| {
             let spent = self.steps.lock().spent - start;
-            if spent > GUARD * WORK_BUDGET {
+            if spent > GUARD * scaled(WORK_BUDGET) {
                 return Err(AnalyticError::TooCostly {
                     what: format!(
                         "uniformization spent {spent:.1e} operations on the {q} quantile without finding it (estimated {:.1e})",
                         estimate.work
                     ),
                     work: spent,
-                    budget: WORK_BUDGET,
+                    budget: scaled(WORK_BUDGET),
+                    allow: allowance(estimate.work, WORK_BUDGET),
                 });
             }
             self.cdf(t)

@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::check;
-use super::cost::WORK_BUDGET;
+use super::cost::{WORK_BUDGET, allowance, scaled};
 use super::error::{AnalyticError, Result};
 use super::multiclass::{MulticlassModel, MulticlassSolution};
 
@@ -59,7 +59,9 @@ pub fn schweitzer(
     // sweeps a budget allows, where fewer than the cap
     let (classes, centers) = (pops.len(), model.kinds().len());
     let per_sweep = (4 * classes * centers + 30 * classes + 30) as f64;
-    let affordable = (WORK_BUDGET / per_sweep).floor().min(f64::from(u32::MAX)) as u32;
+    let affordable = (scaled(WORK_BUDGET) / per_sweep)
+        .floor()
+        .min(f64::from(u32::MAX)) as u32;
     let sweeps = options.max_iterations.min(affordable.max(1));
     let mut change = f64::INFINITY;
     for _ in 0..sweeps {
@@ -87,7 +89,8 @@ pub fn schweitzer(
                 options.max_iterations - sweeps
             ),
             work: per_sweep * f64::from(options.max_iterations),
-            budget: WORK_BUDGET,
+            budget: scaled(WORK_BUDGET),
+            allow: allowance(per_sweep * f64::from(options.max_iterations), WORK_BUDGET),
         });
     }
     Err(AnalyticError::NotConverged {

@@ -25,6 +25,10 @@ pub struct AnalyzeArgs {
     /// (a bare word is a string).
     #[arg(long = "set", value_name = "KEY=VALUE", value_parser = Assignment::parse)]
     set: Vec<Assignment>,
+    /// Multiply every analytic method's work budget by FACTOR (up to 1e4), as `[analyze]
+    /// budget` does in a file: a method refused as too costly says the factor it needs.
+    #[arg(long, value_name = "FACTOR", value_parser = parse_budget)]
+    budget: Option<f64>,
     /// Print JSON instead of tables.
     #[arg(long, conflicts_with = "long")]
     json: bool,
@@ -36,7 +40,7 @@ pub struct AnalyzeArgs {
 
 /// Prints the predictions and refusals of each scenario.
 pub fn run(args: &AnalyzeArgs) -> anyhow::Result<ExitCode> {
-    let scenarios = super::run::load_all(&args.files, &args.set)?;
+    let scenarios = load_with_budget(&args.files, &args.set, args.budget)?;
     let analyses: Vec<_> = scenarios
         .iter()
         .map(|sc| (sc, analyze_scenario(sc)))
@@ -71,10 +75,38 @@ pub fn run(args: &AnalyzeArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// What a cell of the tables holds: a method's value, or its bounds.
+/// `--budget`: a factor of the analysis budget in (0, 1e4].
+pub fn parse_budget(text: &str) -> Result<f64, String> {
+    let most = parsim::analytic::cost::MAX_BUDGET_FACTOR;
+    match text.parse::<f64>() {
+        Ok(f) if f > 0.0 && f <= most => Ok(f),
+        _ => Err(format!(
+            "must be a factor of the analysis budget in (0, {most:.0e}], e.g. 10"
+        )),
+    }
+}
+
+/// [`super::run::load_all`], with every scenario's `[analyze] budget` replaced by `budget`
+/// when given.
+pub fn load_with_budget(
+    files: &[PathBuf],
+    set: &[Assignment],
+    budget: Option<f64>,
+) -> anyhow::Result<Vec<parsim::scenario::Scenario>> {
+    let mut scenarios = super::run::load_all(files, set)?;
+    if let Some(budget) = budget {
+        for sc in &mut scenarios {
+            sc.analyze.budget = budget;
+        }
+    }
+    Ok(scenarios)
+}
+
+/// What a cell of the tables holds: a method's value (and whether it is the recommended one
+/// of several), or its bounds.
 #[derive(Clone, Copy)]
 enum Cell {
-    Value(f64),
+    Value(f64, bool),
     Bounds(f64, f64),
 }
 
@@ -111,6 +143,16 @@ fn tables(a: &parsim::predict::Analysis) -> String {
     let mut methods: Vec<Method> = Vec::new();
     // (group, quantity, method index, cell), in the analysis's order
     let mut cells: Vec<(String, &str, usize, Cell)> = Vec::new();
+    // a recommendation is marked where there is a choice among approximations: several
+    // predictions of the metric, none exact
+    let choice = |metric: &str| {
+        let of: Vec<_> = a
+            .predictions
+            .iter()
+            .filter(|p| p.metric == metric)
+            .collect();
+        of.len() > 1 && of.iter().all(|p| !p.exact)
+    };
     let entries = a
         .predictions
         .iter()
@@ -120,7 +162,7 @@ fn tables(a: &parsim::predict::Analysis) -> String {
                 p.metric.as_str(),
                 p.method.as_str(),
                 kind,
-                Cell::Value(p.value),
+                Cell::Value(p.value, p.recommended && choice(&p.metric)),
             )
         })
         .chain(a.terms.iter().map(|t| {
@@ -128,7 +170,7 @@ fn tables(a: &parsim::predict::Analysis) -> String {
                 t.metric.as_str(),
                 t.method.as_str(),
                 "term",
-                Cell::Value(t.value),
+                Cell::Value(t.value, false),
             )
         }))
         .chain(a.bounds.iter().map(|b| {
@@ -161,6 +203,9 @@ fn tables(a: &parsim::predict::Analysis) -> String {
     let _ = writeln!(s, "methods:");
     for (i, m) in methods.iter().enumerate() {
         let _ = writeln!(s, "  {:<3} {:<13}  {}", key(i), m.kind, m.name);
+        if let Some(line) = measured_line(a, m.name) {
+            let _ = writeln!(s, "  {:<3} {:<13}  {line}", "", "");
+        }
     }
     let mut groups: Vec<&str> = Vec::new();
     for (g, ..) in &cells {
@@ -168,13 +213,19 @@ fn tables(a: &parsim::predict::Analysis) -> String {
             groups.push(g);
         }
     }
-    let shown = |c: Cell| match c {
-        Cell::Value(v) => num(v),
+    let marks = |c: &(String, &str, usize, Cell)| matches!(c.3, Cell::Value(_, true));
+    let marked = cells.iter().any(marks);
+    // (a group with a mark pads its other values, so that the digits stay aligned)
+    let shown = |c: Cell, pad: bool| match c {
+        Cell::Value(v, true) => format!("{}*", num(v)),
+        Cell::Value(v, false) if pad => format!("{} ", num(v)),
+        Cell::Value(v, false) => num(v),
         Cell::Bounds(lo, hi) => format!("[{}, {}]", num(lo), num(hi)),
     };
     for group in groups {
         let of_group: Vec<&(String, &str, usize, Cell)> =
             cells.iter().filter(|c| c.0 == group).collect();
+        let pad = of_group.iter().any(|c| marks(c));
         let mut rows: Vec<&str> = Vec::new();
         let mut cols: Vec<usize> = Vec::new();
         for (_, q, m, _) in &of_group {
@@ -191,7 +242,7 @@ fn tables(a: &parsim::predict::Analysis) -> String {
             of_group
                 .iter()
                 .find(|c| c.1 == q && c.2 == m)
-                .map_or_else(|| "-".to_owned(), |c| shown(c.3))
+                .map_or_else(|| "-".to_owned(), |c| shown(c.3, pad))
         };
         let first = rows.iter().map(|q| q.len()).max().unwrap_or(0).max(8);
         let widths: Vec<usize> = cols
@@ -220,10 +271,41 @@ fn tables(a: &parsim::predict::Analysis) -> String {
             for (&m, w) in cols.iter().zip(&widths) {
                 let _ = write!(line, "  {:>w$}", cell(q, m));
             }
-            let _ = writeln!(s, "{line}");
+            let _ = writeln!(s, "{}", line.trim_end());
         }
     }
+    if marked {
+        let _ = writeln!(
+            s,
+            "\n* recommended where only approximations predict a metric: the smallest median error measured over the validation suite on such a metric (--long: each method's figures; validation/measured/method-errors.toml)"
+        );
+    }
     s
+}
+
+/// The validation suite's measured error of the method labelled `label` over every metric it
+/// was compared on, as one line (`None`: an exact method here, or never measured).
+fn measured_line(a: &parsim::predict::Analysis, label: &str) -> Option<String> {
+    let approximate = a.predictions.iter().any(|p| p.method == label && !p.exact);
+    let m = parsim::predict::measured::suite().overall(label)?;
+    approximate.then(|| {
+        format!(
+            "measured over the validation suite: median |error| {}, worst {}, over {} comparisons",
+            percent(m.median),
+            percent(m.worst),
+            m.comparisons
+        )
+    })
+}
+
+/// A relative error as a percentage with two significant digits below 10%.
+fn percent(x: f64) -> String {
+    let p = 100.0 * x;
+    if p < 10.0 {
+        format!("{p:.1}%")
+    } else {
+        format!("{p:.0}%")
+    }
 }
 
 /// The kind of a method's answer as a column head.
@@ -252,9 +334,19 @@ fn long_form(a: &parsim::predict::Analysis) -> anyhow::Result<()> {
     )?;
     for p in &a.predictions {
         let kind = if p.exact { "exact" } else { "approximation" };
+        let mark = if p.recommended { "*" } else { " " };
+        let measured = p.measured.as_ref().map_or_else(String::new, |m| {
+            format!(
+                " [measured |error| on {}: median {}, worst {} over {} comparisons]",
+                m.metric,
+                percent(m.median),
+                percent(m.worst),
+                m.comparisons
+            )
+        });
         writeln!(
             parsim::files::stdout(),
-            "{:<width$}  {:>14}  {kind:<13}  {}",
+            "{:<width$}  {:>14}{mark} {kind:<13}  {}{measured}",
             p.metric,
             num(p.value),
             p.method
@@ -278,6 +370,12 @@ fn long_form(a: &parsim::predict::Analysis) -> anyhow::Result<()> {
             format!("[{}, {}]", num(b.lower), num(b.upper)),
             "bounds",
             b.method
+        )?;
+    }
+    if a.predictions.iter().any(|p| p.recommended) {
+        writeln!(
+            parsim::files::stdout(),
+            "* recommended for its metric: the exact prediction, else the approximation with the smallest median error measured over the validation suite (validation/measured/method-errors.toml)"
         )?;
     }
     Ok(())

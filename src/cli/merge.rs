@@ -50,6 +50,7 @@ pub fn run(args: &MergeArgs) -> anyhow::Result<ExitCode> {
             json: args.output.json,
             csv: args.csv,
             report: args.report.clone(),
+            method_errors: None,
             plot: args.output.plot.clone(),
             allow_outside_tolerance: merged.allow_outside_tolerance,
         };

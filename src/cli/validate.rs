@@ -46,6 +46,12 @@ pub struct ValidateArgs {
     /// Also write a Markdown report to this file (the table's columns and verdict words).
     #[arg(long)]
     report: Option<PathBuf>,
+    /// Also write FILE (TOML): every approximation's measured error per kind of metric (the
+    /// count of comparisons, the median and the worst |relative error|). Over `validation/` it
+    /// regenerates the table `analyze` shows beside each approximation
+    /// (`validation/measured/method-errors.toml`, built into parsim).
+    #[arg(long, value_name = "FILE", conflicts_with = "shard")]
+    method_errors: Option<PathBuf>,
     /// Also draw one SVG per case into DIR: each metric's simulated mean with its 99% interval
     /// and every analytic method's value or bounds, relative to the simulated mean.
     #[arg(long, value_name = "DIR")]
@@ -56,6 +62,11 @@ pub struct ValidateArgs {
     /// id in `first_run_id`).
     #[arg(long, value_name = "FILE", conflicts_with = "shard")]
     per_replication: Option<PathBuf>,
+    /// Multiply every analytic method's work budget by FACTOR (up to 1e4) for every case, as
+    /// `[analyze] budget` does in a file: a method refused as too costly says the factor it
+    /// needs. The simulations are unchanged.
+    #[arg(long, value_name = "FACTOR", value_parser = super::analyze::parse_budget)]
+    budget: Option<f64>,
     /// Override a field of every case (repeatable), as `run --set` does: KEY is its path, e.g.
     /// station.server.service.mean, run.length; VALUE is read as TOML (a bare word is a
     /// string). A case's streams are then keyed by its seed, its name and the assignments.
@@ -148,7 +159,7 @@ impl ValidateArgs {
     /// Loads and checks every case, as each shard would: the number of cases to share out.
     pub fn pieces(&self) -> anyhow::Result<(usize, &'static str)> {
         let files = case_files(&self.paths)?;
-        super::run::load_all(&files, &self.set)?;
+        super::analyze::load_with_budget(&files, &self.set, self.budget)?;
         Ok((files.len(), "cases"))
     }
 
@@ -179,7 +190,7 @@ impl ValidateArgs {
 /// Runs every case (or one shard's) and prints the report (or writes the shard's file).
 pub fn run(args: &ValidateArgs) -> anyhow::Result<ExitCode> {
     let files = case_files(&args.paths)?;
-    let scenarios = super::run::load_all(&files, &args.set)?;
+    let scenarios = super::analyze::load_with_budget(&files, &args.set, args.budget)?;
     if let Some(length) = args.length {
         let programs: Vec<String> = scenarios
             .iter()
@@ -202,6 +213,7 @@ pub fn run(args: &ValidateArgs) -> anyhow::Result<ExitCode> {
         args.report
             .iter()
             .chain(&args.per_replication)
+            .chain(&args.method_errors)
             .map(|p| p.as_path()),
         &[],
     )?;
@@ -246,6 +258,7 @@ pub fn run(args: &ValidateArgs) -> anyhow::Result<ExitCode> {
         set: args.set.iter().map(ToString::to_string).collect(),
         replications: args.replications,
         length: args.length,
+        budget: args.budget,
     };
     if let (Some(shard), Some(dir)) = (args.shard, &args.out) {
         let hashes: Vec<(String, String)> = scenarios
@@ -268,6 +281,7 @@ pub fn run(args: &ValidateArgs) -> anyhow::Result<ExitCode> {
         json: args.json,
         csv: args.csv,
         report: args.report.clone(),
+        method_errors: args.method_errors.clone(),
         plot: args.plot.clone(),
         allow_outside_tolerance: args.allow_outside_tolerance,
     };
@@ -311,6 +325,26 @@ fn validate_case(
     ))
 }
 
+/// The command line, its arguments quoted where they need it (for a file's provenance).
+fn command_line() -> String {
+    let mut words: Vec<String> = std::env::args_os()
+        .map(|a| {
+            let a = a.to_string_lossy().into_owned();
+            if a.chars()
+                .all(|c| c.is_ascii_alphanumeric() || "-_./=,:".contains(c))
+            {
+                a
+            } else {
+                format!("'{}'", a.replace('\'', "'\\''"))
+            }
+        })
+        .collect();
+    if let Some(first) = words.first_mut() {
+        *first = "parsim".to_owned();
+    }
+    words.join(" ")
+}
+
 /// How a validation report is printed (by `parsim validate` and `parsim merge` alike).
 #[derive(Debug)]
 pub struct Output {
@@ -320,6 +354,8 @@ pub struct Output {
     pub csv: bool,
     /// Also a Markdown report to this file.
     pub report: Option<PathBuf>,
+    /// Also the approximations' measured errors to this file.
+    pub method_errors: Option<PathBuf>,
     /// Also one picture per case into this directory.
     pub plot: Option<PathBuf>,
     /// `--allow-outside-tolerance`.
@@ -342,6 +378,10 @@ impl Output {
         }
         if let Some(path) = &self.report {
             parsim::files::write_text(path, &markdown(&rows))?;
+        }
+        if let Some(path) = &self.method_errors {
+            let table = parsim::validate::measured::table(&rows, command_line());
+            parsim::files::write_text(path, &parsim::predict::measured::to_toml(&table)?)?;
         }
         if let Some(dir) = &self.plot {
             let files = parsim::validate::plot::write(&rows, dir)?;

@@ -11,6 +11,7 @@
 //! (`exact MVA; FCFS station "disk" has SCV 0, not exponential`), [`approximation`] the
 //! assumptions a program evaluation leaves out (`contention-free; approximation: Jensen`).
 
+pub mod measured;
 pub mod network;
 pub mod program;
 pub mod schedule;
@@ -28,6 +29,12 @@ pub struct Prediction {
     pub method: String,
     /// True for an exact result (under the model's assumptions), false for an approximation.
     pub exact: bool,
+    /// For an approximation: its measured error on this kind of metric in the validation
+    /// suite, if measured ([`measured`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub measured: Option<measured::MeasuredError>,
+    /// True for the prediction `analyze` recommends for its metric ([`measured::annotate`]).
+    pub recommended: bool,
 }
 
 /// A method that does not apply, and why.
@@ -110,6 +117,8 @@ impl Analysis {
                 value,
                 method: method.to_owned(),
                 exact,
+                measured: None,
+                recommended: false,
             });
         }
     }

@@ -15,7 +15,7 @@ use toml::de::{DeTable, DeValue};
 use super::assign::{self, Assignment};
 use super::raw::program::{RawDisk, RawLogGp, RawMachine, RawProgram, RawTopology};
 use super::raw::{
-    Element, RawClass, RawPath, RawRoute, RawRun, RawScenario, RawStation, RawValidate,
+    Element, RawAnalyze, RawClass, RawPath, RawRoute, RawRun, RawScenario, RawStation, RawValidate,
 };
 use crate::models::pipeline::raw::RawPipeline;
 use crate::models::spmd::raw::RawSpmd;
@@ -30,6 +30,7 @@ const SECTIONS: &[&str] = &[
     "description",
     "run",
     "validate",
+    "analyze",
     "class",
     "station",
     "route",
@@ -111,6 +112,7 @@ pub(super) fn read(text: &str, assignments: &[Assignment]) -> (Option<RawScenari
             }
             "run" => raw.run = one::<RawRun>(value, "run", &mut found),
             "validate" => raw.validate = one::<RawValidate>(value, "validate", &mut found),
+            "analyze" => raw.analyze = one::<RawAnalyze>(value, "analyze", &mut found),
             "class" => raw.classes = many::<RawClass>(value, "class", &mut found),
             "station" => raw.stations = many::<RawStation>(value, "station", &mut found),
             "route" => raw.routes = many::<RawRoute>(value, "route", &mut found),

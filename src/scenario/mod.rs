@@ -94,6 +94,20 @@ impl ValidateConfig {
     }
 }
 
+/// How `parsim analyze` (and every command that analyses) treats a scenario (its `[analyze]`
+/// table).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct AnalyzeConfig {
+    /// The factor of every analytic method's work budget ([`crate::analytic::cost`]).
+    pub budget: f64,
+}
+
+impl Default for AnalyzeConfig {
+    fn default() -> AnalyzeConfig {
+        AnalyzeConfig { budget: 1.0 }
+    }
+}
+
 /// A loaded and checked scenario.
 #[derive(Clone, Debug)]
 pub struct Scenario {
@@ -109,6 +123,8 @@ pub struct Scenario {
     pub run: RunConfig,
     /// How to validate it.
     pub validate: ValidateConfig,
+    /// How far its analysis may go.
+    pub analyze: AnalyzeConfig,
     /// The high-level model (`[spmd]`, `[pipeline]`) the workload was built from, if any.
     pub model: Option<Model>,
     /// [`crate::hash::scenario_hash`] of the text it was parsed from and of the files that text
@@ -347,6 +363,7 @@ fn parse_text(
             workload: built.workload,
             run: built.run,
             validate: built.validate,
+            analyze: built.analyze,
             model: built.model,
             text_hash: crate::hash::scenario_hash(text, &files),
         }),
@@ -377,6 +394,7 @@ pub fn from_raw(raw: raw::RawScenario, name: &str) -> Result<Scenario, Vec<Probl
         workload: built.workload,
         run: built.run,
         validate: built.validate,
+        analyze: built.analyze,
         model: built.model,
         text_hash,
     })

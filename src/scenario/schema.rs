@@ -10,7 +10,7 @@
 use schemars::JsonSchema;
 
 use super::raw::program::{RawDisk, RawLogGp, RawMachine, RawProgram, RawTopology};
-use super::raw::{RawClass, RawPath, RawRoute, RawRun, RawStation, RawValidate};
+use super::raw::{RawAnalyze, RawClass, RawPath, RawRoute, RawRun, RawStation, RawValidate};
 use crate::models::pipeline::raw::RawPipeline;
 use crate::models::spmd::raw::RawSpmd;
 
@@ -32,6 +32,8 @@ struct ScenarioFile {
     run: Option<RawRun>,
     /// How `parsim validate` compares this scenario with its analytic predictions.
     validate: Option<RawValidate>,
+    /// How much work the analytic methods may spend.
+    analyze: Option<RawAnalyze>,
     /// Job classes.
     class: Option<Vec<RawClass>>,
     /// Stations.

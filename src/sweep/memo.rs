@@ -1,5 +1,5 @@
-//! The analyses a sweep's points share. A point's analysis is a function of its workload and
-//! its model alone ([`analyze_scenario`] reads nothing else: not the run settings, the
+//! The analyses a sweep's points share. A point's analysis is a function of its workload, its
+//! model and its analysis budget alone ([`analyze_scenario`] reads nothing else: not the run settings, the
 //! validation settings, the name or the path), so points whose analytic inputs are equal (a
 //! sweep over `run.length`, seeds or replications, or any axis the analysis does not see) are
 //! analysed once. Inputs are compared whole, by their `Debug` text, which prints every field
@@ -35,7 +35,7 @@ static MEMO: Mutex<Option<Memo>> = Mutex::new(None);
 /// longer than [`MAX_KEY`].
 fn key(sc: &Scenario) -> Option<String> {
     let mut text = String::new();
-    write!(text, "{:?}\n{:?}", sc.workload, sc.model).ok()?;
+    write!(text, "{:?}\n{:?}\n{:?}", sc.workload, sc.model, sc.analyze).ok()?;
     (text.len() <= MAX_KEY).then_some(text)
 }
 

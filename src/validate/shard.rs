@@ -69,6 +69,8 @@ pub struct Settings {
     pub replications: Option<u32>,
     /// `--length`.
     pub length: Option<u64>,
+    /// `--budget`.
+    pub budget: Option<f64>,
 }
 
 /// About how many events validating `sc` with `options` simulates: for a network,
@@ -165,6 +167,9 @@ pub fn fingerprint(cases: &[(String, String)], settings: &Settings) -> String {
     if let Some(l) = settings.length {
         let _ = write!(canon, " length {l}");
     }
+    if let Some(b) = settings.budget {
+        let _ = write!(canon, " budget {b}");
+    }
     crate::shard::fingerprint(&canon)
 }
 
@@ -202,7 +207,7 @@ pub fn merge(dir: &Path) -> Result<Merged, MergeError> {
     let files: Vec<ValidateShard> = read_all(
         dir,
         FORMAT,
-        "suites (case files, --quick, --allow-outside-tolerance, --set, --replications or --length)",
+        "suites (case files, --quick, --allow-outside-tolerance, --set, --replications, --length or --budget)",
     )?;
     let expected = files[0].cases;
     let allow_outside_tolerance = files[0].allow_outside_tolerance;
@@ -230,6 +235,7 @@ mod tests {
             set: Vec::new(),
             replications: None,
             length: None,
+            budget: None,
         };
         let base = fingerprint(&cases, &plain);
         // the text before the overrides existed, so that older shard files still merge
@@ -248,6 +254,10 @@ mod tests {
             },
             Settings {
                 length: Some(5000),
+                ..plain.clone()
+            },
+            Settings {
+                budget: Some(10.0),
                 ..plain.clone()
             },
         ];

@@ -201,6 +201,10 @@ pub fn summary(rows: &[Comparison]) -> Vec<String> {
             "cases without a prediction: {}",
             counts(&[Verdict::NoPrediction, Verdict::NoPredictionExpected])
         ),
+        format!(
+            "methods that do not apply (each with its reason): {}",
+            counts(&[Verdict::NotApplicable])
+        ),
         match worst {
             Some(worst) => format!(
                 "worst |relative_error| of an exact prediction: {}",

@@ -92,3 +92,66 @@ n_io = 4
             .any(|p| p.method.starts_with("SIO eq. 16 reading (a)"))
     );
 }
+
+/// The method of Clark's critical path, as `analyze` names it.
+const CLARK: &str = "stochastic critical path (Clark's maxima, shared ancestors kept)";
+
+#[test]
+fn a_refusal_for_cost_names_the_budget_that_lets_the_method_run() {
+    // 64 ranks, 50 iterations of a neighbour exchange: Clark's critical path is over its
+    // default budget, and says by what factor
+    let path = root().join("validation/prog_halo_allreduce_torus_p64.toml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let load = |sets: &[&str]| {
+        let sets: Vec<Assignment> = sets.iter().map(|s| Assignment::parse(s).unwrap()).collect();
+        scenario::parse_with(&text, &path, &sets)
+    };
+    let plain = analyze_scenario(&load(&[]).unwrap());
+    let reason = &plain
+        .refusals
+        .iter()
+        .find(|r| r.method == CLARK)
+        .expect("Clark's critical path is refused")
+        .reason;
+    assert!(
+        reason.contains("too costly") && reason.contains("an estimated"),
+        "{reason}"
+    );
+    let factor: f64 = reason
+        .split("[analyze] budget = ")
+        .nth(1)
+        .and_then(|t| t.split_whitespace().next())
+        .and_then(|k| k.parse().ok())
+        .unwrap_or_else(|| panic!("no factor in {reason}"));
+    assert!(factor > 1.0 && factor <= 100.0, "{reason}");
+    let raised = analyze_scenario(&load(&[&format!("analyze.budget={factor}")]).unwrap());
+    assert!(
+        raised
+            .predictions
+            .iter()
+            .any(|p| p.metric == "program.makespan" && p.method.starts_with(CLARK)),
+        "{:?}",
+        raised.refusals
+    );
+    assert!(!raised.refusals.iter().any(|r| r.method == CLARK));
+    // the budget changes what is analysed, never a prediction both give
+    let mean_value = |a: &Analysis| {
+        a.predictions
+            .iter()
+            .find(|p| p.metric == "program.makespan")
+            .map(|p| (p.method.clone(), p.value))
+    };
+    assert_eq!(mean_value(&plain), mean_value(&raised));
+    // a budget that is not a factor in (0, 1e4] is refused at its field
+    for bad in [
+        "analyze.budget=0",
+        "analyze.budget=-2",
+        "analyze.budget=1e5",
+    ] {
+        let e = load(&[bad]).unwrap_err().to_string();
+        assert!(
+            e.contains("analyze.budget") && e.contains("must be a factor of the analysis budget"),
+            "{bad}: {e}"
+        );
+    }
+}

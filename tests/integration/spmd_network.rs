@@ -252,6 +252,7 @@ fn the_shown_tables_read_back_as_the_same_workload() {
         let mut files: Vec<_> = std::fs::read_dir(crate::util::root().join(dir))
             .unwrap()
             .map(|e| e.unwrap().path())
+            .filter(|f| f.extension().is_some_and(|x| x == "toml"))
             .collect();
         files.sort();
         for file in files {

@@ -182,6 +182,17 @@ fn deterministic_programs_agree_with_their_exact_closed_forms_up_to_the_clocks_r
     );
     let rows: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
     let rows = rows.as_array().expect("an array of comparisons");
+    // the methods that do not apply are listed after the comparisons, each with its reason
+    let (refused, rows): (Vec<_>, Vec<_>) =
+        rows.iter().partition(|r| r["verdict"] == "not_applicable");
+    assert!(!refused.is_empty());
+    for r in &refused {
+        assert_eq!(r["metric"], "-", "{r}");
+        assert!(
+            r["method"].as_str().is_some_and(|m| m.contains(": ")),
+            "{r}"
+        );
+    }
     // each metric twice: the closed form and the contention-free evaluation, both exact
     assert_eq!(rows.len(), 6);
     for r in rows {

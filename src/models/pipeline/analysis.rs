@@ -46,6 +46,8 @@ pub fn predictions(prog: &Program, p: &Pipeline) -> (Vec<Prediction>, Vec<Refusa
             value,
             method,
             exact,
+            measured: None,
+            recommended: false,
         });
     };
     let eq6 = format!(

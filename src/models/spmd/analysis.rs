@@ -31,6 +31,8 @@ pub fn analyze(m: &Spmd, cycle: &str, a: &mut Analysis) {
         value,
         method: method.into(),
         exact: true,
+        measured: None,
+        recommended: false,
     };
     a.terms.push(term(
         "spmd.T1",
@@ -61,6 +63,8 @@ pub fn analyze(m: &Spmd, cycle: &str, a: &mut Analysis) {
                     value: t,
                     method: name.clone(),
                     exact,
+                    measured: None,
+                    recommended: false,
                 });
                 for (metric, v) in derived(m, t) {
                     a.predictions.push(Prediction {
@@ -68,6 +72,8 @@ pub fn analyze(m: &Spmd, cycle: &str, a: &mut Analysis) {
                         value: v,
                         method: name.clone(),
                         exact,
+                        measured: None,
+                        recommended: false,
                     });
                 }
             }
@@ -237,6 +243,8 @@ pub fn analyze_program(m: &Spmd, a: &mut Analysis) {
                     value: t,
                     method,
                     exact: false,
+                    measured: None,
+                    recommended: false,
                 }),
                 Err(e) => one.refusals.push(crate::predict::Refusal {
                     method,
@@ -265,6 +273,8 @@ pub fn analyze_program(m: &Spmd, a: &mut Analysis) {
                     value,
                     method: format!("{}{note}", p.method),
                     exact: false,
+                    measured: None,
+                    recommended: false,
                 });
             };
             if let Some(name) = name {
@@ -308,6 +318,8 @@ pub fn analyze_program(m: &Spmd, a: &mut Analysis) {
                 value,
                 method: method.clone(),
                 exact: false,
+                measured: None,
+                recommended: false,
             });
         };
         push(Subject::Program.metric(Figure::Makespan), total);

@@ -234,14 +234,12 @@ fn walk(
     w.waits = waits;
     w.keep_uses = record;
     w.run()?;
+    let activities = w.activities;
     let (ev, g) = w.finish();
     Ok((
         ev,
         g.ok_or_else(|| match record {
-            true => format!(
-                "the execution has more than {} activities: too large to record",
-                graph::MAX_NODES
-            ),
+            true => graph::too_large(activities),
             false => "not recorded".to_owned(),
         }),
     ))
@@ -345,6 +343,10 @@ struct Walker<'p> {
     graph: Option<Graph<'p>>,
     /// A mean wait before each crossing of a link, by link id (empty: contention-free).
     waits: FxHashMap<u64, f64>,
+    /// Whether the graph was asked for (it may have been given up as too large since).
+    record: bool,
+    /// Activities of the graph, recorded or not (for the message when it is too large).
+    activities: usize,
     /// Whether resource uses are kept for the sharing check (not in the iterations of
     /// [`super::queueing`], which need only the makespan and the traffic).
     keep_uses: bool,
@@ -401,6 +403,8 @@ impl<'p> Walker<'p> {
             phase_routes: vec![PhaseRoutes::default(); prog.phases.len()],
             ops: 0,
             graph: record.then(|| Graph::new(prog.ranks)),
+            record,
+            activities: 0,
             waits: FxHashMap::default(),
             keep_uses: true,
         }
@@ -410,10 +414,14 @@ impl<'p> Walker<'p> {
     /// ([`graph::NONE`]: no rank), finishing at `time`; returns it ([`graph::NONE`] when the
     /// graph is not recorded).
     fn node(&mut self, preds: &[u32], duration: Duration, owner: u32, time: f64) -> u32 {
+        if !self.record {
+            return graph::NONE;
+        }
+        self.activities += 1;
         let Some(g) = &mut self.graph else {
             return graph::NONE;
         };
-        if g.len() >= graph::MAX_NODES {
+        if g.len() >= graph::limit() {
             self.graph = None;
             return graph::NONE;
         }

@@ -22,8 +22,30 @@ use rustc_hash::FxHashMap;
 
 use crate::dist::Dist;
 
-/// Nodes recorded before the graph is given up (about 50 bytes each).
+/// Nodes recorded before the graph is given up (about 50 bytes each), at budget factor 1
+/// ([`crate::analytic::cost`]).
 pub const MAX_NODES: usize = 250_000;
+
+/// The most nodes recorded at any budget factor (about 2 GB).
+pub const MOST_NODES: usize = 40_000_000;
+
+/// Nodes recorded before the graph is given up, with the budget factor in force.
+pub fn limit() -> usize {
+    (crate::analytic::cost::scaled(MAX_NODES as f64) as usize).min(MOST_NODES)
+}
+
+/// Why a graph of `activities` nodes was not recorded, and how to allow it.
+pub fn too_large(activities: usize) -> String {
+    let how = if activities > MOST_NODES {
+        format!("more than parsim records at any budget ({MOST_NODES}, about 2 GB)")
+    } else {
+        crate::analytic::cost::allowance(activities as f64, MAX_NODES as f64)
+    };
+    format!(
+        "the execution has {activities} activities, more than the {} the budget lets it record (about 50 bytes each); {how}",
+        limit()
+    )
+}
 
 /// No node (a rank's clock before its first node is the root, node 0).
 pub const NONE: u32 = u32::MAX;

@@ -14,6 +14,7 @@ use std::rc::Rc;
 use statrs::distribution::{ContinuousCDF, Gamma as GammaLaw};
 
 use super::graph::Random;
+use crate::analytic::cost::{allowance, raise, scaled};
 use crate::analytic::{self, Law as MaxLaw, MaxMoments};
 use crate::dist::{Dist, Law};
 
@@ -37,12 +38,13 @@ thread_local! {
     static SPENT: std::cell::Cell<f64> = const { std::cell::Cell::new(0.0) };
 }
 
-/// Charges `work` to the expected maximum being computed: false once it is over [`MAX_WORK`].
+/// Charges `work` to the expected maximum being computed: false once it is over [`MAX_WORK`]
+/// (times the budget factor in force).
 fn charge(work: f64) -> bool {
     SPENT.with(|s| {
         let spent = s.get() + work;
         s.set(spent);
-        spent <= MAX_WORK
+        spent <= scaled(MAX_WORK)
     })
 }
 
@@ -463,10 +465,12 @@ pub fn total_cost(terms: &[(Sum<'_>, u64)]) -> Result<f64, String> {
     for (s, _) in terms {
         cost += s.cost()?;
     }
-    if cost > MAX_COST {
+    if cost > scaled(MAX_COST) {
         return Err(format!(
-            "a maximum of {} different laws is too costly",
-            terms.len()
+            "a maximum of {} different laws is too costly: an estimated {cost:.1e} distribution-function evaluations per value, over the budget of {:.0e}; {}",
+            terms.len(),
+            scaled(MAX_COST),
+            allowance(cost, MAX_COST)
         ));
     }
     Ok(cost)
@@ -480,10 +484,12 @@ pub fn max_moments(terms: &[(Sum<'_>, u64)]) -> Result<MaxMoments, String> {
     let outer = SPENT.with(|s| s.replace(0.0));
     let moments = max_moments_within_budget(terms);
     let spent = SPENT.with(|s| s.replace(outer + s.get()));
-    if spent > MAX_WORK {
+    if spent > scaled(MAX_WORK) {
         return Err(format!(
-            "the expected maximum (of {} different laws) is too costly: more than {MAX_WORK:.0e} distribution-function evaluations",
-            terms.len()
+            "the expected maximum (of {} different laws) is too costly: more than {:.0e} distribution-function evaluations (the budget); {}",
+            terms.len(),
+            scaled(MAX_WORK),
+            raise()
         ));
     }
     moments

@@ -313,5 +313,7 @@ fn put_settled(
         value,
         method,
         exact,
+        measured: None,
+        recommended: false,
     });
 }

@@ -81,6 +81,8 @@ pub fn analyze(prog: &Program) -> Analysis {
                             value,
                             method: method.clone(),
                             exact,
+                            measured: None,
+                            recommended: false,
                         })
                     };
                     put(Subject::Phase(name).metric(Figure::Max));

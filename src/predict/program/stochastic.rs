@@ -40,6 +40,7 @@ use rustc_hash::{FxHashMap, FxHashSet, FxHasher};
 use super::graph::{Duration, Graph, NONE};
 use super::laws::{self, Maximum, Sum};
 use crate::analytic::canonical::{add_private, combine, dot};
+use crate::analytic::cost::{allowance, scaled};
 use crate::analytic::{MaxMoments, Normal};
 use crate::metrics::name::{Figure, Subject};
 
@@ -98,6 +99,8 @@ struct Composer<'g, 'p> {
     synchronisations: usize,
     /// Variables handled in forms so far (against [`EXACT_WORK`]).
     work: u64,
+    /// Nodes visited so far.
+    visited: usize,
 }
 
 /// Most variables (summed over the forms' terms, times the terms compared where they share
@@ -121,6 +124,7 @@ pub fn exact(g: &Graph<'_>) -> Result<Exact, String> {
         max_terms: max_terms(ranks),
         synchronisations: 0,
         work: 0,
+        visited: 0,
     };
     let finals = g.finals();
     for &f in &finals {
@@ -133,6 +137,7 @@ pub fn exact(g: &Graph<'_>) -> Result<Exact, String> {
             .then(a.cmp(&b))
     });
     for v in order {
+        c.visited += 1;
         c.visit(v)?;
     }
     let mut finish = Vec::with_capacity(finals.len());
@@ -293,9 +298,19 @@ impl<'p> Composer<'_, 'p> {
         }
         let (form, work) = prune(form);
         self.work += work;
-        if self.work > EXACT_WORK {
+        if self.work as f64 > scaled(EXACT_WORK as f64) {
             return Err(format!(
-                "too costly: more than {EXACT_WORK} variables to compare in the max-plus forms"
+                "too costly: more than {:.0e} variables to compare in the max-plus forms (the budget) after {} of {} activities; {}",
+                scaled(EXACT_WORK as f64),
+                self.visited,
+                self.g.len(),
+                estimate(
+                    self.work,
+                    self.visited,
+                    self.g.len(),
+                    self.work as f64 / self.visited.max(1) as f64,
+                    EXACT_WORK
+                )
             ));
         }
         if form.len() > self.max_terms {
@@ -728,11 +743,19 @@ pub fn clark(g: &Graph<'_>, extra: &[f64]) -> Result<Approximate, String> {
             add_private(&mut acc.terms, v, own + dropped);
         }
         work += acc.terms.len() as u64 * (preds.len() as u64).max(1);
-        if work > CLARK_WORK {
+        if work as f64 > scaled(CLARK_WORK as f64) {
             return Err(format!(
-                "too costly: more than {CLARK_WORK} canonical-form terms to combine ({} of {} activities done)",
+                "too costly: more than {:.0e} canonical-form terms to combine (the budget) after {} of {} activities; {}",
+                scaled(CLARK_WORK as f64),
                 v + 1,
-                g.len()
+                g.len(),
+                estimate(
+                    work,
+                    v as usize + 1,
+                    g.len(),
+                    (acc.terms.len() * preds.len().max(1)) as f64,
+                    CLARK_WORK
+                )
             ));
         }
         if remaining[v as usize] > 0 {
@@ -791,6 +814,18 @@ pub fn clark(g: &Graph<'_>, extra: &[f64]) -> Result<Approximate, String> {
         },
         finish,
     })
+}
+
+/// What a method stopped at its budget `base` (at factor 1) after `work` on `done` of `total`
+/// activities would need in all, each activity left costing `rate` (Clark's critical path:
+/// what the last one cost, its forms having grown towards their cap; the exact composition:
+/// the average so far), and how to allow it.
+fn estimate(work: u64, done: usize, total: usize, rate: f64, base: u64) -> String {
+    let whole = work as f64 + total.saturating_sub(done) as f64 * rate;
+    format!(
+        "an estimated {whole:.1e} in all; {}",
+        allowance(whole, base as f64)
+    )
 }
 
 /// The method of [`exact`], before any label.

@@ -101,6 +101,8 @@ pub fn analyze(s: &Schedule) -> Analysis {
                     value,
                     method: method.clone(),
                     exact,
+                    measured: None,
+                    recommended: false,
                 });
             }
         }

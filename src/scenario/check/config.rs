@@ -1,10 +1,10 @@
-//! `[run]` and `[validate]`, and the metric names they refer to.
+//! `[run]`, `[validate]` and `[analyze]`, and the metric names they refer to.
 
 use toml::Spanned;
 
 use super::Checker;
-use crate::scenario::raw::{RawRun, RawScenario, RawValidate};
-use crate::scenario::{RunConfig, ValidateConfig, Warmup, Workload};
+use crate::scenario::raw::{RawAnalyze, RawRun, RawScenario, RawValidate};
+use crate::scenario::{AnalyzeConfig, RunConfig, ValidateConfig, Warmup, Workload};
 
 /// `[run]`, with its defaults.
 pub(super) fn run_config(ck: &mut Checker, raw: Option<&Spanned<RawRun>>) -> RunConfig {
@@ -129,6 +129,24 @@ pub(super) fn validate_config(
             .collect(),
         expects_no_prediction: v.expect_prediction == Some(false),
     }
+}
+
+/// `[analyze]`, with its default (budget factor 1).
+pub(super) fn analyze_config(ck: &mut Checker, raw: Option<&Spanned<RawAnalyze>>) -> AnalyzeConfig {
+    let Some(raw) = raw else {
+        return AnalyzeConfig::default();
+    };
+    let budget = raw.get_ref().budget.unwrap_or(1.0);
+    let most = crate::analytic::cost::MAX_BUDGET_FACTOR;
+    if !(budget > 0.0 && budget <= most) {
+        ck.add(
+            Some(raw.span().start),
+            "analyze.budget",
+            format!("must be a factor of the analysis budget in (0, {most:.0e}], got {budget}"),
+        );
+        return AnalyzeConfig::default();
+    }
+    AnalyzeConfig { budget }
 }
 
 /// `run.metric` and `validate.metrics` must name metrics the network reports.

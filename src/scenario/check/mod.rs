@@ -18,7 +18,7 @@ pub(crate) mod tables;
 use std::path::Path;
 
 use super::raw::RawScenario;
-use super::{RunConfig, ValidateConfig, Workload};
+use super::{AnalyzeConfig, RunConfig, ValidateConfig, Workload};
 use crate::models::Model;
 use crate::problem::Problem;
 
@@ -27,6 +27,7 @@ pub(super) struct Built {
     pub workload: Workload,
     pub run: RunConfig,
     pub validate: ValidateConfig,
+    pub analyze: AnalyzeConfig,
     pub name: Option<String>,
     pub description: Option<String>,
     pub model: Option<Model>,
@@ -61,10 +62,23 @@ impl Checker {
 }
 
 /// Checks a raw scenario: the configuration, the model section if any, then the workload.
-pub(super) fn build(mut raw: RawScenario, base: &Path) -> Result<Built, Vec<Problem>> {
+pub(super) fn build(raw: RawScenario, base: &Path) -> Result<Built, Vec<Problem>> {
     let mut ck = Checker::default();
     let run = config::run_config(&mut ck, raw.run.as_ref());
     let validate = config::validate_config(&mut ck, raw.validate.as_ref());
+    let analyze = config::analyze_config(&mut ck, raw.analyze.as_ref());
+    let built = build_workload(ck, raw, base, run, validate)?;
+    Ok(Built { analyze, ..built })
+}
+
+/// [`build`] after `[run]`, `[validate]` and `[analyze]`: the model section, then the workload.
+fn build_workload(
+    mut ck: Checker,
+    mut raw: RawScenario,
+    base: &Path,
+    run: RunConfig,
+    validate: ValidateConfig,
+) -> Result<Built, Vec<Problem>> {
     let spmd = if raw.has("spmd") {
         match model::spmd(&mut ck, &mut raw, base) {
             Some(s) => Some(s),
@@ -104,6 +118,7 @@ fn finish(
         workload,
         run,
         validate,
+        analyze: AnalyzeConfig::default(),
         name: raw.name.clone(),
         description: raw.description.clone(),
         model,

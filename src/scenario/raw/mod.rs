@@ -38,6 +38,8 @@ pub struct RawScenario {
     pub paths: Vec<Element<RawPath>>,
     /// How `parsim validate` compares this scenario with its analytic predictions.
     pub validate: Option<Spanned<RawValidate>>,
+    /// How far the analysis may go (`[analyze]`).
+    pub analyze: Option<Spanned<RawAnalyze>>,
     /// A rank program (`[program]`), instead of classes, stations and routes.
     pub program: Option<Spanned<RawProgram>>,
     /// Kuntraruk's parallel pipeline (`[pipeline]`), built into a program.
@@ -85,6 +87,15 @@ pub struct RawValidate {
     /// `false` when no analytic method is expected to predict anything (default `true`: a case
     /// with nothing to compare is then a finding).
     pub expect_prediction: Option<bool>,
+}
+
+/// `[analyze]`: how much work the analytic methods may spend.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawAnalyze {
+    /// Multiplies every analytic method's work budget (default 1; at most 1e4): a method
+    /// refused as too costly says the factor that lets it run.
+    pub budget: Option<f64>,
 }
 
 /// `[run]`: replications, run length, warm-up, seed and precision target.

@@ -122,6 +122,7 @@ pub(super) fn build(
             workload: Workload::Network(net),
             run,
             validate,
+            analyze: crate::scenario::AnalyzeConfig::default(),
             name: raw.name,
             description: raw.description,
             model: spmd.map(|m| Model::Spmd(Box::new(m))),
