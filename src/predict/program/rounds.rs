@@ -52,9 +52,13 @@ pub const MAXIMA_METHOD: &str =
 pub const STOCHASTIC_METHOD: &str =
     "stochastic critical path (Clark's maxima) with shared links serving each round of messages";
 
-/// Crossings walked, summed over the iterations, before the method gives up (about a second of
-/// walking on one core).
-const WORK: u64 = 20_000_000;
+/// Crossings walked, summed over the walks, before the method gives up (about a second of
+/// walking on one core; the crossings of one walk are kept, 40 bytes each).
+const WORK: u64 = 10_000_000;
+
+/// Walks of aligned rounds: the contention-free one, the one with their service, and the one
+/// that confirms it.
+const FEWEST_WALKS: u64 = 3;
 
 /// Two times closer than this, relative, are one instant (the rounding of sums of times).
 const SAME_INSTANT: f64 = 1e-12;
@@ -65,6 +69,15 @@ const SAME_INSTANT: f64 = 1e-12;
 pub fn predictions(prog: &Program, ev: &Evaluation, a: &mut Analysis) {
     if ev.sharing.links == 0 && !ev.sharing.unchecked {
         return;
+    }
+    let per_walk: u64 = ev.links.iter().map(|l| l.messages).sum();
+    if per_walk * FEWEST_WALKS > WORK {
+        return a.refuse(
+            METHOD,
+            format!(
+                "too costly: {per_walk} link crossings a walk, and at least {FEWEST_WALKS} walks, beyond the budget of {WORK} crossings walked"
+            ),
+        );
     }
     let (served, ties) = match settle(prog) {
         Ok(x) => x,
