@@ -8,6 +8,9 @@ mod analysis_cost;
 mod analyst_metrics;
 /// The corpus of malformed scenarios in tests/bad/: exit 2, field paths, no panic.
 mod bad_input;
+/// Rounds of messages on a shared bus: fair rounds through `repeat` exact to the tick, FCFS
+/// ties and random compute labelled.
+mod bus_rounds;
 /// The command line: exit codes and error messages for bad input.
 mod cli;
 /// Closed fork-join networks by composite centres: Varki's per-queue values, forced flow, the

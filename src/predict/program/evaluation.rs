@@ -88,6 +88,24 @@ pub struct Evaluation {
     /// carries the blocking messages of one sender, each disk unit serves one rank, and no node
     /// has more ranks than cores.
     pub unshareable: bool,
+    /// Every crossing of a link, in the walk's order (which does not depend on the durations):
+    /// recorded only by [`evaluate_served`].
+    pub crossings: Vec<Crossing>,
+}
+
+/// One message's crossing of one link, on the evaluation's timeline.
+#[derive(Clone, Copy, Debug)]
+pub struct Crossing {
+    /// The link's id.
+    pub link: u64,
+    /// The rank that sent the message.
+    pub sender: u32,
+    /// When the message's header reached the link (before any wait for it).
+    pub enter: f64,
+    /// Its transmission time on the link in the evaluation (`bytes / capacity`).
+    pub alone: f64,
+    /// The same as the simulator serves it: rounded up to whole clock ticks.
+    pub work: f64,
 }
 
 /// The routes of the messages sent inside a phase (by ranks inside it), on the evaluation's
@@ -178,6 +196,14 @@ impl Sharing {
                 "messages share link {name}{others} ({most} at once on the evaluation's own timeline; it has no queueing)"
             ));
         }
+        why.extend(self.describe_beyond_links(prog));
+        why
+    }
+
+    /// What met apart from links (disk units, processors), in words, one item per kind (and
+    /// that sharing was not checked, beyond `MAX_USES` uses).
+    pub fn describe_beyond_links(&self, prog: &Program) -> Vec<String> {
+        let mut why = Vec::new();
         if let Some((disk, unit)) = &self.disk {
             why.push(format!(
                 "requests overlap at unit {unit} of disk {disk} (the evaluation has no queueing)"
@@ -211,7 +237,7 @@ pub fn evaluate(prog: &Program) -> Result<Evaluation, String> {
 pub fn evaluate_with_graph(
     prog: &Program,
 ) -> Result<(Evaluation, Result<Graph<'_>, String>), String> {
-    walk(prog, FxHashMap::default(), true)
+    walk(prog, LinkService::Free, true)
 }
 
 /// [`evaluate_with_graph`] (the graph only if `record`) with a mean wait before every crossing
@@ -222,16 +248,42 @@ pub fn evaluate_with_waits(
     waits: FxHashMap<u64, f64>,
     record: bool,
 ) -> Result<(Evaluation, Result<Graph<'_>, String>), String> {
-    walk(prog, waits, record)
+    walk(prog, LinkService::MeanWaits(waits), record)
+}
+
+/// [`evaluate_with_graph`] (the graph only if `record`) with each crossing's time beyond its
+/// transmission given by `extra` (by crossing, in the walk's order: see
+/// [`Evaluation::crossings`], which it records): the evaluation of links served as they serve,
+/// that `super::rounds` iterates to its fixed point.
+pub fn evaluate_served(
+    prog: &Program,
+    extra: Vec<f64>,
+    record: bool,
+) -> Result<(Evaluation, Result<Graph<'_>, String>), String> {
+    walk(prog, LinkService::Served(extra), record)
+}
+
+/// The time the evaluation adds on links beyond their transmissions.
+#[derive(Debug, Default)]
+enum LinkService {
+    /// None: the contention-free evaluation.
+    #[default]
+    Free,
+    /// A mean wait before every crossing of each link, by link id.
+    MeanWaits(FxHashMap<u64, f64>),
+    /// Each crossing's own time beyond its transmission, by crossing in the walk's order (none
+    /// past the end): on an FCFS link a wait before it (its header held), on a fair link a
+    /// longer transmission (its header goes on). The crossings are recorded.
+    Served(Vec<f64>),
 }
 
 fn walk(
     prog: &Program,
-    waits: FxHashMap<u64, f64>,
+    service: LinkService,
     record: bool,
 ) -> Result<(Evaluation, Result<Graph<'_>, String>), String> {
     let mut w = Walker::new(prog, record);
-    w.waits = waits;
+    w.service = service;
     w.keep_uses = record;
     w.run()?;
     let activities = w.activities;
@@ -341,12 +393,16 @@ struct Walker<'p> {
     ops: u64,
     /// The activity graph, while it is recorded (`None`: not asked for, or too large).
     graph: Option<Graph<'p>>,
-    /// A mean wait before each crossing of a link, by link id (empty: contention-free).
-    waits: FxHashMap<u64, f64>,
     /// Whether the graph was asked for (it may have been given up as too large since).
     record: bool,
     /// Activities of the graph, recorded or not (for the message when it is too large).
     activities: usize,
+    /// The time added on links beyond their transmissions.
+    service: LinkService,
+    /// Crossings so far, in the walk's order.
+    crossed: usize,
+    /// The crossings, when the service is [`LinkService::Served`].
+    crossings: Vec<Crossing>,
     /// Whether resource uses are kept for the sharing check (not in the iterations of
     /// [`super::queueing`], which need only the makespan and the traffic).
     keep_uses: bool,
@@ -405,7 +461,9 @@ impl<'p> Walker<'p> {
             graph: record.then(|| Graph::new(prog.ranks)),
             record,
             activities: 0,
-            waits: FxHashMap::default(),
+            service: LinkService::Free,
+            crossed: 0,
+            crossings: Vec::new(),
             keep_uses: true,
         }
     }
@@ -599,12 +657,10 @@ impl<'p> Walker<'p> {
                 Switching::StoreAndForward => per_byte + link_per_byte,
                 Switching::CutThrough => per_byte.max(link_per_byte),
             };
-            // (a mean wait for the link, when queueing is estimated: [`evaluate_with_waits`])
-            let enter = if self.waits.is_empty() {
-                clock
-            } else {
-                clock + self.waits.get(&hop.link).copied().unwrap_or(0.0)
-            };
+            // (a wait before the link and a longer transmission on it, when the links'
+            // service is estimated: [`evaluate_with_waits`], [`evaluate_served`])
+            let (hold, stretch) = self.service_at(hop.link, r, clock, (w, work as f64 * tick));
+            let enter = clock + hold;
             let slot = self.slot(hop.link);
             let l = &mut self.links[slot as usize];
             l.messages += 1;
@@ -620,16 +676,17 @@ impl<'p> Walker<'p> {
                     None => d.fixed(work),
                 }
             }
+            let end = enter + w + stretch;
             if self.keep_uses && self.uses < MAX_USES {
-                l.uses.push((enter, enter + w));
+                l.uses.push((enter, end));
             }
             self.uses += 1;
             if self.graph.is_some() {
                 route.push(hop.link);
             }
-            latest = latest.max(enter + w);
+            latest = latest.max(end);
             clock = match net.switching {
-                Switching::StoreAndForward => enter + w + net.latency,
+                Switching::StoreAndForward => end + net.latency,
                 Switching::CutThrough => enter + net.latency,
             };
             at = hop.to;
@@ -703,6 +760,39 @@ impl<'p> Walker<'p> {
             self.ready.push_back(to);
         }
         (inject, delivered, injected, delivery)
+    }
+
+    /// The time the crossing of `link` by rank `r`'s message, its header there at `clock`,
+    /// `(alone, work)` its transmission (in time, in the simulator's whole ticks), spends
+    /// beyond it: (held before it, added to the transmission). Records the crossing when the
+    /// service is per crossing.
+    fn service_at(
+        &mut self,
+        link: u64,
+        r: u32,
+        clock: f64,
+        (alone, work): (f64, f64),
+    ) -> (f64, f64) {
+        let k = self.crossed;
+        self.crossed += 1;
+        match &self.service {
+            LinkService::Free => (0.0, 0.0),
+            LinkService::MeanWaits(waits) => (waits.get(&link).copied().unwrap_or(0.0), 0.0),
+            LinkService::Served(extra) => {
+                let extra = extra.get(k).copied().unwrap_or(0.0);
+                self.crossings.push(Crossing {
+                    link,
+                    sender: r,
+                    enter: clock,
+                    alone,
+                    work,
+                });
+                match self.prog.interconnect.sharing {
+                    crate::program::Sharing::Fcfs => (extra, 0.0),
+                    crate::program::Sharing::Fair => (0.0, extra),
+                }
+            }
+        }
     }
 
     fn slot(&mut self, link: u64) -> u32 {
@@ -1188,6 +1278,7 @@ impl<'p> Walker<'p> {
             phase_ends: per_phase(&self.phase_end),
             phase_routes,
             unshareable,
+            crossings: std::mem::take(&mut self.crossings),
         };
         (ev, graph)
     }

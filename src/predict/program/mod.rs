@@ -20,6 +20,7 @@ pub(crate) mod graph;
 pub(crate) mod laws;
 mod mean_value;
 pub(crate) mod queueing;
+pub(crate) mod rounds;
 pub mod stochastic;
 
 use std::collections::HashMap;
@@ -101,6 +102,7 @@ pub fn analyze(prog: &Program) -> Analysis {
     if let (Ok(ev), Some(g)) = (&evaluation, &graph) {
         stochastic::predictions(prog, ev, g, &mut a);
         queueing::predictions(prog, ev, &mut a);
+        rounds::predictions(prog, ev, &mut a);
     }
     a
 }
