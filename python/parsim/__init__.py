@@ -356,8 +356,9 @@ class Scenario:
         """Simulates and judges every prediction (``parsim validate``; ``quick=False`` runs the
         declared lengths and precision targets): one row per comparison, with the columns
         metric, method, analytic, simulated, half_width_99, relative_error, verdict, then the
-        rest of ``parsim validate --json``'s fields. No progress bar (the validation tells no
-        progress); Ctrl-C stops it."""
+        rest of ``parsim validate --json``'s fields; a method that does not apply is a row of
+        verdict ``not_applicable`` with its reason in ``method``. No progress bar (the validation
+        tells no progress); Ctrl-C stops it."""
         raw = self._native.validate(quick, replications, length, seed, threads)
         rows = [
             {k: (_number(v) if k in _NUMERIC else v) for k, v in row.items()}
