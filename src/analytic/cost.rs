@@ -35,6 +35,18 @@ pub fn with_budget<T>(factor: f64, f: impl FnOnce() -> T) -> T {
     f()
 }
 
+/// `factor` if it is a budget factor parsim accepts, in (0, [`MAX_BUDGET_FACTOR`]]; else what
+/// it must be (for `[analyze] budget` and `--budget` alike).
+pub fn check_factor(factor: f64) -> std::result::Result<f64, String> {
+    if factor > 0.0 && factor <= MAX_BUDGET_FACTOR {
+        Ok(factor)
+    } else {
+        Err(format!(
+            "must be a factor of the analysis budget in (0, {MAX_BUDGET_FACTOR:.0e}], e.g. 10; got {factor}"
+        ))
+    }
+}
+
 /// The budget factor in force on this thread (1 outside [`with_budget`]).
 pub fn factor() -> f64 {
     FACTOR.with(Cell::get)

@@ -329,7 +329,8 @@ impl PhaseType {
         let moves = self.moves();
         if steps * moves as f64 > scaled(MAX_WORK) {
             return Err(AnalyticError::NotApplicable(format!(
-                "uniformization would need {steps:.0} steps of {moves} moves (rates too far apart for t = {t})"
+                "uniformization would need {steps:.0} steps of {moves} moves (rates too far apart for t = {t}); {}",
+                allowance(steps * moves as f64, MAX_WORK)
             )));
         }
         let last = steps as u64 as usize;

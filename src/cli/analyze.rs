@@ -77,13 +77,10 @@ pub fn run(args: &AnalyzeArgs) -> anyhow::Result<ExitCode> {
 
 /// `--budget`: a factor of the analysis budget in (0, 1e4].
 pub fn parse_budget(text: &str) -> Result<f64, String> {
-    let most = parsim::analytic::cost::MAX_BUDGET_FACTOR;
-    match text.parse::<f64>() {
-        Ok(f) if f > 0.0 && f <= most => Ok(f),
-        _ => Err(format!(
-            "must be a factor of the analysis budget in (0, {most:.0e}], e.g. 10"
-        )),
-    }
+    let factor = text
+        .parse::<f64>()
+        .map_err(|_| format!("must be a number, a factor of the analysis budget; got {text}"))?;
+    parsim::analytic::cost::check_factor(factor)
 }
 
 /// [`super::run::load_all`], with every scenario's `[analyze] budget` replaced by `budget`
@@ -145,13 +142,17 @@ fn tables(a: &parsim::predict::Analysis) -> String {
     let mut cells: Vec<(String, &str, usize, Cell)> = Vec::new();
     // a recommendation is marked where there is a choice among approximations: several
     // predictions of the metric, none exact
+    let mut per_metric: std::collections::HashMap<&str, (usize, bool)> =
+        std::collections::HashMap::new();
+    for p in &a.predictions {
+        let (n, exact) = per_metric.entry(p.metric.as_str()).or_default();
+        *n += 1;
+        *exact |= p.exact;
+    }
     let choice = |metric: &str| {
-        let of: Vec<_> = a
-            .predictions
-            .iter()
-            .filter(|p| p.metric == metric)
-            .collect();
-        of.len() > 1 && of.iter().all(|p| !p.exact)
+        per_metric
+            .get(metric)
+            .is_some_and(|&(n, exact)| n > 1 && !exact)
     };
     let entries = a
         .predictions

@@ -56,7 +56,8 @@ pub struct SweepArgs {
     /// Pair the --vary values (the i-th of each together) instead of making a grid.
     #[arg(long)]
     zip: bool,
-    /// Override a field at every point (repeatable), as `parsim run --set` does.
+    /// Override a field at every point (repeatable), as `parsim run --set` does
+    /// (`analyze.budget=K` multiplies every analytic method's work budget by K).
     #[arg(long = "set", value_name = "KEY=VALUE", value_parser = Assignment::parse)]
     set: Vec<Assignment>,
     #[command(flatten)]

@@ -101,6 +101,8 @@ struct Composer<'g, 'p> {
     work: u64,
     /// Nodes visited so far.
     visited: usize,
+    /// [`EXACT_WORK`] times the budget factor in force.
+    budget: f64,
 }
 
 /// Most variables (summed over the forms' terms, times the terms compared where they share
@@ -125,6 +127,7 @@ pub fn exact(g: &Graph<'_>) -> Result<Exact, String> {
         synchronisations: 0,
         work: 0,
         visited: 0,
+        budget: scaled(EXACT_WORK as f64),
     };
     let finals = g.finals();
     for &f in &finals {
@@ -298,10 +301,10 @@ impl<'p> Composer<'_, 'p> {
         }
         let (form, work) = prune(form);
         self.work += work;
-        if self.work as f64 > scaled(EXACT_WORK as f64) {
+        if self.work as f64 > self.budget {
             return Err(format!(
                 "too costly: more than {:.0e} variables to compare in the max-plus forms (the budget) after {} of {} activities; {}",
-                scaled(EXACT_WORK as f64),
+                self.budget,
                 self.visited,
                 self.g.len(),
                 estimate(
@@ -663,6 +666,7 @@ pub fn clark(g: &Graph<'_>, extra: &[f64]) -> Result<Approximate, String> {
     let mut forms: Vec<Option<Canonical>> = vec![None; g.len()];
     let fail = |e: crate::analytic::AnalyticError| format!("the stochastic critical path: {e}");
     let mut work = 0_u64;
+    let budget = scaled(CLARK_WORK as f64);
     for v in 0..g.len() as u32 {
         let preds = g.preds(v);
         let mut acc = Canonical {
@@ -743,10 +747,10 @@ pub fn clark(g: &Graph<'_>, extra: &[f64]) -> Result<Approximate, String> {
             add_private(&mut acc.terms, v, own + dropped);
         }
         work += acc.terms.len() as u64 * (preds.len() as u64).max(1);
-        if work as f64 > scaled(CLARK_WORK as f64) {
+        if work as f64 > budget {
             return Err(format!(
                 "too costly: more than {:.0e} canonical-form terms to combine (the budget) after {} of {} activities; {}",
-                scaled(CLARK_WORK as f64),
+                budget,
                 v + 1,
                 g.len(),
                 estimate(

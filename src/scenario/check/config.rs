@@ -136,17 +136,13 @@ pub(super) fn analyze_config(ck: &mut Checker, raw: Option<&Spanned<RawAnalyze>>
     let Some(raw) = raw else {
         return AnalyzeConfig::default();
     };
-    let budget = raw.get_ref().budget.unwrap_or(1.0);
-    let most = crate::analytic::cost::MAX_BUDGET_FACTOR;
-    if !(budget > 0.0 && budget <= most) {
-        ck.add(
-            Some(raw.span().start),
-            "analyze.budget",
-            format!("must be a factor of the analysis budget in (0, {most:.0e}], got {budget}"),
-        );
-        return AnalyzeConfig::default();
+    match crate::analytic::cost::check_factor(raw.get_ref().budget.unwrap_or(1.0)) {
+        Ok(budget) => AnalyzeConfig { budget },
+        Err(why) => {
+            ck.add(Some(raw.span().start), "analyze.budget", why);
+            AnalyzeConfig::default()
+        }
     }
-    AnalyzeConfig { budget }
 }
 
 /// `run.metric` and `validate.metrics` must name metrics the network reports.
