@@ -41,6 +41,9 @@
 //! | [`nelson_tantawi_correlation_factor`] | the same, corrected for the branches' correlation | times `R_NT / (H_K / (mu - lambda))` at the same `rho` | approximation (exact for exponential `K = 2`) |
 //! | [`fork_join_interpolation`] | open `K`-way fork-join of M/G/1 FCFS branches, any service law | `(1 - rho) E[T] = T0 + (T1 - T0) rho + (h - T1) rho^2`: exact light-traffic value `E[max S]` and slope `T1`, heavy-traffic limit `h = min(T1, H_K m (1 + c^2)/2)` (Reiman-Simon interpolation; Varma-Makowski's `h = T1`) | approximation (exact for `K = 1`, deterministic service, exponential `K = 2`) |
 //! | [`varki_closed_fork_join`] | closed network with `K`-way fork-join subsystems | Varki: `R_FJ(n) = s [H_K + Q_FJ(n-1)]` | approximation (exact at `n = 1`, `K = 1`, and `K = 2` alone) |
+//! | [`mg1_priority_nonpreemptive`] | M/G/1, Poisson classes at priority levels, non-preemptive (FCFS within a level) | Cobham: `W_k = W0 / ((1 - sigma_{l-1})(1 - sigma_l))`, `W0 = sum lambda_i E[S_i^2]/2` | exact |
+//! | [`mg1_priority_preemptive`] | M/G/1, priority levels, preemptive resume | `R_k = E[S_k]/(1 - sigma_{l-1}) + sum_{i <= l} lambda_i E[S_i^2]/2 / ((1 - sigma_{l-1})(1 - sigma_l))` | exact |
+//! | [`mmc_priority_nonpreemptive`] | M/M/c, priority levels, one exponential service for all classes | `W_k = C(c, a) / (c mu (1 - sigma_{l-1})(1 - sigma_l))` | exact |
 //!
 //! # Cost
 //!
@@ -115,6 +118,7 @@ mod mva_multiclass;
 mod mva_residual;
 mod network;
 mod phase_type;
+mod priority;
 mod qna;
 mod quadrature;
 mod schweitzer;
@@ -150,6 +154,10 @@ pub use mva_multiclass::{MAX_LATTICE_POINTS, mva_multiclass};
 pub use mva_residual::{GeneralCenter, mva_residual};
 pub use network::{CenterKind, check_class_independent_service};
 pub use phase_type::{PhaseType, QuantileWork, route_moments};
+pub use priority::{
+    PriorityClass, PriorityMetrics, mg1_priority_nonpreemptive, mg1_priority_preemptive,
+    mmc_priority_nonpreemptive,
+};
 pub use qna::{QnaSolution, QnaStation, qna};
 pub use schweitzer::{SchweitzerOptions, schweitzer};
 pub use single::{StationMetrics, erlang_b, erlang_c, mg1, mm1, mmc, mminf};
