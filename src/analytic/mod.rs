@@ -44,6 +44,9 @@
 //! | [`mg1_priority_nonpreemptive`] | M/G/1, Poisson classes at priority levels, non-preemptive (FCFS within a level) | Cobham: `W_k = W0 / ((1 - sigma_{l-1})(1 - sigma_l))`, `W0 = sum lambda_i E[S_i^2]/2` | exact |
 //! | [`mg1_priority_preemptive`] | M/G/1, priority levels, preemptive resume | `R_k = E[S_k]/(1 - sigma_{l-1}) + sum_{i <= l} lambda_i E[S_i^2]/2 / ((1 - sigma_{l-1})(1 - sigma_l))` | exact |
 //! | [`mmc_priority_nonpreemptive`] | M/M/c, priority levels, one exponential service for all classes | `W_k = C(c, a) / (c mu (1 - sigma_{l-1})(1 - sigma_l))` | exact |
+//! | [`mmck`] | M/M/c/K (loss when `K` jobs are present) | birth-death law in logarithms; loss `P_K`, Little on accepted jobs | exact |
+//! | [`mgcc`] | M/G/c/c | Erlang B `B(c, a)` (insensitive to the service law) | exact |
+//! | [`mg1k`] | M/G/1/K, the service law given by `a_j = P(j arrivals in a service)` (helpers `arrivals_*`: exponential, deterministic, gamma/Erlang, hyperexponential; uniform and lognormal by quadrature) | departure-epoch chain, `p_n = pi_n/(pi_0 + rho)`, `p_K = 1 - 1/(pi_0 + rho)` (Gross-Harris 5.1.9) | exact |
 //!
 //! # Cost
 //!
@@ -94,6 +97,7 @@ mod closed;
 mod convolution;
 pub mod cost;
 mod error;
+mod finite;
 mod forkjoin;
 mod forkjoin_branches;
 mod forkjoin_interpolation;
@@ -132,6 +136,10 @@ pub use closed::{Center, ClosedLevel, ClosedSolution};
 pub(crate) use cost::within_budget;
 pub use cost::{TRANSCENDENTAL, WORK_BUDGET};
 pub use error::{AnalyticError, Result};
+pub use finite::{
+    FiniteMetrics, arrivals_deterministic, arrivals_exponential, arrivals_gamma,
+    arrivals_hyperexponential, arrivals_lognormal, arrivals_uniform, mg1k, mgcc, mmck,
+};
 pub use forkjoin::{
     EXPECTED_MAX_REL_TOL, expected_max_exponential, expected_max_numeric, expected_max_uniform,
     fork_join_2_server, nelson_tantawi,
