@@ -47,6 +47,7 @@
 //! | [`mmck`] | M/M/c/K (loss when `K` jobs are present) | birth-death law in logarithms; loss `P_K`, Little on accepted jobs | exact |
 //! | [`mgcc`] | M/G/c/c | Erlang B `B(c, a)` (insensitive to the service law) | exact |
 //! | [`mg1k`] | M/G/1/K, the service law given by `a_j = P(j arrivals in a service)` (helpers `arrivals_*`: exponential, deterministic, gamma/Erlang, hyperexponential; uniform and lognormal by quadrature) | departure-epoch chain, `p_n = pi_n/(pi_0 + rho)`, `p_K = 1 - 1/(pi_0 + rho)` (Gross-Harris 5.1.9) | exact |
+//! | [`erlang_a`] | M/M/c+M (Erlang-A, exponential patience) | birth-death chain truncated at a `1e-16` tail; `P(ab) = theta E[Q]/lambda`, served waits place by place | exact |
 //!
 //! # Cost
 //!
@@ -104,6 +105,7 @@ mod forkjoin_interpolation;
 mod forkjoin_tasks;
 mod gigc;
 mod harmonic;
+mod impatience;
 mod inverse;
 mod jackson;
 pub mod loggp;
@@ -151,6 +153,7 @@ pub use forkjoin_interpolation::{ForkJoinInterpolation, ServiceLaw, fork_join_in
 pub use forkjoin_tasks::{TaskFork, task_fork};
 pub use gigc::{allen_cunneen, kingman};
 pub use harmonic::harmonic;
+pub use impatience::{ErlangAMetrics, erlang_a};
 pub use inverse::invert_cdf;
 pub use jackson::{JacksonSolution, OpenClass, jackson, solve_traffic};
 pub use maxima::{Law, MaxMoments, expected_max, max_moments};
