@@ -48,6 +48,7 @@
 //! | [`mgcc`] | M/G/c/c | Erlang B `B(c, a)` (insensitive to the service law) | exact |
 //! | [`mg1k`] | M/G/1/K, the service law given by `a_j = P(j arrivals in a service)` (helpers `arrivals_*`: exponential, deterministic, gamma/Erlang, hyperexponential; uniform and lognormal by quadrature) | departure-epoch chain, `p_n = pi_n/(pi_0 + rho)`, `p_K = 1 - 1/(pi_0 + rho)` (Gross-Harris 5.1.9) | exact |
 //! | [`erlang_a`] | M/M/c+M (Erlang-A, exponential patience) | birth-death chain truncated at a `1e-16` tail; `P(ab) = theta E[Q]/lambda`, served waits place by place | exact |
+//! | [`mxg1`] | M^X/G/1, Poisson batches ([`BatchSize`]: fixed, geometric) | `Wq = lambda_b E[X] E[S^2]/(2(1-rho)) + E[S](E[X^2] - E[X])/(2 E[X](1-rho))` | exact |
 //!
 //! # Cost
 //!
@@ -91,6 +92,7 @@
 //! ```
 #![deny(missing_docs)]
 
+mod batch;
 mod bounds;
 mod check;
 mod clark;
@@ -132,6 +134,7 @@ mod single;
 mod sojourn;
 mod varki;
 
+pub use batch::{BatchSize, mxg1};
 pub use bounds::{Interval, PerformanceBounds, asymptotic_bounds, balanced_job_bounds};
 pub use clark::{ClarkMax, Normal, clark_max, clark_max_n, expected_max_iid_normal};
 pub use closed::{Center, ClosedLevel, ClosedSolution};
