@@ -49,6 +49,8 @@
 //! | [`mg1k`] | M/G/1/K, the service law given by `a_j = P(j arrivals in a service)` (helpers `arrivals_*`: exponential, deterministic, gamma/Erlang, hyperexponential; uniform and lognormal by quadrature) | departure-epoch chain, `p_n = pi_n/(pi_0 + rho)`, `p_K = 1 - 1/(pi_0 + rho)` (Gross-Harris 5.1.9) | exact |
 //! | [`erlang_a`] | M/M/c+M (Erlang-A, exponential patience) | birth-death chain truncated at a `1e-16` tail; `P(ab) = theta E[Q]/lambda`, served waits place by place | exact |
 //! | [`mxg1`] | M^X/G/1, Poisson batches ([`BatchSize`]: fixed, geometric) | `Wq = lambda_b E[X] E[S^2]/(2(1-rho)) + E[S](E[X^2] - E[X])/(2 E[X](1-rho))` | exact |
+//! | [`load_dependent_station`] | open exponential station with rate `mu r(n)` | birth-death, geometric tail past the last `r` | exact |
+//! | [`mva_load_dependent`] | closed single class; delays, queues, load-dependent centers ([`LdCenter`]) | Reiser-Lavenberg load-dependent MVA with marginals `p_k(j \| n)`; refused when a marginal goes below `-1e-9` | exact (product form) |
 //!
 //! # Cost
 //!
@@ -110,6 +112,7 @@ mod harmonic;
 mod impatience;
 mod inverse;
 mod jackson;
+mod load_dependent;
 pub mod loggp;
 mod maxima;
 mod maxplus;
@@ -159,6 +162,9 @@ pub use harmonic::harmonic;
 pub use impatience::{ErlangAMetrics, erlang_a};
 pub use inverse::invert_cdf;
 pub use jackson::{JacksonSolution, OpenClass, jackson, solve_traffic};
+pub use load_dependent::{
+    LdCenter, LoadDependentMetrics, load_dependent_station, mva_load_dependent,
+};
 pub use maxima::{Law, MaxMoments, expected_max, max_moments};
 pub use maxplus::{Dependence, NodeId, StochasticMaxPlus};
 pub use messages::MessageCost;
