@@ -51,6 +51,7 @@
 //! | [`mxg1`] | M^X/G/1, Poisson batches ([`BatchSize`]: fixed, geometric) | `Wq = lambda_b E[X] E[S^2]/(2(1-rho)) + E[S](E[X^2] - E[X])/(2 E[X](1-rho))` | exact |
 //! | [`load_dependent_station`] | open exponential station with rate `mu r(n)` | birth-death, geometric tail past the last `r` | exact |
 //! | [`mva_load_dependent`] | closed single class; delays, queues, load-dependent centers ([`LdCenter`]) | Reiser-Lavenberg load-dependent MVA with marginals `p_k(j \| n)`; refused when a marginal goes below `-1e-9` | exact (product form) |
+//! | [`mva_blocking`] | closed single class, FCFS exponential stations with finite capacities, blocking after service | Akyildiz's MVABLO (1988): MVA with full-station and blocking-time corrections | approximation (exact MVA when nothing fills) |
 //!
 //! # Cost
 //!
@@ -95,6 +96,7 @@
 #![deny(missing_docs)]
 
 mod batch;
+mod blocking;
 mod bounds;
 mod check;
 mod clark;
@@ -138,6 +140,7 @@ mod sojourn;
 mod varki;
 
 pub use batch::{BatchSize, mxg1};
+pub use blocking::{BlockingSolution, BlockingStation, mva_blocking};
 pub use bounds::{Interval, PerformanceBounds, asymptotic_bounds, balanced_job_bounds};
 pub use clark::{ClarkMax, Normal, clark_max, clark_max_n, expected_max_iid_normal};
 pub use closed::{Center, ClosedLevel, ClosedSolution};
