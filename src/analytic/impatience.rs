@@ -81,6 +81,7 @@ pub fn erlang_a(
     // log weights ln t_n of the states 0, 1, ...
     let mut log_terms = vec![0.0];
     let mut acc = 0.0;
+    let mut max = 0.0_f64;
     let mut n: u32 = 0;
     loop {
         n += 1;
@@ -88,10 +89,10 @@ pub fn erlang_a(
         let ratio = lambda / death;
         acc += ln_lambda - death.ln();
         log_terms.push(acc);
+        max = max.max(acc);
         // beyond c the ratios decrease, so once one is below 1 the tail after n is below
         // t_n r / (1 - r)
         if n >= c && ratio < 1.0 {
-            let max = log_terms.iter().copied().fold(f64::NEG_INFINITY, f64::max);
             let tail = (acc - max).exp() * ratio / (1.0 - ratio);
             if tail < TAIL_TOLERANCE {
                 break;
@@ -109,7 +110,6 @@ pub fn erlang_a(
             });
         }
     }
-    let max = log_terms.iter().copied().fold(f64::NEG_INFINITY, f64::max);
     let weights: Vec<f64> = log_terms.iter().map(|t| (t - max).exp()).collect();
     let total: f64 = weights.iter().sum();
     let c_mu = cf * mu;
