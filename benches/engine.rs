@@ -66,6 +66,48 @@ const CLOSED: &str = include_str!("../scenarios/closed_delay_two_queues.toml");
 /// rate 1 and wait at a join.
 const FORK_JOIN: &str = include_str!("../scenarios/fork_join_8.toml");
 
+/// (A') model A split into two classes of rate 0.4 at two priority levels, head of line: the
+/// same load through the engine's path for FCFS stations with features.
+const MM1_PRIORITY: &str = r#"
+[[class]]
+name = "urgent"
+priority = 0
+[[class]]
+name = "background"
+priority = 1
+[[station]]
+name = "in_urgent"
+kind = "source"
+class = "urgent"
+interarrival = { dist = "exp", rate = 0.4 }
+[[station]]
+name = "in_background"
+kind = "source"
+class = "background"
+interarrival = { dist = "exp", rate = 0.4 }
+[[station]]
+name = "server"
+kind = "fcfs"
+priority = "non-preemptive"
+service = { dist = "exp", mean = 1.0 }
+[[route]]
+class = "urgent"
+from = "in_urgent"
+to = "server"
+[[route]]
+class = "urgent"
+from = "server"
+to = "exit"
+[[route]]
+class = "background"
+from = "in_background"
+to = "server"
+[[route]]
+class = "background"
+from = "server"
+to = "exit"
+"#;
+
 /// An open network: Poisson arrivals at rate 1000, each routed uniformly at random to one of
 /// `stations` delay stations of mean 5, then out; about 5000 events pend.
 fn open_delays_toml(stations: usize) -> String {
@@ -241,7 +283,7 @@ fn bare_closed(events: u64) -> f64 {
     now
 }
 
-/// Models A, B, C on the engine and the bare loops for A and B.
+/// Models A (plain and with priorities), B, C on the engine and the bare loops for A and B.
 fn models(c: &mut Criterion) {
     let mut group = c.benchmark_group("models");
     group
@@ -259,6 +301,13 @@ fn models(c: &mut Criterion) {
     group.bench_function(BenchmarkId::new("bare", "A_mm1"), |b| {
         b.iter(|| black_box(bare_mm1(black_box(events))))
     });
+
+    bench_engine(
+        &mut group,
+        BenchmarkId::new("parsim", "A_mm1_priority"),
+        &network(MM1_PRIORITY),
+        EVENTS / 2,
+    );
 
     let closed = network(CLOSED);
     let events = bench_engine(

@@ -14,6 +14,7 @@ mod empirical;
 mod moments;
 mod quantile;
 mod spec;
+pub(crate) use spec::or_a_scalar;
 
 pub use empirical::{Empirical, EmpiricalMode};
 pub use spec::{DistError, DistSpec, TIME_BOUNDS};

@@ -223,18 +223,25 @@ impl<'de> Deserialize<'de> for DistSpec {
 /// The JSON schema of a distribution: its tables, or a bare number (a fixed time), as
 /// [`DistSpec`]'s deserialiser reads them.
 fn or_a_bare_number(schema: &mut schemars::Schema) {
+    or_a_scalar(
+        schema,
+        "number",
+        "A fixed time: 2 is { dist = \"det\", value = 2 }.",
+    );
+}
+
+/// Turns the schema of a tagged table into "a scalar of JSON type `scalar` (described by
+/// `description`), or one of the tables", keeping the tables' description on the whole.
+pub(crate) fn or_a_scalar(schema: &mut schemars::Schema, scalar: &str, description: &str) {
     let mut tables = std::mem::replace(schema, schemars::json_schema!({}));
-    let description = tables.remove("description");
+    let outer = tables.remove("description");
     *schema = schemars::json_schema!({
         "anyOf": [
-            {
-                "type": "number",
-                "description": "A fixed time: 2 is { dist = \"det\", value = 2 }."
-            },
+            { "type": scalar, "description": description },
             tables
         ]
     });
-    if let Some(d) = description {
+    if let Some(d) = outer {
         schema.insert("description".to_owned(), d);
     }
 }

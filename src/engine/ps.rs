@@ -25,13 +25,39 @@ pub struct PsQueue {
     last: u128,
     jobs: BinaryHeap<Reverse<(u128, u32)>>,
     generation: u32,
+    /// The server's speed with 1, 2, ... jobs present (the last for more); none: speed 1.
+    speeds: Option<Box<[f64]>>,
 }
 
 impl PsQueue {
+    /// An empty queue whose server runs at `speeds[n - 1]` times its rate with `n` jobs
+    /// present (the last entry for every larger `n`), or at its rate without `speeds`. Rounding
+    /// a speed's product to a fixed-point step costs at most one unit of `2^-32` tick per
+    /// event.
+    pub fn with_speeds(speeds: Option<&[f64]>) -> PsQueue {
+        PsQueue {
+            speeds: speeds.map(Box::from),
+            ..PsQueue::default()
+        }
+    }
+
+    /// The speed with the jobs present.
+    fn speed(&self) -> Option<f64> {
+        let r = self.speeds.as_deref()?;
+        Some(r[(self.jobs.len().max(1) - 1).min(r.len() - 1)])
+    }
+
     fn advance(&mut self, now: u128) {
         let n = self.jobs.len() as u128;
-        if let Some(step) = ((now - self.last) << FRACTION_BITS).checked_div(n) {
-            self.vtime += step;
+        let elapsed = (now - self.last) << FRACTION_BITS;
+        match self.speed() {
+            None => {
+                if let Some(step) = elapsed.checked_div(n) {
+                    self.vtime += step;
+                }
+            }
+            Some(speed) if n > 0 => self.vtime += (elapsed as f64 * speed / n as f64) as u128,
+            Some(_) => {}
         }
         self.last = now;
     }
@@ -62,7 +88,10 @@ impl PsQueue {
     fn next(&mut self, now: u128) -> (u32, u128) {
         self.generation = self.generation.wrapping_add(1);
         let Reverse((tag, _)) = *self.jobs.peek().expect("called with jobs present");
-        let left = tag.saturating_sub(self.vtime) * self.jobs.len() as u128;
+        let mut left = tag.saturating_sub(self.vtime) * self.jobs.len() as u128;
+        if let Some(speed) = self.speed() {
+            left = (left as f64 / speed).ceil() as u128;
+        }
         // round up: the departure never comes before the job's work is done
         let ticks = left.div_ceil(1 << FRACTION_BITS);
         (self.generation, now.saturating_add(ticks))

@@ -14,7 +14,7 @@ pub enum Unit {
     Time,
     /// Per unit of the scenario's time.
     PerTime,
-    /// A fraction of the time, in [0, 1].
+    /// A fraction in [0, 1]: of the time (utilisation), or of arrivals (loss, abandonment).
     Fraction,
     /// A mean number of jobs present.
     Jobs,
@@ -165,6 +165,26 @@ pub const CORE: &[Entry] = &[
         "station.<s>.p99",
         Unit::Time,
         "99th percentile of the time per visit",
+    ),
+    entry(
+        "station.<s>.loss",
+        Unit::Fraction,
+        "station with a capacity: the fraction of its arrivals that found it full and were lost",
+    ),
+    entry(
+        "station.<s>.abandon",
+        Unit::Fraction,
+        "station with a patience: the fraction of its arrivals that left unserved when their patience ran out",
+    ),
+    entry(
+        "class.<c>.loss",
+        Unit::Fraction,
+        "open class in a network with capacities: the fraction of its jobs lost to a full station",
+    ),
+    entry(
+        "class.<c>.abandon",
+        Unit::Fraction,
+        "open class in a network with patience: the fraction of its jobs that left unserved",
     ),
     entry(
         "station.<s>.<c>.response",

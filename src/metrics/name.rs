@@ -86,6 +86,10 @@ pub enum Figure {
     Delay,
     /// `messages`: how many messages crossed.
     Messages,
+    /// `loss`: the fraction of arrivals lost to a full station.
+    Loss,
+    /// `abandon`: the fraction of arrivals that left unserved when their patience ran out.
+    Abandon,
 }
 
 /// The summaries over the links a run's messages crossed, as (the links' figure, its summary):
@@ -126,6 +130,8 @@ impl Figure {
             Figure::Count => "count",
             Figure::Delay => "delay",
             Figure::Messages => "messages",
+            Figure::Loss => "loss",
+            Figure::Abandon => "abandon",
         }
     }
 }

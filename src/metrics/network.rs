@@ -17,7 +17,12 @@
 //! - `class.<c>.response` for a closed class too: the mean, over its cycles, of the part of the
 //!   cycle after the job left its reference (think) station (the cycle without the time `Z`
 //!   there, measured cycle by cycle: never negative);
-//! - `path.<p>.response` for each `[[path]]`: the sum of its stations' `station.<s>.response`.
+//! - `path.<p>.response` for each `[[path]]`: the sum of its stations' `station.<s>.response`;
+//! - `station.<s>.loss` (a station with a capacity: lost arrivals over arrivals) and
+//!   `station.<s>.abandon` (a station with a patience: arrivals that left unserved over
+//!   arrivals); `class.<c>.loss` and `class.<c>.abandon` for every open class of a network
+//!   with such stations (the jobs lost or gone while of the class over the class's arrivals
+//!   from its sources).
 //!
 //! Every value is computed per replication, so intervals come from replication values.
 
@@ -89,6 +94,14 @@ pub fn completes(net: &Network, c: usize) -> bool {
     })
 }
 
+/// Whether some station of `net` loses the jobs that find it full, and whether some station
+/// lets jobs leave unserved when their patience runs out.
+pub fn turns_away(net: &Network) -> (bool, bool) {
+    let has =
+        |f: fn(&crate::network::Features) -> bool| net.stations.iter().any(|s| f(&s.features));
+    (has(|f| f.capacity.is_some()), has(|f| f.patience.is_some()))
+}
+
 /// The names of the metrics a run of `net` reports, in report order (what [`measure`] returns,
 /// without running anything).
 pub fn names(net: &Network) -> Vec<String> {
@@ -132,6 +145,25 @@ pub fn measure(net: &Network, rec: &Recorder, run: &RunSummary) -> Vec<(String, 
             ));
         }
     }
+    let (loses, abandons) = turns_away(net);
+    for (c, class) in net.classes.iter().enumerate() {
+        if class.kind != ClassKind::Open {
+            continue;
+        }
+        let r = &rec.classes[c];
+        if loses {
+            out.push((
+                Subject::Class(&class.name).metric(Figure::Loss),
+                r.lost as f64 / r.arrived as f64,
+            ));
+        }
+        if abandons {
+            out.push((
+                Subject::Class(&class.name).metric(Figure::Abandon),
+                r.abandoned as f64 / r.arrived as f64,
+            ));
+        }
+    }
     for (s, st) in net.stations.iter().enumerate() {
         if matches!(
             st.kind,
@@ -167,6 +199,18 @@ pub fn measure(net: &Network, rec: &Recorder, run: &RunSummary) -> Vec<(String, 
             out.push((
                 Subject::Station(name).metric(Figure::Utilisation),
                 r.busy.mean(run.end) / f64::from(*servers),
+            ));
+        }
+        if st.features.capacity.is_some() {
+            out.push((
+                Subject::Station(name).metric(Figure::Loss),
+                r.lost as f64 / r.arrived as f64,
+            ));
+        }
+        if st.features.patience.is_some() {
+            out.push((
+                Subject::Station(name).metric(Figure::Abandon),
+                r.abandoned as f64 / r.arrived as f64,
             ));
         }
         for (figure, (_, value)) in Figure::PERCENTILES

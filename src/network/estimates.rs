@@ -35,7 +35,9 @@ pub fn arrival_rate(net: &Network, c: usize) -> f64 {
             StationKind::Source {
                 class,
                 interarrival,
-            } if class.index() == c => Some(1.0 / interarrival.mean()),
+            } if class.index() == c => {
+                Some(s.features.batch.map_or(1.0, |b| b.mean()) / interarrival.mean())
+            }
             _ => None,
         })
         .sum()

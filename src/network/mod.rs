@@ -76,6 +76,129 @@ pub struct Station {
     pub name: String,
     /// What it does.
     pub kind: StationKind,
+    /// What it has beyond its kind's basics (nothing for most stations).
+    pub features: Features,
+}
+
+/// What a station may have beyond its kind's basics: priorities, a capacity, impatience,
+/// load-dependent speed, batch arrivals. A station with none of them is *plain*, and the
+/// engine serves it on its fast path.
+#[derive(Clone, Debug, Default)]
+pub struct Features {
+    /// FCFS queues: serve the classes by their [`Class::priority`] levels, FCFS within a level.
+    pub priority: Option<Preemption>,
+    /// Delay, FCFS and PS stations: the most jobs present, and what a job finding it full does.
+    pub capacity: Option<Capacity>,
+    /// FCFS queues: how long a job waits before it leaves the network unserved.
+    pub patience: Option<Dist>,
+    /// FCFS (one server) and PS stations: with `n` jobs present the service runs at
+    /// `rate_by_jobs[n - 1]` times its rate (the last entry for every larger `n`).
+    pub rate_by_jobs: Option<Vec<f64>>,
+    /// Sources: the jobs of one arrival.
+    pub batch: Option<Batch>,
+}
+
+impl Features {
+    /// True when the station has none of the features.
+    pub fn is_plain(&self) -> bool {
+        let Features {
+            priority,
+            capacity,
+            patience,
+            rate_by_jobs,
+            batch,
+        } = self;
+        priority.is_none()
+            && capacity.is_none()
+            && patience.is_none()
+            && rate_by_jobs.is_none()
+            && batch.is_none()
+    }
+
+    /// The rate multiple with `n >= 1` jobs present (1 without `rate_by_jobs`).
+    pub fn rate_with(&self, n: u32) -> f64 {
+        match &self.rate_by_jobs {
+            Some(r) => r[(n.max(1) as usize - 1).min(r.len() - 1)],
+            None => 1.0,
+        }
+    }
+}
+
+/// How a priority queue treats an urgent job that arrives while less urgent ones are served.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Preemption {
+    /// Head of line: services in progress finish; the urgent job is next.
+    NonPreemptive,
+    /// The urgent job takes the server of the least urgent job in service (the latest started
+    /// among them), which resumes later where it stopped.
+    PreemptiveResume,
+}
+
+/// A station's capacity: at most `jobs` present, queue and service together.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Capacity {
+    /// The most jobs present.
+    pub jobs: u32,
+    /// What a job that finds the station full does.
+    pub when_full: WhenFull,
+}
+
+/// What a job that finds a station full does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WhenFull {
+    /// It is lost: it leaves the network and counts in the station's and its class's loss.
+    Lose,
+}
+
+/// The number of jobs in one arrival of a source.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Batch {
+    /// Always this many.
+    Fixed(u32),
+    /// Geometric on 1, 2, ...: `P(k) = (1 - p)^(k-1) p` with `p = 1 / mean`.
+    Geometric {
+        /// The mean size, at least 1.
+        mean: f64,
+    },
+}
+
+impl Batch {
+    /// The mean size `E[X]`.
+    pub fn mean(&self) -> f64 {
+        match *self {
+            Batch::Fixed(k) => f64::from(k),
+            Batch::Geometric { mean } => mean,
+        }
+    }
+
+    /// The second moment `E[X^2]`.
+    pub fn second_moment(&self) -> f64 {
+        match *self {
+            Batch::Fixed(k) => f64::from(k) * f64::from(k),
+            Batch::Geometric { mean } => {
+                let p = 1.0 / mean;
+                (2.0 - p) / (p * p)
+            }
+        }
+    }
+
+    /// One size drawn with `rng`: by inversion, `1 + floor(ln U / ln(1 - p))` for the
+    /// geometric law (one draw per batch).
+    pub fn sample(&self, rng: &mut crate::rng::StreamRng) -> u32 {
+        match *self {
+            Batch::Fixed(k) => k,
+            Batch::Geometric { mean } => {
+                let p = 1.0 / mean;
+                if p >= 1.0 {
+                    return 1;
+                }
+                let u: f64 = rand::RngExt::random(rng);
+                // 1 - u lies in (0, 1]: its logarithm is finite
+                let k = 1.0 + ((1.0 - u).ln() / (1.0 - p).ln()).floor();
+                k.min(f64::from(u32::MAX)) as u32
+            }
+        }
+    }
 }
 
 /// Service times of one station, one entry per class (`None`: the class does not visit).
@@ -164,6 +287,8 @@ pub struct Class {
     pub name: String,
     /// Open or closed.
     pub kind: ClassKind,
+    /// Its priority level at stations that serve by priority: smaller is served first.
+    pub priority: i32,
 }
 
 /// Whether a class is open (arrivals from a source, leaves at an exit) or closed.
@@ -203,7 +328,8 @@ impl Network {
                 StationKind::Source { interarrival, .. } => vec![interarrival],
                 _ => Vec::new(),
             };
-            dists.into_iter().map(move |d| (s, d))
+            let dists = dists.into_iter().chain(&s.features.patience);
+            dists.map(move |d| (s, d))
         })
     }
 

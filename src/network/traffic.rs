@@ -42,7 +42,9 @@ pub fn visits(net: &Network) -> Result<Vec<Vec<f64>>, TrafficError> {
                     } = &st.kind
                         && sc.index() == c
                     {
-                        rhs[c * ns + s] = 1.0 / interarrival.mean();
+                        // jobs per unit of time: batches per unit of time times their mean
+                        rhs[c * ns + s] =
+                            st.features.batch.map_or(1.0, |b| b.mean()) / interarrival.mean();
                     }
                 }
             }

@@ -75,6 +75,7 @@ impl NetworkBuilder {
             name: name.to_owned(),
             population: Some(i64::from(population)),
             reference: Some(reference.to_owned()),
+            priority: None,
         });
         self
     }
@@ -96,6 +97,7 @@ impl NetworkBuilder {
             name: name.to_owned(),
             population: None,
             reference: None,
+            priority: None,
         });
         let mut station = RawStation::new(source, RawKind::Source);
         station.class = Some(name.to_owned());

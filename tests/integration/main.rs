@@ -94,6 +94,9 @@ mod spmd;
 mod spmd_network;
 /// Multi-phase `[spmd]` programs: per-phase and total times, bad phase tables.
 mod spmd_phases;
+/// Stations with features (priorities, capacities, impatience, batches, load-dependent speed)
+/// against their exact results.
+mod stations;
 /// Simulation against closed-form results, with fixed seeds and stated tolerances.
 mod statistics;
 /// `parsim sweep` and `run --set`: keys, values, grids, the seed rule.

@@ -32,6 +32,19 @@ pub enum Event {
         /// The station's generation when this event was scheduled.
         generation: u32,
     },
+    /// A timer of an FCFS station with features: the end of the service in server `key`, or
+    /// (`abandon`) the end of the patience of waiting job `key`, unless it was superseded
+    /// since (`generation` is no longer the server's or the job's current one).
+    Wake {
+        /// Index of the station.
+        station: u32,
+        /// The server's slot, or the waiting job.
+        key: u32,
+        /// The server's or the waiting job's generation when this event was scheduled.
+        generation: u32,
+        /// The end of a patience, not of a service.
+        abandon: bool,
+    },
 }
 
 /// An event as the calendar stores it: four words (a departure's ids, class and parent, its
@@ -68,6 +81,20 @@ impl crate::engine::calendar::Scheduled for Event {
                 station,
                 generation,
             } => (2, [pair(station, generation), 0, 0, 0]),
+            Event::Wake {
+                station,
+                key,
+                generation,
+                abandon,
+            } => (
+                3,
+                [
+                    pair(station, key),
+                    pair(generation, u32::from(abandon)),
+                    0,
+                    0,
+                ],
+            ),
         }
     }
 
@@ -87,9 +114,15 @@ impl crate::engine::calendar::Scheduled for Event {
                     arrived: crate::time::SimTime::from_ticks(p[3]),
                 },
             },
-            _ => Event::PsDeparture {
+            2 => Event::PsDeparture {
                 station: hi,
                 generation: lo,
+            },
+            _ => Event::Wake {
+                station: hi,
+                key: lo,
+                generation: (p[1] >> 32) as u32,
+                abandon: p[1] as u32 != 0,
             },
         }
     }

@@ -24,6 +24,7 @@
 //! before anything it measured past the end is reported.
 
 pub(crate) mod event;
+mod featured;
 pub mod jobs;
 mod recorder;
 
@@ -147,7 +148,18 @@ enum StationState {
         busy: u32,
         queue: VecDeque<u32>,
     },
-    Ps(PsQueue),
+    Ps {
+        queue: PsQueue,
+        /// The most jobs present (`u32::MAX`: no capacity).
+        capacity: u32,
+    },
+    /// A delay station with a capacity.
+    LimitedDelay {
+        capacity: u32,
+    },
+    /// An FCFS station with features (priorities, a capacity, impatience, load-dependent
+    /// speed).
+    Featured(Box<featured::FeaturedFcfs>),
     Fork,
     Join,
     Source,
@@ -230,7 +242,7 @@ impl<'n> Simulation<'n> {
                 .iter()
                 .enumerate()
                 .map(|(s, st)| StationRun {
-                    state: initial_state(&st.kind),
+                    state: initial_state(st, &net.classes),
                     rng: stream(seed, replication, id(s, 0)),
                 })
                 .collect(),
@@ -252,6 +264,7 @@ impl<'n> Simulation<'n> {
                         class,
                     } => Some(Source {
                         interarrival: interarrival.clone(),
+                        batch: st.features.batch,
                         class: class.0,
                         rng: stream(seed, replication, id(s, 2)),
                     }),
@@ -482,6 +495,7 @@ impl<'n> Simulation<'n> {
             Event::Arrival { source } => {
                 self.events += 1;
                 let class = self.schedule_arrival(source);
+                let size = self.batch_size(source);
                 let now = self.now;
                 let j = Job {
                     class,
@@ -491,8 +505,11 @@ impl<'n> Simulation<'n> {
                     born: now,
                     arrived: now,
                 };
-                let job = self.jobs.alloc(j);
-                self.route(job, j, source);
+                self.recorder.classes[class as usize].arrived += u64::from(size);
+                for _ in 0..size {
+                    let job = self.jobs.alloc(j);
+                    self.route(job, j, source);
+                }
             }
             Event::Departure { job, record } => {
                 self.events += 1;
@@ -531,7 +548,8 @@ impl<'n> Simulation<'n> {
                 station,
                 generation,
             } => {
-                let StationState::Ps(ps) = &mut self.stations[station as usize].state else {
+                let StationState::Ps { queue: ps, .. } = &mut self.stations[station as usize].state
+                else {
                     unreachable!()
                 };
                 if !ps.is_current(generation) {
@@ -548,6 +566,12 @@ impl<'n> Simulation<'n> {
                 }
                 self.leave(job, self.jobs[job], station);
             }
+            Event::Wake {
+                station,
+                key,
+                generation,
+                abandon,
+            } => self.featured_wake(station, key, generation, abandon),
         }
     }
 
@@ -563,6 +587,20 @@ impl<'n> Simulation<'n> {
         self.calendar
             .schedule(self.now.after(gap), Event::Arrival { source });
         class
+    }
+
+    /// How many jobs arrive now from `source`: 1, or its batch's size drawn from its stream
+    /// (after the gap to its next arrival).
+    #[inline(always)]
+    fn batch_size(&mut self, source: u32) -> u32 {
+        match &mut self.sources[source as usize] {
+            Some(Source {
+                batch: Some(b),
+                rng,
+                ..
+            }) => b.sample(rng),
+            _ => 1,
+        }
     }
 
     fn schedule_ps(&mut self, station: u32, generation: u32, due: SimTime) {
@@ -685,7 +723,16 @@ impl<'n> Simulation<'n> {
         let class = j.class;
         let st = &mut self.stations[station as usize];
         match &mut st.state {
-            StationState::Ps(ps) => {
+            StationState::Ps {
+                queue: ps,
+                capacity,
+            } => {
+                if *capacity != u32::MAX {
+                    self.recorder.stations[station as usize].arrived += 1;
+                    if self.recorder.stations[station as usize].present.count() >= *capacity {
+                        return self.lose(job, j, station);
+                    }
+                }
                 let work = self.clock.ticks(draw(
                     &mut self.service,
                     self.classes,
@@ -728,6 +775,18 @@ impl<'n> Simulation<'n> {
                     self.enter(task, t, b.0);
                 }
             }
+            StationState::LimitedDelay { capacity } => {
+                let capacity = *capacity;
+                let rec = &mut self.recorder.stations[station as usize];
+                rec.arrived += 1;
+                if rec.present.count() >= capacity {
+                    return self.lose(job, j, station);
+                }
+                let work = draw(&mut self.service, self.classes, station, class, &mut st.rng);
+                self.count(station, class, 1);
+                self.schedule_departure(job, j, work);
+            }
+            StationState::Featured(_) => self.featured_enter(job, j, station),
             StationState::Sink => self.exit(job, j),
             StationState::Delay | StationState::Fcfs { .. } | StationState::Join => {
                 unreachable!("handled in arrive")
@@ -926,6 +985,8 @@ fn draw(
 #[derive(Debug)]
 struct Source {
     interarrival: Dist,
+    /// The jobs of one arrival (one without a batch).
+    batch: Option<crate::network::Batch>,
     /// The class of the jobs it emits.
     class: u32,
     /// Its stream of inter-arrival draws.
@@ -993,9 +1054,25 @@ fn guides(net: &Network) -> Vec<Option<PickGuide>> {
     }
 }
 
-fn initial_state(kind: &StationKind) -> StationState {
-    match kind {
+/// The empty run-time state of `station` (its features set the levels of `classes`).
+fn initial_state(
+    station: &crate::network::Station,
+    classes: &[crate::network::Class],
+) -> StationState {
+    let features = &station.features;
+    let capacity = features.capacity.map_or(u32::MAX, |c| c.jobs);
+    match &station.kind {
+        StationKind::Delay { .. } if features.capacity.is_some() => {
+            StationState::LimitedDelay { capacity }
+        }
         StationKind::Delay { .. } => StationState::Delay,
+        StationKind::Queue {
+            discipline: Discipline::Fcfs,
+            servers,
+            ..
+        } if !features.is_plain() => StationState::Featured(Box::new(featured::FeaturedFcfs::new(
+            *servers, features, classes,
+        ))),
         StationKind::Queue {
             discipline: Discipline::Fcfs,
             servers,
@@ -1008,7 +1085,10 @@ fn initial_state(kind: &StationKind) -> StationState {
         StationKind::Queue {
             discipline: Discipline::Ps,
             ..
-        } => StationState::Ps(PsQueue::default()),
+        } => StationState::Ps {
+            queue: PsQueue::with_speeds(features.rate_by_jobs.as_deref()),
+            capacity,
+        },
         StationKind::Fork { .. } => StationState::Fork,
         StationKind::Join { .. } => StationState::Join,
         StationKind::Source { .. } => StationState::Source,

@@ -39,6 +39,12 @@ pub struct StationRecord {
     pub wait: WaitTotal,
     /// Percentiles of the same.
     pub percentiles: Percentiles,
+    /// Arrivals, lost ones included (stations with features only).
+    pub arrived: u64,
+    /// Arrivals that found it full and were lost.
+    pub lost: u64,
+    /// Arrivals that left unserved when their patience ran out.
+    pub abandoned: u64,
 }
 
 /// Per-(station, class) measurements.
@@ -62,6 +68,12 @@ pub struct ClassRecord {
     pub outside: Tally,
     /// Percentiles of the same.
     pub percentiles: Percentiles,
+    /// Jobs that arrived from the class's sources.
+    pub arrived: u64,
+    /// Jobs lost to a full station while of this class.
+    pub lost: u64,
+    /// Jobs that left unserved, impatient, while of this class.
+    pub abandoned: u64,
 }
 
 /// Everything one run measures since the end of its warm-up.
@@ -101,6 +113,9 @@ impl Recorder {
                     response: Tally::new(),
                     wait: WaitTotal::default(),
                     percentiles: Percentiles::new(clock, scale),
+                    arrived: 0,
+                    lost: 0,
+                    abandoned: 0,
                 }
             })
             .collect();
@@ -114,6 +129,9 @@ impl Recorder {
                 response: Tally::new(),
                 outside: Tally::new(),
                 percentiles: Percentiles::new(clock, scale.map_or(fallback, |s| s.min(fallback))),
+                arrived: 0,
+                lost: 0,
+                abandoned: 0,
             })
             .collect();
         Recorder {
@@ -136,6 +154,9 @@ impl Recorder {
             s.response = Tally::new();
             s.wait = WaitTotal::default();
             s.percentiles.clear();
+            s.arrived = 0;
+            s.lost = 0;
+            s.abandoned = 0;
         }
         for sc in &mut self.station_classes {
             sc.present.restart(now);
@@ -146,6 +167,9 @@ impl Recorder {
             c.response = Tally::new();
             c.outside = Tally::new();
             c.percentiles.clear();
+            c.arrived = 0;
+            c.lost = 0;
+            c.abandoned = 0;
         }
     }
 }

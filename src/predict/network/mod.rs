@@ -14,6 +14,7 @@ use crate::network::{ClassKind, Discipline, Network, StationKind, visits};
 mod closed;
 mod closed_forkjoin;
 mod derived;
+mod featured;
 mod forkjoin;
 mod laws;
 mod open;
@@ -36,6 +37,10 @@ pub fn analyze(net: &Network) -> Analysis {
             return a;
         }
     };
+    if let Some(reason) = featured::problem(net) {
+        featured::analyze(net, &v, &reason, &mut a);
+        return a;
+    }
     laws::demands(net, &v, &mut a);
     let has_fork = net
         .stations

@@ -28,6 +28,7 @@ pub fn put_network(raw: &mut RawScenario, t: &NetworkTables, at: usize) {
                     name: c.name.clone(),
                     population: Some(i64::from(c.population)),
                     reference: Some(c.reference.clone()),
+                    priority: None,
                 },
             )
         })

@@ -128,6 +128,8 @@ pub struct RawClass {
     pub population: Option<i64>,
     /// Closed classes: where jobs start and cycles are counted.
     pub reference: Option<String>,
+    /// Priority level at stations that order by priority (smaller is served first; default 0).
+    pub priority: Option<i64>,
 }
 
 /// The kinds of `[[station]]`.
@@ -183,6 +185,102 @@ pub struct RawStation {
     /// Source: time between arrivals.
     #[schemars(with = "Option<DistSpec>")]
     pub interarrival: Option<Spanned<DistSpec>>,
+    /// Source: jobs per arrival (default 1).
+    #[schemars(with = "Option<RawBatch>")]
+    pub batch: Option<Spanned<RawBatch>>,
+    /// Fcfs: serve by the classes' `priority` levels, FCFS within a level.
+    pub priority: Option<RawPreemption>,
+    /// Delay, fcfs, ps: most jobs at the station, queue and service together.
+    pub capacity: Option<i64>,
+    /// With `capacity`: what happens to a job that finds the station full (default `lose`).
+    pub when_full: Option<RawWhenFull>,
+    /// Fcfs: how long a job waits before it leaves unserved.
+    #[schemars(with = "Option<DistSpec>")]
+    pub patience: Option<Spanned<DistSpec>>,
+    /// Fcfs (one server), ps: the service rate's multiple with 1, 2, ... jobs present (the last
+    /// entry holds for more).
+    pub rate_by_jobs: Option<Vec<f64>>,
+}
+
+/// How an `fcfs` station with `priority` treats a job of a more urgent level that arrives while
+/// a less urgent job is in service.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum RawPreemption {
+    /// Head of line: the job in service finishes; the urgent job is next.
+    NonPreemptive,
+    /// The urgent job takes the server; the interrupted job later resumes where it stopped.
+    PreemptiveResume,
+}
+
+/// What happens to a job that finds a station with `capacity` full.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum RawWhenFull {
+    /// The arriving job is lost (it leaves the network).
+    Lose,
+    /// Blocking after service: the job that finished upstream keeps its server until there is
+    /// room.
+    Block,
+}
+
+/// The jobs of one arrival from a source: `batch = 4`, or `{ dist = "geometric", mean = 3.0 }`.
+#[derive(Clone, Debug, Deserialize, PartialEq, JsonSchema)]
+#[serde(
+    remote = "Self",
+    tag = "dist",
+    rename_all = "snake_case",
+    deny_unknown_fields
+)]
+#[schemars(transform = or_a_whole_number)]
+pub enum RawBatch {
+    /// Sizes 1, 2, ... with `P(k) = (1 - p)^(k-1) p`, `p = 1 / mean`.
+    Geometric {
+        /// Mean size, at least 1.
+        mean: f64,
+    },
+    /// Always `size` jobs (`batch = 4` is `{ dist = "fixed", size = 4 }`).
+    Fixed {
+        /// Jobs per arrival, at least 1.
+        size: i64,
+    },
+}
+
+/// The JSON schema of a batch: its tables, or a bare whole number (a fixed size), as
+/// [`RawBatch`]'s deserialiser reads them.
+fn or_a_whole_number(schema: &mut schemars::Schema) {
+    crate::dist::or_a_scalar(
+        schema,
+        "integer",
+        "A fixed size: 4 is { dist = \"fixed\", size = 4 }.",
+    );
+}
+
+impl<'de> Deserialize<'de> for RawBatch {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::{self, MapAccess, Visitor};
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = RawBatch;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(
+                    "a whole number of jobs per arrival, e.g. 4, or { dist = \"geometric\", mean = 3.0 }",
+                )
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<RawBatch, E> {
+                Ok(RawBatch::Fixed { size: v })
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<RawBatch, E> {
+                Ok(RawBatch::Fixed {
+                    size: i64::try_from(v).unwrap_or(i64::MAX),
+                })
+            }
+            fn visit_map<M: MapAccess<'de>>(self, map: M) -> Result<RawBatch, M::Error> {
+                RawBatch::deserialize(de::value::MapAccessDeserializer::new(map))
+            }
+        }
+        d.deserialize_any(V)
+    }
 }
 
 impl RawStation {
@@ -201,6 +299,12 @@ impl RawStation {
             fork: None,
             class: None,
             interarrival: None,
+            batch: None,
+            priority: None,
+            capacity: None,
+            when_full: None,
+            patience: None,
+            rate_by_jobs: None,
         }
     }
 }

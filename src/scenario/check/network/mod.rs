@@ -101,6 +101,7 @@ pub(super) fn build(
         if forks_ok {
             let reached = graph::check_routing(&mut ck, &raw, &net, &declared);
             graph::prune_service(&mut net, &reached);
+            stations::check_features(&mut ck, &raw, &net);
         }
     }
     if ck.found.is_empty() {
@@ -215,7 +216,13 @@ fn check_stability(ck: &mut Checker, raw: &RawScenario, net: &Network) {
             .filter(|(_, c)| c.kind == ClassKind::Open)
             .filter_map(|(c, _)| service[c].as_ref().map(|d| v[c][s] * d.mean()))
             .sum();
-        let rho = load / f64::from(*servers);
+        let f = &st.features;
+        if f.capacity.is_some() || f.patience.is_some() {
+            // jobs that find it full are lost, impatient ones leave: it is stable at any load
+            continue;
+        }
+        let rho =
+            load / (f64::from(*servers) * f.rate_by_jobs.as_ref().map_or(1.0, |r| r[r.len() - 1]));
         if rho >= 1.0 {
             ck.add(
                 Some(raw.stations[s].at()),

@@ -8,13 +8,19 @@ use toml::Spanned;
 use super::{Checker, MAX_FORK_TASKS, lookup};
 use crate::dist::{Dist, DistSpec};
 use crate::network::{
-    Class, ClassId, ClassKind, Discipline, Network, Station, StationId, StationKind,
+    Batch, Capacity, Class, ClassId, ClassKind, Discipline, Features, Network, Preemption, Station,
+    StationId, StationKind, WhenFull,
 };
 use crate::scenario::raw::Element;
-use crate::scenario::raw::{RawClass, RawKind, RawScenario, RawStation};
+use crate::scenario::raw::{
+    RawBatch, RawClass, RawKind, RawPreemption, RawScenario, RawStation, RawWhenFull,
+};
 
 /// Largest population of a closed class.
 const MAX_POPULATION: i64 = 10_000_000;
+
+/// Largest (fixed or mean) batch of a source.
+const MAX_BATCH: i64 = 1_000_000;
 
 /// A class; a broken element becomes an open placeholder (its problems are already reported).
 pub(super) fn class(
@@ -28,7 +34,24 @@ pub(super) fn class(
         return Class {
             name,
             kind: ClassKind::Open,
+            priority: 0,
         };
+    };
+    let priority = match c.priority {
+        Some(p) if i32::try_from(p).is_err() => {
+            ck.add(
+                Some(e.field_at("priority")),
+                format!("class[{i}].priority"),
+                format!(
+                    "must be a whole number from {} to {} (smaller is served first), got {p}",
+                    i32::MIN,
+                    i32::MAX
+                ),
+            );
+            0
+        }
+        Some(p) => p as i32,
+        None => 0,
     };
     let kind = match (c.population, &c.reference) {
         (None, None) => ClassKind::Open,
@@ -73,7 +96,11 @@ pub(super) fn class(
             }
         }
     };
-    Class { name, kind }
+    Class {
+        name,
+        kind,
+        priority,
+    }
 }
 
 /// A station; a broken element becomes a sink placeholder (its problems are already reported).
@@ -90,15 +117,40 @@ pub(super) fn station(
         return Station {
             name,
             kind: StationKind::Sink,
+            features: Features::default(),
         };
     };
     let path = |field: &str| format!("station[{i}].{field}");
     let allowed: &[&str] = match s.kind {
-        RawKind::Delay | RawKind::Ps => &["service", "service_by_class", "demand"],
-        RawKind::Fcfs => &["service", "service_by_class", "servers", "demand"],
+        RawKind::Delay => &[
+            "service",
+            "service_by_class",
+            "demand",
+            "capacity",
+            "when_full",
+        ],
+        RawKind::Ps => &[
+            "service",
+            "service_by_class",
+            "demand",
+            "capacity",
+            "when_full",
+            "rate_by_jobs",
+        ],
+        RawKind::Fcfs => &[
+            "service",
+            "service_by_class",
+            "servers",
+            "demand",
+            "priority",
+            "capacity",
+            "when_full",
+            "patience",
+            "rate_by_jobs",
+        ],
         RawKind::Fork => &["branches", "copies", "to"],
         RawKind::Join => &["fork"],
-        RawKind::Source => &["class", "interarrival"],
+        RawKind::Source => &["class", "interarrival", "batch"],
         RawKind::Sink => &[],
     };
     let present = [
@@ -112,13 +164,23 @@ pub(super) fn station(
         ("fork", s.fork.is_some()),
         ("class", s.class.is_some()),
         ("interarrival", s.interarrival.is_some()),
+        ("batch", s.batch.is_some()),
+        ("priority", s.priority.is_some()),
+        ("capacity", s.capacity.is_some()),
+        ("when_full", s.when_full.is_some()),
+        ("patience", s.patience.is_some()),
+        ("rate_by_jobs", s.rate_by_jobs.is_some()),
     ];
     for (field, given) in present {
         if given && !allowed.contains(&field) {
             ck.add(
                 Some(e.field_at(field)),
                 path(field),
-                format!("does not apply to a station of kind {:?}", s.kind),
+                format!(
+                    "does not apply to a station of kind {:?}{}",
+                    s.kind,
+                    not_here(field, s.kind)
+                ),
             );
         }
     }
@@ -214,7 +276,174 @@ pub(super) fn station(
         }
         RawKind::Sink => StationKind::Sink,
     };
-    Station { name, kind }
+    let features = features(ck, e, s, i, base, &kind);
+    Station {
+        name,
+        kind,
+        features,
+    }
+}
+
+/// Why a station feature does not apply to a kind of station, after "does not apply to a
+/// station of kind ...".
+fn not_here(field: &str, kind: RawKind) -> &'static str {
+    match (field, kind) {
+        ("patience", RawKind::Delay) => {
+            ": a delay station serves every job at once, so no job waits to lose patience"
+        }
+        ("patience" | "priority", RawKind::Ps) => {
+            ": a processor-sharing station serves every job at once; give it kind = \"fcfs\""
+        }
+        ("priority", RawKind::Delay) => {
+            ": a delay station serves every job at once, so there is no order to set"
+        }
+        ("priority" | "capacity" | "when_full" | "patience" | "rate_by_jobs", _) => {
+            ": it applies to fcfs stations (priority, patience), and to delay and ps stations (capacity, rate_by_jobs on ps)"
+        }
+        ("batch", _) => ": a batch is the jobs of one arrival of a source",
+        _ => "",
+    }
+}
+
+/// The station's [`Features`], checked: a capacity of at least one job (and the servers), a
+/// `when_full` only with a capacity, a positive patience, rate multiples finite and positive
+/// (on one server), a batch of at least one job.
+fn features(
+    ck: &mut Checker,
+    e: &Element<RawStation>,
+    s: &RawStation,
+    i: usize,
+    base: &Path,
+    kind: &StationKind,
+) -> Features {
+    let path = |field: &str| format!("station[{i}].{field}");
+    let mut f = Features {
+        priority: s
+            .priority
+            .filter(|_| s.kind == RawKind::Fcfs)
+            .map(|p| match p {
+                RawPreemption::NonPreemptive => Preemption::NonPreemptive,
+                RawPreemption::PreemptiveResume => Preemption::PreemptiveResume,
+            }),
+        ..Features::default()
+    };
+    let servers = match kind {
+        StationKind::Queue { servers, .. } => i64::from(*servers),
+        _ => 1,
+    };
+    match (s.capacity, s.when_full) {
+        (Some(k), when) => {
+            let least = if matches!(kind, StationKind::Queue { .. }) {
+                servers
+            } else {
+                1
+            };
+            if !(least..=i64::from(u32::MAX)).contains(&k) {
+                let why = if least > 1 {
+                    format!("at least its {least} servers")
+                } else {
+                    "at least 1".to_owned()
+                };
+                ck.add(
+                    Some(e.field_at("capacity")),
+                    path("capacity"),
+                    format!(
+                        "must be a whole number of jobs, {why} (queue and service together), got {k}"
+                    ),
+                );
+            }
+            if when == Some(RawWhenFull::Block) {
+                ck.add(
+                    Some(e.field_at("when_full")),
+                    path("when_full"),
+                    "blocking after service is not simulated yet; use when_full = \"lose\" (the default), or see docs/guide/reference/limits.md for what parsim does not model yet",
+                );
+            }
+            f.capacity = Some(Capacity {
+                jobs: k.clamp(1, i64::from(u32::MAX)) as u32,
+                when_full: WhenFull::Lose,
+            });
+        }
+        (None, Some(_)) => ck.add(
+            Some(e.field_at("when_full")),
+            path("when_full"),
+            "applies with a `capacity`: what a job that finds the station full does",
+        ),
+        (None, None) => {}
+    }
+    if let Some(spec) = &s.patience {
+        f.patience = dist(ck, spec, base, &path("patience")).filter(|d| {
+            let positive = d.mean() > 0.0;
+            if !positive {
+                ck.add(
+                    Some(spec.span().start),
+                    path("patience"),
+                    "has mean 0: every job that has to wait would leave at once; give it a positive mean",
+                );
+            }
+            positive
+        });
+    }
+    if let Some(r) = &s.rate_by_jobs {
+        let at = e.field_at("rate_by_jobs");
+        if r.is_empty() {
+            ck.add(
+                Some(at),
+                path("rate_by_jobs"),
+                "is empty: give the rate's multiple with 1, 2, ... jobs present, e.g. [1.0, 1.5, 2.0]",
+            );
+        } else if let Some((n, x)) = r
+            .iter()
+            .enumerate()
+            .find(|(_, x)| !(x.is_finite() && **x > 0.0))
+        {
+            ck.add(
+                Some(at),
+                path(&format!("rate_by_jobs[{n}]")),
+                format!("must be a finite number > 0 (a rate's multiple), got {x}"),
+            );
+        } else if servers > 1 {
+            ck.add(
+                Some(at),
+                path("rate_by_jobs"),
+                format!(
+                    "applies to a station of one server ({servers} here): the multiples are of the whole station's rate, which is what servers = {servers} already sets"
+                ),
+            );
+        } else {
+            f.rate_by_jobs = Some(r.clone());
+        }
+    }
+    if let Some(b) = &s.batch {
+        let at = b.span().start;
+        match *b.get_ref() {
+            RawBatch::Fixed { size } => {
+                if (1..=MAX_BATCH).contains(&size) {
+                    f.batch = Some(Batch::Fixed(size as u32));
+                } else {
+                    ck.add(
+                        Some(at),
+                        path("batch"),
+                        format!("must be a whole number of jobs from 1 to {MAX_BATCH}, got {size}"),
+                    );
+                }
+            }
+            RawBatch::Geometric { mean } => {
+                if mean.is_finite() && (1.0..=MAX_BATCH as f64).contains(&mean) {
+                    f.batch = Some(Batch::Geometric { mean });
+                } else {
+                    ck.add(
+                        Some(at),
+                        path("batch.mean"),
+                        format!(
+                            "must be a number from 1 to {MAX_BATCH} (sizes are 1, 2, ...), got {mean}"
+                        ),
+                    );
+                }
+            }
+        }
+    }
+    f
 }
 
 /// A fork's task targets: `branches`, or `copies` of `to`, at most [`MAX_FORK_TASKS`].
@@ -376,6 +605,72 @@ pub(super) fn check_sources(ck: &mut Checker, raw: &RawScenario, net: &Network) 
                     c.name
                 ),
             );
+        }
+    }
+}
+
+/// The features that depend on who visits: a priority needs classes to order, and a closed
+/// class's jobs can be neither lost (a capacity that loses) nor impatient (they would leave a
+/// population that is fixed).
+pub(super) fn check_features(ck: &mut Checker, raw: &RawScenario, net: &Network) {
+    for (i, st) in net.stations.iter().enumerate() {
+        let f = &st.features;
+        let visiting: Vec<&Class> = st.kind.service().map_or_else(Vec::new, |t| {
+            t.iter()
+                .zip(&net.classes)
+                .filter(|(d, _)| d.is_some())
+                .map(|(_, c)| c)
+                .collect()
+        });
+        let e = &raw.stations[i];
+        if f.priority.is_some() && visiting.len() < 2 {
+            let who = match visiting.first() {
+                Some(c) => format!("only class {:?} visits it", c.name),
+                None => "no class visits it".to_owned(),
+            };
+            ck.add(
+                Some(e.field_at("priority")),
+                format!("station[{i}].priority"),
+                format!(
+                    "{who}: there are no classes to order; give the classes that share it `priority` levels in [[class]], or drop `priority`"
+                ),
+            );
+        }
+        let forks = net
+            .stations
+            .iter()
+            .any(|s| matches!(s.kind, StationKind::Fork { .. }));
+        if forks && (f.capacity.is_some() || f.patience.is_some()) {
+            let field = if f.capacity.is_some() {
+                "capacity"
+            } else {
+                "patience"
+            };
+            ck.add(
+                Some(e.field_at(field)),
+                format!("station[{i}].{field}"),
+                format!(
+                    "a {field} in a network with forks is not simulated yet: a task lost or gone would leave its parent waiting at the join forever; see docs/guide/reference/limits.md"
+                ),
+            );
+        }
+        let closed = visiting
+            .iter()
+            .find(|c| matches!(c.kind, ClassKind::Closed { .. }));
+        for (field, given, what) in [
+            ("capacity", f.capacity.is_some(), "lost when it is full"),
+            ("patience", f.patience.is_some(), "lost to impatience"),
+        ] {
+            if let (true, Some(c)) = (given, closed) {
+                ck.add(
+                    Some(e.field_at(field)),
+                    format!("station[{i}].{field}"),
+                    format!(
+                        "closed class {:?} visits it, and its jobs cannot be {what}: a closed population is fixed; only open classes may visit a station with a {field}",
+                        c.name
+                    ),
+                );
+            }
         }
     }
 }

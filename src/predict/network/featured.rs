@@ -1,0 +1,733 @@
+//! Networks whose stations have features (priorities, capacities, impatience, load-dependent
+//! speed, batch arrivals): the exact formulas of one open station fed by Poisson sources, and
+//! exact load-dependent MVA for closed product-form networks; the product-form and
+//! decomposition methods for plain networks are refused with the feature that breaks them.
+
+use super::{Analysis, Bound, service_stations, short};
+use crate::analytic::{
+    self, BatchSize, FiniteMetrics, LdCenter, PriorityClass, StationMetrics, erlang_a,
+    load_dependent_station, mg1_priority_nonpreemptive, mg1_priority_preemptive, mg1k, mgcc,
+    mmc_priority_nonpreemptive, mmck, mva_load_dependent, mxg1,
+};
+use crate::dist::{Dist, Law};
+use crate::metrics::name::{Figure, Subject};
+use crate::metrics::network::{class_metric, station_class_subject};
+use crate::network::estimates::arrival_rate;
+use crate::network::{
+    Batch, ClassKind, Discipline, Features, Network, Preemption, Station, StationKind,
+};
+use crate::stats::PERCENTILES;
+
+/// What each feature of a station is called in a refusal.
+fn named(f: &Features) -> Vec<&'static str> {
+    [
+        (f.priority.is_some(), "priority levels"),
+        (f.capacity.is_some(), "a capacity"),
+        (f.patience.is_some(), "a patience"),
+        (f.rate_by_jobs.is_some(), "a load-dependent speed"),
+        (f.batch.is_some(), "batch arrivals"),
+    ]
+    .into_iter()
+    .filter_map(|(given, name)| given.then_some(name))
+    .collect()
+}
+
+/// The first station with features, as the reason the network methods do not apply.
+pub(super) fn problem(net: &Network) -> Option<String> {
+    net.stations
+        .iter()
+        .find(|s| !s.features.is_plain())
+        .map(|s| {
+            format!(
+                "station {:?} has {}, which the product-form and decomposition methods do not model",
+                s.name,
+                named(&s.features).join(" and ")
+            )
+        })
+}
+
+/// The label of the formulas of this module when none applies.
+const FEATURE_FORMULAS: &str = "formulas for stations with features";
+
+/// Analyses a network with features (`v` from the traffic equations): the exact formula where
+/// one exists, the refusal of the plain-network methods with `reason`.
+pub(super) fn analyze(net: &Network, v: &[Vec<f64>], reason: &str, a: &mut Analysis) {
+    a.refuse("MVA / Jackson / QNA", reason);
+    let served: Vec<usize> = service_stations(net).map(|(s, _)| s).collect();
+    let open = net.classes.iter().all(|c| c.kind == ClassKind::Open);
+    let closed = net.classes.iter().all(|c| c.kind != ClassKind::Open);
+    if open && served.len() == 1 {
+        if let Err(why) = open_station(net, served[0], v, a) {
+            a.refuse(FEATURE_FORMULAS, why);
+        }
+    } else if closed && net.classes.len() == 1 {
+        if let Err(why) = closed_load_dependent(net, v, a) {
+            a.refuse(FEATURE_FORMULAS, why);
+        }
+    } else {
+        a.refuse(
+            FEATURE_FORMULAS,
+            "they cover one open station fed by Poisson sources, and closed single-class networks with load-dependent stations; this network is neither (simulate it)",
+        );
+    }
+}
+
+/// The one service station `s` of an open network, fed by Poisson sources (of single jobs or
+/// of batches), each job visiting once: the exact formula for its feature.
+fn open_station(net: &Network, s: usize, v: &[Vec<f64>], a: &mut Analysis) -> Result<(), String> {
+    let st = &net.stations[s];
+    let mut batches = None;
+    for src in &net.stations {
+        if let StationKind::Source { interarrival, .. } = &src.kind {
+            if !interarrival.is_exponential() {
+                return Err(format!(
+                    "source {:?} is not Poisson (inter-arrival SCV {}): the exact formulas need Poisson arrivals",
+                    src.name,
+                    short(interarrival.scv())
+                ));
+            }
+            if let Some(b) = src.features.batch {
+                batches = Some((b, 1.0 / interarrival.mean()));
+            }
+        }
+    }
+    for (c, class) in net.classes.iter().enumerate() {
+        let rate = arrival_rate(net, c);
+        if rate > 0.0 && (v[c][s] / rate - 1.0).abs() > 1e-9 {
+            return Err(format!(
+                "class {:?} visits station {:?} {} times per job: the formulas take one visit",
+                class.name,
+                st.name,
+                short(v[c][s] / rate)
+            ));
+        }
+    }
+    let f = &st.features;
+    let visiting: Vec<usize> = (0..net.classes.len())
+        .filter(|&c| service(st, c).is_some())
+        .collect();
+    let features = named(f).len() + usize::from(batches.is_some());
+    if features != 1 {
+        return Err(format!(
+            "station {:?} has {}: no formula takes them together (simulate it)",
+            st.name,
+            named(f)
+                .into_iter()
+                .chain(batches.map(|_| "batch arrivals"))
+                .collect::<Vec<_>>()
+                .join(" and ")
+        ));
+    }
+    if let Some(preemption) = f.priority {
+        return priority(net, s, &visiting, preemption, a);
+    }
+    let [c] = visiting[..] else {
+        return Err(format!(
+            "{} classes visit station {:?}: the formulas for {} take one",
+            visiting.len(),
+            st.name,
+            named(f).join(" and ")
+        ));
+    };
+    let d = service(st, c).expect("a visiting class has a service time");
+    let lambda = arrival_rate(net, c);
+    if let Some(capacity) = f.capacity {
+        let (method, r) = finite(st, d, lambda, capacity.jobs)?;
+        let m = r.map_err(|e| format!("{method}: {e}"))?;
+        single(net, s, c, &Single::finite(&m), &method, a);
+        add(
+            a,
+            Subject::Station(&st.name).metric(Figure::Loss),
+            m.loss_probability,
+            &method,
+        );
+        add(
+            a,
+            Subject::Class(&net.classes[c].name).metric(Figure::Loss),
+            m.loss_probability,
+            &method,
+        );
+    } else if let Some(patience) = &f.patience {
+        let method = "M/M/c+M (Erlang-A, birth-death chain)";
+        let servers = queue_servers(st).ok_or("a patience is on an FCFS queue")?;
+        if !d.is_exponential() || !patience.is_exponential() {
+            return Err(format!(
+                "{method} needs exponential service and patience (station {:?}: service SCV {}, patience SCV {}); no exact formula for other laws (simulate it)",
+                st.name,
+                short(d.scv()),
+                short(patience.scv())
+            ));
+        }
+        let m = erlang_a(lambda, d.mean(), servers, patience.mean())
+            .map_err(|e| format!("{method}: {e}"))?;
+        let one = Single {
+            response: m.mean_response_served,
+            wait: Some(m.mean_wait_served),
+            number: m.mean_number,
+            throughput: m.throughput,
+            utilisation: Some(m.utilisation),
+        };
+        single(net, s, c, &one, method, a);
+        add(
+            a,
+            Subject::Station(&st.name).metric(Figure::Abandon),
+            m.abandon_probability,
+            method,
+        );
+        add(
+            a,
+            Subject::Class(&net.classes[c].name).metric(Figure::Abandon),
+            m.abandon_probability,
+            method,
+        );
+    } else if let Some(rates) = &f.rate_by_jobs {
+        let method = "load-dependent server (birth-death chain)";
+        let exponential = d.is_exponential() || is_ps(st);
+        if !exponential {
+            return Err(format!(
+                "{method} at an FCFS station needs exponential service (station {:?} has SCV {}); at a PS station any law",
+                st.name,
+                short(d.scv())
+            ));
+        }
+        let m = load_dependent_station(lambda, d.mean(), rates)
+            .map_err(|e| format!("{method}: {e}"))?;
+        let one = Single {
+            response: m.mean_response,
+            // Little's law on the queue before the server: L_q = L - P(busy)
+            wait: Some((m.mean_number - m.utilisation) / m.throughput),
+            number: m.mean_number,
+            throughput: m.throughput,
+            utilisation: Some(m.utilisation),
+        };
+        single(net, s, c, &one, method, a);
+    } else if let Some((batch, batch_rate)) = batches {
+        let method = "M^X/G/1 (Poisson batches)";
+        if queue_servers(st) != Some(1) || is_ps(st) {
+            return Err(format!(
+                "{method} takes one FCFS server; station {:?} is not one",
+                st.name
+            ));
+        }
+        let size = match batch {
+            Batch::Fixed(k) => BatchSize::fixed(k),
+            Batch::Geometric { mean } => BatchSize::geometric(mean),
+        }
+        .map_err(|e| e.to_string())?;
+        let m = mxg1(batch_rate, size, d.mean(), d.scv()).map_err(|e| format!("{method}: {e}"))?;
+        single(net, s, c, &Single::station(&m), method, a);
+    }
+    Ok(())
+}
+
+/// The exact formula for a single-class station with a capacity of `k` jobs, by kind and law.
+fn finite(
+    st: &Station,
+    d: &Dist,
+    lambda: f64,
+    k: u32,
+) -> Result<(String, analytic::Result<FiniteMetrics>), String> {
+    let mean = d.mean();
+    Ok(match &st.kind {
+        StationKind::Delay { .. } => (
+            "M/G/c/c (Erlang B, any service law)".to_owned(),
+            mgcc(lambda, mean, k),
+        ),
+        StationKind::Queue {
+            discipline: Discipline::Ps,
+            ..
+        } => (
+            "M/G/1/K-PS (insensitive: the M/M/1/K birth-death chain)".to_owned(),
+            mmck(lambda, mean, 1, k),
+        ),
+        StationKind::Queue { servers, .. } if d.is_exponential() => (
+            "M/M/c/K (birth-death chain)".to_owned(),
+            mmck(lambda, mean, *servers, k),
+        ),
+        StationKind::Queue { servers: 1, .. } => {
+            let count = k as usize;
+            let a = match d.law() {
+                Law::Deterministic { value } => {
+                    analytic::arrivals_deterministic(lambda, *value, count)
+                }
+                Law::Uniform { min, max } => analytic::arrivals_uniform(lambda, *min, *max, count),
+                Law::Erlang { k: phases, mean } => {
+                    analytic::arrivals_gamma(lambda, *mean, f64::from(*phases), count)
+                }
+                Law::Gamma(_, p) => {
+                    analytic::arrivals_gamma(lambda, p.shape * p.scale, p.shape, count)
+                }
+                Law::HyperExp { p1, mean1, mean2 } => analytic::arrivals_hyperexponential(
+                    lambda,
+                    &[*p1, 1.0 - p1],
+                    &[*mean1, *mean2],
+                    count,
+                ),
+                Law::LogNormal(..) => analytic::arrivals_lognormal(lambda, mean, d.scv(), count),
+                _ => {
+                    return Err(format!(
+                        "M/G/1/K needs the number of arrivals during a service, computed here for exponential, deterministic, uniform, Erlang, gamma, hyperexponential and lognormal service; station {:?}'s law (SCV {}) is none of them (simulate it)",
+                        st.name,
+                        short(d.scv())
+                    ));
+                }
+            };
+            let method = "M/G/1/K (embedded Markov chain)".to_owned();
+            let r = a.and_then(|a| mg1k(lambda, mean, k, &a));
+            (method, r)
+        }
+        StationKind::Queue { .. } => {
+            return Err(format!(
+                "station {:?} has several servers and service SCV {}: no exact formula for M/G/c/K (simulate it)",
+                st.name,
+                short(d.scv())
+            ));
+        }
+        _ => return Err("a capacity is on a delay, FCFS or PS station".to_owned()),
+    })
+}
+
+/// A priority station serving `visiting` classes: Cobham's formulas (one server, any law) or
+/// M/M/c non-preemptive (equal exponential services).
+fn priority(
+    net: &Network,
+    s: usize,
+    visiting: &[usize],
+    preemption: Preemption,
+    a: &mut Analysis,
+) -> Result<(), String> {
+    let st = &net.stations[s];
+    let mut levels: Vec<i32> = visiting.iter().map(|&c| net.classes[c].priority).collect();
+    levels.sort_unstable();
+    levels.dedup();
+    let mut order: Vec<usize> = visiting.to_vec();
+    order.sort_by_key(|&c| net.classes[c].priority);
+    let classes: Vec<PriorityClass> = order
+        .iter()
+        .map(|&c| {
+            let d = service(st, c).expect("a visiting class has a service time");
+            PriorityClass {
+                lambda: arrival_rate(net, c),
+                mean_service: d.mean(),
+                scv: d.scv(),
+                level: levels
+                    .binary_search(&net.classes[c].priority)
+                    .map_or(0, |l| l as u32 + 1),
+            }
+        })
+        .collect();
+    let servers = queue_servers(st).ok_or("priorities are on an FCFS queue")?;
+    let (method, r) = match (preemption, servers) {
+        (Preemption::NonPreemptive, 1) => (
+            "M/G/1 non-preemptive priority (Cobham)",
+            mg1_priority_nonpreemptive(&classes),
+        ),
+        (Preemption::PreemptiveResume, 1) => (
+            "M/G/1 preemptive-resume priority",
+            mg1_priority_preemptive(&classes),
+        ),
+        (Preemption::NonPreemptive, c) => (
+            "M/M/c non-preemptive priority (equal service rates)",
+            mmc_priority_nonpreemptive(&classes, c),
+        ),
+        (Preemption::PreemptiveResume, c) => {
+            return Err(format!(
+                "station {:?} has {c} servers: no exact formula for preemptive priority on several servers (simulate it)",
+                st.name
+            ));
+        }
+    };
+    let m = r.map_err(|e| format!("{method}: {e}"))?;
+    let mut total_wait = 0.0;
+    for (k, (&c, cm)) in order.iter().zip(&m.classes).enumerate() {
+        let subject = station_class_subject(net, s, c);
+        add(a, class_metric(net, c), cm.mean_response, method);
+        add(
+            a,
+            subject.metric(Figure::Response),
+            cm.mean_response,
+            method,
+        );
+        add(a, subject.metric(Figure::Throughput), cm.throughput, method);
+        add(a, subject.metric(Figure::Visits), 1.0, method);
+        add(
+            a,
+            subject.metric(Figure::Residence),
+            cm.mean_response,
+            method,
+        );
+        let cname = &net.classes[c].name;
+        add(
+            a,
+            Subject::Class(cname).metric(Figure::Throughput),
+            cm.throughput,
+            method,
+        );
+        let d = service(st, c).expect("a visiting class has a service time");
+        let floor = |q: f64| d.quantile(q).unwrap_or(0.0);
+        percentile_bounds(a, Subject::Class(cname), cm.mean_response, &floor);
+        let wait = first_start(preemption, &classes, k, cm);
+        add(a, subject.metric(Figure::Wait), wait, method);
+        total_wait += cm.throughput * wait;
+        add(a, subject.metric(Figure::Number), cm.mean_number, method);
+    }
+    let name = &st.name;
+    // the station's time per visit mixes the classes: its mean is L / X (Little), its
+    // quantiles at least the smallest of the classes' service quantiles
+    let response = m.mean_number / m.throughput;
+    let wait = total_wait / m.throughput;
+    add(a, Subject::Station(name).metric(Figure::Wait), wait, method);
+    add(
+        a,
+        Subject::Station(name).metric(Figure::Response),
+        response,
+        method,
+    );
+    let floor = |q: f64| {
+        order
+            .iter()
+            .filter_map(|&c| service(st, c)?.quantile(q).ok())
+            .fold(f64::INFINITY, f64::min)
+    };
+    percentile_bounds(a, Subject::Station(name), response, &floor);
+    add(
+        a,
+        Subject::Station(name).metric(Figure::Number),
+        m.mean_number,
+        method,
+    );
+    add(
+        a,
+        Subject::Station(name).metric(Figure::Utilisation),
+        m.utilisation,
+        method,
+    );
+    add(
+        a,
+        Subject::Station(name).metric(Figure::Throughput),
+        m.throughput,
+        method,
+    );
+    Ok(())
+}
+
+/// The mean time from arrival to the first start of service of class `k` (of `classes`,
+/// sorted by level) whose means are `m`: the formula's wait without preemption; with
+/// preemption (one server) the response less the service stretched by the interruptions of
+/// the levels above, `E[S_k] / (1 - sigma_(k-1))` (Harchol-Balter, *Performance Modeling and
+/// Design of Computer Systems*, 32.3), which leaves the work of the levels up to its own found
+/// at arrival and the urgent work arriving meanwhile.
+fn first_start(
+    preemption: Preemption,
+    classes: &[PriorityClass],
+    k: usize,
+    m: &StationMetrics,
+) -> f64 {
+    match preemption {
+        Preemption::NonPreemptive => m.mean_wait,
+        Preemption::PreemptiveResume => {
+            let above: f64 = classes
+                .iter()
+                .filter(|c| c.level < classes[k].level)
+                .map(|c| c.lambda * c.mean_service)
+                .sum();
+            m.mean_response - classes[k].mean_service / (1.0 - above)
+        }
+    }
+}
+
+/// A closed single-class network whose only features are load-dependent speeds, every other
+/// station product form: exact load-dependent MVA.
+fn closed_load_dependent(net: &Network, v: &[Vec<f64>], a: &mut Analysis) -> Result<(), String> {
+    let method = "exact load-dependent MVA (Reiser-Lavenberg)";
+    let ClassKind::Closed { population, .. } = net.classes[0].kind else {
+        return Err("the class is closed".to_owned());
+    };
+    let mut centers = Vec::new();
+    let mut names = Vec::new();
+    for (s, st) in service_stations(net) {
+        let Some(d) = service(st, 0) else { continue };
+        let f = &st.features;
+        if !(f.priority.is_none() && f.capacity.is_none() && f.patience.is_none()) {
+            return Err(format!(
+                "{method} takes load-dependent stations; station {:?} has {}",
+                st.name,
+                named(f).join(" and ")
+            ));
+        }
+        let demand = v[0][s] * d.mean();
+        let fcfs_general = !is_ps(st) && queue_servers(st).is_some() && !d.is_exponential();
+        if fcfs_general {
+            return Err(format!(
+                "{method} needs exponential service at FCFS stations (station {:?} has SCV {})",
+                st.name,
+                short(d.scv())
+            ));
+        }
+        centers.push(match (&st.kind, &f.rate_by_jobs) {
+            (StationKind::Delay { .. }, _) => LdCenter::Delay { demand },
+            (_, Some(rates)) => LdCenter::LoadDependent {
+                demand,
+                rates: rates.clone(),
+            },
+            (StationKind::Queue { servers, .. }, None) if *servers > 1 => LdCenter::LoadDependent {
+                demand,
+                rates: (1..=*servers).map(f64::from).collect(),
+            },
+            _ => LdCenter::Queue { demand },
+        });
+        names.push((s, v[0][s]));
+    }
+    let solution =
+        mva_load_dependent(&centers, population).map_err(|e| format!("{method}: {e}"))?;
+    let sol = solution.full();
+    add(a, class_metric(net, 0), sol.response_time, method);
+    add(
+        a,
+        Subject::Class(&net.classes[0].name).metric(Figure::Throughput),
+        sol.throughput,
+        method,
+    );
+    let ClassKind::Closed { reference, .. } = net.classes[0].kind else {
+        unreachable!("checked above")
+    };
+    let cname = &net.classes[0].name;
+    let reference_floor = |q: f64| {
+        let st = &net.stations[reference.index()];
+        service(st, 0)
+            .and_then(|d| d.quantile(q).ok())
+            .map_or(0.0, |x| x / fastest(st))
+    };
+    percentile_bounds(
+        a,
+        Subject::Class(cname),
+        sol.response_time,
+        &reference_floor,
+    );
+    for (k, &(s, visits)) in names.iter().enumerate() {
+        let st = &net.stations[s];
+        let name = &st.name;
+        let per_visit = sol.residence[k] / visits;
+        if s == reference.index() {
+            let response = sol.response_time - sol.residence[k];
+            add(
+                a,
+                Subject::Class(cname).metric(Figure::Response),
+                response,
+                method,
+            );
+        }
+        let subject = station_class_subject(net, s, 0);
+        add(a, subject.metric(Figure::Visits), visits, method);
+        add(
+            a,
+            subject.metric(Figure::Residence),
+            sol.residence[k],
+            method,
+        );
+        let throughput = sol.throughput * visits;
+        add(
+            a,
+            Subject::Station(name).metric(Figure::Throughput),
+            throughput,
+            method,
+        );
+        let d = service(st, 0).expect("a visited station has a service time");
+        let floor = |q: f64| d.quantile(q).map_or(0.0, |x| x / fastest(st));
+        if matches!(st.kind, StationKind::Delay { .. }) {
+            service_quantiles(a, Subject::Station(name), d);
+        } else {
+            percentile_bounds(a, Subject::Station(name), per_visit, &floor);
+        }
+        if let (Some(1), false, Some(busy)) = (queue_servers(st), is_ps(st), sol.utilisation[k]) {
+            // one FCFS server: Little's law on the queue before it, L_q = Q - P(busy)
+            let wait = (sol.queue_length[k] - busy) / throughput;
+            add(a, Subject::Station(name).metric(Figure::Wait), wait, method);
+        }
+        add(
+            a,
+            Subject::Station(name).metric(Figure::Response),
+            per_visit,
+            method,
+        );
+        add(
+            a,
+            Subject::Station(name).metric(Figure::Number),
+            sol.queue_length[k],
+            method,
+        );
+        // (a multi-server queue solved as load-dependent has its busy probability, not the
+        // busy fraction per server, as its utilisation: left out)
+        let multi_server = queue_servers(&net.stations[s]).is_some_and(|c| c > 1);
+        if let (Some(u), false) = (sol.utilisation[k], multi_server) {
+            add(
+                a,
+                Subject::Station(name).metric(Figure::Utilisation),
+                u,
+                method,
+            );
+        }
+    }
+    Ok(())
+}
+
+/// The means of one single-class station that its predictions are made of.
+struct Single {
+    response: f64,
+    /// The mean wait before service (FCFS queues; `None` where the formula gives none).
+    wait: Option<f64>,
+    number: f64,
+    throughput: f64,
+    /// Busy fraction per server (`None` for a delay).
+    utilisation: Option<f64>,
+}
+
+impl Single {
+    fn finite(m: &FiniteMetrics) -> Single {
+        Single {
+            response: m.mean_response,
+            wait: Some(m.mean_wait),
+            number: m.mean_number,
+            throughput: m.throughput,
+            utilisation: Some(m.utilisation),
+        }
+    }
+
+    fn station(m: &StationMetrics) -> Single {
+        Single {
+            response: m.mean_response,
+            wait: Some(m.mean_wait),
+            number: m.mean_number,
+            throughput: m.throughput,
+            utilisation: m.utilisation,
+        }
+    }
+}
+
+/// The predictions of class `c` at its one station `s`, visited once per job.
+fn single(net: &Network, s: usize, c: usize, m: &Single, method: &str, a: &mut Analysis) {
+    let st = &net.stations[s];
+    let name = &st.name;
+    add(a, class_metric(net, c), m.response, method);
+    add(
+        a,
+        Subject::Class(&net.classes[c].name).metric(Figure::Throughput),
+        m.throughput,
+        method,
+    );
+    add(
+        a,
+        Subject::Station(name).metric(Figure::Response),
+        m.response,
+        method,
+    );
+    add(
+        a,
+        Subject::Station(name).metric(Figure::Number),
+        m.number,
+        method,
+    );
+    add(
+        a,
+        Subject::Station(name).metric(Figure::Throughput),
+        m.throughput,
+        method,
+    );
+    if let (Some(w), Some(_)) = (m.wait, queue_servers(st).filter(|_| !is_ps(st))) {
+        add(a, Subject::Station(name).metric(Figure::Wait), w, method);
+    }
+    if let (Some(u), Some(_)) = (m.utilisation, queue_servers(st)) {
+        add(
+            a,
+            Subject::Station(name).metric(Figure::Utilisation),
+            u,
+            method,
+        );
+    }
+    let subject = station_class_subject(net, s, c);
+    add(a, subject.metric(Figure::Visits), 1.0, method);
+    add(a, subject.metric(Figure::Residence), m.response, method);
+    let d = service(st, c).expect("a visiting class has a service time");
+    if matches!(st.kind, StationKind::Delay { .. }) {
+        service_quantiles(a, Subject::Station(name), d);
+        service_quantiles(a, Subject::Class(&net.classes[c].name), d);
+        return;
+    }
+    let fastest = fastest(st);
+    let floor = |q: f64| d.quantile(q).map_or(0.0, |x| x / fastest);
+    percentile_bounds(a, Subject::Station(name), m.response, &floor);
+    percentile_bounds(a, Subject::Class(&net.classes[c].name), m.response, &floor);
+}
+
+/// The percentiles of the time at a delay station, exactly its service time's quantiles: a
+/// job it admits is served at once.
+fn service_quantiles(a: &mut Analysis, subject: Subject<'_>, d: &Dist) {
+    let method = "service-time quantile (a delay serves every job it admits at once)";
+    for (figure, (_, q)) in Figure::PERCENTILES.into_iter().zip(PERCENTILES) {
+        if let Ok(x) = d.quantile(q) {
+            add(a, subject.metric(figure), x, method);
+        }
+    }
+}
+
+/// The label of [`percentile_bounds`].
+const PERCENTILE_BOUNDS: &str = "percentile bounds (below: the service time's quantile; above: Markov's inequality, E[T] / (1 - p))";
+
+/// Bounds on the percentiles of a time `T` of mean `mean` that is never shorter than a time
+/// whose `p`-quantile is `floor(p)`: below, that quantile; above, Markov's inequality
+/// `P(T > t) <= E[T] / t`, so the `p`-quantile is at most `E[T] / (1 - p)`. Both hold for any
+/// law; they bracket, they do not estimate.
+fn percentile_bounds(
+    a: &mut Analysis,
+    subject: Subject<'_>,
+    mean: f64,
+    floor: &dyn Fn(f64) -> f64,
+) {
+    for (figure, (_, p)) in Figure::PERCENTILES.into_iter().zip(PERCENTILES) {
+        let upper = mean / (1.0 - p);
+        let lower = floor(p).min(upper);
+        if lower.is_finite() && upper.is_finite() {
+            a.bounds.push(Bound {
+                metric: subject.metric(figure),
+                lower,
+                upper,
+                method: PERCENTILE_BOUNDS.to_owned(),
+            });
+        }
+    }
+}
+
+/// The largest multiple of a station's rate (1 without `rate_by_jobs`): a job's time there is
+/// at least its service time over it.
+fn fastest(st: &Station) -> f64 {
+    st.features
+        .rate_by_jobs
+        .as_ref()
+        .map_or(1.0, |r| r.iter().copied().fold(1.0, f64::max))
+}
+
+/// Adds an exact prediction.
+fn add(a: &mut Analysis, metric: String, value: f64, method: &str) {
+    a.add(metric, value, method, true);
+}
+
+fn service(st: &Station, c: usize) -> Option<&Dist> {
+    st.kind.service().and_then(|t| t[c].as_ref())
+}
+
+fn queue_servers(st: &Station) -> Option<u32> {
+    match st.kind {
+        StationKind::Queue { servers, .. } => Some(servers),
+        _ => None,
+    }
+}
+
+fn is_ps(st: &Station) -> bool {
+    matches!(
+        st.kind,
+        StationKind::Queue {
+            discipline: Discipline::Ps,
+            ..
+        }
+    )
+}

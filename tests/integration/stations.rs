@@ -1,0 +1,188 @@
+//! Stations with features against their exact results, computed here from the closed forms
+//! (birth-death chains and Cobham's priority formulas): priorities (head of line and
+//! preemptive-resume), capacities that lose, impatience, batch arrivals, load-dependent speed.
+//! Fixed seeds; each check asks the exact value to lie in the 99% interval and the interval to
+//! be tighter than a stated bound (`statistics::assert_agrees`).
+
+use super::statistics::assert_agrees;
+use super::util::{open_single, scenario, simulate};
+
+/// Two Poisson classes of rate 0.4 each at one exponential server of mean 1, `urgent` at
+/// level 0 and `background` at level 1, under `preemption`.
+fn two_levels(preemption: &str) -> String {
+    format!(
+        r#"
+[[class]]
+name = "urgent"
+priority = 0
+[[class]]
+name = "background"
+priority = 1
+[[station]]
+name = "in_u"
+kind = "source"
+class = "urgent"
+interarrival = {{ dist = "exp", rate = 0.4 }}
+[[station]]
+name = "in_b"
+kind = "source"
+class = "background"
+interarrival = {{ dist = "exp", rate = 0.4 }}
+[[station]]
+name = "cpu"
+kind = "fcfs"
+priority = "{preemption}"
+service = {{ dist = "exp", mean = 1.0 }}
+[[route]]
+class = "urgent"
+from = "in_u"
+to = "cpu"
+[[route]]
+class = "urgent"
+from = "cpu"
+to = "exit"
+[[route]]
+class = "background"
+from = "in_b"
+to = "cpu"
+[[route]]
+class = "background"
+from = "cpu"
+to = "exit"
+"#
+    )
+}
+
+#[test]
+fn head_of_line_priority_gives_cobhams_waits() {
+    // W0 = sum lambda E[S^2] / 2 = 0.8; W_k = W0 / ((1 - sigma_{k-1})(1 - sigma_k))
+    let ex = simulate(&scenario(&two_levels("non-preemptive")), 20, 50_000, 31);
+    assert_agrees(&ex, "station.cpu.urgent.wait", 0.8 / 0.6, 0.03);
+    assert_agrees(&ex, "station.cpu.background.wait", 0.8 / (0.6 * 0.2), 0.06);
+    assert_agrees(&ex, "station.cpu.utilisation", 0.8, 0.01);
+}
+
+#[test]
+fn preemptive_resume_priority_hides_the_background_from_the_urgent_class() {
+    // T_k = E[S] / (1 - sigma_{k-1}) + sum_{i <= k} lambda_i E[S_i^2] / 2 / ((1 - sigma_{k-1})(1 - sigma_k))
+    let ex = simulate(&scenario(&two_levels("preemptive-resume")), 20, 50_000, 32);
+    assert_agrees(&ex, "class.urgent.response", 1.0 + 0.4 / 0.6, 0.02);
+    assert_agrees(
+        &ex,
+        "class.background.response",
+        1.0 / 0.6 + 0.8 / (0.6 * 0.2),
+        0.06,
+    );
+}
+
+/// The time-average probabilities of a birth-death chain with birth rate `lambda` and death
+/// rate `death(n)` in state `n`, over states `0..=last`.
+fn birth_death(lambda: f64, death: impl Fn(usize) -> f64, last: usize) -> Vec<f64> {
+    let mut p = vec![1.0];
+    for n in 1..=last {
+        p.push(p[n - 1] * lambda / death(n));
+    }
+    let total: f64 = p.iter().sum();
+    p.iter().map(|x| x / total).collect()
+}
+
+fn mean(p: &[f64]) -> f64 {
+    p.iter().enumerate().map(|(n, x)| n as f64 * x).sum()
+}
+
+#[test]
+fn a_full_m_m_2_5_loses_what_the_birth_death_chain_says() {
+    let p = birth_death(2.0, |n| n.min(2) as f64, 5);
+    let station =
+        "kind = \"fcfs\"\nservers = 2\ncapacity = 5\nservice = { dist = \"exp\", mean = 1.0 }";
+    let ex = simulate(&scenario(&open_single(2.0, station)), 20, 50_000, 33);
+    assert_agrees(&ex, "station.q.loss", p[5], 0.02);
+    assert_agrees(&ex, "class.jobs.loss", p[5], 0.02);
+    assert_agrees(&ex, "station.q.number", mean(&p), 0.02);
+    assert_agrees(
+        &ex,
+        "class.jobs.response",
+        mean(&p) / (2.0 * (1.0 - p[5])),
+        0.02,
+    );
+}
+
+#[test]
+fn a_delay_with_a_capacity_loses_erlang_b_whatever_its_service_law() {
+    // Erlang B at a = 2, c = 3: insensitive to the (uniform) service law
+    let mut b = 1.0;
+    for k in 1..=3 {
+        b = 2.0 * b / (f64::from(k) + 2.0 * b);
+    }
+    let station =
+        "kind = \"delay\"\ncapacity = 3\nservice = { dist = \"uniform\", min = 0.0, max = 2.0 }";
+    let ex = simulate(&scenario(&open_single(2.0, station)), 20, 50_000, 34);
+    assert_agrees(&ex, "station.q.loss", b, 0.02);
+    assert_agrees(&ex, "station.q.number", 2.0 * (1.0 - b), 0.02);
+}
+
+#[test]
+fn impatient_callers_abandon_as_erlang_a_says() {
+    // M/M/2+M: death rate min(n, 2) + 0.5 max(n - 2, 0); P(abandon) = theta E[Lq] / lambda
+    let p = birth_death(
+        2.5,
+        |n| n.min(2) as f64 + 0.5 * n.saturating_sub(2) as f64,
+        200,
+    );
+    let queued: f64 = p
+        .iter()
+        .enumerate()
+        .map(|(n, x)| n.saturating_sub(2) as f64 * x)
+        .sum();
+    let station = "kind = \"fcfs\"\nservers = 2\npatience = { dist = \"exp\", mean = 2.0 }\nservice = { dist = \"exp\", mean = 1.0 }";
+    let ex = simulate(&scenario(&open_single(2.5, station)), 20, 50_000, 35);
+    assert_agrees(&ex, "station.q.abandon", 0.5 * queued / 2.5, 0.02);
+    assert_agrees(&ex, "class.jobs.abandon", 0.5 * queued / 2.5, 0.02);
+    assert_agrees(&ex, "station.q.number", mean(&p), 0.02);
+}
+
+#[test]
+fn geometric_batches_wait_as_m_x_m_1_says() {
+    // Wq = lambda_b E[X] E[S^2] / (2 (1 - rho)) + E[S] (E[X^2] - E[X]) / (2 E[X] (1 - rho))
+    let (lb, ex1, p) = (0.2, 3.0, 1.0 / 3.0);
+    let ex2 = (2.0 - p) / (p * p);
+    let rho = lb * ex1;
+    let wait = lb * ex1 * 2.0 / (2.0 * (1.0 - rho)) + (ex2 - ex1) / (2.0 * ex1 * (1.0 - rho));
+    let text = open_single(lb, "kind = \"fcfs\"\nservice = { dist = \"exp\", mean = 1.0 }")
+        .replace(
+            "interarrival = { dist = \"exp\", rate = 0.2 }",
+            "interarrival = { dist = \"exp\", rate = 0.2 }\nbatch = { dist = \"geometric\", mean = 3.0 }",
+        );
+    let ex = simulate(&scenario(&text), 20, 50_000, 36);
+    assert_agrees(&ex, "station.q.wait", wait, 0.04);
+    assert_agrees(&ex, "station.q.utilisation", rho, 0.01);
+    assert_agrees(&ex, "class.jobs.throughput", lb * ex1, 0.01);
+}
+
+#[test]
+fn a_load_dependent_server_matches_its_birth_death_chain_fcfs_and_ps() {
+    let lambda = 1.0 / 0.6;
+    let r = [1.0, 1.5, 2.0];
+    let p = birth_death(lambda, |n| r[n.min(3) - 1], 3000);
+    for (kind, seed) in [("fcfs", 37), ("ps", 38)] {
+        let station = format!(
+            "kind = \"{kind}\"\nrate_by_jobs = [1.0, 1.5, 2.0]\nservice = {{ dist = \"exp\", mean = 1.0 }}"
+        );
+        let ex = simulate(&scenario(&open_single(lambda, &station)), 20, 50_000, seed);
+        assert_agrees(&ex, "station.q.number", mean(&p), 0.04);
+        assert_agrees(&ex, "station.q.utilisation", 1.0 - p[0], 0.01);
+    }
+}
+
+#[test]
+fn a_plain_network_reports_no_loss_and_no_abandonment() {
+    let ex = simulate(
+        &scenario(&open_single(0.5, "kind = \"fcfs\"\nservice = 1.0")),
+        2,
+        1_000,
+        39,
+    );
+    for name in ["station.q.loss", "class.jobs.loss", "station.q.abandon"] {
+        assert!(ex.index_of(name).is_none(), "{name} is reported");
+    }
+}
