@@ -174,6 +174,7 @@ impl Simulation<'_> {
     /// Job `job`, whose up-to-date record `j` holds its arrival now, enters the featured FCFS
     /// `station`: it is lost if the station is full, served at once if a server is idle (or
     /// can be taken from a less urgent job), queued otherwise.
+    #[inline(never)]
     pub(super) fn featured_enter(&mut self, job: u32, j: super::Job, station: u32) {
         let now = self.now;
         self.recorder.stations[station as usize].arrived += 1;
@@ -327,6 +328,7 @@ impl Simulation<'_> {
     }
 
     /// A timer of a featured FCFS station came up: a service ends, or a patience does.
+    #[inline(never)]
     pub(super) fn featured_wake(&mut self, station: u32, key: u32, generation: u32, abandon: bool) {
         if abandon {
             return self.abandon(station, key, generation);
