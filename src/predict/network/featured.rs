@@ -390,24 +390,12 @@ fn priority(
             .fold(f64::INFINITY, f64::min)
     };
     percentile_bounds(a, Subject::Station(name), response, &floor);
-    add(
-        a,
-        Subject::Station(name).metric(Figure::Number),
-        m.mean_number,
-        method,
-    );
-    add(
-        a,
-        Subject::Station(name).metric(Figure::Utilisation),
-        m.utilisation,
-        method,
-    );
-    add(
-        a,
-        Subject::Station(name).metric(Figure::Throughput),
-        m.throughput,
-        method,
-    );
+    let figures = [
+        (Figure::Number, m.mean_number),
+        (Figure::Utilisation, m.utilisation),
+        (Figure::Throughput, m.throughput),
+    ];
+    add_figures(a, Subject::Station(name), &figures, method);
     Ok(())
 }
 
@@ -609,41 +597,21 @@ fn single(net: &Network, s: usize, c: usize, m: &Single, method: &str, a: &mut A
     let st = &net.stations[s];
     let name = &st.name;
     add(a, class_metric(net, c), m.response, method);
-    add(
-        a,
-        Subject::Class(&net.classes[c].name).metric(Figure::Throughput),
-        m.throughput,
-        method,
-    );
-    add(
-        a,
-        Subject::Station(name).metric(Figure::Response),
-        m.response,
-        method,
-    );
-    add(
-        a,
-        Subject::Station(name).metric(Figure::Number),
-        m.number,
-        method,
-    );
-    add(
-        a,
-        Subject::Station(name).metric(Figure::Throughput),
-        m.throughput,
-        method,
-    );
+    let class = Subject::Class(&net.classes[c].name);
+    add_figures(a, class, &[(Figure::Throughput, m.throughput)], method);
+    let station = Subject::Station(name);
+    let mut figures = vec![
+        (Figure::Response, m.response),
+        (Figure::Number, m.number),
+        (Figure::Throughput, m.throughput),
+    ];
     if let (Some(w), Some(_)) = (m.wait, queue_servers(st).filter(|_| !is_ps(st))) {
-        add(a, Subject::Station(name).metric(Figure::Wait), w, method);
+        figures.push((Figure::Wait, w));
     }
     if let (Some(u), Some(_)) = (m.utilisation, queue_servers(st)) {
-        add(
-            a,
-            Subject::Station(name).metric(Figure::Utilisation),
-            u,
-            method,
-        );
+        figures.push((Figure::Utilisation, u));
     }
+    add_figures(a, station, &figures, method);
     let subject = station_class_subject(net, s, c);
     add(a, subject.metric(Figure::Visits), 1.0, method);
     add(a, subject.metric(Figure::Residence), m.response, method);
@@ -704,6 +672,13 @@ fn fastest(st: &Station) -> f64 {
         .rate_by_jobs
         .as_ref()
         .map_or(1.0, |r| r.iter().copied().fold(1.0, f64::max))
+}
+
+/// Adds exact predictions of `subject`'s `figures`, each with its value.
+fn add_figures(a: &mut Analysis, subject: Subject<'_>, figures: &[(Figure, f64)], method: &str) {
+    for &(figure, value) in figures {
+        add(a, subject.metric(figure), value, method);
+    }
 }
 
 /// Adds an exact prediction.
