@@ -44,7 +44,7 @@ impl PsQueue {
     /// The speed with the jobs present.
     fn speed(&self) -> Option<f64> {
         let r = self.speeds.as_deref()?;
-        Some(r[(self.jobs.len().max(1) - 1).min(r.len() - 1)])
+        Some(crate::network::rate_multiple(r, self.jobs.len()))
     }
 
     fn advance(&mut self, now: u128) {

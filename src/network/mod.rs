@@ -114,14 +114,13 @@ impl Features {
             && rate_by_jobs.is_none()
             && batch.is_none()
     }
+}
 
-    /// The rate multiple with `n >= 1` jobs present (1 without `rate_by_jobs`).
-    pub fn rate_with(&self, n: u32) -> f64 {
-        match &self.rate_by_jobs {
-            Some(r) => r[(n.max(1) as usize - 1).min(r.len() - 1)],
-            None => 1.0,
-        }
-    }
+/// The multiple of a station's rate with `n` jobs present under `rate_by_jobs = rates`:
+/// `rates[n - 1]`, the last entry for every larger `n` (and the first for `n = 0`).
+#[inline]
+pub fn rate_multiple(rates: &[f64], n: usize) -> f64 {
+    rates[(n.max(1) - 1).min(rates.len() - 1)]
 }
 
 /// How a priority queue treats an urgent job that arrives while less urgent ones are served.

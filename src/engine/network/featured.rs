@@ -21,7 +21,7 @@ use rustc_hash::FxHashMap;
 
 use super::{Event, Simulation, StationState, draw};
 use crate::dist::Dist;
-use crate::network::{Class, Features, Preemption};
+use crate::network::{Class, Features, Preemption, rate_multiple};
 use crate::time::SimTime;
 
 /// The run-time state of an FCFS station with features.
@@ -128,10 +128,9 @@ impl FeaturedFcfs {
 
     /// The speed with the jobs present now.
     fn speed(&self) -> f64 {
-        match &self.rate_by_jobs {
-            Some(r) => r[(self.present.max(1) as usize - 1).min(r.len() - 1)],
-            None => 1.0,
-        }
+        self.rate_by_jobs
+            .as_deref()
+            .map_or(1.0, |r| rate_multiple(r, self.present as usize))
     }
 
     /// The server to preempt for a job of `level`: the least urgent in service below it, the
@@ -189,11 +188,11 @@ impl Simulation<'_> {
         let f = self.featured(station);
         if let Some(slot) = f.idle.pop() {
             self.recorder.stations[station as usize].busy.change(now, 1);
-            self.record_wait(station, j.class, 0);
+            self.recorder.add_wait(self.classes, station, j.class, 0);
             self.start(station, slot, job, level, None);
         } else if let Some(slot) = f.preemptive.then(|| f.victim(level)).flatten() {
             self.preempt(station, slot);
-            self.record_wait(station, j.class, 0);
+            self.recorder.add_wait(self.classes, station, j.class, 0);
             self.start(station, slot, job, level, None);
         } else {
             let generation = f.next_generation;
@@ -347,7 +346,7 @@ impl Simulation<'_> {
                 if w.resume.is_none() {
                     let waited = self.now.since(w.arrived);
                     let class = self.jobs[w.job].class;
-                    self.record_wait(station, class, waited);
+                    self.recorder.add_wait(self.classes, station, class, waited);
                 }
                 let class = self.jobs[w.job].class;
                 let level = self.featured(station).level_of[class as usize];
@@ -389,16 +388,5 @@ impl Simulation<'_> {
         self.recorder.stations[station as usize].lost += 1;
         self.recorder.classes[j.class as usize].lost += 1;
         self.jobs.release(job);
-    }
-
-    /// Records that a job of `class` waited `ticks` at FCFS `station` before its service.
-    pub(super) fn record_wait(&mut self, station: u32, class: u32, ticks: u64) {
-        self.recorder.stations[station as usize].wait.add(ticks);
-        if self.classes > 1 {
-            let ns = self.stations.len();
-            self.recorder.station_classes[class as usize * ns + station as usize]
-                .wait
-                .add(ticks);
-        }
     }
 }

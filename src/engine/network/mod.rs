@@ -521,14 +521,7 @@ impl<'n> Simulation<'n> {
                             let queued = self.jobs[next];
                             let Job { class, arrived, .. } = queued;
                             let waited = self.now.since(arrived);
-                            self.recorder.stations[station as usize].wait.add(waited);
-                            if self.classes > 1 {
-                                let ns = self.recorder.stations.len();
-                                self.recorder.station_classes
-                                    [class as usize * ns + station as usize]
-                                    .wait
-                                    .add(waited);
-                            }
+                            self.recorder.add_wait(self.classes, station, class, waited);
                             let work =
                                 draw(&mut self.service, self.classes, station, class, &mut st.rng);
                             self.schedule_departure(next, queued, work);
@@ -679,15 +672,8 @@ impl<'n> Simulation<'n> {
                 if *busy < *servers {
                     *busy += 1;
                     let work = draw(&mut self.service, self.classes, station, class, &mut st.rng);
-                    let rec = &mut self.recorder.stations[station as usize];
-                    rec.busy.change(now, 1);
-                    rec.wait.add(0);
-                    if self.classes > 1 {
-                        let ns = self.stations.len();
-                        self.recorder.station_classes[class as usize * ns + station as usize]
-                            .wait
-                            .add(0);
-                    }
+                    self.recorder.stations[station as usize].busy.change(now, 1);
+                    self.recorder.add_wait(self.classes, station, class, 0);
                     self.count(station, class, 1);
                     self.schedule_departure(job, j, work);
                 } else {

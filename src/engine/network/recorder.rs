@@ -145,6 +145,19 @@ impl Recorder {
         }
     }
 
+    /// A job of `class` waited `ticks` at FCFS `station` before its service started (per
+    /// class too when the network has `classes > 1`).
+    #[inline(always)]
+    pub fn add_wait(&mut self, classes: usize, station: u32, class: u32, ticks: u64) {
+        self.stations[station as usize].wait.add(ticks);
+        if classes > 1 {
+            let ns = self.stations.len();
+            self.station_classes[class as usize * ns + station as usize]
+                .wait
+                .add(ticks);
+        }
+    }
+
     /// Drops everything measured so far and measures from `now` on (end of the warm-up).
     pub fn restart(&mut self, now: SimTime) {
         self.start = now;
