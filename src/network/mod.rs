@@ -147,6 +147,10 @@ pub struct Capacity {
 pub enum WhenFull {
     /// It is lost: it leaves the network and counts in the station's and its class's loss.
     Lose,
+    /// Blocking after service: the job that finished upstream and is routed here stays where
+    /// it is (keeping its server, counted in that station's jobs) until this station has room;
+    /// jobs blocked on one station enter it in the order they were blocked.
+    Block,
 }
 
 /// The number of jobs in one arrival of a source.

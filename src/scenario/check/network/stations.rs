@@ -361,7 +361,11 @@ fn features(
             }
             f.capacity = Some(Capacity {
                 jobs: k.clamp(1, i64::from(u32::MAX)) as u32,
-                when_full: WhenFull::Lose,
+                when_full: if when == Some(RawWhenFull::Block) {
+                    WhenFull::Block
+                } else {
+                    WhenFull::Lose
+                },
             });
         }
         (None, Some(_)) => ck.add(
