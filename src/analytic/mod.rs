@@ -51,6 +51,7 @@
 //! | [`mxg1`] | M^X/G/1, Poisson batches ([`BatchSize`]: fixed, geometric) | `Wq = lambda_b E[X] E[S^2]/(2(1-rho)) + E[S](E[X^2] - E[X])/(2 E[X](1-rho))` | exact |
 //! | [`load_dependent_station`] | open exponential station with rate `mu r(n)` | birth-death, geometric tail past the last `r` | exact |
 //! | [`mva_load_dependent`] | closed single class; delays, queues, load-dependent centers ([`LdCenter`]) | Reiser-Lavenberg load-dependent MVA with marginals `p_k(j \| n)`; refused when a marginal goes below `-1e-9` | exact (product form) |
+//! | [`mva_mixed`] | open and closed classes together; one-server queues (FCFS class-independent exponential, PS) and delays | the open classes' load stretches the closed ones' demands, `D / (1 - U_o)`, solved by exact multiclass MVA; the open residences follow, `D (1 + Q_c) / (1 - U_o)` | exact (product form) |
 //! | [`mva_blocking`] | closed single class, FCFS exponential stations with finite capacities, blocking after service | Akyildiz's MVABLO (1988): MVA with full-station and blocking-time corrections | approximation (exact MVA when nothing fills) |
 //!
 //! # Cost
@@ -125,6 +126,7 @@ pub(crate) mod canonical {
     pub(crate) use super::maxplus::{add_private, combine, dot};
 }
 mod messages;
+mod mixed;
 mod multiclass;
 mod mva;
 mod mva_multiclass;
@@ -171,6 +173,7 @@ pub use load_dependent::{
 pub use maxima::{Law, MaxMoments, expected_max, max_moments};
 pub use maxplus::{Dependence, NodeId, StochasticMaxPlus};
 pub use messages::MessageCost;
+pub use mixed::{MixedClass, MixedSolution, mva_mixed};
 pub use multiclass::{MulticlassModel, MulticlassSolution};
 pub use mva::mva;
 pub use mva_multiclass::{MAX_LATTICE_POINTS, mva_multiclass};

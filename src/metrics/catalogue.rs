@@ -134,7 +134,7 @@ pub const CORE: &[Entry] = &[
     entry(
         "station.<s>.utilisation",
         Unit::Fraction,
-        "busy fraction per server",
+        "busy fraction per server (a server holding a job blocked after service is not busy)",
     ),
     entry(
         "station.<s>.visits",
@@ -169,7 +169,7 @@ pub const CORE: &[Entry] = &[
     entry(
         "station.<s>.loss",
         Unit::Fraction,
-        "station with a capacity: the fraction of its arrivals that found it full and were lost",
+        "station whose capacity loses (when_full = \"lose\"): the fraction of its arrivals that found it full and were lost",
     ),
     entry(
         "station.<s>.abandon",

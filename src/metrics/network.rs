@@ -18,7 +18,7 @@
 //!   cycle after the job left its reference (think) station (the cycle without the time `Z`
 //!   there, measured cycle by cycle: never negative);
 //! - `path.<p>.response` for each `[[path]]`: the sum of its stations' `station.<s>.response`;
-//! - `station.<s>.loss` (a station with a capacity: lost arrivals over arrivals) and
+//! - `station.<s>.loss` (a station whose capacity loses: lost arrivals over arrivals) and
 //!   `station.<s>.abandon` (a station with a patience: arrivals that left unserved over
 //!   arrivals); `class.<c>.loss` and `class.<c>.abandon` for every open class of a network
 //!   with such stations (the jobs lost or gone while of the class over the class's arrivals
@@ -99,7 +99,7 @@ pub fn completes(net: &Network, c: usize) -> bool {
 pub fn turns_away(net: &Network) -> (bool, bool) {
     let has =
         |f: fn(&crate::network::Features) -> bool| net.stations.iter().any(|s| f(&s.features));
-    (has(|f| f.capacity.is_some()), has(|f| f.patience.is_some()))
+    (has(|f| f.loses()), has(|f| f.patience.is_some()))
 }
 
 /// The names of the metrics a run of `net` reports, in report order (what [`measure`] returns,
@@ -201,7 +201,7 @@ pub fn measure(net: &Network, rec: &Recorder, run: &RunSummary) -> Vec<(String, 
                 r.busy.mean(run.end) / f64::from(*servers),
             ));
         }
-        if st.features.capacity.is_some() {
+        if st.features.loses() {
             out.push((
                 Subject::Station(name).metric(Figure::Loss),
                 r.lost as f64 / r.arrived as f64,

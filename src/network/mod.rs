@@ -116,6 +116,13 @@ impl Features {
     }
 }
 
+impl Features {
+    /// True when the station has a capacity and loses the jobs that find it full.
+    pub fn loses(&self) -> bool {
+        self.capacity.is_some_and(|c| c.when_full == WhenFull::Lose)
+    }
+}
+
 /// The multiple of a station's rate with `n` jobs present under `rate_by_jobs = rates`:
 /// `rates[n - 1]`, the last entry for every larger `n` (and the first for `n = 0`).
 #[inline]

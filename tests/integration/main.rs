@@ -8,6 +8,8 @@ mod analysis_cost;
 mod analyst_metrics;
 /// The corpus of malformed scenarios in tests/bad/: exit 2, field paths, no panic.
 mod bad_input;
+/// Blocking after service: the exact chain of a cycle, Akyildiz's published values, deadlock.
+mod blocking;
 /// Rounds of messages on a shared bus: fair rounds through `repeat` exact to the tick, FCFS
 /// ties and random compute labelled.
 mod bus_rounds;
@@ -53,6 +55,8 @@ mod loggp_links;
 mod messages;
 /// Every metric a scenario reports is described (unit and meaning).
 mod metric_catalogue;
+/// Mixed networks: exact mixed MVA against the simulation, and its label off product form.
+mod mixed;
 /// Laws of random valid networks: Little, conservation, capacity, thread identity.
 mod network_properties;
 /// Open fork-joins with non-exponential branches: the light-traffic interpolation.

@@ -55,8 +55,10 @@ pub(super) struct FeaturedFcfs {
 /// One server of a [`FeaturedFcfs`].
 #[derive(Clone, Copy, Debug)]
 struct Server {
-    /// The job in service, if any.
+    /// The job in service (or blocked after it), if any.
     job: Option<u32>,
+    /// True when that job finished and is blocked, waiting for room at its next station.
+    blocked: bool,
     /// Its current timer's generation.
     generation: u32,
     /// The job's level.
@@ -105,6 +107,7 @@ impl FeaturedFcfs {
             servers: vec![
                 Server {
                     job: None,
+                    blocked: false,
                     generation: 0,
                     level: 0,
                     since: SimTime::ZERO,
@@ -139,9 +142,19 @@ impl FeaturedFcfs {
         self.servers
             .iter()
             .enumerate()
-            .filter(|(_, s)| s.job.is_some() && s.level > level)
+            .filter(|(_, s)| s.job.is_some() && !s.blocked && s.level > level)
             .max_by_key(|(_, s)| (s.level, s.since))
             .map(|(k, _)| k as u32)
+    }
+
+    /// The number of servers.
+    pub(super) fn servers(&self) -> u32 {
+        self.servers.len() as u32
+    }
+
+    /// The job in server `slot` finished and is blocked: the server holds it without serving.
+    pub(super) fn block(&mut self, slot: u32) {
+        self.servers[slot as usize].blocked = true;
     }
 
     /// The next job to serve: the head of the most urgent non-empty level, skipping the
@@ -314,7 +327,7 @@ impl Simulation<'_> {
     /// With `rate_by_jobs`, the job in service moves at the speed for the jobs present now.
     fn respeed(&mut self, station: u32) {
         let f = self.featured(station);
-        if f.rate_by_jobs.is_none() || f.servers[0].job.is_none() {
+        if f.rate_by_jobs.is_none() || f.servers[0].job.is_none() || f.servers[0].blocked {
             return;
         }
         let speed = f.speed();
@@ -337,10 +350,23 @@ impl Simulation<'_> {
         let Some(job) = s.job.filter(|_| s.generation == generation) else {
             return;
         };
-        f.servers[key as usize].job = None;
+        self.events += 1;
+        let record = self.jobs[job];
+        if self.blocking.is_some() {
+            return self.finish_blocking(job, record, station, key);
+        }
+        self.free_slot(station, key);
+        self.leave(job, record, station);
+    }
+
+    /// Server `slot` of `station` lets go of its job (served, or blocked and now let through):
+    /// it takes the next waiting job, or goes idle.
+    pub(super) fn free_slot(&mut self, station: u32, slot: u32) {
+        let f = self.featured(station);
+        f.servers[slot as usize].blocked = false;
+        f.servers[slot as usize].job = None;
         f.present -= 1;
         let next = f.next_waiting();
-        self.events += 1;
         match next {
             Some(w) => {
                 if w.resume.is_none() {
@@ -350,10 +376,10 @@ impl Simulation<'_> {
                 }
                 let class = self.jobs[w.job].class;
                 let level = self.featured(station).level_of[class as usize];
-                self.start(station, key, w.job, level, w.resume);
+                self.start(station, slot, w.job, level, w.resume);
             }
             None => {
-                self.featured(station).idle.push(key);
+                self.featured(station).idle.push(slot);
                 let now = self.now;
                 self.recorder.stations[station as usize]
                     .busy
@@ -361,8 +387,6 @@ impl Simulation<'_> {
             }
         }
         self.respeed(station);
-        let record = self.jobs[job];
-        self.leave(job, record, station);
     }
 
     /// The patience of waiting job `job` ends: it leaves the network unserved, unless its
@@ -381,6 +405,9 @@ impl Simulation<'_> {
         self.recorder.classes[class as usize].abandoned += 1;
         self.jobs.release(job);
         self.respeed(station);
+        if self.blocking.is_some() {
+            self.let_in(station);
+        }
     }
 
     /// Job `job` (record `j`) found `station` full: it is lost.

@@ -23,6 +23,7 @@
 //! saturate at the end of the clock, so a run that passes it is stopped at the next check,
 //! before anything it measured past the end is reported.
 
+mod blocking;
 pub(crate) mod event;
 mod featured;
 pub mod jobs;
@@ -46,6 +47,7 @@ use crate::network::{
 use crate::rng::{StreamRng, stream};
 use crate::stats::Mser;
 use crate::time::{Clock, SimTime};
+use blocking::{Blocking, Stop};
 use jobs::{Job, Jobs, NO_PARENT};
 
 /// Events between the checks for stalls and runaway job counts.
@@ -102,6 +104,17 @@ pub enum RunFault {
         observed: u64,
         /// Where the jobs are.
         diagnosis: String,
+    },
+    /// Stations that block when full hold each other's jobs in a cycle: none can ever move.
+    #[error(
+        "the run deadlocked after {observed} observations: stations {} block each other (each is full, and each of its servers holds a job waiting for room at another of them); lower the population or raise a capacity",
+        stations.join(", ")
+    )]
+    Deadlock {
+        /// The stations, by name (quoted).
+        stations: Vec<String>,
+        /// Observations made before.
+        observed: u64,
     },
     /// Too many jobs in the network at once.
     #[error(
@@ -212,6 +225,8 @@ pub struct Simulation<'n> {
     /// For each class, its reference station (`u32::MAX` for an open class).
     reference: Vec<u32>,
     recorder: Recorder,
+    /// The blocking state, when some station blocks when full.
+    blocking: Option<Box<Blocking>>,
     series: Option<Mser>,
     observed: u64,
     events: u64,
@@ -293,6 +308,7 @@ impl<'n> Simulation<'n> {
                 })
                 .collect(),
             recorder: Recorder::new(net),
+            blocking: Blocking::new(net),
             series: None,
             observed: 0,
             events: 0,
@@ -307,17 +323,24 @@ impl<'n> Simulation<'n> {
                 reference,
             } = class.kind
             {
-                for _ in 0..population {
-                    let j = Job {
-                        class: c as u32,
-                        parent: NO_PARENT,
-                        pending: 0,
-                        station: reference.0,
-                        born: SimTime::ZERO,
-                        arrived: SimTime::ZERO,
-                    };
-                    let job = sim.jobs.alloc(j);
-                    sim.enter(job, j, reference.0);
+                let places = if sim.blocking.is_some() {
+                    blocking::initial_places(net, c)
+                } else {
+                    vec![(reference.0, population)]
+                };
+                for (station, jobs) in places {
+                    for _ in 0..jobs {
+                        let j = Job {
+                            class: c as u32,
+                            parent: NO_PARENT,
+                            pending: 0,
+                            station,
+                            born: SimTime::ZERO,
+                            arrived: SimTime::ZERO,
+                        };
+                        let job = sim.jobs.alloc(j);
+                        sim.enter(job, j, station);
+                    }
                 }
             }
         }
@@ -382,6 +405,9 @@ impl<'n> Simulation<'n> {
         if self.now.is_past_end() {
             return Err(self.past_end());
         }
+        if let Some(fault) = self.deadlock() {
+            return Err(fault);
+        }
         Ok(RunSummary {
             warmup_end: self.recorder.start,
             end: self.now,
@@ -394,10 +420,22 @@ impl<'n> Simulation<'n> {
     #[cold]
     #[inline(never)]
     fn ran_dry(&self, target: u64) -> RunFault {
-        RunFault::Dry {
+        self.deadlock().unwrap_or(RunFault::Dry {
             observed: self.observed,
             wanted: target,
-        }
+        })
+    }
+
+    /// The fault of a run whose blocking stations deadlocked, if they did.
+    fn deadlock(&self) -> Option<RunFault> {
+        let stations = self.blocking.as_ref()?.deadlock.as_ref()?;
+        Some(RunFault::Deadlock {
+            stations: stations
+                .iter()
+                .map(|&s| format!("{:?}", self.net.stations[s as usize].name))
+                .collect(),
+            observed: self.observed,
+        })
     }
 
     /// The fault of a run that reached the end of the clock.
@@ -418,6 +456,9 @@ impl<'n> Simulation<'n> {
         watch.next = self.events + CHECK_EVERY;
         if self.now.is_past_end() {
             return Err(self.past_end());
+        }
+        if let Some(fault) = self.deadlock() {
+            return Err(fault);
         }
         if self.observed != watch.observed {
             watch.observed = self.observed;
@@ -514,27 +555,10 @@ impl<'n> Simulation<'n> {
             Event::Departure { job, record } => {
                 self.events += 1;
                 let station = record.station;
-                let st = &mut self.stations[station as usize];
-                if let StationState::Fcfs { busy, queue, .. } = &mut st.state {
-                    match queue.pop_front() {
-                        Some(next) => {
-                            let queued = self.jobs[next];
-                            let Job { class, arrived, .. } = queued;
-                            let waited = self.now.since(arrived);
-                            self.recorder.add_wait(self.classes, station, class, waited);
-                            let work =
-                                draw(&mut self.service, self.classes, station, class, &mut st.rng);
-                            self.schedule_departure(next, queued, work);
-                        }
-                        None => {
-                            *busy -= 1;
-                            let now = self.now;
-                            self.recorder.stations[station as usize]
-                                .busy
-                                .change(now, -1);
-                        }
-                    }
+                if self.blocking.is_some() {
+                    return self.finish_blocking(job, record, station, 0);
                 }
+                self.next_service(station);
                 self.leave(job, record, station);
             }
             Event::PsDeparture {
@@ -557,6 +581,9 @@ impl<'n> Simulation<'n> {
                         .busy
                         .change(now, -1),
                 }
+                if self.blocking.is_some() {
+                    return self.finish_blocking(job, self.jobs[job], station, 0);
+                }
                 self.leave(job, self.jobs[job], station);
             }
             Event::Wake {
@@ -565,6 +592,32 @@ impl<'n> Simulation<'n> {
                 generation,
                 abandon,
             } => self.featured_wake(station, key, generation, abandon),
+        }
+    }
+
+    /// A server of `station` finished (or let go of) a job: at an FCFS station it takes the
+    /// next job in the queue, or goes idle; other stations have nothing to do.
+    #[inline(always)]
+    fn next_service(&mut self, station: u32) {
+        let st = &mut self.stations[station as usize];
+        if let StationState::Fcfs { busy, queue, .. } = &mut st.state {
+            match queue.pop_front() {
+                Some(next) => {
+                    let queued = self.jobs[next];
+                    let Job { class, arrived, .. } = queued;
+                    let waited = self.now.since(arrived);
+                    self.recorder.add_wait(self.classes, station, class, waited);
+                    let work = draw(&mut self.service, self.classes, station, class, &mut st.rng);
+                    self.schedule_departure(next, queued, work);
+                }
+                None => {
+                    *busy -= 1;
+                    let now = self.now;
+                    self.recorder.stations[station as usize]
+                        .busy
+                        .change(now, -1);
+                }
+            }
         }
     }
 
@@ -814,23 +867,50 @@ impl<'n> Simulation<'n> {
     /// Sends `job`, whose up-to-date record is `j`, on from `station` by the routing rule of
     /// its class there.
     #[inline(always)]
-    fn route(&mut self, job: u32, mut j: Job, station: u32) {
-        let class = j.class;
+    fn route(&mut self, job: u32, j: Job, station: u32) {
+        match self.next_stop(j.class, station) {
+            Some(stop) => self.move_to(job, j, station, stop),
+            None => self.exit(job, j),
+        }
+    }
+
+    /// Where a job of `class` that finishes at `station` goes: a station, or out of the network
+    /// (nothing).
+    #[inline(always)]
+    fn next_stop(&mut self, class: u32, station: u32) -> Option<Stop> {
         let ns = self.stations.len();
-        let (to, to_class, cycle) = match self.hops[class as usize * ns + station as usize] {
-            Hop::Exit => return self.exit(job, j),
+        match self.hops[class as usize * ns + station as usize] {
+            Hop::Exit => None,
             Hop::To {
                 station,
                 class,
                 cycle,
-            } => (station, class, cycle),
+            } => Some(Stop {
+                station,
+                class,
+                cycle,
+            }),
             Hop::Rule => match self.choose(ClassId(class), station) {
-                Target::Exit => return self.exit(job, j),
-                Target::Station(to, to_class) => {
-                    (to.0, to_class.0, self.reference[to_class.index()] == to.0)
-                }
+                Target::Exit => None,
+                Target::Station(to, to_class) => Some(Stop {
+                    station: to.0,
+                    class: to_class.0,
+                    cycle: self.reference[to_class.index()] == to.0,
+                }),
             },
-        };
+        }
+    }
+
+    /// Moves `job`, whose up-to-date record is `j`, from `station` to `stop`, closing its
+    /// class's cycle there if the stop is its reference station.
+    #[inline(always)]
+    fn move_to(&mut self, job: u32, mut j: Job, station: u32, stop: Stop) {
+        let class = j.class;
+        let Stop {
+            station: to,
+            class: to_class,
+            cycle,
+        } = stop;
         let now = self.now;
         if j.parent == NO_PARENT && self.reference[class as usize] == station {
             self.jobs.leave_reference(job, now);

@@ -22,7 +22,8 @@ use crate::stats::PERCENTILES;
 fn named(f: &Features) -> Vec<&'static str> {
     [
         (f.priority.is_some(), "priority levels"),
-        (f.capacity.is_some(), "a capacity"),
+        (f.loses(), "a capacity that loses"),
+        (f.capacity.is_some() && !f.loses(), "a capacity that blocks"),
         (f.patience.is_some(), "a patience"),
         (f.rate_by_jobs.is_some(), "a load-dependent speed"),
         (f.batch.is_some(), "batch arrivals"),
@@ -60,6 +61,10 @@ pub(super) fn analyze(net: &Network, v: &[Vec<f64>], reason: &str, a: &mut Analy
         if let Err(why) = open_station(net, served[0], v, a) {
             a.refuse(FEATURE_FORMULAS, why);
         }
+    } else if closed && net.classes.len() == 1 && super::blocking::blocks(net) {
+        if let Err(why) = super::blocking::closed_blocking(net, v, a) {
+            a.refuse(super::blocking::METHOD, why);
+        }
     } else if closed && net.classes.len() == 1 {
         if let Err(why) = closed_load_dependent(net, v, a) {
             a.refuse(FEATURE_FORMULAS, why);
@@ -67,7 +72,7 @@ pub(super) fn analyze(net: &Network, v: &[Vec<f64>], reason: &str, a: &mut Analy
     } else {
         a.refuse(
             FEATURE_FORMULAS,
-            "they cover one open station fed by Poisson sources, and closed single-class networks with load-dependent stations; this network is neither (simulate it)",
+            "they cover one open station fed by Poisson sources, closed single-class networks with load-dependent stations, and closed single-class networks whose one-server FCFS stations block when full (MVABLO); this network is none of these (simulate it)",
         );
     }
 }

@@ -11,12 +11,14 @@ use crate::analytic::CenterKind;
 use crate::dist::Dist;
 use crate::network::{ClassKind, Discipline, Network, StationKind, visits};
 
+mod blocking;
 mod closed;
 mod closed_forkjoin;
 mod derived;
 mod featured;
 mod forkjoin;
 mod laws;
+mod mixed;
 mod open;
 mod percentiles;
 
@@ -60,10 +62,7 @@ pub fn analyze(net: &Network) -> Analysis {
     } else if closed {
         closed::closed_network(net, &v, &mut a);
     } else {
-        a.refuse(
-            "MVA / Jackson",
-            "mixed open and closed classes: no mixed-network solver is wired yet",
-        );
+        mixed::mixed_network(net, &v, &mut a);
     }
     derived::add(net, &v, &mut a);
     percentiles::add(net, &v, &mut a);

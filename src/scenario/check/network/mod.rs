@@ -6,6 +6,7 @@
 //! is visited, every job can leave (open) or return (closed), every task of a fork reaches its
 //! join and nothing reaches a join except through its fork; then stability and metric names.
 
+mod blocking;
 mod graph;
 mod paths;
 mod routes;
@@ -102,6 +103,7 @@ pub(super) fn build(
             let reached = graph::check_routing(&mut ck, &raw, &net, &declared);
             graph::prune_service(&mut net, &reached);
             stations::check_features(&mut ck, &raw, &net);
+            blocking::check_blocking(&mut ck, &raw, &net);
         }
     }
     if ck.found.is_empty() {

@@ -352,13 +352,6 @@ fn features(
                     ),
                 );
             }
-            if when == Some(RawWhenFull::Block) {
-                ck.add(
-                    Some(e.field_at("when_full")),
-                    path("when_full"),
-                    "blocking after service is not simulated yet; use when_full = \"lose\" (the default), or see docs/guide/reference/limits.md for what parsim does not model yet",
-                );
-            }
             f.capacity = Some(Capacity {
                 jobs: k.clamp(1, i64::from(u32::MAX)) as u32,
                 when_full: if when == Some(RawWhenFull::Block) {
@@ -661,16 +654,22 @@ pub(super) fn check_features(ck: &mut Checker, raw: &RawScenario, net: &Network)
         let closed = visiting
             .iter()
             .find(|c| matches!(c.kind, ClassKind::Closed { .. }));
-        for (field, given, what) in [
-            ("capacity", f.capacity.is_some(), "lost when it is full"),
-            ("patience", f.patience.is_some(), "lost to impatience"),
+        let loses = f.capacity.is_some_and(|c| c.when_full == WhenFull::Lose);
+        for (field, given, what, alternative) in [
+            (
+                "capacity",
+                loses,
+                "lost when it is full",
+                ", or a capacity with when_full = \"block\"",
+            ),
+            ("patience", f.patience.is_some(), "lost to impatience", ""),
         ] {
             if let (true, Some(c)) = (given, closed) {
                 ck.add(
                     Some(e.field_at(field)),
                     format!("station[{i}].{field}"),
                     format!(
-                        "closed class {:?} visits it, and its jobs cannot be {what}: a closed population is fixed; only open classes may visit a station with a {field}",
+                        "closed class {:?} visits it, and its jobs cannot be {what}: a closed population is fixed; only open classes may visit a station with a {field}{alternative}",
                         c.name
                     ),
                 );
