@@ -52,6 +52,7 @@
 //! | [`load_dependent_station`] | open exponential station with rate `mu r(n)` | birth-death, geometric tail past the last `r` | exact |
 //! | [`mva_load_dependent`] | closed single class; delays, queues, load-dependent centers ([`LdCenter`]) | Reiser-Lavenberg load-dependent MVA with marginals `p_k(j \| n)`; refused when a marginal goes below `-1e-9` | exact (product form) |
 //! | [`mva_mixed`] | open and closed classes together; one-server queues (FCFS class-independent exponential, PS) and delays | the open classes' load stretches the closed ones' demands, `D / (1 - U_o)`, solved by exact multiclass MVA; the open residences follow, `D (1 + Q_c) / (1 - U_o)` | exact (product form) |
+//! | [`shadow_server`] | closed multiclass; one-server queues with priority levels (preemptive-resume), other centers as for exact MVA | Sevcik's shadow servers: a center per level, demands stretched by `1 / (1 - U_more urgent)`, iterated to a fixed point | approximation |
 //! | [`mva_blocking`] | closed single class, FCFS exponential stations with finite capacities, blocking after service | Akyildiz's MVABLO (1988): MVA with full-station and blocking-time corrections | approximation (exact MVA when nothing fills) |
 //!
 //! # Cost
@@ -137,6 +138,7 @@ mod priority;
 mod qna;
 mod quadrature;
 mod schweitzer;
+mod shadow;
 mod single;
 mod sojourn;
 mod varki;
@@ -186,6 +188,7 @@ pub use priority::{
 };
 pub use qna::{QnaSolution, QnaStation, qna};
 pub use schweitzer::{SchweitzerOptions, schweitzer};
+pub use shadow::shadow_server;
 pub use single::{StationMetrics, erlang_b, erlang_c, mg1, mm1, mmc, mminf};
 pub use sojourn::{
     closed_queue_length, fcfs_exponential_sojourn, mg1_response_moments, mmc_sojourn,

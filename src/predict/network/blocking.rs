@@ -125,7 +125,7 @@ pub(super) fn closed_blocking(
     a.add(class_metric(net, 0), cycle, METHOD, false);
     a.add(class.metric(Figure::Throughput), cycles, METHOD, false);
     let second: f64 = residences.iter().map(|r| r * r).sum();
-    percentiles(a, class, cycle, second / (cycle * cycle));
+    percentiles(a, class, cycle, second / (cycle * cycle), PERCENTILE_METHOD);
     for (k, &s) in stations.iter().enumerate() {
         let x = &sol.stations[k];
         let name = &net.stations[s].name;
@@ -149,14 +149,20 @@ pub(super) fn closed_blocking(
         ] {
             a.add(station.metric(figure), value, METHOD, false);
         }
-        percentiles(a, station, x.response_time, 1.0);
+        percentiles(a, station, x.response_time, 1.0, PERCENTILE_METHOD);
     }
     Ok(())
 }
 
 /// The percentiles of a time of mean `mean` and SCV `scv` under the gamma law of those two
-/// moments, labelled an approximation.
-fn percentiles(a: &mut Analysis, subject: Subject<'_>, mean: f64, scv: f64) {
+/// moments, labelled an approximation by `method`.
+pub(super) fn percentiles(
+    a: &mut Analysis,
+    subject: Subject<'_>,
+    mean: f64,
+    scv: f64,
+    method: &str,
+) {
     let spec = DistSpec::Gamma {
         shape: None,
         scale: None,
@@ -168,7 +174,7 @@ fn percentiles(a: &mut Analysis, subject: Subject<'_>, mean: f64, scv: f64) {
     };
     for (figure, (_, p)) in Figure::PERCENTILES.into_iter().zip(PERCENTILES) {
         if let Ok(q) = law.quantile(p) {
-            a.add(subject.metric(figure), q, PERCENTILE_METHOD, false);
+            a.add(subject.metric(figure), q, method, false);
         }
     }
 }

@@ -61,6 +61,10 @@ pub(super) fn analyze(net: &Network, v: &[Vec<f64>], reason: &str, a: &mut Analy
         if let Err(why) = open_station(net, served[0], v, a) {
             a.refuse(FEATURE_FORMULAS, why);
         }
+    } else if super::shadow::applies(net) {
+        if let Err(why) = super::shadow::closed_priorities(net, v, a) {
+            a.refuse("Sevcik's shadow servers", why);
+        }
     } else if closed && net.classes.len() == 1 && super::blocking::blocks(net) {
         if let Err(why) = super::blocking::closed_blocking(net, v, a) {
             a.refuse(super::blocking::METHOD, why);
@@ -72,7 +76,7 @@ pub(super) fn analyze(net: &Network, v: &[Vec<f64>], reason: &str, a: &mut Analy
     } else {
         a.refuse(
             FEATURE_FORMULAS,
-            "they cover one open station fed by Poisson sources, closed single-class networks with load-dependent stations, and closed single-class networks whose one-server FCFS stations block when full (MVABLO); this network is none of these (simulate it)",
+            "they cover one open station fed by Poisson sources, closed single-class networks with load-dependent stations, and closed single-class networks whose one-server FCFS stations block when full (MVABLO), closed multiclass networks with priority stations (shadow servers); this network is none of these (simulate it)",
         );
     }
 }

@@ -21,6 +21,7 @@ mod laws;
 mod mixed;
 mod open;
 mod percentiles;
+mod shadow;
 
 /// Analyses `net` with every method that might apply.
 ///
