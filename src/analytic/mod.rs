@@ -52,6 +52,7 @@
 //! | [`load_dependent_station`] | open exponential station with rate `mu r(n)` | birth-death, geometric tail past the last `r` | exact |
 //! | [`mva_load_dependent`] | closed single class; delays, queues, load-dependent centers ([`LdCenter`]) | Reiser-Lavenberg load-dependent MVA with marginals `p_k(j \| n)`; refused when a marginal goes below `-1e-9` | exact (product form) |
 //! | [`mva_mixed`] | open and closed classes together; one-server queues (FCFS class-independent exponential, PS) and delays | the open classes' load stretches the closed ones' demands, `D / (1 - U_o)`, solved by exact multiclass MVA; the open residences follow, `D (1 + Q_c) / (1 - U_o)` | exact (product form) |
+//! | [`mmc_general_patience`] | M/M/c with a patience of any law | the offered wait's density `lambda pi_(c-1) exp(lambda H(x) - c mu x)` (Baccelli-Hebuterne; Zeltyn-Mandelbaum), integrals by adaptive Gauss-Kronrod | exact |
 //! | [`shadow_server`] | closed multiclass; one-server queues with priority levels (preemptive-resume), other centers as for exact MVA | Sevcik's shadow servers: a center per level, demands stretched by `1 / (1 - U_more urgent)`, iterated to a fixed point | approximation |
 //! | [`mva_blocking`] | closed single class, FCFS exponential stations with finite capacities, blocking after service | Akyildiz's MVABLO (1988): MVA with full-station and blocking-time corrections | approximation (exact MVA when nothing fills) |
 //!
@@ -114,6 +115,7 @@ mod forkjoin_tasks;
 mod gigc;
 mod harmonic;
 mod impatience;
+mod impatience_general;
 mod inverse;
 mod jackson;
 mod load_dependent;
@@ -167,6 +169,7 @@ pub use forkjoin_tasks::{TaskFork, task_fork};
 pub use gigc::{allen_cunneen, kingman};
 pub use harmonic::harmonic;
 pub use impatience::{ErlangAMetrics, erlang_a};
+pub use impatience_general::mmc_general_patience;
 pub use inverse::invert_cdf;
 pub use jackson::{JacksonSolution, OpenClass, jackson, solve_traffic};
 pub use load_dependent::{

@@ -7,7 +7,7 @@ use super::{Analysis, Bound, service_stations, short};
 use crate::analytic::{
     self, BatchSize, FiniteMetrics, LdCenter, PriorityClass, StationMetrics, erlang_a,
     load_dependent_station, mg1_priority_nonpreemptive, mg1_priority_preemptive, mg1k, mgcc,
-    mmc_priority_nonpreemptive, mmck, mva_load_dependent, mxg1,
+    mmc_general_patience, mmc_priority_nonpreemptive, mmck, mva_load_dependent, mxg1,
 };
 use crate::dist::{Dist, Law};
 use crate::metrics::name::{Figure, Subject};
@@ -157,18 +157,25 @@ fn open_station(net: &Network, s: usize, v: &[Vec<f64>], a: &mut Analysis) -> Re
             &method,
         );
     } else if let Some(patience) = &f.patience {
-        let method = "M/M/c+M (Erlang-A, birth-death chain)";
         let servers = queue_servers(st).ok_or("a patience is on an FCFS queue")?;
-        if !d.is_exponential() || !patience.is_exponential() {
+        if !d.is_exponential() {
             return Err(format!(
-                "{method} needs exponential service and patience (station {:?}: service SCV {}, patience SCV {}); no exact formula for other laws (simulate it)",
+                "M/M/c+G needs exponential service (station {:?}: service SCV {}); no exact formula for other service laws with impatience (simulate it)",
                 st.name,
-                short(d.scv()),
-                short(patience.scv())
+                short(d.scv())
             ));
         }
-        let m = erlang_a(lambda, d.mean(), servers, patience.mean())
-            .map_err(|e| format!("{method}: {e}"))?;
+        let (method, m) = if patience.is_exponential() {
+            let method = "M/M/c+M (Erlang-A, birth-death chain)";
+            let m = erlang_a(lambda, d.mean(), servers, patience.mean())
+                .map_err(|e| format!("{method}: {e}"))?;
+            (method, m)
+        } else {
+            let method = "M/M/c+G (Baccelli-Hebuterne offered-wait density, numerical integrals)";
+            let m = mmc_general_patience(lambda, d.mean(), servers, patience)
+                .map_err(|e| format!("{method}: {e}"))?;
+            (method, m)
+        };
         let one = Single {
             response: m.mean_response_served,
             wait: Some(m.mean_wait_served),
