@@ -61,6 +61,10 @@ pub(super) fn analyze(net: &Network, v: &[Vec<f64>], reason: &str, a: &mut Analy
         if let Err(why) = open_station(net, served[0], v, a) {
             a.refuse(FEATURE_FORMULAS, why);
         }
+    } else if super::loss_network::applies(net) {
+        if let Err(why) = super::loss_network::open_loss(net, v, a) {
+            a.refuse(super::loss_network::METHOD, why);
+        }
     } else if super::shadow::applies(net) {
         if let Err(why) = super::shadow::closed_priorities(net, v, a) {
             a.refuse("Sevcik's shadow servers", why);
@@ -76,7 +80,7 @@ pub(super) fn analyze(net: &Network, v: &[Vec<f64>], reason: &str, a: &mut Analy
     } else {
         a.refuse(
             FEATURE_FORMULAS,
-            "they cover one open station fed by Poisson sources, closed single-class networks with load-dependent stations, and closed single-class networks whose one-server FCFS stations block when full (MVABLO), closed multiclass networks with priority stations (shadow servers); this network is none of these (simulate it)",
+            "they cover one open station fed by Poisson sources, closed single-class networks with load-dependent stations, and closed single-class networks whose one-server FCFS stations block when full (MVABLO), closed multiclass networks with priority stations (shadow servers), one-class open networks whose stations lose (loss decomposition); this network is none of these (simulate it)",
         );
     }
 }
@@ -237,7 +241,7 @@ fn open_station(net: &Network, s: usize, v: &[Vec<f64>], a: &mut Analysis) -> Re
 }
 
 /// The exact formula for a single-class station with a capacity of `k` jobs, by kind and law.
-fn finite(
+pub(super) fn finite(
     st: &Station,
     d: &Dist,
     lambda: f64,

@@ -18,6 +18,7 @@ mod derived;
 mod featured;
 mod forkjoin;
 mod laws;
+mod loss_network;
 mod mixed;
 mod open;
 mod percentiles;
