@@ -4,13 +4,30 @@ use super::check;
 use super::error::{AnalyticError, Result};
 use super::impatience::ErlangAMetrics;
 use super::quadrature::integrate_to;
-use crate::dist::Dist;
 
 /// Relative accuracy of the integrals over the offered wait.
 const TOLERANCE: f64 = 1e-10;
 
 /// Relative accuracy of `H(x)` inside them (finer, so that its error does not stall theirs).
 const INNER_TOLERANCE: f64 = 1e-13;
+
+/// A patience law, as the formula needs it: its mean, its CDF and its quantiles.
+pub struct PatienceLaw<'a> {
+    /// The mean patience.
+    pub mean: f64,
+    /// `P(patience <= x)`.
+    pub cdf: &'a dyn Fn(f64) -> f64,
+    /// The `q`-quantile, for `q` in `(0, 1)`.
+    pub quantile: &'a dyn Fn(f64) -> Result<f64>,
+}
+
+impl std::fmt::Debug for PatienceLaw<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PatienceLaw")
+            .field("mean", &self.mean)
+            .finish_non_exhaustive()
+    }
+}
 
 /// Subintervals allowed to each adaptive integral.
 const SEGMENTS: u32 = 4000;
@@ -42,15 +59,15 @@ pub fn mmc_general_patience(
     lambda: f64,
     mean_service: f64,
     servers: u32,
-    patience: &Dist,
+    patience: &PatienceLaw<'_>,
 ) -> Result<ErlangAMetrics> {
     let lambda = check::positive("lambda", lambda)?;
     let s = check::positive("mean_service", mean_service)?;
     let c = check::at_least("servers", servers, 1)?;
-    check::positive("mean patience", patience.mean())?;
+    check::positive("mean patience", patience.mean)?;
     let mu = 1.0 / s;
     let c_mu = f64::from(c) * mu;
-    let survival = |x: f64| 1.0 - patience.cdf(x);
+    let survival = |x: f64| 1.0 - (patience.cdf)(x);
     let h = |x: f64| -> Result<f64> {
         if x <= 0.0 {
             return Ok(0.0);
@@ -69,7 +86,7 @@ pub fn mmc_general_patience(
     let peak_at = if lambda <= c_mu {
         0.0
     } else {
-        patience.quantile(1.0 - c_mu / lambda)?
+        (patience.quantile)(1.0 - c_mu / lambda)?
     };
     let peak = exponent(peak_at)?;
     let mut end = peak_at + 1.0 / c_mu;
@@ -132,12 +149,6 @@ pub fn mmc_general_patience(
 mod tests {
     use super::*;
     use crate::analytic::erlang_a;
-    use crate::dist::DistSpec;
-    use std::path::Path;
-
-    fn dist(spec: DistSpec) -> Dist {
-        spec.build(Path::new("")).unwrap()
-    }
 
     fn close(a: f64, b: f64, what: &str) {
         assert!(
@@ -155,9 +166,14 @@ mod tests {
             (2.0, 1.0, 3, 10.0),
         ] {
             let exact = erlang_a(lambda, s, c, theta_mean).unwrap();
-            let general =
-                mmc_general_patience(lambda, s, c, &Dist::exponential(theta_mean).unwrap())
-                    .unwrap();
+            let cdf = |x: f64| -(-x / theta_mean).exp_m1();
+            let quantile = |q: f64| Ok(-theta_mean * (-q).ln_1p());
+            let law = PatienceLaw {
+                mean: theta_mean,
+                cdf: &cdf,
+                quantile: &quantile,
+            };
+            let general = mmc_general_patience(lambda, s, c, &law).unwrap();
             close(
                 general.abandon_probability,
                 exact.abandon_probability,
@@ -186,7 +202,14 @@ mod tests {
         let (lambda, mu, d) = (1.5_f64, 1.0_f64, 2.0_f64);
         let j = ((lambda - mu) * d).exp_m1() / (lambda - mu) + (lambda * d - mu * d).exp() / mu;
         let expected = (1.0 + (lambda - mu) * j) / (1.0 + lambda * j);
-        let got = mmc_general_patience(lambda, 1.0 / mu, 1, &dist(DistSpec::det(d))).unwrap();
+        let cdf = |x: f64| if x < d { 0.0 } else { 1.0 };
+        let quantile = |_: f64| Ok(d);
+        let law = PatienceLaw {
+            mean: d,
+            cdf: &cdf,
+            quantile: &quantile,
+        };
+        let got = mmc_general_patience(lambda, 1.0 / mu, 1, &law).unwrap();
         close(got.abandon_probability, expected, "abandon");
         // flow balance: the served throughput never exceeds the server
         assert!(got.utilisation < 1.0);

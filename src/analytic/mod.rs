@@ -169,7 +169,7 @@ pub use forkjoin_tasks::{TaskFork, task_fork};
 pub use gigc::{allen_cunneen, kingman};
 pub use harmonic::harmonic;
 pub use impatience::{ErlangAMetrics, erlang_a};
-pub use impatience_general::mmc_general_patience;
+pub use impatience_general::{PatienceLaw, mmc_general_patience};
 pub use inverse::invert_cdf;
 pub use jackson::{JacksonSolution, OpenClass, jackson, solve_traffic};
 pub use load_dependent::{

@@ -186,3 +186,56 @@ fn a_plain_network_reports_no_loss_and_no_abandonment() {
         assert!(ex.index_of(name).is_none(), "{name} is reported");
     }
 }
+
+#[test]
+fn the_loss_decomposition_is_exact_where_poisson_splits_into_buffers() {
+    // a Poisson stream split at random is two Poisson streams: each buffer is exactly M/M/1/K,
+    // though the method, which cannot know it, says approximation
+    let text = r#"
+[[class]]
+name = "jobs"
+[[station]]
+name = "arrivals"
+kind = "source"
+class = "jobs"
+interarrival = { dist = "exp", rate = 2.0 }
+[[station]]
+name = "a"
+kind = "fcfs"
+capacity = 3
+service = { dist = "exp", mean = 1.0 }
+[[station]]
+name = "b"
+kind = "fcfs"
+capacity = 2
+service = { dist = "exp", mean = 0.5 }
+[[route]]
+class = "jobs"
+from = "arrivals"
+branches = [{ to = "a", p = 0.3 }, { to = "b", p = 0.7 }]
+[[route]]
+class = "jobs"
+from = "a"
+to = "exit"
+[[route]]
+class = "jobs"
+from = "b"
+to = "exit"
+"#;
+    let a = parsim::study::analyze_scenario(&scenario(text));
+    let predicted = |metric: &str| {
+        a.predictions
+            .iter()
+            .find(|p| p.metric == metric && p.method.starts_with("loss decomposition"))
+            .unwrap_or_else(|| panic!("no prediction of {metric}: {:?}", a.refusals))
+            .value
+    };
+    let la = parsim::analytic::mmck(0.6, 1.0, 1, 3).unwrap();
+    let lb = parsim::analytic::mmck(1.4, 0.5, 1, 2).unwrap();
+    assert!((predicted("station.a.loss") - la.loss_probability).abs() < 1e-12);
+    assert!((predicted("station.b.loss") - lb.loss_probability).abs() < 1e-12);
+    let lost = 0.3 * la.loss_probability + 0.7 * lb.loss_probability;
+    assert!((predicted("class.jobs.loss") - lost).abs() < 1e-12);
+    let ex = simulate(&scenario(text), 20, 50_000, 61);
+    assert_agrees(&ex, "class.jobs.loss", lost, 0.01);
+}

@@ -5,7 +5,7 @@
 
 use super::{Analysis, Bound, service_stations, short};
 use crate::analytic::{
-    self, BatchSize, FiniteMetrics, LdCenter, PriorityClass, StationMetrics, erlang_a,
+    self, BatchSize, FiniteMetrics, LdCenter, PatienceLaw, PriorityClass, StationMetrics, erlang_a,
     load_dependent_station, mg1_priority_nonpreemptive, mg1_priority_preemptive, mg1k, mgcc,
     mmc_general_patience, mmc_priority_nonpreemptive, mmck, mva_load_dependent, mxg1,
 };
@@ -176,7 +176,14 @@ fn open_station(net: &Network, s: usize, v: &[Vec<f64>], a: &mut Analysis) -> Re
             (method, m)
         } else {
             let method = "M/M/c+G (Baccelli-Hebuterne offered-wait density, numerical integrals)";
-            let m = mmc_general_patience(lambda, d.mean(), servers, patience)
+            let cdf = |x: f64| patience.cdf(x);
+            let quantile = |q: f64| patience.quantile(q);
+            let law = PatienceLaw {
+                mean: patience.mean(),
+                cdf: &cdf,
+                quantile: &quantile,
+            };
+            let m = mmc_general_patience(lambda, d.mean(), servers, &law)
                 .map_err(|e| format!("{method}: {e}"))?;
             (method, m)
         };
