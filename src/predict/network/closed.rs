@@ -2,7 +2,7 @@
 //! residual-service correction, and bounds.
 
 use super::{
-    Analysis, Bound, center_kind, labelled, laws, mean_service, product_form_problem, service_scv,
+    Analysis, Bound, closed_inputs, labelled, laws, product_form_problem, service_scv,
     service_stations,
 };
 use crate::analytic::{
@@ -11,32 +11,13 @@ use crate::analytic::{
 };
 use crate::metrics::name::{Figure, Subject};
 use crate::metrics::network::class_metric;
-use crate::network::{ClassKind, Network};
+use crate::network::Network;
 
 pub(super) fn closed_network(net: &Network, v: &[Vec<f64>], a: &mut Analysis) {
     let served: Vec<usize> = service_stations(net).map(|(s, _)| s).collect();
     let problem = served.iter().find_map(|&s| product_form_problem(net, s));
     let problem = problem.as_deref();
-    let kinds: Vec<CenterKind> = served
-        .iter()
-        .map(|&s| center_kind(&net.stations[s]))
-        .collect();
-    let demands: Vec<Vec<f64>> = (0..net.classes.len())
-        .map(|c| {
-            served
-                .iter()
-                .map(|&s| v[c][s] * mean_service(&net.stations[s], c))
-                .collect()
-        })
-        .collect();
-    let pops: Vec<u32> = net
-        .classes
-        .iter()
-        .map(|c| match c.kind {
-            ClassKind::Closed { population, .. } => population,
-            ClassKind::Open => 0,
-        })
-        .collect();
+    let (kinds, demands, pops) = closed_inputs(net, v, &served);
     let single = net.classes.len() == 1;
     if single {
         closed_bounds(net, v, &kinds, &demands[0], pops[0], problem, a);

@@ -79,6 +79,37 @@ fn service_stations(net: &Network) -> impl Iterator<Item = (usize, &crate::netwo
         .filter(|(_, s)| s.kind.service().is_some())
 }
 
+/// A closed network's inputs to the MVA solvers at its `served` stations: the centres' kinds,
+/// each class's demands (visits per cycle `v` times mean service) and populations (0 for an
+/// open class).
+fn closed_inputs(
+    net: &Network,
+    v: &[Vec<f64>],
+    served: &[usize],
+) -> (Vec<CenterKind>, Vec<Vec<f64>>, Vec<u32>) {
+    let kinds = served
+        .iter()
+        .map(|&s| center_kind(&net.stations[s]))
+        .collect();
+    let demands = (0..net.classes.len())
+        .map(|c| {
+            served
+                .iter()
+                .map(|&s| v[c][s] * mean_service(&net.stations[s], c))
+                .collect()
+        })
+        .collect();
+    let populations = net
+        .classes
+        .iter()
+        .map(|c| match c.kind {
+            ClassKind::Closed { population, .. } => population,
+            ClassKind::Open => 0,
+        })
+        .collect();
+    (kinds, demands, populations)
+}
+
 /// The per-class service distributions of `st` if it is an FCFS queue.
 fn fcfs_services(st: &crate::network::Station) -> Option<&[Option<Dist>]> {
     match &st.kind {

@@ -2,8 +2,8 @@
 //! approximation whose error the simulation shows.
 
 use super::blocking::percentiles;
-use super::{Analysis, center_kind, mean_service, product_form_problem, service_stations};
-use crate::analytic::{CenterKind, shadow_server};
+use super::{Analysis, closed_inputs, mean_service, product_form_problem, service_stations};
+use crate::analytic::shadow_server;
 use crate::metrics::name::{Figure, Subject};
 use crate::metrics::network::{class_metric, station_class_subject, visiting};
 use crate::network::{ClassKind, Network, Preemption, StationKind};
@@ -81,26 +81,7 @@ pub(super) fn closed_priorities(
             }
         }
     }
-    let kinds: Vec<CenterKind> = served
-        .iter()
-        .map(|&s| center_kind(&net.stations[s]))
-        .collect();
-    let demands: Vec<Vec<f64>> = (0..classes)
-        .map(|c| {
-            served
-                .iter()
-                .map(|&s| v[c][s] * mean_service(&net.stations[s], c))
-                .collect()
-        })
-        .collect();
-    let populations: Vec<u32> = net
-        .classes
-        .iter()
-        .map(|c| match c.kind {
-            ClassKind::Closed { population, .. } => population,
-            ClassKind::Open => 0,
-        })
-        .collect();
+    let (kinds, demands, populations) = closed_inputs(net, v, &served);
     let method = match non_preemptive {
         None => METHOD.to_owned(),
         Some(name) => format!(
