@@ -41,6 +41,7 @@
 //! | [`nelson_tantawi_correlation_factor`] | the same, corrected for the branches' correlation | times `R_NT / (H_K / (mu - lambda))` at the same `rho` | approximation (exact for exponential `K = 2`) |
 //! | [`fork_join_interpolation`] | open `K`-way fork-join of M/G/1 FCFS branches, any service law | `(1 - rho) E[T] = T0 + (T1 - T0) rho + (h - T1) rho^2`: exact light-traffic value `E[max S]` and slope `T1`, heavy-traffic limit `h = min(T1, H_K m (1 + c^2)/2)` (Reiman-Simon interpolation; Varma-Makowski's `h = T1`) | approximation (exact for `K = 1`, deterministic service, exponential `K = 2`) |
 //! | [`varki_closed_fork_join`] | closed network with `K`-way fork-join subsystems | Varki: `R_FJ(n) = s [H_K + Q_FJ(n-1)]` | approximation (exact at `n = 1`, `K = 1`, and `K = 2` alone) |
+//! | [`ctmc::stationary`] | any continuous-time Markov chain the caller describes ([`ctmc::MarkovModel`]: an initial state, the transitions out of each state) | breadth-first enumeration of the reachable states (refused past [`ctmc::DEFAULT_STATE_LIMIT`] times the budget factor), `pi Q = 0` on the one closed class by sparse LU (`faer`), residual checked | exact (to `1e-10` in `pi Q`) |
 //!
 //! # Cost
 //!
@@ -90,6 +91,7 @@ mod clark;
 mod closed;
 mod convolution;
 pub mod cost;
+pub mod ctmc;
 mod error;
 mod forkjoin;
 mod forkjoin_branches;
