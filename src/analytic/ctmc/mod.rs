@@ -10,7 +10,8 @@
 //!    ([`cost::with_budget`](super::cost::with_budget)).
 //! 2. [`StateSpace::stationary`] (or [`stationary`] for both steps) solves `pi Q = 0`,
 //!    `sum pi = 1` by a sparse LU factorisation (`faer`, COLAMD ordering) of `Q^T` with one
-//!    equation replaced by the normalisation, checks the residual `||pi Q||_1` relative to the
+//!    equation replaced by `pi_0 = 1` (a row of ones for the normalisation would fill the
+//!    factors: its solution is normalised after), checks the residual `||pi Q||_1` relative to the
 //!    largest exit rate (refined up to [`REFINEMENT_STEPS`] times, refused above
 //!    [`RESIDUAL_TOLERANCE`]) and returns a [`Stationary`] distribution.
 //!

@@ -1,5 +1,5 @@
 //! The stationary distribution of an enumerated chain: its closed class, then a sparse LU
-//! solve of the balance equations with one replaced by the normalisation.
+//! solve of the balance equations with one replaced by pinning a state, then normalised.
 
 use faer::linalg::solvers::SolveCore;
 use faer::sparse::{SparseColMatRef, SymbolicSparseColMatRef};
@@ -198,41 +198,41 @@ fn residual<S>(space: &StateSpace<S>, pi: &[f64]) -> f64 {
     }
 }
 
-/// Solves `A x = e_0` where `A` is `Q^T` of the `m` states of a closed class with its first
-/// row replaced by ones, refining while the residual of the modified system allows.
+/// The value the pinned state's probability is given before normalising when 1 overflows
+/// another state's (their ratios beyond `f64::MAX`); the states far less likely then underflow
+/// to 0, as they would once normalised.
+const SMALL_PIN: f64 = 1e-290;
+
+/// Solves `A x = p e_0` where `A` is `Q^T` of the `m` states of a closed class with its first
+/// equation replaced by `x_0 = p` (the first state pinned: a dense row of ones for the
+/// normalisation would make the factors dense), `p` 1 or [`SMALL_PIN`] if 1 overflows;
+/// refined while the residual of this system allows. The caller normalises.
 fn solve_balance<S>(
     space: &StateSpace<S>,
     m: usize,
     global: impl Fn(usize) -> usize,
     to_local: impl Fn(usize) -> usize,
 ) -> Result<Vec<f64>> {
-    // column c of A is row c of Q: the rates out of c at their targets' rows, minus the
-    // exit rate at row c, and a 1 at row 0 in place of whatever Q has there
+    // column c of A is row c of Q (the rates out of c at their targets' rows, minus the exit
+    // rate at row c) without its row 0, and column 0 has a 1 at row 0. Indices are usize:
+    // with u32 ones faer's symbolic LU overflows its bounds on the factors at 1e6 states.
     let nnz = m
         + (0..m)
             .map(|c| space.transitions(global(c)).count())
             .sum::<usize>();
-    if nnz > u32::MAX as usize {
-        return Err(AnalyticError::NotApplicable(format!(
-            "{nnz} non-zero rates: more than a 32-bit sparse matrix holds"
-        )));
-    }
-    let mut col_start: Vec<u32> = Vec::with_capacity(m + 1);
-    let mut rows: Vec<u32> = Vec::with_capacity(nnz);
+    let mut col_start: Vec<usize> = Vec::with_capacity(m + 1);
+    let mut rows: Vec<usize> = Vec::with_capacity(nnz);
     let mut values: Vec<f64> = Vec::with_capacity(nnz);
-    let mut column: Vec<(u32, f64)> = Vec::new();
+    let mut column: Vec<(usize, f64)> = Vec::new();
     col_start.push(0);
     for c in 0..m {
         let g = global(c);
         column.clear();
-        column.push((0, 1.0));
-        if c != 0 {
-            column.push((c as u32, -space.exit_rate(g)));
-        }
+        column.push((c, if c == 0 { 1.0 } else { -space.exit_rate(g) }));
         for (j, rate) in space.transitions(g) {
             let r = to_local(j);
             if r != 0 {
-                column.push((r as u32, rate));
+                column.push((r, rate));
             }
         }
         column.sort_unstable_by_key(|&(r, _)| r);
@@ -240,7 +240,7 @@ fn solve_balance<S>(
             rows.push(r);
             values.push(v);
         }
-        col_start.push(rows.len() as u32);
+        col_start.push(rows.len());
     }
     let symbolic = SymbolicSparseColMatRef::new_checked(m, m, &col_start, None, &rows);
     let a = SparseColMatRef::new(symbolic, &values);
@@ -250,31 +250,43 @@ fn solve_balance<S>(
         ))
     })?;
     let largest = values.iter().fold(0.0_f64, |a, v| a.max(v.abs()));
-    let mut x = vec![0.0; m];
-    x[0] = 1.0;
-    lu.solve_in_place_with_conj(Conj::No, MatMut::from_column_major_slice_mut(&mut x, m, 1));
-    // iterative refinement on the modified system: r = e_0 - A x, x += A^-1 r
-    for _ in 0..REFINEMENT_STEPS {
-        let mut r = vec![0.0; m];
-        r[0] = 1.0;
-        for (c, &xc) in x.iter().enumerate() {
-            let column = col_start[c] as usize..col_start[c + 1] as usize;
-            for (&row, &value) in rows[column.clone()].iter().zip(&values[column]) {
-                r[row as usize] -= value * xc;
+    let solve = |pin: f64| {
+        let mut x = vec![0.0; m];
+        x[0] = pin;
+        lu.solve_in_place_with_conj(Conj::No, MatMut::from_column_major_slice_mut(&mut x, m, 1));
+        // iterative refinement: r = p e_0 - A x, x += A^-1 r
+        for _ in 0..REFINEMENT_STEPS {
+            let mut r = vec![0.0; m];
+            r[0] = pin;
+            for (c, &xc) in x.iter().enumerate() {
+                let column = col_start[c]..col_start[c + 1];
+                for (&row, &value) in rows[column.clone()].iter().zip(&values[column]) {
+                    r[row] -= value * xc;
+                }
+            }
+            let scale = largest * x.iter().fold(0.0_f64, |a, v| a.max(v.abs()));
+            let size = r.iter().map(|v| v.abs()).sum::<f64>() / scale;
+            if size.is_nan() || size <= REFINE_ABOVE {
+                break;
+            }
+            lu.solve_in_place_with_conj(
+                Conj::No,
+                MatMut::from_column_major_slice_mut(&mut r, m, 1),
+            );
+            for (xi, di) in x.iter_mut().zip(&r) {
+                *xi += di;
             }
         }
-        let size: f64 = r.iter().map(|v| v.abs()).sum::<f64>() / largest;
-        if size.is_nan() || size <= REFINE_ABOVE {
-            break;
-        }
-        lu.solve_in_place_with_conj(Conj::No, MatMut::from_column_major_slice_mut(&mut r, m, 1));
-        for (xi, di) in x.iter_mut().zip(&r) {
-            *xi += di;
-        }
+        x
+    };
+    let finite = |x: &[f64]| x.iter().all(|v| v.is_finite());
+    let mut x = solve(1.0);
+    if !finite(&x) {
+        x = solve(SMALL_PIN);
     }
-    if x.iter().any(|v| !v.is_finite()) {
+    if !finite(&x) {
         return Err(AnalyticError::NotApplicable(
-            "the sparse LU of the balance equations gave a non-finite solution".to_owned(),
+            "the stationary probabilities span more than double precision holds".to_owned(),
         ));
     }
     Ok(x)
