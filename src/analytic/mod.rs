@@ -52,6 +52,7 @@
 //! | [`load_dependent_station`] | open exponential station with rate `mu r(n)` | birth-death, geometric tail past the last `r` | exact |
 //! | [`mva_load_dependent`] | closed single class; delays, queues, load-dependent centers ([`LdCenter`]) | Reiser-Lavenberg load-dependent MVA with marginals `p_k(j \| n)`; refused when a marginal goes below `-1e-9` | exact (product form) |
 //! | [`mva_blocking`] | closed single class, FCFS exponential stations with finite capacities, blocking after service | Akyildiz's MVABLO (1988): MVA with full-station and blocking-time corrections | approximation (exact MVA when nothing fills) |
+//! | [`ctmc::stationary`] | any continuous-time Markov chain the caller describes ([`ctmc::MarkovModel`]: an initial state, the transitions out of each state) | breadth-first enumeration of the reachable states (refused past [`ctmc::DEFAULT_STATE_LIMIT`] times the budget factor), `pi Q = 0` on the one closed class by sparse LU (`faer`), residual checked | exact (to `1e-10` in `pi Q`) |
 //!
 //! # Cost
 //!
@@ -103,6 +104,7 @@ mod clark;
 mod closed;
 mod convolution;
 pub mod cost;
+pub mod ctmc;
 mod error;
 mod finite;
 mod forkjoin;
