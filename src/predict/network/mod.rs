@@ -17,6 +17,7 @@ mod derived;
 mod featured;
 mod forkjoin;
 mod laws;
+mod markov;
 mod open;
 mod percentiles;
 
@@ -39,6 +40,7 @@ pub fn analyze(net: &Network) -> Analysis {
     };
     if let Some(reason) = featured::problem(net) {
         featured::analyze(net, &v, &reason, &mut a);
+        markov::analyze(net, &v, &mut a);
         return a;
     }
     laws::demands(net, &v, &mut a);
@@ -67,6 +69,7 @@ pub fn analyze(net: &Network) -> Analysis {
     }
     derived::add(net, &v, &mut a);
     percentiles::add(net, &v, &mut a);
+    markov::analyze_exponential(net, &v, &mut a);
     a
 }
 
