@@ -11,6 +11,11 @@
 //!   1.2 and 1.1) with room for 1000 jobs each, arrivals to a full first station lost, a job
 //!   done at the first while the second is full blocked there: 1,003,001 states on a square.
 //!
+//! * `network_chain`: the chain `parsim analyze` builds from a network (its states, events and
+//!   means, `src/predict/network/markov.rs`), end to end through the public analysis: a closed
+//!   network of two classes of 14 jobs, a delay, a preemptive-resume priority FCFS station and
+//!   a PS station, 25,425 states at budget factor 20.
+//!
 //! Ten samples of one solve each (criterion's least): some ten minutes in all.
 //!
 //! Measured once (the lines this bench prints first), on 2 cores shared with other builds:
@@ -150,5 +155,90 @@ fn million_states(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, million_states);
+/// The closed priority network of `network_chain`.
+const NETWORK: &str = r#"
+name = "closed priority network"
+[[class]]
+name = "urgent"
+population = 14
+reference = "think"
+priority = 0
+[[class]]
+name = "batch"
+population = 14
+reference = "think"
+priority = 1
+[[station]]
+name = "think"
+kind = "delay"
+service_by_class = { urgent = { dist = "exp", mean = 4.0 }, batch = { dist = "exp", mean = 2.0 } }
+[[station]]
+name = "cpu"
+kind = "fcfs"
+servers = 1
+priority = "preemptive-resume"
+service_by_class = { urgent = { dist = "exp", mean = 0.3 }, batch = { dist = "exp", mean = 0.4 } }
+[[station]]
+name = "disk"
+kind = "ps"
+service_by_class = { urgent = { dist = "exp", mean = 0.5 }, batch = { dist = "exp", mean = 0.6 } }
+[[route]]
+class = "urgent"
+from = "think"
+to = "cpu"
+[[route]]
+class = "urgent"
+from = "cpu"
+branches = [{ to = "disk", p = 0.7 }, { to = "think", p = 0.3 }]
+[[route]]
+class = "urgent"
+from = "disk"
+to = "cpu"
+[[route]]
+class = "batch"
+from = "think"
+to = "cpu"
+[[route]]
+class = "batch"
+from = "cpu"
+branches = [{ to = "disk", p = 0.8 }, { to = "think", p = 0.2 }]
+[[route]]
+class = "batch"
+from = "disk"
+to = "cpu"
+"#;
+
+fn network_chain(c: &mut Criterion) {
+    let sc = parsim::scenario::parse(NETWORK, std::path::Path::new("network_chain.toml"))
+        .expect("a valid scenario");
+    let parsim::scenario::Workload::Network(net) = &sc.workload else {
+        unreachable!("a network")
+    };
+    let analyse =
+        || parsim::analytic::cost::with_budget(20.0, || parsim::predict::network::analyze(net));
+    let start = Instant::now();
+    let a = analyse();
+    let label = a
+        .predictions
+        .iter()
+        .find(|p| p.method.starts_with("exact Markov chain"))
+        .map(|p| p.method.clone())
+        .expect("the chain is within the budget");
+    eprintln!(
+        "network_chain: {label}, analysed in {:.2?}",
+        start.elapsed()
+    );
+    let mut group = c.benchmark_group("ctmc");
+    group
+        .sample_size(10)
+        .sampling_mode(SamplingMode::Flat)
+        .warm_up_time(Duration::from_millis(1))
+        .measurement_time(Duration::from_secs(60));
+    group.bench_function("network_chain", |b| {
+        b.iter(|| black_box(analyse().predictions.len()))
+    });
+    group.finish();
+}
+
+criterion_group!(benches, million_states, network_chain);
 criterion_main!(benches);
