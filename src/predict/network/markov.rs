@@ -160,7 +160,7 @@ fn first_levels(net: &Network, v: &[Vec<f64>], chain: &Chain<'_>) -> Result<Vec<
                 short(rho)
             ));
         }
-        for g in 0..chain.groups() {
+        for (g, levels) in per.iter_mut().enumerate() {
             let members: Vec<usize> = open
                 .iter()
                 .copied()
@@ -179,7 +179,7 @@ fn first_levels(net: &Network, v: &[Vec<f64>], chain: &Chain<'_>) -> Result<Vec<
                 _ => None,
             };
             if let Some(mean) = poisson {
-                per[g].push((mean + 10.0 * mean.sqrt() + 30.0, mean));
+                levels.push((mean + 10.0 * mean.sqrt() + 30.0, mean));
                 continue;
             }
             let servers = servers.expect("a queue");
@@ -200,7 +200,7 @@ fn first_levels(net: &Network, v: &[Vec<f64>], chain: &Chain<'_>) -> Result<Vec<
                 rho * p / (1.0 - rho + rho * p)
             };
             let ratio = ratio.clamp(1e-3, 0.999);
-            per[g].push((
+            levels.push((
                 BOUNDARY_MASS.ln() / ratio.ln() + f64::from(servers),
                 ratio / (1.0 - ratio),
             ));

@@ -572,3 +572,80 @@ branches = [{ to = "x", p = 0.5 }, { to = "think", p = 0.5 }]
         "{err}"
     );
 }
+
+/// Poisson arrivals (rate 1.5) split by `rule` (`round_robin` or `jsq`) between two
+/// exponential servers of mean 1.
+fn split(rule: &str) -> Network {
+    network(&format!(
+        r#"
+name = "split"
+[[class]]
+name = "jobs"
+[[station]]
+name = "arrivals"
+kind = "source"
+class = "jobs"
+interarrival = {{ dist = "exp", rate = 1.5 }}
+[[station]]
+name = "s1"
+kind = "fcfs"
+service = {{ dist = "exp", mean = 1.0 }}
+[[station]]
+name = "s2"
+kind = "fcfs"
+service = {{ dist = "exp", mean = 1.0 }}
+[[route]]
+class = "jobs"
+from = "arrivals"
+policy = "{rule}"
+among = ["s1", "s2"]
+[[route]]
+class = "jobs"
+from = "s1"
+to = "exit"
+[[route]]
+class = "jobs"
+from = "s2"
+to = "exit"
+"#
+    ))
+}
+
+#[test]
+fn round_robin_makes_erlang_arrivals() {
+    // two queues and the pointer truncated at 100 jobs: over the limit at budget factor 1
+    let (_, v) = cost::with_budget(4.0, || chain_values(&split("round_robin")));
+    // each server sees Erlang-2 gaps of rate 1.5 per phase: E2/M/1, whose response is
+    // 1 / (mu (1 - s)) with s the root of s = (1.5 / (2.5 - s))^2
+    let mut s: f64 = 0.5;
+    for _ in 0..200 {
+        s = (1.5 / (2.5 - s)).powi(2);
+    }
+    for st in ["s1", "s2"] {
+        close(
+            "response",
+            value(&v, &format!("station.{st}.response")),
+            1.0 / (1.0 - s),
+        );
+        close(
+            "throughput",
+            value(&v, &format!("station.{st}.throughput")),
+            0.75,
+        );
+    }
+}
+
+#[test]
+fn the_shortest_queue_beats_a_random_split() {
+    let (_, v) = cost::with_budget(4.0, || chain_values(&split("jsq")));
+    let r = value(&v, "class.jobs.response");
+    // between M/M/2 (one queue, 16/7) and two M/M/1 queues of rate 0.75 (4)
+    assert!(r > 16.0 / 7.0 + 0.01 && r < 4.0 - 0.01, "{r}");
+    // ties go to s1: it serves more
+    assert!(value(&v, "station.s1.throughput") > value(&v, "station.s2.throughput") + 1e-3);
+    close(
+        "flow",
+        value(&v, "station.s1.throughput") + value(&v, "station.s2.throughput"),
+        1.5,
+    );
+}
