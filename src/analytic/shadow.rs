@@ -31,7 +31,7 @@ const TOLERANCE: f64 = 1e-12;
 /// `sum_r X_r D_rk`.
 ///
 /// Errors: `NotApplicable` when a priority center is not a one-server queue, or when the more
-/// urgent levels take the whole server (`U >= 1`); `NotConverged` after [`MAX_PASSES`] passes;
+/// urgent levels take the whole server (`U >= 1`); `NotConverged` after 10,000 passes;
 /// otherwise as [`mva_multiclass`].
 pub fn shadow_server(
     kinds: &[CenterKind],
