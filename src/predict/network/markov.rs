@@ -63,13 +63,28 @@ struct Measures {
     arrive: Vec<f64>,
 }
 
-/// Analyses a network with features: the exact chain, or the refusal saying why not.
+/// Analyses a network with features: the exact chain, or the refusal saying why not; nothing
+/// when other methods predict every mean it reports exactly already.
 pub(super) fn analyze(net: &Network, v: &[Vec<f64>], a: &mut Analysis) {
+    let covered = crate::metrics::network::names(net)
+        .iter()
+        .filter(|m| !is_percentile(m))
+        .all(|m| a.predictions.iter().any(|p| p.exact && p.metric == *m));
+    if covered {
+        return;
+    }
     let limit = cost::scaled(STATE_LIMIT as f64) as usize;
     match solve(net, v, limit) {
         Ok(m) => add_predictions(net, &m, a),
         Err(reason) => a.refuse(METHOD, reason),
     }
+}
+
+/// Whether `metric` names a percentile (`...p50`).
+fn is_percentile(metric: &str) -> bool {
+    metric
+        .rsplit_once(".p")
+        .is_some_and(|(_, n)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
 }
 
 /// Analyses a plain network by the exact chain when its times are exponential and it has no
@@ -222,7 +237,7 @@ fn open_rate(v: &[Vec<f64>], s: usize, members: &[usize]) -> f64 {
     members.iter().map(|&c| v[c][s]).sum()
 }
 
-/// The truncation levels, named: `120 open jobs`, or `17 (c0), 30 (c1) open jobs`.
+/// The truncation levels, named: `120 open jobs`, or `17 open c0 jobs and 30 open c1 jobs`.
 fn truncation(net: &Network, chain: &Chain<'_>, levels: &[u32]) -> String {
     let open: Vec<usize> = (0..net.classes.len())
         .filter(|&c| net.classes[c].kind == ClassKind::Open)
@@ -232,9 +247,9 @@ fn truncation(net: &Network, chain: &Chain<'_>, levels: &[u32]) -> String {
     }
     let each: Vec<String> = open
         .iter()
-        .map(|&c| format!("{} ({})", levels[c], net.classes[c].name))
+        .map(|&c| format!("{} open {} jobs", levels[c], net.classes[c].name))
         .collect();
-    format!("{} open jobs", each.join(", "))
+    each.join(" and ")
 }
 
 /// Enumerates `chain`, refusing past `limit` states and at a blocking deadlock.
@@ -348,36 +363,31 @@ fn leaves_early(net: &Network, c: usize) -> bool {
     })
 }
 
-/// The method label of a solved chain: its states, and its truncation.
+/// The method label of a solved chain: its states, and its truncation (no comma: labels go
+/// into CSV columns).
 fn label(m: &Measures) -> String {
-    let mut out = format!("{METHOD}, {} states", thousands(m.states));
+    let mut out = format!("{METHOD} ({} states", m.states);
     if let Some((levels, masses)) = &m.truncated {
         let mass: f64 = masses.iter().sum();
         out.push_str(&format!(
-            ", truncated at {levels}, boundary mass {mass:.0e}"
+            "; truncated at {levels}; boundary mass {mass:.0e}"
         ));
     }
+    out.push(')');
     out
 }
 
-/// `n` with a comma between groups of three digits.
-fn thousands(n: usize) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, ch) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(ch);
-    }
-    out
-}
-
-/// Adds the predictions of the solved chain `m` of `net`, under the simulator's names, and
-/// Markov-inequality bounds on the percentiles nothing else predicted.
+/// Adds the predictions of the solved chain `m` of `net` under the simulator's names, for the
+/// metrics no other method predicted exactly, and Markov-inequality bounds on the percentiles
+/// nothing else predicted or bounded.
 fn add_predictions(net: &Network, m: &Measures, a: &mut Analysis) {
     let method = label(m);
-    let add = |a: &mut Analysis, metric: String, value: f64| a.add(metric, value, &method, true);
+    // where another method is exact already, its value stands alone
+    let add = |a: &mut Analysis, metric: String, value: f64| {
+        if !a.predictions.iter().any(|p| p.exact && p.metric == metric) {
+            a.add(metric, value, &method, true);
+        }
+    };
     let switching = chain::switches_class(net);
     let mut means: Vec<(Subject<'_>, f64)> = Vec::new();
     for (c, class) in net.classes.iter().enumerate() {
@@ -394,9 +404,11 @@ fn add_predictions(net: &Network, m: &Measures, a: &mut Analysis) {
         if leaves_early(net, c) {
             // the jobs that complete spend at most all the time jobs spend: E[T 1{done}] <=
             // E[T], so E[T | done] <= N / X over the completions
-            if class.kind == ClassKind::Open {
+            let metric = class_metric(net, c);
+            let known = a.predictions.iter().any(|p| p.exact && p.metric == metric);
+            if class.kind == ClassKind::Open && !known {
                 a.bounds.push(Bound {
-                    metric: class_metric(net, c),
+                    metric,
                     lower: 0.0,
                     upper: present / x,
                     method: format!(

@@ -6,22 +6,143 @@ use crate::analytic::{
     self, CenterKind, PriorityClass, erlang_a, load_dependent_station, mg1_priority_nonpreemptive,
     mg1_priority_preemptive, mmc_priority_nonpreemptive, mmck,
 };
-use crate::network::{Network, WhenFull, visits};
-use crate::scenario::Workload;
+use crate::dist::Dist;
+use crate::network::{
+    Capacity, Class, ClassId, Discipline, Features, Network, Preemption, Routing, Rule, Station,
+    StationId, StationKind, Target, WhenFull, visits,
+};
+use crate::time::Clock;
 
-/// The network of a scenario's text.
-fn network(text: &str) -> Network {
-    let sc = crate::scenario::parse(text, std::path::Path::new("test.toml"))
-        .unwrap_or_else(|e| panic!("{e}"));
-    match sc.workload {
-        Workload::Network(net) => net,
-        _ => panic!("not a network"),
+/// An exponential time of mean `mean`.
+fn exp(mean: f64) -> Option<Dist> {
+    Some(Dist::exponential(mean).unwrap())
+}
+
+/// A station named `name`.
+fn station(name: &str, kind: StationKind, features: Features) -> Station {
+    Station {
+        name: name.to_owned(),
+        kind,
+        features,
     }
 }
 
-/// The full analysis and the chain's predictions in it, by metric.
+/// A Poisson source of `class` at `rate`.
+fn source(name: &str, class: u32, rate: f64) -> Station {
+    let interarrival = exp(1.0 / rate).unwrap();
+    station(
+        name,
+        StationKind::Source {
+            class: ClassId(class),
+            interarrival,
+        },
+        Features::default(),
+    )
+}
+
+/// An FCFS queue with `servers` and the exponential services of `means` by class (0: none).
+fn fcfs(name: &str, servers: u32, means: &[f64], features: Features) -> Station {
+    let service = means
+        .iter()
+        .map(|&m| (m > 0.0).then(|| exp(m)).flatten())
+        .collect();
+    let kind = StationKind::Queue {
+        discipline: Discipline::Fcfs,
+        servers,
+        service,
+    };
+    station(name, kind, features)
+}
+
+/// A delay with the exponential services of `means` by class.
+fn delay(name: &str, means: &[f64]) -> Station {
+    let service = means.iter().map(|&m| exp(m)).collect();
+    station(name, StationKind::Delay { service }, Features::default())
+}
+
+/// A class: open, or closed with `population` jobs starting at station `reference`.
+fn class(name: &str, closed: Option<(u32, u32)>, priority: i32) -> Class {
+    Class {
+        name: name.to_owned(),
+        kind: closed.map_or(ClassKind::Open, |(population, reference)| {
+            ClassKind::Closed {
+                population,
+                reference: StationId(reference),
+            }
+        }),
+        priority,
+    }
+}
+
+/// To station `s`, as class `c`.
+fn to(s: u32, c: u32) -> Target {
+    Target::Station(StationId(s), ClassId(c))
+}
+
+/// A random rule: each target with its probability.
+fn random(branches: &[(Target, f64)]) -> Rule {
+    let mut sum = 0.0;
+    let cumulative = branches
+        .iter()
+        .map(|b| {
+            sum += b.1;
+            sum
+        })
+        .collect();
+    Rule::Random {
+        cumulative,
+        targets: branches.iter().map(|b| b.0).collect(),
+    }
+}
+
+/// The network of `stations` and `classes` with the rules `routes` (class, from station,
+/// rule) and routing `groups`.
+fn build(
+    stations: Vec<Station>,
+    classes: Vec<Class>,
+    routes: Vec<(u32, u32, Rule)>,
+    groups: Vec<Vec<StationId>>,
+) -> Network {
+    let mut routing = Routing::new(classes.len(), stations.len());
+    for (c, s, rule) in routes {
+        routing.set(ClassId(c), StationId(s), rule);
+    }
+    let mut net = Network {
+        stations,
+        classes,
+        routing,
+        groups,
+        clock: Clock::for_scale(1.0),
+        paths: Vec::new(),
+    };
+    net.set_clock();
+    net
+}
+
+/// Features with a capacity of `k` that loses.
+fn capacity(k: u32) -> Features {
+    Features {
+        capacity: Some(Capacity {
+            jobs: k,
+            when_full: WhenFull::Lose,
+        }),
+        ..Features::default()
+    }
+}
+
+/// Features with priorities.
+fn prioritised(p: Preemption) -> Features {
+    Features {
+        priority: Some(p),
+        ..Features::default()
+    }
+}
+
+/// The chain's analysis of `net` alone (the other methods would keep it from the metrics they
+/// predict exactly) and its predictions, by metric.
 fn chain_values(net: &Network) -> (Analysis, Vec<(String, f64)>) {
-    let a = crate::predict::network::analyze(net);
+    let mut a = Analysis::default();
+    analyze(net, &visits(net).unwrap(), &mut a);
     let values = a
         .predictions
         .iter()
@@ -48,38 +169,38 @@ fn close(what: &str, got: f64, want: f64) {
     );
 }
 
-/// One open FCFS station `q` fed by one Poisson source per class (rates `lambda`, mean services
-/// `means`, priorities `priority`), with the station's extra `features` lines.
-fn open_station(lambda: &[f64], means: &[f64], priority: &[i32], features: &str) -> Network {
-    let mut text = String::from("name = \"t\"\n");
-    for (k, p) in priority.iter().enumerate() {
-        text += &format!("[[class]]\nname = \"c{k}\"\npriority = {p}\n");
-    }
-    for (k, l) in lambda.iter().enumerate() {
-        text += &format!(
-            "[[station]]\nname = \"in{k}\"\nkind = \"source\"\nclass = \"c{k}\"\ninterarrival = {{ dist = \"exp\", rate = {l} }}\n"
-        );
-    }
-    let service: Vec<String> = means
-        .iter()
-        .enumerate()
-        .map(|(k, m)| format!("c{k} = {{ dist = \"exp\", mean = {m} }}"))
+/// One open FCFS station `q` (station `k` for `k` classes) fed by one Poisson source per class
+/// (rates `lambda`, mean services `means`, priorities `priority`), with `servers` and
+/// `features`.
+fn open_station(
+    lambda: &[f64],
+    means: &[f64],
+    priority: &[i32],
+    servers: u32,
+    features: Features,
+) -> Network {
+    let k = lambda.len() as u32;
+    let mut stations: Vec<Station> = (0..k)
+        .map(|c| source(&format!("in{c}"), c, lambda[c as usize]))
         .collect();
-    text += &format!(
-        "[[station]]\nname = \"q\"\nkind = \"fcfs\"\n{features}\nservice_by_class = {{ {} }}\n",
-        service.join(", ")
-    );
-    for k in 0..lambda.len() {
-        text += &format!(
-            "[[route]]\nclass = \"c{k}\"\nfrom = \"in{k}\"\nto = \"q\"\n[[route]]\nclass = \"c{k}\"\nfrom = \"q\"\nto = \"exit\"\n"
-        );
-    }
-    network(&text)
+    stations.push(fcfs("q", servers, means, features));
+    let classes = (0..k)
+        .map(|c| class(&format!("c{c}"), None, priority[c as usize]))
+        .collect();
+    let routes = (0..k)
+        .flat_map(|c| {
+            [
+                (c, c, Rule::Fixed(to(k, c))),
+                (c, k, Rule::Fixed(Target::Exit)),
+            ]
+        })
+        .collect();
+    build(stations, classes, routes, Vec::new())
 }
 
 #[test]
 fn mmck_is_the_birth_death_chain() {
-    let net = open_station(&[2.0], &[1.0], &[0], "servers = 2\ncapacity = 5");
+    let net = open_station(&[2.0], &[1.0], &[0], 2, capacity(5));
     let (_, v) = chain_values(&net);
     let m = mmck(2.0, 1.0, 2, 5).unwrap();
     close("loss", value(&v, "station.q.loss"), m.loss_probability);
@@ -102,7 +223,11 @@ fn erlang_a_is_the_truncated_chain() {
         &[3.0],
         &[1.0],
         &[0],
-        "servers = 2\npatience = { dist = \"exp\", mean = 2.0 }",
+        2,
+        Features {
+            patience: exp(2.0),
+            ..Features::default()
+        },
     );
     let (a, v) = chain_values(&net);
     let label = &a
@@ -156,7 +281,8 @@ fn two_class_head_of_line_priority_is_cobhams() {
         &lambda,
         &means,
         &priority,
-        "servers = 1\npriority = \"non-preemptive\"",
+        1,
+        prioritised(Preemption::NonPreemptive),
     );
     let (_, v) = chain_values(&net);
     let m = mg1_priority_nonpreemptive(&classes(&lambda, &means, &priority)).unwrap();
@@ -193,7 +319,8 @@ fn three_class_preemptive_resume_priority_is_exact() {
         &lambda,
         &means,
         &priority,
-        "servers = 1\npriority = \"preemptive-resume\"",
+        1,
+        prioritised(Preemption::PreemptiveResume),
     );
     // 25,043 states: over the limit at budget factor 1
     let (_, v) = cost::with_budget(3.0, || chain_values(&net));
@@ -221,7 +348,8 @@ fn multi_server_head_of_line_priority_is_exact() {
         &lambda,
         &means,
         &priority,
-        "servers = 3\npriority = \"non-preemptive\"",
+        3,
+        prioritised(Preemption::NonPreemptive),
     );
     let (_, v) = chain_values(&net);
     let m = mmc_priority_nonpreemptive(&classes(&lambda, &means, &priority), 3).unwrap();
@@ -246,7 +374,11 @@ fn open_load_dependent_station_is_exact() {
         &[1.5],
         &[1.0],
         &[0],
-        "servers = 1\nrate_by_jobs = [1.0, 1.6, 2.0]",
+        1,
+        Features {
+            rate_by_jobs: Some(vec![1.0, 1.6, 2.0]),
+            ..Features::default()
+        },
     );
     let (_, v) = chain_values(&net);
     let m = load_dependent_station(1.5, 1.0, &[1.0, 1.6, 2.0]).unwrap();
@@ -254,45 +386,30 @@ fn open_load_dependent_station_is_exact() {
     close("response", value(&v, "station.q.response"), m.mean_response);
 }
 
-/// A closed network: `n` jobs between a delay (think) and two FCFS queues, visited in turn;
-/// the queues' extra lines are `features`, each with its own class set.
-const CLOSED: &str = r#"
-name = "closed"
-[[class]]
-name = "a"
-population = 4
-reference = "think"
-[[station]]
-name = "think"
-kind = "delay"
-service = { dist = "exp", mean = 3.0 }
-[[station]]
-name = "cpu"
-kind = "fcfs"
-servers = 1
-service = { dist = "exp", mean = 0.4 }
-[[station]]
-name = "disk"
-kind = "fcfs"
-servers = 2
-service = { dist = "exp", mean = 0.9 }
-[[route]]
-class = "a"
-from = "think"
-to = "cpu"
-[[route]]
-class = "a"
-from = "cpu"
-branches = [{ to = "disk", p = 0.6 }, { to = "think", p = 0.4 }]
-[[route]]
-class = "a"
-from = "disk"
-to = "cpu"
-"#;
+/// A closed network: 4 jobs from a delay (think, mean 3) to an FCFS server (mean 0.4), then to
+/// a two-server FCFS disk (mean 0.9, probability 0.6, then back to the server) or back to think.
+fn closed() -> Network {
+    let stations = vec![
+        delay("think", &[3.0]),
+        fcfs("cpu", 1, &[0.4], Features::default()),
+        fcfs("disk", 2, &[0.9], Features::default()),
+    ];
+    let routes = vec![
+        (0, 0, Rule::Fixed(to(1, 0))),
+        (0, 1, random(&[(to(2, 0), 0.6), (to(0, 0), 0.4)])),
+        (0, 2, Rule::Fixed(to(1, 0))),
+    ];
+    build(
+        stations,
+        vec![class("a", Some((4, 0)), 0)],
+        routes,
+        Vec::new(),
+    )
+}
 
 #[test]
 fn closed_product_form_network_is_mvas() {
-    let net = network(CLOSED);
+    let net = closed();
     let (_, v) = chain_values(&net);
     let visits = visits(&net).unwrap();
     let centers = [
@@ -326,46 +443,21 @@ fn closed_product_form_network_is_mvas() {
 /// The tandem of the validation case: Poisson arrivals (rate 0.9) to `a` (one server, mean
 /// 0.8, room for 4, losing), then `b` (one server, mean 0.9, room for 2, `when_full` as given).
 fn tandem(when_full: WhenFull) -> Network {
-    let mut net = network(
-        r#"
-name = "tandem"
-[[class]]
-name = "jobs"
-[[station]]
-name = "arrivals"
-kind = "source"
-class = "jobs"
-interarrival = { dist = "exp", rate = 0.9 }
-[[station]]
-name = "a"
-kind = "fcfs"
-servers = 1
-capacity = 4
-service = { dist = "exp", mean = 0.8 }
-[[station]]
-name = "b"
-kind = "fcfs"
-servers = 1
-capacity = 2
-service = { dist = "exp", mean = 0.9 }
-[[route]]
-class = "jobs"
-from = "arrivals"
-to = "a"
-[[route]]
-class = "jobs"
-from = "a"
-to = "b"
-[[route]]
-class = "jobs"
-from = "b"
-to = "exit"
-"#,
-    );
-    if let Some(c) = &mut net.stations[2].features.capacity {
+    let mut b = capacity(2);
+    if let Some(c) = &mut b.capacity {
         c.when_full = when_full;
     }
-    net
+    let stations = vec![
+        source("arrivals", 0, 0.9),
+        fcfs("a", 1, &[0.8], capacity(4)),
+        fcfs("b", 1, &[0.9], b),
+    ];
+    let routes = vec![
+        (0, 0, Rule::Fixed(to(1, 0))),
+        (0, 1, Rule::Fixed(to(2, 0))),
+        (0, 2, Rule::Fixed(Target::Exit)),
+    ];
+    build(stations, vec![class("jobs", None, 0)], routes, Vec::new())
 }
 
 /// The stationary distribution of `net`'s chain.
@@ -419,50 +511,32 @@ fn blocking_tandem_balances_its_flows() {
     assert!(value(&lose, "station.b.loss") > 0.0);
 }
 
-/// Two closed classes sharing a priority FCFS station and a delay.
-const PRIORITY_CLOSED: &str = r#"
-name = "priority closed"
-[[class]]
-name = "urgent"
-population = 3
-reference = "think"
-priority = 0
-[[class]]
-name = "batch"
-population = 4
-reference = "think"
-priority = 1
-[[station]]
-name = "think"
-kind = "delay"
-service_by_class = { urgent = { dist = "exp", mean = 4.0 }, batch = { dist = "exp", mean = 2.0 } }
-[[station]]
-name = "cpu"
-kind = "fcfs"
-servers = 1
-priority = "non-preemptive"
-service_by_class = { urgent = { dist = "exp", mean = 0.5 }, batch = { dist = "exp", mean = 0.8 } }
-[[route]]
-class = "urgent"
-from = "think"
-to = "cpu"
-[[route]]
-class = "urgent"
-from = "cpu"
-to = "think"
-[[route]]
-class = "batch"
-from = "think"
-to = "cpu"
-[[route]]
-class = "batch"
-from = "cpu"
-to = "think"
-"#;
+/// Two closed classes (3 urgent jobs of priority 0, 4 batch jobs of priority 1) between a
+/// delay (means 4 and 2) and a head-of-line priority FCFS server (means 0.5 and 0.8): the
+/// network of `validation/ctmc_priority_closed_two_class.toml`.
+fn priority_closed() -> Network {
+    let stations = vec![
+        delay("think", &[4.0, 2.0]),
+        fcfs(
+            "cpu",
+            1,
+            &[0.5, 0.8],
+            prioritised(Preemption::NonPreemptive),
+        ),
+    ];
+    let routes = (0..2)
+        .flat_map(|c| [(c, 0, Rule::Fixed(to(1, c))), (c, 1, Rule::Fixed(to(0, c)))])
+        .collect();
+    let classes = vec![
+        class("urgent", Some((3, 0)), 0),
+        class("batch", Some((4, 0)), 1),
+    ];
+    build(stations, classes, routes, Vec::new())
+}
 
 #[test]
 fn closed_priority_classes_are_consistent() {
-    let net = network(PRIORITY_CLOSED);
+    let net = priority_closed();
     let (_, v) = chain_values(&net);
     for (c, n) in [("urgent", 3.0), ("batch", 4.0)] {
         let x = value(&v, &format!("class.{c}.throughput"));
@@ -495,15 +569,16 @@ fn closed_priority_classes_are_consistent() {
 
 #[test]
 fn non_exponential_times_are_refused_by_name() {
-    let mut net = open_station(&[0.5], &[1.0], &[0], "servers = 1\ncapacity = 3");
-    let StationKind::Queue { service, .. } = &mut net.stations[1].kind else {
+    // the tandem, which no formula covers, with a deterministic service at "b"
+    let mut net = tandem(WhenFull::Lose);
+    let StationKind::Queue { service, .. } = &mut net.stations[2].kind else {
         panic!()
     };
-    service[0] = Some(crate::dist::Dist::deterministic(1.0).unwrap());
+    service[0] = Some(Dist::deterministic(0.9).unwrap());
     let a = crate::predict::network::analyze(&net);
     let refusal = a.refusals.iter().find(|r| r.method == METHOD).unwrap();
     assert!(
-        refusal.reason.contains("station \"q\" has service SCV 0"),
+        refusal.reason.contains("station \"b\" has service SCV 0"),
         "{}",
         refusal.reason
     );
@@ -512,7 +587,7 @@ fn non_exponential_times_are_refused_by_name() {
 
 #[test]
 fn a_chain_over_the_state_limit_is_refused() {
-    let net = network(CLOSED);
+    let net = closed();
     let v = visits(&net).unwrap();
     let states = solve(&net, &v, 1000).unwrap().states;
     let err = solve(&net, &v, states - 1).unwrap_err();
@@ -524,40 +599,21 @@ fn a_chain_over_the_state_limit_is_refused() {
 
 #[test]
 fn a_blocking_deadlock_is_refused_with_its_stations() {
-    let mut net = network(
-        r#"
-name = "deadlock"
-[[class]]
-name = "a"
-population = 3
-reference = "think"
-[[station]]
-name = "think"
-kind = "delay"
-service = { dist = "exp", mean = 1.0 }
-[[station]]
-name = "x"
-kind = "fcfs"
-servers = 1
-service = { dist = "exp", mean = 1.0 }
-[[station]]
-name = "y"
-kind = "fcfs"
-servers = 1
-service = { dist = "exp", mean = 1.0 }
-[[route]]
-class = "a"
-from = "think"
-to = "x"
-[[route]]
-class = "a"
-from = "x"
-to = "y"
-[[route]]
-class = "a"
-from = "y"
-branches = [{ to = "x", p = 0.5 }, { to = "think", p = 0.5 }]
-"#,
+    let stations = vec![
+        delay("think", &[1.0]),
+        fcfs("x", 1, &[1.0], Features::default()),
+        fcfs("y", 1, &[1.0], Features::default()),
+    ];
+    let routes = vec![
+        (0, 0, Rule::Fixed(to(1, 0))),
+        (0, 1, Rule::Fixed(to(2, 0))),
+        (0, 2, random(&[(to(1, 0), 0.5), (to(0, 0), 0.5)])),
+    ];
+    let mut net = build(
+        stations,
+        vec![class("a", Some((3, 0)), 0)],
+        routes,
+        Vec::new(),
     );
     for s in 1..3 {
         net.stations[s].features.capacity = Some(crate::network::Capacity {
@@ -573,48 +629,30 @@ branches = [{ to = "x", p = 0.5 }, { to = "think", p = 0.5 }]
     );
 }
 
-/// Poisson arrivals (rate 1.5) split by `rule` (`round_robin` or `jsq`) between two
+/// Poisson arrivals (rate 1.5) split by `rule` (round robin or the shortest queue, of group 0)
+/// between two
 /// exponential servers of mean 1.
-fn split(rule: &str) -> Network {
-    network(&format!(
-        r#"
-name = "split"
-[[class]]
-name = "jobs"
-[[station]]
-name = "arrivals"
-kind = "source"
-class = "jobs"
-interarrival = {{ dist = "exp", rate = 1.5 }}
-[[station]]
-name = "s1"
-kind = "fcfs"
-service = {{ dist = "exp", mean = 1.0 }}
-[[station]]
-name = "s2"
-kind = "fcfs"
-service = {{ dist = "exp", mean = 1.0 }}
-[[route]]
-class = "jobs"
-from = "arrivals"
-policy = "{rule}"
-among = ["s1", "s2"]
-[[route]]
-class = "jobs"
-from = "s1"
-to = "exit"
-[[route]]
-class = "jobs"
-from = "s2"
-to = "exit"
-"#
-    ))
+fn split(rule: fn(u32, ClassId) -> Rule) -> Network {
+    let stations = vec![
+        source("arrivals", 0, 1.5),
+        fcfs("s1", 1, &[1.0], Features::default()),
+        fcfs("s2", 1, &[1.0], Features::default()),
+    ];
+    let routes = vec![
+        (0, 0, rule(0, ClassId(0))),
+        (0, 1, Rule::Fixed(Target::Exit)),
+        (0, 2, Rule::Fixed(Target::Exit)),
+    ];
+    let groups = vec![vec![StationId(1), StationId(2)]];
+    build(stations, vec![class("jobs", None, 0)], routes, groups)
 }
 
 #[test]
 fn round_robin_makes_erlang_arrivals() {
     // two queues and the pointer truncated at 100 jobs: over the limit at budget factor 1
-    let (_, v) = cost::with_budget(4.0, || chain_values(&split("round_robin")));
+    let (_, v) = cost::with_budget(4.0, || {
+        chain_values(&split(|group, class| Rule::RoundRobin { group, class }))
+    });
     // each server sees Erlang-2 gaps of rate 1.5 per phase: E2/M/1, whose response is
     // 1 / (mu (1 - s)) with s the root of s = (1.5 / (2.5 - s))^2
     let mut s: f64 = 0.5;
@@ -637,7 +675,9 @@ fn round_robin_makes_erlang_arrivals() {
 
 #[test]
 fn the_shortest_queue_beats_a_random_split() {
-    let (_, v) = cost::with_budget(4.0, || chain_values(&split("jsq")));
+    let (_, v) = cost::with_budget(4.0, || {
+        chain_values(&split(|group, class| Rule::ShortestQueue { group, class }))
+    });
     let r = value(&v, "class.jobs.response");
     // between M/M/2 (one queue, 16/7) and two M/M/1 queues of rate 0.75 (4)
     assert!(r > 16.0 / 7.0 + 0.01 && r < 4.0 - 0.01, "{r}");
