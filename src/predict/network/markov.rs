@@ -487,7 +487,7 @@ fn add_predictions(net: &Network, m: &Measures, a: &mut Analysis) {
                 m.busy[s] / f64::from(servers),
             );
         }
-        if st.features.capacity.is_some() {
+        if st.features.loses() {
             add(a, subject.metric(Figure::Loss), sum(&m.lost) / arrivals);
         }
         if st.features.patience.is_some() {

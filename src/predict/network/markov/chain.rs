@@ -419,14 +419,14 @@ impl<'n> Chain<'n> {
         (serving + resumed + blocked + fresh, fresh)
     }
 
-    /// Busy servers at station `s` (a server holding a blocked job is busy); for PS 1 when a
-    /// job is present.
+    /// Busy servers at station `s`, as the simulator counts them: serving a job (a server
+    /// holding a job blocked downstream is not busy); for PS 1 when a job is present.
     pub fn busy(&self, w: &Work, s: usize) -> f64 {
         match self.nodes[s].kind {
             Kind::Ps => f64::from(u8::from(self.present(w, s) > 0)),
             _ => {
                 let serving: u32 = w.serving[s].iter().map(|&n| u32::from(n)).sum();
-                f64::from(serving + self.blocked_at(w, s))
+                f64::from(serving)
             }
         }
     }

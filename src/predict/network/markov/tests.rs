@@ -491,15 +491,19 @@ fn blocking_tandem_balances_its_flows() {
     let loss = value(&v, "station.a.loss");
     close("flow a = b", xa, xb);
     close("flow a = lambda (1 - loss)", xa, 0.9 * (1.0 - loss));
-    assert_eq!(value(&v, "station.b.loss"), 0.0);
+    assert!(
+        v.iter().all(|(k, _)| k != "station.b.loss"),
+        "a blocking station loses nothing and has no loss metric"
+    );
     for s in ["a", "b"] {
         let n = value(&v, &format!("station.{s}.number"));
         let r = value(&v, &format!("station.{s}.response"));
         close("Little", n, r * xa);
     }
-    // b serves whenever it has a job, a also while its job is blocked
+    // a server holding a blocked job is not busy (as the simulator counts): both stations'
+    // utilisations are throughput x mean service, though a's jobs stay longer than served
     close("b busy", value(&v, "station.b.utilisation"), xb * 0.9);
-    assert!(value(&v, "station.a.utilisation") > xa * 0.8 + 1e-3);
+    close("a busy", value(&v, "station.a.utilisation"), xa * 0.8);
     close(
         "end to end",
         value(&v, "class.jobs.response"),
