@@ -55,6 +55,7 @@
 //! | [`mmc_general_patience`] | M/M/c with a patience of any law | the offered wait's density `lambda pi_(c-1) exp(lambda H(x) - c mu x)` (Baccelli-Hebuterne; Zeltyn-Mandelbaum), integrals by adaptive Gauss-Kronrod | exact |
 //! | [`shadow_server`] | closed multiclass; one-server queues with priority levels (preemptive-resume), other centers as for exact MVA | Sevcik's shadow servers: a center per level, demands stretched by `1 / (1 - U_more urgent)`, iterated to a fixed point | approximation |
 //! | [`mva_blocking`] | closed single class, FCFS exponential stations with finite capacities, blocking after service | Akyildiz's MVABLO (1988): MVA with full-station and blocking-time corrections | approximation (exact MVA when nothing fills) |
+//! | [`ctmc::stationary`] | any continuous-time Markov chain the caller describes ([`ctmc::MarkovModel`]: an initial state, the transitions out of each state) | breadth-first enumeration of the reachable states (refused past [`ctmc::DEFAULT_STATE_LIMIT`] times the budget factor), `pi Q = 0` on the one closed class by sparse LU (`faer`), residual checked | exact (to `1e-10` in `pi Q`) |
 //!
 //! # Cost
 //!
@@ -106,6 +107,7 @@ mod clark;
 mod closed;
 mod convolution;
 pub mod cost;
+pub mod ctmc;
 mod error;
 mod finite;
 mod forkjoin;

@@ -357,3 +357,53 @@ impl Network {
         self.clock = Clock::for_scale(self.smallest_mean_time().map_or(1.0, |(m, _)| m));
     }
 }
+
+/// Where the jobs of closed class `class` start, as (station, jobs): all at its reference
+/// station, unless stations block when full: then the reference station up to its capacity,
+/// then the stations its jobs reach from there (breadth first, class unchanged), each up to
+/// its blocking capacity; whatever does not fit stays at the reference station.
+pub fn initial_places(net: &Network, class: usize) -> Vec<(u32, u32)> {
+    let ClassKind::Closed {
+        population,
+        reference,
+    } = net.classes[class].kind
+    else {
+        return Vec::new();
+    };
+    let room = |s: usize| match net.stations[s].features.capacity {
+        Some(c) if c.when_full == WhenFull::Block => c.jobs,
+        _ => u32::MAX,
+    };
+    let mut order = vec![reference.0];
+    let mut at = 0;
+    while at < order.len() {
+        let s = order[at];
+        at += 1;
+        let rule = net.routing.rule(ClassId(class as u32), StationId(s));
+        for (t, _) in Routing::branch_probabilities(rule, &net.groups) {
+            if let Target::Station(to, c) = t
+                && c.index() == class
+                && !order.contains(&to.0)
+                && net.stations[to.index()].kind.service().is_some()
+            {
+                order.push(to.0);
+            }
+        }
+    }
+    let mut left = population;
+    let mut places = Vec::new();
+    for s in order {
+        let here = left.min(room(s as usize));
+        if here > 0 {
+            places.push((s, here));
+            left -= here;
+        }
+    }
+    if left > 0 {
+        match places.first_mut() {
+            Some((s, n)) if *s == reference.0 => *n += left,
+            _ => places.insert(0, (reference.0, left)),
+        }
+    }
+    places
+}

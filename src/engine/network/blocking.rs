@@ -17,7 +17,7 @@ use std::collections::VecDeque;
 
 use super::jobs::Job;
 use super::{Simulation, StationState};
-use crate::network::{ClassKind, Network, WhenFull};
+use crate::network::{Network, WhenFull};
 
 /// The blocking state of a run.
 #[derive(Debug)]
@@ -79,58 +79,6 @@ impl Blocking {
             deadlock: None,
         }))
     }
-}
-
-/// Where the jobs of closed class `class` start: its reference station, then, once that is
-/// full, the stations its jobs reach from there (breadth first, class unchanged), each up to
-/// its blocking capacity; whatever does not fit stays at the reference station.
-pub(super) fn initial_places(net: &Network, class: usize) -> Vec<(u32, u32)> {
-    let ClassKind::Closed {
-        population,
-        reference,
-    } = net.classes[class].kind
-    else {
-        return Vec::new();
-    };
-    let room = |s: usize| match net.stations[s].features.capacity {
-        Some(c) if c.when_full == WhenFull::Block => c.jobs,
-        _ => u32::MAX,
-    };
-    let mut order = vec![reference.0];
-    let mut at = 0;
-    while at < order.len() {
-        let s = order[at];
-        at += 1;
-        let rule = net.routing.rule(
-            crate::network::ClassId(class as u32),
-            crate::network::StationId(s),
-        );
-        for (t, _) in crate::network::Routing::branch_probabilities(rule, &net.groups) {
-            if let crate::network::Target::Station(to, c) = t
-                && c.index() == class
-                && !order.contains(&to.0)
-                && net.stations[to.index()].kind.service().is_some()
-            {
-                order.push(to.0);
-            }
-        }
-    }
-    let mut left = population;
-    let mut places = Vec::new();
-    for s in order {
-        let here = left.min(room(s as usize));
-        if here > 0 {
-            places.push((s, here));
-            left -= here;
-        }
-    }
-    if left > 0 {
-        match places.first_mut() {
-            Some((s, n)) if *s == reference.0 => *n += left,
-            _ => places.insert(0, (reference.0, left)),
-        }
-    }
-    places
 }
 
 impl Simulation<'_> {

@@ -318,17 +318,8 @@ impl<'n> Simulation<'n> {
         };
         sim.setup_groups();
         for (c, class) in net.classes.iter().enumerate() {
-            if let ClassKind::Closed {
-                population,
-                reference,
-            } = class.kind
-            {
-                let places = if sim.blocking.is_some() {
-                    blocking::initial_places(net, c)
-                } else {
-                    vec![(reference.0, population)]
-                };
-                for (station, jobs) in places {
+            if let ClassKind::Closed { .. } = class.kind {
+                for (station, jobs) in crate::network::initial_places(net, c) {
                     for _ in 0..jobs {
                         let j = Job {
                             class: c as u32,

@@ -19,6 +19,7 @@ mod featured;
 mod forkjoin;
 mod laws;
 mod loss_network;
+mod markov;
 mod mixed;
 mod open;
 mod percentiles;
@@ -43,6 +44,7 @@ pub fn analyze(net: &Network) -> Analysis {
     };
     if let Some(reason) = featured::problem(net) {
         featured::analyze(net, &v, &reason, &mut a);
+        markov::analyze(net, &v, &mut a);
         return a;
     }
     laws::demands(net, &v, &mut a);
@@ -68,6 +70,7 @@ pub fn analyze(net: &Network) -> Analysis {
     }
     derived::add(net, &v, &mut a);
     percentiles::add(net, &v, &mut a);
+    markov::analyze_exponential(net, &v, &mut a);
     a
 }
 
