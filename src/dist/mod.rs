@@ -12,11 +12,13 @@
 
 mod empirical;
 mod moments;
+mod phase_type;
 mod quantile;
 mod spec;
 pub(crate) use spec::or_a_scalar;
 
 pub use empirical::{Empirical, EmpiricalMode};
+pub use phase_type::{MAX_PHASES, PhaseLaw};
 pub use spec::{DistError, DistSpec, TIME_BOUNDS};
 
 use rand::RngExt;
@@ -81,6 +83,9 @@ pub enum Law {
     Pareto(Pareto<f64>, ShapeScale),
     /// Samples read from a file, drawn at random or replayed in order.
     Empirical(Empirical),
+    /// Phase type: the time to absorption of a Markov chain with an initial vector and a
+    /// sub-generator.
+    PhaseType(PhaseLaw),
 }
 
 /// The log-space parameters of a lognormal.
@@ -165,6 +170,7 @@ impl Dist {
             Law::Weibull(d, _) => d.sample(rng),
             Law::Pareto(d, _) => d.sample(rng),
             Law::Empirical(e) => e.draw(rng),
+            Law::PhaseType(ph) => ph.draw(rng),
         }
     }
 
@@ -185,6 +191,7 @@ impl Dist {
             Law::Weibull(_, p) => p.scale * gamma_fn(1.0 + 1.0 / p.shape),
             Law::Pareto(_, p) => p.shape * p.scale / (p.shape - 1.0),
             Law::Empirical(e) => e.mean(),
+            Law::PhaseType(ph) => ph.raw_moment(1),
         }
     }
 
@@ -217,6 +224,10 @@ impl Dist {
             Law::Pareto(_, p) if p.shape > 2.0 => 1.0 / (p.shape * (p.shape - 2.0)),
             Law::Pareto(..) => f64::INFINITY,
             Law::Empirical(e) => e.scv(),
+            Law::PhaseType(ph) => {
+                let m = ph.raw_moment(1);
+                (ph.raw_moment(2) / (m * m) - 1.0).max(0.0)
+            }
         }
     }
 
@@ -270,6 +281,7 @@ impl Dist {
             Law::Pareto(_, p) if x < p.scale => 0.0,
             Law::Pareto(_, p) => 1.0 - (p.scale / x).powf(p.shape),
             Law::Empirical(e) => e.cdf(x),
+            Law::PhaseType(ph) => ph.cdf(x),
         }
     }
 
@@ -301,6 +313,7 @@ impl Dist {
             }
             Law::Pareto(_, p) if x < p.scale => 0.0,
             Law::Pareto(_, p) => p.shape * p.scale.powf(p.shape) / x.powf(p.shape + 1.0),
+            Law::PhaseType(ph) => ph.density(x),
         })
     }
 

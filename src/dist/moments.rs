@@ -36,6 +36,7 @@ impl Dist {
             Law::Pareto(_, p) if p.shape > nf => p.shape * p.scale.powf(nf) / (p.shape - nf),
             Law::Pareto(..) => f64::INFINITY,
             Law::Empirical(e) => e.raw_moment(n),
+            Law::PhaseType(ph) => ph.raw_moment(n),
         }
     }
 }

@@ -13,7 +13,7 @@ impl Dist {
     ///
     /// Closed forms where they exist (exponential, uniform, Weibull, Pareto), `statrs` for the
     /// gamma family (Erlang included) and the lognormal, bisection on the CDF for the
-    /// hyperexponential.
+    /// hyperexponential and phase-type laws.
     ///
     /// Errors: `InvalidParameter` for `q` outside `(0, 1)`; `NotConverged` if the numerical
     /// inversion fails.
@@ -40,7 +40,7 @@ impl Dist {
                 .unwrap_or(f64::NAN),
             Law::Weibull(_, p) => p.scale * (-(-q).ln_1p()).powf(1.0 / p.shape),
             Law::Pareto(_, p) => p.scale * (1.0 - q).powf(-1.0 / p.shape),
-            Law::HyperExp { .. } => {
+            Law::HyperExp { .. } | Law::PhaseType(_) => {
                 return invert_cdf(&|t| Ok(self.cdf(t)), q, 0.0, self.mean());
             }
             Law::Empirical(e) => e.quantile(q),

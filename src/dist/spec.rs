@@ -111,6 +111,16 @@ pub enum DistSpec {
         /// mean, as `[spmd]` uses it); default: the samples as read.
         mean: Option<f64>,
     },
+    /// Phase type: `alpha` (the initial probabilities, summing to 1) and `generator` (the
+    /// sub-generator among the phases, row by row: negative diagonal, rates between phases
+    /// off it, row sums `<= 0`, the shortfall being the rate of ending); at most
+    /// [`MAX_PHASES`](super::MAX_PHASES) phases.
+    Ph {
+        /// Initial probabilities.
+        alpha: Vec<f64>,
+        /// Sub-generator, row by row.
+        generator: Vec<Vec<f64>>,
+    },
 }
 
 /// The inline TOML table of a distribution, fields in declaration order, unset ones left out:
@@ -180,6 +190,23 @@ impl fmt::Display for DistSpec {
                         ("mean", x(mean)),
                     ],
                 ),
+                DistSpec::Ph { alpha, generator } => (
+                    "ph",
+                    vec![
+                        ("alpha", Some(numbers(alpha))),
+                        (
+                            "generator",
+                            Some(format!(
+                                "[{}]",
+                                generator
+                                    .iter()
+                                    .map(|r| numbers(r))
+                                    .collect::<Vec<_>>()
+                                    .join(", ")
+                            )),
+                        ),
+                    ],
+                ),
             }
         };
         write!(f, "{{ dist = \"{name}\"")?;
@@ -190,6 +217,12 @@ impl fmt::Display for DistSpec {
         }
         f.write_str(" }")
     }
+}
+
+/// `[1.0, 0.5]`: numbers as TOML reads them back exactly.
+fn numbers(v: &[f64]) -> String {
+    let items: Vec<String> = v.iter().map(|x| format!("{x:?}")).collect();
+    format!("[{}]", items.join(", "))
 }
 
 impl<'de> Deserialize<'de> for DistSpec {
@@ -380,6 +413,7 @@ impl DistSpec {
             DistSpec::Gamma { scale: Some(_), .. } | DistSpec::Weibull { .. } => "scale",
             DistSpec::Pareto { .. } => "scale",
             DistSpec::Empirical { .. } => "file",
+            DistSpec::Ph { .. } => "generator",
             _ => "mean",
         }
     }
@@ -595,6 +629,9 @@ impl DistSpec {
                     }
                 }
                 Ok(Law::Empirical(Empirical::new(samples, mode)))
+            }
+            DistSpec::Ph { alpha, generator } => {
+                Ok(Law::PhaseType(super::PhaseLaw::new(alpha, generator)?))
             }
         }
     }

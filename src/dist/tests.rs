@@ -45,6 +45,7 @@ fn samples_follow_their_cdf_kolmogorov_smirnov() {
         "dist = \"gamma\"\nshape = 0.5\nscale = 2.0",
         "dist = \"weibull\"\nshape = 1.5\nscale = 2.0",
         "dist = \"pareto\"\nshape = 2.5\nscale = 1.0",
+        "dist = \"ph\"\nalpha = [0.7, 0.3, 0.0]\ngenerator = [[-2.0, 1.5, 0.0], [0.0, -3.0, 1.0], [0.5, 0.0, -1.0]]",
     ];
     for (i, case) in cases.iter().enumerate() {
         let mut d = build(case).unwrap();
@@ -78,6 +79,7 @@ fn sample_moments_match_mean_and_scv() {
         "dist = \"uniform\"\nmin = 0.0\nmax = 2.0",
         "dist = \"weibull\"\nshape = 0.8\nscale = 1.0",
         "dist = \"lognormal\"\nmean = 5.0\nscv = 0.5",
+        "dist = \"ph\"\nalpha = [0.7, 0.3, 0.0]\ngenerator = [[-2.0, 1.5, 0.0], [0.0, -3.0, 1.0], [0.5, 0.0, -1.0]]",
     ];
     for case in cases {
         let mut d = build(case).unwrap();
@@ -123,6 +125,36 @@ fn bad_parameters_are_rejected_with_the_field_named() {
         ("dist = \"pareto\"\nshape = 1.0\nscale = 1.0", "shape"),
         ("dist = \"weibull\"\nshape = 0.0\nscale = 1.0", "shape"),
         ("dist = \"empirical\"\nfile = \"no/such/trace.txt\"", "file"),
+        (
+            "dist = \"ph\"\nalpha = [0.5, 0.4]\ngenerator = [[-1.0, 0.0], [0.0, -1.0]]",
+            "alpha",
+        ),
+        (
+            "dist = \"ph\"\nalpha = [1.5, -0.5]\ngenerator = [[-1.0, 0.0], [0.0, -1.0]]",
+            "alpha",
+        ),
+        ("dist = \"ph\"\nalpha = []\ngenerator = []", "alpha"),
+        (
+            "dist = \"ph\"\nalpha = [1.0]\ngenerator = [[-1.0, 0.0]]",
+            "generator",
+        ),
+        (
+            "dist = \"ph\"\nalpha = [1.0, 0.0]\ngenerator = [[-1.0, -0.5], [0.0, -1.0]]",
+            "generator",
+        ),
+        (
+            "dist = \"ph\"\nalpha = [1.0, 0.0]\ngenerator = [[-1.0, 2.0], [0.0, -1.0]]",
+            "generator",
+        ),
+        (
+            "dist = \"ph\"\nalpha = [1.0, 0.0]\ngenerator = [[0.0, 0.0], [0.0, -1.0]]",
+            "generator",
+        ),
+        // phases 1 and 2 pass the chain back and forth and never end
+        (
+            "dist = \"ph\"\nalpha = [1.0, 0.0]\ngenerator = [[-1.0, 1.0], [1.0, -1.0]]",
+            "generator",
+        ),
     ];
     for (case, field) in cases {
         let e = build(case).unwrap_err();
@@ -155,7 +187,7 @@ fn empirical_replays_in_order_and_draws_from_the_trace() {
 }
 
 /// One distribution of each family (the quantile and moment tests run over all of them).
-const FAMILIES: [&str; 9] = [
+const FAMILIES: [&str; 10] = [
     "dist = \"exp\"\nmean = 2.0",
     "dist = \"det\"\nvalue = 1.5",
     "dist = \"uniform\"\nmin = 1.0\nmax = 3.0",
@@ -165,6 +197,7 @@ const FAMILIES: [&str; 9] = [
     "dist = \"gamma\"\nshape = 0.5\nscale = 2.0",
     "dist = \"weibull\"\nshape = 1.5\nscale = 2.0",
     "dist = \"pareto\"\nshape = 2.5\nscale = 1.0",
+    "dist = \"ph\"\nalpha = [0.7, 0.3, 0.0]\ngenerator = [[-2.0, 1.5, 0.0], [0.0, -3.0, 1.0], [0.5, 0.0, -1.0]]",
 ];
 
 #[test]
@@ -247,5 +280,86 @@ fn bounds_enclose_every_quantile() {
                 d.upper_bound()
             );
         }
+    }
+}
+
+/// `{ dist = "ph" }` with the initial vector and sub-generator of a family the analytic side
+/// knows in closed form: the same mean, SCV, third moment, CDF, density and quantiles.
+#[test]
+fn phase_type_laws_equal_the_families_they_write() {
+    let cases = [
+        // Erlang-3 of mean 1.5: three phases of rate 2 in a row
+        (
+            "dist = \"erlang\"\nk = 3\nmean = 1.5",
+            "dist = \"ph\"\nalpha = [1.0, 0.0, 0.0]\ngenerator = [[-2.0, 2.0, 0.0], [0.0, -2.0, 2.0], [0.0, 0.0, -2.0]]",
+        ),
+        // the exponential of mean 0.25
+        (
+            "dist = \"exp\"\nmean = 0.25",
+            "dist = \"ph\"\nalpha = [1.0]\ngenerator = [[-4.0]]",
+        ),
+    ];
+    for (family, ph) in cases {
+        let (f, p) = (build(family).unwrap(), build(ph).unwrap());
+        for k in 1..=3 {
+            assert!(
+                (p.raw_moment(k) / f.raw_moment(k) - 1.0).abs() < 1e-12,
+                "{ph}: E[X^{k}]"
+            );
+        }
+        for x in [0.01, 0.3, 1.0, 2.5, 8.0] {
+            assert!(
+                (p.cdf(x) - f.cdf(x)).abs() < 1e-12,
+                "{ph}: F({x}) {} vs {}",
+                p.cdf(x),
+                f.cdf(x)
+            );
+            let (dp, df) = (p.density(x).unwrap(), f.density(x).unwrap());
+            assert!(
+                (dp - df).abs() < 1e-12 * df.max(1.0),
+                "{ph}: f({x}) {dp} vs {df}"
+            );
+        }
+        for q in [0.5, 0.99] {
+            let (xp, xf) = (p.quantile(q).unwrap(), f.quantile(q).unwrap());
+            assert!(
+                (xp / xf - 1.0).abs() < 1e-9,
+                "{ph}: quantile {q}: {xp} vs {xf}"
+            );
+        }
+    }
+    // a balanced H2 of mean 1, SCV 4: p1 = (1 + sqrt(3/5)) / 2, rates 2 p1 and 2 (1 - p1)
+    let h2 = build("dist = \"h2\"\nmean = 1.0\nscv = 4.0").unwrap();
+    let p1 = 0.5 * (1.0 + (0.6f64).sqrt());
+    let spec = DistSpec::Ph {
+        alpha: vec![p1, 1.0 - p1],
+        generator: vec![vec![-2.0 * p1, 0.0], vec![0.0, -2.0 * (1.0 - p1)]],
+    };
+    let ph = spec.build(Path::new(".")).unwrap();
+    assert!((ph.mean() - 1.0).abs() < 1e-12 && (ph.scv() - 4.0).abs() < 1e-10);
+    for x in [0.1, 1.0, 10.0, 40.0] {
+        assert!((ph.cdf(x) - h2.cdf(x)).abs() < 1e-12, "F({x})");
+    }
+    // the spec prints as a table that reads back to the same law
+    #[derive(serde::Deserialize)]
+    struct Table {
+        d: DistSpec,
+    }
+    let again: Table =
+        toml::from_str(&format!("d = {spec}")).unwrap_or_else(|e| panic!("{spec}: {e}"));
+    assert_eq!(again.d, spec);
+}
+
+#[test]
+fn phase_type_laplace_transform_is_alpha_si_minus_t_inverse_t() {
+    // Coxian: rate 2, then on with probability 3/4 to rate 3, which ends; E[exp(-sX)] by hand
+    let d =
+        build("dist = \"ph\"\nalpha = [1.0, 0.0]\ngenerator = [[-2.0, 1.5], [0.0, -3.0]]").unwrap();
+    let Law::PhaseType(ph) = d.law() else {
+        panic!("not phase type")
+    };
+    for s in [0.0, 0.5, 2.0, 10.0] {
+        let by_hand = 2.0 / (2.0 + s) * (0.25 + 0.75 * 3.0 / (3.0 + s));
+        assert!((ph.laplace(s) - by_hand).abs() < 1e-14, "s = {s}");
     }
 }
