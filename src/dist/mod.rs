@@ -10,6 +10,7 @@
 //! analytic side uses (Pollaczek-Khinchine, fork-join maxima), and its CDF, which the
 //! Kolmogorov-Smirnov tests and the numeric fork-join maximum use.
 
+mod arrivals;
 mod empirical;
 mod moments;
 mod phase_type;
@@ -17,6 +18,7 @@ mod quantile;
 mod spec;
 pub(crate) use spec::or_a_scalar;
 
+pub use arrivals::{ArrivalSpec, MapLaw};
 pub use empirical::{Empirical, EmpiricalMode};
 pub use phase_type::{MAX_PHASES, PhaseLaw};
 pub use spec::{DistError, DistSpec, TIME_BOUNDS};
@@ -86,6 +88,10 @@ pub enum Law {
     /// Phase type: the time to absorption of a Markov chain with an initial vector and a
     /// sub-generator.
     PhaseType(PhaseLaw),
+    /// The times between the arrivals of a Markovian arrival process: successive draws are
+    /// correlated (the process keeps its phase); one time alone is phase type
+    /// ([`MapLaw::marginal`]). Only sources have it (`arrivals = { process = ... }`).
+    Markovian(MapLaw),
 }
 
 /// The log-space parameters of a lognormal.
@@ -141,13 +147,15 @@ impl Dist {
     fn sample_other(&mut self, rng: &mut StreamRng) -> f64 {
         match &mut self.law {
             Law::Empirical(e) => e.sample(rng),
+            Law::Markovian(m) => m.sample(rng),
             _ => self.draw(rng),
         }
     }
 
     /// Draws one value without changing the distribution: as [`Dist::sample`], except that a
     /// trace in replay mode is drawn at random (replay needs a cursor; rank programs, whose
-    /// distributions are shared by all ranks, refuse replay for that reason).
+    /// distributions are shared by all ranks, refuse replay for that reason) and a Markovian
+    /// arrival process draws from its marginal law, forgetting its phase.
     pub fn draw(&self, rng: &mut StreamRng) -> f64 {
         match &self.law {
             Law::Exponential { mean } => *mean * rng.sample::<f64, _>(Exp1),
@@ -171,6 +179,7 @@ impl Dist {
             Law::Pareto(d, _) => d.sample(rng),
             Law::Empirical(e) => e.draw(rng),
             Law::PhaseType(ph) => ph.draw(rng),
+            Law::Markovian(m) => m.marginal().draw(rng),
         }
     }
 
@@ -192,6 +201,7 @@ impl Dist {
             Law::Pareto(_, p) => p.shape * p.scale / (p.shape - 1.0),
             Law::Empirical(e) => e.mean(),
             Law::PhaseType(ph) => ph.raw_moment(1),
+            Law::Markovian(m) => 1.0 / m.rate(),
         }
     }
 
@@ -224,10 +234,8 @@ impl Dist {
             Law::Pareto(_, p) if p.shape > 2.0 => 1.0 / (p.shape * (p.shape - 2.0)),
             Law::Pareto(..) => f64::INFINITY,
             Law::Empirical(e) => e.scv(),
-            Law::PhaseType(ph) => {
-                let m = ph.raw_moment(1);
-                (ph.raw_moment(2) / (m * m) - 1.0).max(0.0)
-            }
+            Law::PhaseType(ph) => ph.scv(),
+            Law::Markovian(m) => m.marginal().scv(),
         }
     }
 
@@ -282,6 +290,7 @@ impl Dist {
             Law::Pareto(_, p) => 1.0 - (p.scale / x).powf(p.shape),
             Law::Empirical(e) => e.cdf(x),
             Law::PhaseType(ph) => ph.cdf(x),
+            Law::Markovian(m) => m.marginal().cdf(x),
         }
     }
 
@@ -314,6 +323,7 @@ impl Dist {
             Law::Pareto(_, p) if x < p.scale => 0.0,
             Law::Pareto(_, p) => p.shape * p.scale.powf(p.shape) / x.powf(p.shape + 1.0),
             Law::PhaseType(ph) => ph.density(x),
+            Law::Markovian(m) => m.marginal().density(x),
         })
     }
 
@@ -345,6 +355,15 @@ impl Dist {
             Law::Pareto(_, p) => p.scale,
             Law::Empirical(e) => e.min(),
             _ => 0.0,
+        }
+    }
+
+    /// The Markovian arrival process these are the inter-arrival times of, if any (its draws are
+    /// correlated: formulas for renewal arrivals do not hold).
+    pub fn arrival_process(&self) -> Option<&MapLaw> {
+        match &self.law {
+            Law::Markovian(m) => Some(m),
+            _ => None,
         }
     }
 

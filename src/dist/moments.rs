@@ -37,6 +37,7 @@ impl Dist {
             Law::Pareto(..) => f64::INFINITY,
             Law::Empirical(e) => e.raw_moment(n),
             Law::PhaseType(ph) => ph.raw_moment(n),
+            Law::Markovian(m) => m.marginal().raw_moment(n),
         }
     }
 }

@@ -167,6 +167,12 @@ impl PhaseLaw {
         self.power_moment(k).unwrap_or(f64::INFINITY)
     }
 
+    /// The squared coefficient of variation, `E[X^2] / E[X]^2 - 1`.
+    pub fn scv(&self) -> f64 {
+        let m = self.raw_moment(1);
+        (self.raw_moment(2) / (m * m) - 1.0).max(0.0)
+    }
+
     /// `P(X <= x) = 1 - alpha exp(T x) 1`.
     pub fn cdf(&self, x: f64) -> f64 {
         if x <= 0.0 {
@@ -250,7 +256,7 @@ impl PhaseLaw {
 
 /// The cumulative sums of probabilities that sum to 1 up to rounding, ending exactly at 1 from
 /// the last positive one on (so that no draw falls past the end).
-fn cumulative_to_one(p: &[f64]) -> Vec<f64> {
+pub(super) fn cumulative_to_one(p: &[f64]) -> Vec<f64> {
     let mut c = cumulative(p);
     if let Some(last) = p.iter().rposition(|&v| v > 0.0) {
         c[last..].iter_mut().for_each(|v| *v = 1.0);
@@ -269,12 +275,12 @@ fn cumulative(p: &[f64]) -> Vec<f64> {
 
 /// The first index whose cumulative probability exceeds `u`, skipping zero-width entries;
 /// `None` past the last (the mass left over).
-fn pick(cumulative: &[f64], u: f64) -> Option<usize> {
+pub(super) fn pick(cumulative: &[f64], u: f64) -> Option<usize> {
     let i = cumulative.partition_point(|&c| c <= u);
     (i < cumulative.len()).then_some(i)
 }
 
-fn dot(a: &[f64], b: &[f64]) -> f64 {
+pub(super) fn dot(a: &[f64], b: &[f64]) -> f64 {
     a.iter().zip(b).map(|(x, y)| x * y).sum()
 }
 

@@ -40,7 +40,7 @@ impl Dist {
                 .unwrap_or(f64::NAN),
             Law::Weibull(_, p) => p.scale * (-(-q).ln_1p()).powf(1.0 / p.shape),
             Law::Pareto(_, p) => p.scale * (1.0 - q).powf(-1.0 / p.shape),
-            Law::HyperExp { .. } | Law::PhaseType(_) => {
+            Law::HyperExp { .. } | Law::PhaseType(_) | Law::Markovian(_) => {
                 return invert_cdf(&|t| Ok(self.cdf(t)), q, 0.0, self.mean());
             }
             Law::Empirical(e) => e.quantile(q),

@@ -15,13 +15,32 @@ use crate::network::{ClassId, Discipline, Network, Routing, StationId, StationKi
 /// The first source whose arrivals are not Poisson, as the reason it breaks the open-network
 /// formulas.
 pub(super) fn arrival_problem(net: &Network) -> Option<String> {
-    net.stations.iter().find_map(|st| match &st.kind {
+    correlated_arrivals(net).or_else(|| net.stations.iter().find_map(|st| match &st.kind {
         StationKind::Source { interarrival, .. } if !interarrival.is_exponential() => {
             Some(format!(
                 "source {:?} is not Poisson (inter-arrival SCV {})",
                 st.name,
                 short(interarrival.scv())
             ))
+        }
+        _ => None,
+    }))
+}
+
+/// The first source whose arrivals are a Markovian arrival process, as the reason formulas
+/// for renewal arrivals (Kingman, Allen-Cunneen, QNA, GI/M/c) are approximations there: its
+/// inter-arrival times are correlated.
+pub(super) fn correlated_arrivals(net: &Network) -> Option<String> {
+    net.stations.iter().find_map(|st| match &st.kind {
+        StationKind::Source { interarrival, .. } => {
+            interarrival.arrival_process().map(|m| {
+                format!(
+                    "source {:?} is a Markovian arrival process (inter-arrival SCV {}, lag-1 correlation {}), taken as renewal",
+                    st.name,
+                    short(interarrival.scv()),
+                    short(m.lag_correlation(1))
+                )
+            })
         }
         _ => None,
     })
@@ -279,9 +298,10 @@ fn single_station(net: &Network, s: usize, lambda: f64, arrivals: Option<&str>, 
                 allen_cunneen(lambda, ca2, mean, scv, *servers),
             )
         };
+        let (method, _) = labelled(method, false, correlated_arrivals(net).as_deref());
         match r {
-            Ok(m) => station_predictions(net, s, &m, method, false, a),
-            Err(e) => a.refuse(method, e.to_string()),
+            Ok(m) => station_predictions(net, s, &m, &method, false, a),
+            Err(e) => a.refuse(&method, e.to_string()),
         }
     }
 }

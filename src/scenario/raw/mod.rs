@@ -11,7 +11,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use toml::Spanned;
 
-use crate::dist::DistSpec;
+use crate::dist::{ArrivalSpec, DistSpec};
 pub mod program;
 
 use crate::models::pipeline::raw::RawPipeline;
@@ -185,6 +185,9 @@ pub struct RawStation {
     /// Source: time between arrivals.
     #[schemars(with = "Option<DistSpec>")]
     pub interarrival: Option<Spanned<DistSpec>>,
+    /// Source: a Markovian arrival process, in place of `interarrival`.
+    #[schemars(with = "Option<ArrivalSpec>")]
+    pub arrivals: Option<Spanned<ArrivalSpec>>,
     /// Source: jobs per arrival (default 1).
     #[schemars(with = "Option<RawBatch>")]
     pub batch: Option<Spanned<RawBatch>>,
@@ -299,6 +302,7 @@ impl RawStation {
             fork: None,
             class: None,
             interarrival: None,
+            arrivals: None,
             batch: None,
             priority: None,
             capacity: None,

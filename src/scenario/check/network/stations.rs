@@ -150,7 +150,7 @@ pub(super) fn station(
         ],
         RawKind::Fork => &["branches", "copies", "to"],
         RawKind::Join => &["fork"],
-        RawKind::Source => &["class", "interarrival", "batch"],
+        RawKind::Source => &["class", "interarrival", "arrivals", "batch"],
         RawKind::Sink => &[],
     };
     let present = [
@@ -164,6 +164,7 @@ pub(super) fn station(
         ("fork", s.fork.is_some()),
         ("class", s.class.is_some()),
         ("interarrival", s.interarrival.is_some()),
+        ("arrivals", s.arrivals.is_some()),
         ("batch", s.batch.is_some()),
         ("priority", s.priority.is_some()),
         ("capacity", s.capacity.is_some()),
@@ -248,8 +249,8 @@ pub(super) fn station(
                     None
                 }
             };
-            let interarrival = match &s.interarrival {
-                Some(spec) => dist(ck, spec, base, &path("interarrival")).filter(|d| {
+            let interarrival = match (&s.interarrival, &s.arrivals) {
+                (Some(spec), None) => dist(ck, spec, base, &path("interarrival")).filter(|d| {
                     let positive = d.mean() > 0.0;
                     if !positive {
                         ck.add(
@@ -260,11 +261,30 @@ pub(super) fn station(
                     }
                     positive
                 }),
-                None => {
+                (None, Some(spec)) => spec
+                    .get_ref()
+                    .build()
+                    .map_err(|e| {
+                        ck.add(
+                            Some(spec.span().start),
+                            format!("{}.{}", path("arrivals"), e.field),
+                            e.message,
+                        )
+                    })
+                    .ok(),
+                (Some(_), Some(spec)) => {
+                    ck.add(
+                        Some(spec.span().start),
+                        path("arrivals"),
+                        "give `interarrival` (a renewal law) or `arrivals` (a Markovian arrival process), not both",
+                    );
+                    None
+                }
+                (None, None) => {
                     ck.add(
                         Some(e.at()),
                         path("interarrival"),
-                        "a source needs an interarrival distribution",
+                        "a source needs an interarrival distribution (or an arrival process: arrivals = { process = \"mmpp2\", ... })",
                     );
                     None
                 }

@@ -1,0 +1,306 @@
+//! Markovian arrival processes (MAP; Neuts 1979, Lucantoni 1991): correlated inter-arrival
+//! times driven by a hidden Markov chain. `D0` holds the rates of the phase changes without an
+//! arrival, `D1` those with one; `D0 + D1` is the generator of the phase chain. The Markov
+//! modulated Poisson process of two phases (MMPP(2)) is the common case: Poisson arrivals at a
+//! rate set by the phase, `D1` diagonal.
+
+use rand::RngExt;
+use rand_distr::Exp1;
+use serde::Deserialize;
+
+use super::phase_type::{MAX_PHASES, PhaseLaw, cumulative_to_one, dot};
+use super::spec::DistError;
+use super::{Dist, Law};
+use crate::rng::StreamRng;
+
+/// An arrival process as written on a source: `arrivals = { process = "mmpp2", ... }`.
+/// Nothing is checked here: [`ArrivalSpec::build`] checks.
+#[derive(Clone, Debug, Deserialize, PartialEq, schemars::JsonSchema)]
+#[serde(tag = "process", rename_all = "snake_case", deny_unknown_fields)]
+pub enum ArrivalSpec {
+    /// Markov modulated Poisson process of two phases: Poisson arrivals at `rates[i]` in phase
+    /// `i`; the phase changes from 1 to 2 at rate `switching[0]`, from 2 to 1 at
+    /// `switching[1]`.
+    Mmpp2 {
+        /// The arrival rate in each phase.
+        rates: Vec<f64>,
+        /// The rates of leaving phase 1 and phase 2.
+        switching: Vec<f64>,
+    },
+    /// Any Markovian arrival process: `d0` (phase changes without an arrival; negative
+    /// diagonal) and `d1` (phase changes with one), square matrices of one size, row by row.
+    Map {
+        /// Rates of the phase changes without an arrival.
+        d0: Vec<Vec<f64>>,
+        /// Rates of the phase changes with an arrival.
+        d1: Vec<Vec<f64>>,
+    },
+}
+
+fn bad(field: &str, message: String) -> DistError {
+    DistError {
+        field: field.to_owned(),
+        message,
+    }
+}
+
+impl ArrivalSpec {
+    /// Checks the process and builds it as the inter-arrival "distribution" of a source: a
+    /// [`Dist`] whose law is [`Law::Markovian`] (its draws are correlated; its marginal law is
+    /// phase type).
+    pub fn build(&self) -> Result<Dist, DistError> {
+        let (d0, d1) = match self {
+            ArrivalSpec::Mmpp2 { rates, switching } => {
+                let pair = |field: &str, v: &[f64]| -> Result<[f64; 2], DistError> {
+                    let [a, b] = v else {
+                        return Err(bad(field, format!("needs 2 numbers (one per phase), got {}", v.len())));
+                    };
+                    for x in [a, b] {
+                        if !(x.is_finite() && *x >= 0.0) {
+                            return Err(bad(field, format!("must be finite and >= 0, got {x}")));
+                        }
+                    }
+                    Ok([*a, *b])
+                };
+                let (r, s) = (pair("rates", rates)?, pair("switching", switching)?);
+                if r == [0.0, 0.0] {
+                    return Err(bad("rates", "are both 0: no job would ever arrive".to_owned()));
+                }
+                if let Some(i) = s.iter().position(|&x| x == 0.0) {
+                    return Err(bad(
+                        "switching",
+                        format!(
+                            "phase {} is never left (switching[{i}] = 0): the process is Poisson at rates[{i}] after a start that depends on the run; give both phases a positive switching rate, or use interarrival = {{ dist = \"exp\" }}",
+                            i + 1
+                        ),
+                    ));
+                }
+                (
+                    vec![vec![-(r[0] + s[0]), s[0]], vec![s[1], -(r[1] + s[1])]],
+                    vec![vec![r[0], 0.0], vec![0.0, r[1]]],
+                )
+            }
+            ArrivalSpec::Map { d0, d1 } => (d0.clone(), d1.clone()),
+        };
+        Ok(Dist {
+            law: Law::Markovian(MapLaw::new(d0, d1)?),
+        })
+    }
+}
+
+/// A checked Markovian arrival process, with the phase it is in (a source's own copy moves
+/// through its phases as it draws).
+#[derive(Clone, Debug)]
+pub struct MapLaw {
+    d0: Vec<Vec<f64>>,
+    d1: Vec<Vec<f64>>,
+    /// The time-stationary phase law, cumulative: where a run starts.
+    start: Vec<f64>,
+    /// Mean holding time of each phase, `-1 / D0[i][i]`.
+    hold: Vec<f64>,
+    /// Per phase, cumulative probabilities of its `2n` moves when it ends: to phase `j` without
+    /// an arrival (`j < n`), to phase `j - n` with one.
+    moves: Vec<Vec<f64>>,
+    /// The law of one inter-arrival time, `PH(phi, D0)` with `phi = theta D1 / lambda` the
+    /// phase law just after an arrival.
+    marginal: PhaseLaw,
+    /// The arrival rate `lambda = theta D1 1`.
+    rate: f64,
+    /// The current phase; `None` before the first draw.
+    phase: Option<usize>,
+}
+
+impl MapLaw {
+    /// Checks `d0` and `d1`: square, one size (at most [`MAX_PHASES`]), rates off `D0`'s
+    /// diagonal and in `D1` finite and `>= 0`, rows of `D0 + D1` summing to 0, `D0`
+    /// non-singular (every phase leads to an arrival), the phase chain one recurrent class.
+    pub fn new(d0: Vec<Vec<f64>>, d1: Vec<Vec<f64>>) -> Result<MapLaw, DistError> {
+        let n = d0.len();
+        if n == 0 || n > MAX_PHASES {
+            return Err(bad("d0", format!("needs from 1 to {MAX_PHASES} phases, got {n}")));
+        }
+        for (field, m) in [("d0", &d0), ("d1", &d1)] {
+            if m.len() != n || m.iter().any(|r| r.len() != n) {
+                return Err(bad(
+                    field,
+                    format!(
+                        "must be a {n} x {n} matrix (d0 and d1 of one size), got {} rows of lengths {:?}",
+                        m.len(),
+                        m.iter().map(Vec::len).collect::<Vec<_>>()
+                    ),
+                ));
+            }
+        }
+        for i in 0..n {
+            for j in 0..n {
+                for (field, v) in [("d0", d0[i][j]), ("d1", d1[i][j])] {
+                    if field == "d0" && i == j {
+                        continue;
+                    }
+                    if !(v.is_finite() && v >= 0.0) {
+                        return Err(bad(
+                            field,
+                            format!("row {}, column {}: a rate must be finite and >= 0, got {v}", i + 1, j + 1),
+                        ));
+                    }
+                }
+            }
+            let diagonal = d0[i][i];
+            if !(diagonal.is_finite() && diagonal < 0.0) {
+                return Err(bad(
+                    "d0",
+                    format!("row {}: the diagonal entry is minus the phase's total rate and must be < 0, got {diagonal}", i + 1),
+                ));
+            }
+            let sum: f64 = d0[i].iter().sum::<f64>() + d1[i].iter().sum::<f64>();
+            if sum.abs() > 1e-9 * diagonal.abs() {
+                return Err(bad(
+                    "d0",
+                    format!(
+                        "row {}: the rows of d0 + d1 must sum to 0 (the diagonal of d0 is minus everything else in the row), this one sums to {sum}",
+                        i + 1
+                    ),
+                ));
+            }
+        }
+        if d1.iter().flatten().all(|&v| v == 0.0) {
+            return Err(bad("d1", "is all 0: no job would ever arrive".to_owned()));
+        }
+        let theta = stationary(&d0, &d1).ok_or_else(|| {
+            bad(
+                "d0",
+                "the phases do not form one recurrent class (d0 + d1 has no unique stationary law): make every phase reachable from every other".to_owned(),
+            )
+        })?;
+        let flow: Vec<f64> = (0..n)
+            .map(|j| (0..n).map(|i| theta[i] * d1[i][j]).sum())
+            .collect();
+        let rate: f64 = flow.iter().sum();
+        let phi: Vec<f64> = flow.iter().map(|f| f / rate).collect();
+        let marginal = PhaseLaw::new(&phi, &d0).map_err(|e| {
+            bad(
+                "d0",
+                format!("the time between arrivals: {}", e.message.replace("generator", "d0")),
+            )
+        })?;
+        let hold = (0..n).map(|i| -1.0 / d0[i][i]).collect();
+        let moves = (0..n)
+            .map(|i| {
+                let total = -d0[i][i];
+                let p: Vec<f64> = (0..2 * n)
+                    .map(|k| match k {
+                        k if k == i => 0.0,
+                        k if k < n => d0[i][k] / total,
+                        k => d1[i][k - n] / total,
+                    })
+                    .collect();
+                cumulative_to_one(&p)
+            })
+            .collect();
+        Ok(MapLaw {
+            start: cumulative_to_one(&theta),
+            d0,
+            d1,
+            hold,
+            moves,
+            marginal,
+            rate,
+            phase: None,
+        })
+    }
+
+    /// `D0`, row by row.
+    pub fn d0(&self) -> &[Vec<f64>] {
+        &self.d0
+    }
+
+    /// `D1`, row by row.
+    pub fn d1(&self) -> &[Vec<f64>] {
+        &self.d1
+    }
+
+    /// The mean arrival rate `lambda = theta D1 1`.
+    pub fn rate(&self) -> f64 {
+        self.rate
+    }
+
+    /// The law of one inter-arrival time (phase type).
+    pub fn marginal(&self) -> &PhaseLaw {
+        &self.marginal
+    }
+
+    /// The correlation of inter-arrival times `k >= 1` apart: `(lambda phi M P^k M 1 - 1) /
+    /// (2 lambda phi M^2 1 - 1)` with `M = (-D0)^-1`, `P = M D1` (Neuts 1989; Casale's
+    /// KPC-Toolbox writes it so).
+    pub fn lag_correlation(&self, k: u32) -> f64 {
+        let n = self.d0.len();
+        let minus_d0: Vec<f64> = self.d0.iter().flatten().map(|v| -v).collect();
+        let m_times = |v: Vec<f64>| crate::linalg::solve(minus_d0.clone(), v);
+        let Some(mut v) = m_times(vec![1.0; n]) else {
+            return f64::NAN;
+        };
+        // v = P^k M 1, P = M D1
+        for _ in 0..k {
+            let d1v: Vec<f64> = (0..n)
+                .map(|i| (0..n).map(|j| self.d1[i][j] * v[j]).sum())
+                .collect();
+            match m_times(d1v) {
+                Some(w) => v = w,
+                None => return f64::NAN,
+            }
+        }
+        let Some(mv) = m_times(v) else {
+            return f64::NAN;
+        };
+        let phi_m_pk_m = dot(self.marginal.alpha(), &mv);
+        let m1 = 1.0 / self.rate;
+        let m2 = self.marginal.raw_moment(2);
+        (phi_m_pk_m - m1 * m1) / (m2 - m1 * m1)
+    }
+
+    /// Draws the time to the next arrival from the current phase (the first from the
+    /// time-stationary phase law), moving the phase along.
+    pub fn sample(&mut self, rng: &mut StreamRng) -> f64 {
+        let n = self.hold.len();
+        let mut phase = match self.phase {
+            Some(p) => p,
+            None => pick(&self.start, rng.random::<f64>()),
+        };
+        let mut t = 0.0;
+        loop {
+            t += self.hold[phase] * rng.sample::<f64, _>(Exp1);
+            let next = pick(&self.moves[phase], rng.random::<f64>());
+            if next >= n {
+                self.phase = Some(next - n);
+                return t;
+            }
+            phase = next;
+        }
+    }
+}
+
+/// The first index whose cumulative probability exceeds `u` (the last when rounding leaves `u`
+/// past every entry).
+fn pick(cumulative: &[f64], u: f64) -> usize {
+    super::phase_type::pick(cumulative, u).unwrap_or(cumulative.len() - 1)
+}
+
+/// The stationary law `theta` of the generator `D0 + D1` (`theta Q = 0`, `theta 1 = 1`), by
+/// replacing one balance equation with the normalisation; `None` when it is not unique.
+fn stationary(d0: &[Vec<f64>], d1: &[Vec<f64>]) -> Option<Vec<f64>> {
+    let n = d0.len();
+    // the transposed system Q^T theta = 0 with the last row replaced by 1 ... 1
+    let mut a = vec![0.0; n * n];
+    for i in 0..n {
+        for j in 0..n {
+            a[j * n + i] = d0[i][j] + d1[i][j];
+        }
+    }
+    for i in 0..n {
+        a[(n - 1) * n + i] = 1.0;
+    }
+    let mut b = vec![0.0; n];
+    b[n - 1] = 1.0;
+    let theta = crate::linalg::solve(a, b)?;
+    theta.iter().all(|&p| p >= -1e-12).then(|| theta.iter().map(|p| p.max(0.0)).collect())
+}
