@@ -246,7 +246,7 @@ fn boundary_mass(a: &dyn Fn(f64) -> Result<f64>, c: u32, mu: f64, sigma: f64) ->
     let balance0: f64 = (0..c).map(|i| q[i as usize] * p(i, 0)).sum::<f64>() + tail_to(0);
     let mass: f64 = q.iter().sum();
     let residual = (balance0 - q[0]).abs() / mass;
-    if !(residual < 1e-8) || q.iter().any(|&v| v < -1e-9 * mass) {
+    if residual.is_nan() || residual >= 1e-8 || q.iter().any(|&v| v < -1e-9 * mass) {
         return Err(AnalyticError::NotApplicable(format!(
             "GI/M/c boundary solve lost its precision (residual {residual:e}); use map_mc with a renewal MAP"
         )));
