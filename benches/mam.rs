@@ -6,7 +6,9 @@
 //!   4 phases at level 0 and 20 at every other level, solved end to end (drift, logarithmic
 //!   reduction, boundary, means).
 //!
-//! Measured once, on 2 cores shared with other builds: see the line this bench prints first.
+//! Measured once, on 2 cores shared with other builds: 7 iterations of the logarithmic
+//! reduction, 0.46 ms per solve in the first loop of 200, criterion 361 us (353 to 370 us),
+//! against a target of 10 ms.
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};

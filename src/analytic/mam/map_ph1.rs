@@ -73,7 +73,7 @@ impl MapQueueResult {
 /// solved by [`qbd`]. `L = sum n pi_n 1`, `R = L / lambda`, `Wq = R - E[S]` (Little),
 /// utilisation `lambda E[S]` (`= 1 - P(empty)`).
 ///
-/// The waiting-time law (phase type, Asmussen's method) is not computed.
+/// The FCFS waiting-time law is [`map_ph1_wait`](super::map_ph1_wait).
 ///
 /// Errors: `Unstable` for `lambda E[S] >= 1`; as [`qbd`] (`TooCostly` when
 /// `(m_a m_s)^3` is large: some 45 phases per level at the default budget).
@@ -81,6 +81,18 @@ pub fn map_ph1(map: &Map, service: &Ph) -> Result<MapQueueResult> {
     let lambda = map.lambda();
     let mean_service = service.mean();
     check::stable("MAP/PH/1 station", lambda * mean_service)?;
+    let solution = qbd(&model(map, service))?;
+    Ok(MapQueueResult::from_levels(
+        &solution,
+        map,
+        service.phases(),
+        mean_service,
+        1,
+    ))
+}
+
+/// The QBD of MAP/PH/1: level 0 the MAP's phases, levels `n >= 1` (MAP phase, service phase).
+pub(super) fn model(map: &Map, service: &Ph) -> Qbd {
     let (ma, ms) = (map.phases(), service.phases());
     let d0 = Dense::from_rows(map.d0());
     let d1 = Dense::from_rows(map.d1());
@@ -97,7 +109,7 @@ pub fn map_ph1(map: &Map, service: &Ph) -> Result<MapQueueResult> {
     };
     let ia = Dense::identity(ma);
     let is = Dense::identity(ms);
-    let model = Qbd {
+    Qbd {
         boundary: vec![QbdLevel {
             local: d0.to_rows(),
             up: d1.kron(&beta).to_rows(),
@@ -107,15 +119,7 @@ pub fn map_ph1(map: &Map, service: &Ph) -> Result<MapQueueResult> {
         a0: d1.kron(&is).to_rows(),
         a1: d0.kron(&is).add(&ia.kron(&s)).to_rows(),
         a2: ia.kron(&exit.mul(&beta)).to_rows(),
-    };
-    let solution = qbd(&model)?;
-    Ok(MapQueueResult::from_levels(
-        &solution,
-        map,
-        ms,
-        mean_service,
-        1,
-    ))
+    }
 }
 
 /// PH/PH/1 FCFS, exact: renewal arrivals with phase-type inter-arrival times `arrivals`,

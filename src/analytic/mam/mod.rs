@@ -11,7 +11,8 @@
 //! - [`gim1`]: GI/M/c for any renewal arrivals given by their transform.
 //! - [`qbd`]: a level-independent quasi-birth-death process with boundary levels, `R` by
 //!   logarithmic reduction.
-//! - [`map_ph1`], [`phph1`], [`map_mc`]: MAP/PH/1, PH/PH/1 and MAP/M/c means through [`qbd`].
+//! - [`map_ph1`], [`phph1`], [`map_mc`]: MAP/PH/1, PH/PH/1 and MAP/M/c means through [`qbd`];
+//!   [`map_ph1_wait`]: the MAP/PH/1 FCFS waiting-time law (phase type).
 //!
 //! Matrices are dense; every law and process has at most [`MAX_PHASES`] phases, and a QBD is
 //! refused with `TooCostly` when `m^3` times some 200 (its `m` phases per level) is over the
@@ -24,6 +25,7 @@ mod map_mc;
 mod map_ph1;
 mod ph;
 mod qbd;
+mod wait;
 
 #[cfg(test)]
 mod tests;
@@ -34,6 +36,7 @@ pub use map_mc::map_mc;
 pub use map_ph1::{MapQueueResult, map_ph1, phph1};
 pub use ph::Ph;
 pub use qbd::{QBD_MAX_ITERATIONS, QBD_TOLERANCE, Qbd, QbdLevel, QbdSolution, qbd};
+pub use wait::{FcfsWait, WAIT_MAX_PHASES, map_ph1_wait};
 
 /// The most phases a [`Ph`] or a [`Map`] may have.
 pub const MAX_PHASES: usize = 64;
