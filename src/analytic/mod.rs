@@ -56,6 +56,11 @@
 //! | [`shadow_server`] | closed multiclass; one-server queues with priority levels (preemptive-resume), other centers as for exact MVA | Sevcik's shadow servers: a center per level, demands stretched by `1 / (1 - U_more urgent)`, iterated to a fixed point | approximation |
 //! | [`mva_blocking`] | closed single class, FCFS exponential stations with finite capacities, blocking after service | Akyildiz's MVABLO (1988): MVA with full-station and blocking-time corrections | approximation (exact MVA when nothing fills) |
 //! | [`ctmc::stationary`] | any continuous-time Markov chain the caller describes ([`ctmc::MarkovModel`]: an initial state, the transitions out of each state) | breadth-first enumeration of the reachable states (refused past [`ctmc::DEFAULT_STATE_LIMIT`] times the budget factor), `pi Q = 0` on the one closed class by sparse LU (`faer`), residual checked | exact (to `1e-10` in `pi Q`) |
+//! | [`Ph`], [`Map`] | phase-type laws `PH(alpha, T)`; Markovian arrival processes `MAP(D0, D1)` (MMPP(2), renewal, Poisson) | `E[X^k] = k! alpha (-T)^{-k} 1`, LST `alpha (sI - T)^{-1} t`, CDF by uniformization; `lambda = theta D1 1`, inter-arrival moments `k! pi (-D0)^{-k} 1`, lag-`k` autocorrelation (Neuts 1979, 1981) | exact |
+//! | [`gim1`] | GI/M/c FCFS, renewal arrivals by their Laplace-Stieltjes transform `A*`, `c <= 20` | root `sigma = A*(c mu (1 - sigma))` by bisection; boundary of the embedded chain by Takacs' equations; wait 0 w.p. `1 - P(W > 0)`, else exponential `c mu (1 - sigma)` (Gross-Harris 6.2) | exact |
+//! | [`qbd`] | level-independent quasi-birth-death process with boundary levels | drift test; `G` by logarithmic reduction (Latouche-Ramaswami 1993), `R = A0 (-(A1 + A0 G))^{-1}`; boundary by linear level reduction; refused when `200 m^3` is over [`WORK_BUDGET`] | exact (to `1e-13` in `G 1`) |
+//! | [`map_ph1`], [`phph1`], [`map_mc`] | MAP/PH/1, PH/PH/1, MAP/M/c FCFS | the QBD of (jobs, phases) by [`qbd`]; `L = sum n pi_n 1`, `R = L / lambda` (Little) | exact (means) |
+//! | [`map_ph1_wait`] | MAP/PH/1 FCFS waiting-time law (percentiles) | absorption time of (jobs found, service phase) from the arrival-epoch law `pi_1 R^(n-1)`, levels to a `1e-15` tail; CDF and quantiles by uniformization ([`PhaseType`]) | exact (tail below `1e-15` dropped) |
 //!
 //! # Cost
 //!
@@ -122,6 +127,7 @@ mod inverse;
 mod jackson;
 mod load_dependent;
 pub mod loggp;
+pub mod mam;
 mod maxima;
 mod maxplus;
 
@@ -176,6 +182,10 @@ pub use inverse::invert_cdf;
 pub use jackson::{JacksonSolution, OpenClass, jackson, solve_traffic};
 pub use load_dependent::{
     LdCenter, LoadDependentMetrics, load_dependent_station, mva_load_dependent,
+};
+pub use mam::{
+    FcfsWait, GiMcResult, Map, MapQueueResult, Ph, Qbd, QbdLevel, QbdSolution, gim1, map_mc,
+    map_ph1, map_ph1_wait, phph1, qbd,
 };
 pub use maxima::{Law, MaxMoments, expected_max, max_moments};
 pub use maxplus::{Dependence, NodeId, StochasticMaxPlus};
