@@ -8,9 +8,10 @@ use rand::RngExt;
 use rand_distr::Exp1;
 use serde::Deserialize;
 
-use super::phase_type::{MAX_PHASES, PhaseLaw, cumulative_to_one, dot};
+use super::phase_type::{MAX_PHASES, PhaseLaw, cumulative_to_one};
 use super::spec::DistError;
 use super::{Dist, Law};
+use crate::analytic::mam::Map;
 use crate::rng::StreamRng;
 
 /// An arrival process as written on a source: `arrivals = { process = "mmpp2", ... }`.
@@ -53,7 +54,10 @@ impl ArrivalSpec {
             ArrivalSpec::Mmpp2 { rates, switching } => {
                 let pair = |field: &str, v: &[f64]| -> Result<[f64; 2], DistError> {
                     let [a, b] = v else {
-                        return Err(bad(field, format!("needs 2 numbers (one per phase), got {}", v.len())));
+                        return Err(bad(
+                            field,
+                            format!("needs 2 numbers (one per phase), got {}", v.len()),
+                        ));
                     };
                     for x in [a, b] {
                         if !(x.is_finite() && *x >= 0.0) {
@@ -64,7 +68,10 @@ impl ArrivalSpec {
                 };
                 let (r, s) = (pair("rates", rates)?, pair("switching", switching)?);
                 if r == [0.0, 0.0] {
-                    return Err(bad("rates", "are both 0: no job would ever arrive".to_owned()));
+                    return Err(bad(
+                        "rates",
+                        "are both 0: no job would ever arrive".to_owned(),
+                    ));
                 }
                 if let Some(i) = s.iter().position(|&x| x == 0.0) {
                     return Err(bad(
@@ -83,7 +90,7 @@ impl ArrivalSpec {
             ArrivalSpec::Map { d0, d1 } => (d0.clone(), d1.clone()),
         };
         Ok(Dist {
-            law: Law::Markovian(MapLaw::new(d0, d1)?),
+            law: Law::Markovian(Box::new(MapLaw::new(d0, d1)?)),
         })
     }
 }
@@ -92,8 +99,8 @@ impl ArrivalSpec {
 /// through its phases as it draws).
 #[derive(Clone, Debug)]
 pub struct MapLaw {
-    d0: Vec<Vec<f64>>,
-    d1: Vec<Vec<f64>>,
+    /// The process for the analytic side: rate, stationary laws, correlations.
+    map: Map,
     /// The time-stationary phase law, cumulative: where a run starts.
     start: Vec<f64>,
     /// Mean holding time of each phase, `-1 / D0[i][i]`.
@@ -104,8 +111,6 @@ pub struct MapLaw {
     /// The law of one inter-arrival time, `PH(phi, D0)` with `phi = theta D1 / lambda` the
     /// phase law just after an arrival.
     marginal: PhaseLaw,
-    /// The arrival rate `lambda = theta D1 1`.
-    rate: f64,
     /// The current phase; `None` before the first draw.
     phase: Option<usize>,
 }
@@ -117,7 +122,10 @@ impl MapLaw {
     pub fn new(d0: Vec<Vec<f64>>, d1: Vec<Vec<f64>>) -> Result<MapLaw, DistError> {
         let n = d0.len();
         if n == 0 || n > MAX_PHASES {
-            return Err(bad("d0", format!("needs from 1 to {MAX_PHASES} phases, got {n}")));
+            return Err(bad(
+                "d0",
+                format!("needs from 1 to {MAX_PHASES} phases, got {n}"),
+            ));
         }
         for (field, m) in [("d0", &d0), ("d1", &d1)] {
             if m.len() != n || m.iter().any(|r| r.len() != n) {
@@ -140,7 +148,11 @@ impl MapLaw {
                     if !(v.is_finite() && v >= 0.0) {
                         return Err(bad(
                             field,
-                            format!("row {}, column {}: a rate must be finite and >= 0, got {v}", i + 1, j + 1),
+                            format!(
+                                "row {}, column {}: a rate must be finite and >= 0, got {v}",
+                                i + 1,
+                                j + 1
+                            ),
                         ));
                     }
                 }
@@ -149,7 +161,10 @@ impl MapLaw {
             if !(diagonal.is_finite() && diagonal < 0.0) {
                 return Err(bad(
                     "d0",
-                    format!("row {}: the diagonal entry is minus the phase's total rate and must be < 0, got {diagonal}", i + 1),
+                    format!(
+                        "row {}: the diagonal entry is minus the phase's total rate and must be < 0, got {diagonal}",
+                        i + 1
+                    ),
                 ));
             }
             let sum: f64 = d0[i].iter().sum::<f64>() + d1[i].iter().sum::<f64>();
@@ -166,21 +181,19 @@ impl MapLaw {
         if d1.iter().flatten().all(|&v| v == 0.0) {
             return Err(bad("d1", "is all 0: no job would ever arrive".to_owned()));
         }
-        let theta = stationary(&d0, &d1).ok_or_else(|| {
+        let map = Map::new(d0.clone(), d1.clone()).map_err(|e| {
             bad(
                 "d0",
-                "the phases do not form one recurrent class (d0 + d1 has no unique stationary law): make every phase reachable from every other".to_owned(),
+                format!("the phases do not form one recurrent class, or some phase never leads to an arrival: {e}"),
             )
         })?;
-        let flow: Vec<f64> = (0..n)
-            .map(|j| (0..n).map(|i| theta[i] * d1[i][j]).sum())
-            .collect();
-        let rate: f64 = flow.iter().sum();
-        let phi: Vec<f64> = flow.iter().map(|f| f / rate).collect();
-        let marginal = PhaseLaw::new(&phi, &d0).map_err(|e| {
+        let marginal = PhaseLaw::new(&map.embedded_phases(), &d0).map_err(|e| {
             bad(
                 "d0",
-                format!("the time between arrivals: {}", e.message.replace("generator", "d0")),
+                format!(
+                    "the time between arrivals: {}",
+                    e.message.replace("generator", "d0")
+                ),
             )
         })?;
         let hold = (0..n).map(|i| -1.0 / d0[i][i]).collect();
@@ -198,30 +211,23 @@ impl MapLaw {
             })
             .collect();
         Ok(MapLaw {
-            start: cumulative_to_one(&theta),
-            d0,
-            d1,
+            start: cumulative_to_one(map.stationary_phases()),
+            map,
             hold,
             moves,
             marginal,
-            rate,
             phase: None,
         })
     }
 
-    /// `D0`, row by row.
-    pub fn d0(&self) -> &[Vec<f64>] {
-        &self.d0
-    }
-
-    /// `D1`, row by row.
-    pub fn d1(&self) -> &[Vec<f64>] {
-        &self.d1
+    /// The process as the analytic side takes it.
+    pub fn map(&self) -> &Map {
+        &self.map
     }
 
     /// The mean arrival rate `lambda = theta D1 1`.
     pub fn rate(&self) -> f64 {
-        self.rate
+        self.map.lambda()
     }
 
     /// The law of one inter-arrival time (phase type).
@@ -229,33 +235,9 @@ impl MapLaw {
         &self.marginal
     }
 
-    /// The correlation of inter-arrival times `k >= 1` apart: `(lambda phi M P^k M 1 - 1) /
-    /// (2 lambda phi M^2 1 - 1)` with `M = (-D0)^-1`, `P = M D1` (Neuts 1989; Casale's
-    /// KPC-Toolbox writes it so).
+    /// The correlation of inter-arrival times `k >= 1` apart (NaN if it cannot be computed).
     pub fn lag_correlation(&self, k: u32) -> f64 {
-        let n = self.d0.len();
-        let minus_d0: Vec<f64> = self.d0.iter().flatten().map(|v| -v).collect();
-        let m_times = |v: Vec<f64>| crate::linalg::solve(minus_d0.clone(), v);
-        let Some(mut v) = m_times(vec![1.0; n]) else {
-            return f64::NAN;
-        };
-        // v = P^k M 1, P = M D1
-        for _ in 0..k {
-            let d1v: Vec<f64> = (0..n)
-                .map(|i| (0..n).map(|j| self.d1[i][j] * v[j]).sum())
-                .collect();
-            match m_times(d1v) {
-                Some(w) => v = w,
-                None => return f64::NAN,
-            }
-        }
-        let Some(mv) = m_times(v) else {
-            return f64::NAN;
-        };
-        let phi_m_pk_m = dot(self.marginal.alpha(), &mv);
-        let m1 = 1.0 / self.rate;
-        let m2 = self.marginal.raw_moment(2);
-        (phi_m_pk_m - m1 * m1) / (m2 - m1 * m1)
+        self.map.autocorrelation(k).unwrap_or(f64::NAN)
     }
 
     /// Draws the time to the next arrival from the current phase (the first from the
@@ -283,24 +265,4 @@ impl MapLaw {
 /// past every entry).
 fn pick(cumulative: &[f64], u: f64) -> usize {
     super::phase_type::pick(cumulative, u).unwrap_or(cumulative.len() - 1)
-}
-
-/// The stationary law `theta` of the generator `D0 + D1` (`theta Q = 0`, `theta 1 = 1`), by
-/// replacing one balance equation with the normalisation; `None` when it is not unique.
-fn stationary(d0: &[Vec<f64>], d1: &[Vec<f64>]) -> Option<Vec<f64>> {
-    let n = d0.len();
-    // the transposed system Q^T theta = 0 with the last row replaced by 1 ... 1
-    let mut a = vec![0.0; n * n];
-    for i in 0..n {
-        for j in 0..n {
-            a[j * n + i] = d0[i][j] + d1[i][j];
-        }
-    }
-    for i in 0..n {
-        a[(n - 1) * n + i] = 1.0;
-    }
-    let mut b = vec![0.0; n];
-    b[n - 1] = 1.0;
-    let theta = crate::linalg::solve(a, b)?;
-    theta.iter().all(|&p| p >= -1e-12).then(|| theta.iter().map(|p| p.max(0.0)).collect())
 }

@@ -96,6 +96,12 @@ impl Empirical {
         self.samples.iter().map(|x| x.powi(n)).sum::<f64>() / self.samples.len() as f64
     }
 
+    /// The samples' mean of `exp(-s x)`: the Laplace-Stieltjes transform of the law that draws
+    /// them at random.
+    pub fn laplace(&self, s: f64) -> f64 {
+        self.samples.iter().map(|x| (-s * x).exp()).sum::<f64>() / self.samples.len() as f64
+    }
+
     /// The `ceil(q n)`-th smallest sample (at least the first), for `q` in `(0, 1)`.
     pub fn quantile(&self, q: f64) -> f64 {
         let rank = (q * self.sorted.len() as f64).ceil() as usize;

@@ -87,11 +87,11 @@ pub enum Law {
     Empirical(Empirical),
     /// Phase type: the time to absorption of a Markov chain with an initial vector and a
     /// sub-generator.
-    PhaseType(PhaseLaw),
+    PhaseType(Box<PhaseLaw>),
     /// The times between the arrivals of a Markovian arrival process: successive draws are
     /// correlated (the process keeps its phase); one time alone is phase type
     /// ([`MapLaw::marginal`]). Only sources have it (`arrivals = { process = ... }`).
-    Markovian(MapLaw),
+    Markovian(Box<MapLaw>),
 }
 
 /// The log-space parameters of a lognormal.
@@ -356,6 +356,35 @@ impl Dist {
             Law::Empirical(e) => e.min(),
             _ => 0.0,
         }
+    }
+
+    /// The Laplace-Stieltjes transform `E[exp(-s X)]` at `s >= 0`, where it has a closed form
+    /// (exponential, deterministic, uniform, Erlang, H2, gamma, phase type, and an empirical
+    /// law's samples exactly); `None` for the lognormal, Weibull and Pareto laws and for a
+    /// Markovian process's correlated draws.
+    pub fn laplace(&self, s: f64) -> Option<f64> {
+        let value = match &self.law {
+            Law::Exponential { mean } => 1.0 / (1.0 + mean * s),
+            Law::Deterministic { value } => (-s * value).exp(),
+            Law::Uniform { min, max } if max > min && s > 0.0 => {
+                ((-s * min).exp() - (-s * max).exp()) / (s * (max - min))
+            }
+            Law::Uniform { min, max } => (-s * 0.5 * (min + max)).exp(),
+            Law::Erlang { k, mean } => {
+                let k = f64::from(*k);
+                (1.0 + mean * s / k).powf(-k)
+            }
+            Law::HyperExp { p1, mean1, mean2 } => {
+                p1 / (1.0 + mean1 * s) + (1.0 - p1) / (1.0 + mean2 * s)
+            }
+            Law::Gamma(_, p) => (1.0 + p.scale * s).powf(-p.shape),
+            Law::PhaseType(ph) => ph.ph().laplace(s).ok()?,
+            Law::Empirical(e) => e.laplace(s),
+            Law::LogNormal(..) | Law::Weibull(..) | Law::Pareto(..) | Law::Markovian(_) => {
+                return None;
+            }
+        };
+        value.is_finite().then_some(value)
     }
 
     /// The Markovian arrival process these are the inter-arrival times of, if any (its draws are

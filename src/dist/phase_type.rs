@@ -6,6 +6,7 @@ use rand::RngExt;
 use rand_distr::Exp1;
 
 use super::spec::DistError;
+use crate::analytic::mam::Ph;
 use crate::rng::StreamRng;
 
 /// The most phases a phase-type law may have: its CDF costs `O(n^3)` per value.
@@ -25,6 +26,8 @@ pub struct PhaseLaw {
     /// Per phase, the cumulative probabilities of moving to phase `0, 1, ...` when it ends; the
     /// rest, up to 1, is absorption.
     moves: Vec<Vec<f64>>,
+    /// The law for the analytic side: moments, transform.
+    ph: Ph,
 }
 
 impl PhaseLaw {
@@ -101,7 +104,13 @@ impl PhaseLaw {
                 ));
             }
         }
-        let law = PhaseLaw {
+        let ph = Ph::new(alpha.to_vec(), generator.to_vec()).map_err(|e| {
+            bad(
+                "generator",
+                format!("is singular: some phase the chain can reach never leads out (every phase needs a way, direct or through others, to end): {e}"),
+            )
+        })?;
+        Ok(PhaseLaw {
             alpha: alpha.to_vec(),
             generator: generator.to_vec(),
             start: cumulative_to_one(alpha),
@@ -115,14 +124,8 @@ impl PhaseLaw {
                     cumulative(&p)
                 })
                 .collect(),
-        };
-        if law.power_moment(1).is_none() {
-            return Err(bad(
-                "generator",
-                "is singular: some phase the chain can reach never leads out (every phase needs a way, direct or through others, to end)".to_owned(),
-            ));
-        }
-        Ok(law)
+            ph,
+        })
     }
 
     /// The initial probabilities.
@@ -148,23 +151,14 @@ impl PhaseLaw {
         }
     }
 
-    /// `E[X^k] = k! alpha (-T)^(-k) 1`; `None` when `-T` is singular.
-    fn power_moment(&self, k: u32) -> Option<f64> {
-        let n = self.alpha.len();
-        let minus_t: Vec<f64> = self.generator.iter().flatten().map(|v| -v).collect();
-        let mut v = vec![1.0; n];
-        let mut factorial = 1.0;
-        for i in 1..=k {
-            v = crate::linalg::solve(minus_t.clone(), v)?;
-            factorial *= f64::from(i);
-        }
-        let m = factorial * dot(&self.alpha, &v);
-        (m.is_finite() && m > 0.0).then_some(m)
+    /// The law as the analytic side takes it.
+    pub fn ph(&self) -> &Ph {
+        &self.ph
     }
 
-    /// `E[X^k]` for `k >= 1` (finite: the law was checked non-singular).
+    /// `E[X^k] = k! alpha (-T)^(-k) 1` for `k >= 1`.
     pub fn raw_moment(&self, k: u32) -> f64 {
-        self.power_moment(k).unwrap_or(f64::INFINITY)
+        self.ph.moment(k).unwrap_or(f64::INFINITY)
     }
 
     /// The squared coefficient of variation, `E[X^2] / E[X]^2 - 1`.
@@ -194,25 +188,6 @@ impl PhaseLaw {
         };
         let exits = self.generator.iter().map(|r| -r.iter().sum::<f64>());
         row.iter().zip(exits).map(|(p, e)| p * e.max(0.0)).sum()
-    }
-
-    /// The Laplace-Stieltjes transform `E[exp(-s X)] = alpha (s I - T)^(-1) t` at `s >= 0`.
-    pub fn laplace(&self, s: f64) -> f64 {
-        let n = self.alpha.len();
-        let mut a = Vec::with_capacity(n * n);
-        for (i, row) in self.generator.iter().enumerate() {
-            a.extend(
-                row.iter()
-                    .enumerate()
-                    .map(|(j, v)| if i == j { s - v } else { -v }),
-            );
-        }
-        let exits: Vec<f64> = self
-            .generator
-            .iter()
-            .map(|r| -r.iter().sum::<f64>())
-            .collect();
-        crate::linalg::solve(a, exits).map_or(f64::NAN, |x| dot(&self.alpha, &x))
     }
 
     /// The phase distribution at time `x` of the chain not yet absorbed, `alpha exp(T x)`, by
@@ -278,10 +253,6 @@ fn cumulative(p: &[f64]) -> Vec<f64> {
 pub(super) fn pick(cumulative: &[f64], u: f64) -> Option<usize> {
     let i = cumulative.partition_point(|&c| c <= u);
     (i < cumulative.len()).then_some(i)
-}
-
-pub(super) fn dot(a: &[f64], b: &[f64]) -> f64 {
-    a.iter().zip(b).map(|(x, y)| x * y).sum()
 }
 
 fn identity(n: usize) -> Vec<f64> {

@@ -630,9 +630,9 @@ impl DistSpec {
                 }
                 Ok(Law::Empirical(Empirical::new(samples, mode)))
             }
-            DistSpec::Ph { alpha, generator } => {
-                Ok(Law::PhaseType(super::PhaseLaw::new(alpha, generator)?))
-            }
+            DistSpec::Ph { alpha, generator } => Ok(Law::PhaseType(Box::new(
+                super::PhaseLaw::new(alpha, generator)?,
+            ))),
         }
     }
 }

@@ -20,6 +20,7 @@ mod forkjoin;
 mod laws;
 mod loss_network;
 mod markov;
+mod matrix_analytic;
 mod mixed;
 mod open;
 mod percentiles;

@@ -15,16 +15,18 @@ use crate::network::{ClassId, Discipline, Network, Routing, StationId, StationKi
 /// The first source whose arrivals are not Poisson, as the reason it breaks the open-network
 /// formulas.
 pub(super) fn arrival_problem(net: &Network) -> Option<String> {
-    correlated_arrivals(net).or_else(|| net.stations.iter().find_map(|st| match &st.kind {
-        StationKind::Source { interarrival, .. } if !interarrival.is_exponential() => {
-            Some(format!(
-                "source {:?} is not Poisson (inter-arrival SCV {})",
-                st.name,
-                short(interarrival.scv())
-            ))
-        }
-        _ => None,
-    }))
+    correlated_arrivals(net).or_else(|| {
+        net.stations.iter().find_map(|st| match &st.kind {
+            StationKind::Source { interarrival, .. } if !interarrival.is_exponential() => {
+                Some(format!(
+                    "source {:?} is not Poisson (inter-arrival SCV {})",
+                    st.name,
+                    short(interarrival.scv())
+                ))
+            }
+            _ => None,
+        })
+    })
 }
 
 /// The first source whose arrivals are a Markovian arrival process, as the reason formulas
@@ -65,6 +67,10 @@ pub(super) fn open_network(net: &Network, v: &[Vec<f64>], a: &mut Analysis) {
                 )
             });
         single_station(net, s, v[0][s], arrivals.or(feedback).as_deref(), a);
+        // every arrival visits the station once: its arrival stream is the source's
+        if (visits - 1.0).abs() < 1e-12 {
+            super::matrix_analytic::single_station(net, s, v[0][s], a);
+        }
         return;
     }
     let problem = arrivals.or_else(|| served.iter().find_map(|&s| product_form_problem(net, s)));
