@@ -17,8 +17,6 @@ pub const MAX_PHASES: usize = 64;
 /// (every phase the chain can reach leads out).
 #[derive(Clone, Debug)]
 pub struct PhaseLaw {
-    alpha: Vec<f64>,
-    generator: Vec<Vec<f64>>,
     /// Cumulative start probabilities, for sampling.
     start: Vec<f64>,
     /// Mean holding time of each phase, `-1 / T[i][i]`.
@@ -26,7 +24,7 @@ pub struct PhaseLaw {
     /// Per phase, the cumulative probabilities of moving to phase `0, 1, ...` when it ends; the
     /// rest, up to 1, is absorption.
     moves: Vec<Vec<f64>>,
-    /// The law for the analytic side: moments, transform.
+    /// The law itself (`alpha` and `T`), as the analytic side takes it: moments, transform.
     ph: Ph,
 }
 
@@ -111,8 +109,6 @@ impl PhaseLaw {
             )
         })?;
         Ok(PhaseLaw {
-            alpha: alpha.to_vec(),
-            generator: generator.to_vec(),
             start: cumulative_to_one(alpha),
             hold: (0..n).map(|i| -1.0 / generator[i][i]).collect(),
             moves: (0..n)
@@ -126,16 +122,6 @@ impl PhaseLaw {
                 .collect(),
             ph,
         })
-    }
-
-    /// The initial probabilities.
-    pub fn alpha(&self) -> &[f64] {
-        &self.alpha
-    }
-
-    /// The sub-generator, row by row.
-    pub fn generator(&self) -> &[Vec<f64>] {
-        &self.generator
     }
 
     /// Draws a time: the phases' exponential holding times until absorption.
@@ -182,12 +168,14 @@ impl PhaseLaw {
             return 0.0;
         }
         let row = if x == 0.0 {
-            self.alpha.clone()
+            self.ph.alpha().to_vec()
         } else {
             self.after(x)
         };
-        let exits = self.generator.iter().map(|r| -r.iter().sum::<f64>());
-        row.iter().zip(exits).map(|(p, e)| p * e.max(0.0)).sum()
+        row.iter()
+            .zip(self.ph.exit_rates())
+            .map(|(p, e)| p * e)
+            .sum()
     }
 
     /// The phase distribution at time `x` of the chain not yet absorbed, `alpha exp(T x)`, by
@@ -195,9 +183,9 @@ impl PhaseLaw {
     /// 1/2, then squared `m` times (every entry of `exp(T x)` is non-negative, so the squarings
     /// lose nothing to cancellation).
     fn after(&self, x: f64) -> Vec<f64> {
-        let n = self.alpha.len();
-        let norm = self
-            .generator
+        let (alpha, generator) = (self.ph.alpha(), self.ph.t());
+        let n = alpha.len();
+        let norm = generator
             .iter()
             .map(|r| r.iter().map(|v| v.abs()).sum::<f64>())
             .fold(0.0, f64::max)
@@ -208,7 +196,7 @@ impl PhaseLaw {
             0
         };
         let scale = x / 2f64.powi(squarings);
-        let a: Vec<f64> = self.generator.iter().flatten().map(|v| v * scale).collect();
+        let a: Vec<f64> = generator.iter().flatten().map(|v| v * scale).collect();
         // Taylor: sum_k A^k / k!, to where the terms vanish at norm <= 1/2 (18 terms: 2^-18/18!)
         let mut sum = identity(n);
         let mut term = identity(n);
@@ -223,7 +211,7 @@ impl PhaseLaw {
             sum.iter_mut().for_each(|v| *v = v.max(0.0));
         }
         (0..n)
-            .map(|j| (0..n).map(|i| self.alpha[i] * sum[i * n + j]).sum::<f64>())
+            .map(|j| (0..n).map(|i| alpha[i] * sum[i * n + j]).sum::<f64>())
             .map(|v| v.max(0.0))
             .collect()
     }

@@ -161,6 +161,27 @@ fn value(values: &[(String, f64)], metric: &str) -> f64 {
         .1
 }
 
+/// Asserts the chain's `figures` of each class `c<k>` at station `q` (`"class"`: its end-to-end
+/// response) equal the formula's per-class results `classes`.
+fn close_classes(
+    v: &[(String, f64)],
+    classes: &[crate::analytic::StationMetrics],
+    figures: &[&str],
+) {
+    for (k, cm) in classes.iter().enumerate() {
+        for &figure in figures {
+            let (metric, want) = match figure {
+                "response" => (format!("station.q.c{k}.response"), cm.mean_response),
+                "wait" => (format!("station.q.c{k}.wait"), cm.mean_wait),
+                "number" => (format!("station.q.c{k}.number"), cm.mean_number),
+                "class" => (format!("class.c{k}.response"), cm.mean_response),
+                other => panic!("no figure {other:?}"),
+            };
+            close(figure, value(v, &metric), want);
+        }
+    }
+}
+
 /// Asserts `got` is `want` to `1e-9` relative.
 fn close(what: &str, got: f64, want: f64) {
     assert!(
@@ -286,29 +307,7 @@ fn two_class_head_of_line_priority_is_cobhams() {
     );
     let (_, v) = chain_values(&net);
     let m = mg1_priority_nonpreemptive(&classes(&lambda, &means, &priority)).unwrap();
-    for k in 0..2 {
-        let cm = &m.classes[k];
-        close(
-            "response",
-            value(&v, &format!("station.q.c{k}.response")),
-            cm.mean_response,
-        );
-        close(
-            "wait",
-            value(&v, &format!("station.q.c{k}.wait")),
-            cm.mean_wait,
-        );
-        close(
-            "number",
-            value(&v, &format!("station.q.c{k}.number")),
-            cm.mean_number,
-        );
-        close(
-            "class",
-            value(&v, &format!("class.c{k}.response")),
-            cm.mean_response,
-        );
-    }
+    close_classes(&v, &m.classes, &["response", "wait", "number", "class"]);
     close("busy", value(&v, "station.q.utilisation"), m.utilisation);
 }
 
@@ -325,19 +324,7 @@ fn three_class_preemptive_resume_priority_is_exact() {
     // 25,043 states: over the limit at budget factor 1
     let (_, v) = cost::with_budget(3.0, || chain_values(&net));
     let m = mg1_priority_preemptive(&classes(&lambda, &means, &priority)).unwrap();
-    for k in 0..3 {
-        let cm = &m.classes[k];
-        close(
-            "response",
-            value(&v, &format!("station.q.c{k}.response")),
-            cm.mean_response,
-        );
-        close(
-            "number",
-            value(&v, &format!("station.q.c{k}.number")),
-            cm.mean_number,
-        );
-    }
+    close_classes(&v, &m.classes, &["response", "number"]);
     close("number", value(&v, "station.q.number"), m.mean_number);
 }
 
@@ -353,19 +340,7 @@ fn multi_server_head_of_line_priority_is_exact() {
     );
     let (_, v) = chain_values(&net);
     let m = mmc_priority_nonpreemptive(&classes(&lambda, &means, &priority), 3).unwrap();
-    for k in 0..2 {
-        let cm = &m.classes[k];
-        close(
-            "wait",
-            value(&v, &format!("station.q.c{k}.wait")),
-            cm.mean_wait,
-        );
-        close(
-            "response",
-            value(&v, &format!("station.q.c{k}.response")),
-            cm.mean_response,
-        );
-    }
+    close_classes(&v, &m.classes, &["wait", "response"]);
 }
 
 #[test]

@@ -170,6 +170,10 @@ fn open_queue(
                 );
                 return None;
             };
+            // a mean method whose label already gives the reason is named without it
+            let source = source
+                .strip_suffix(&format!("; {reason}"))
+                .unwrap_or(&source);
             waited(d, lambda, *servers, (mean - d.mean()).max(0.0)).map(|law| Estimate {
                 law,
                 method: format!(
