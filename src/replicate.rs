@@ -22,6 +22,7 @@ use crate::engine::program::Execution;
 use crate::metrics::name::{Figure, Subject};
 use crate::metrics::network::{class_metric, measure};
 use crate::network::Network;
+use crate::network::replay::ReplayPlan;
 use crate::program::ProgramFault;
 use crate::scenario::{Scenario, Warmup, Workload};
 use crate::stats::{ConfidenceInterval, Truncation};
@@ -401,6 +402,7 @@ fn simulate(
     r: u64,
 ) -> Result<(Vec<(String, f64)>, u64), RunError> {
     let mut sim = Simulation::new(net, opt.seed, r);
+    sim.replay_stretches(&replay_plan(net, opt), r);
     let summary = sim
         .run(RunLength {
             warmup,
@@ -418,6 +420,39 @@ fn simulate(
         });
     }
     Ok((measure(net, sim.recorder(), &summary), summary.events))
+}
+
+/// Where each replication of an experiment reads the network's replayed traces (see
+/// [`crate::network::replay`]): stretches sized for the warm-up (fixed, or the largest MSER may
+/// cut, half the length) and the length, over the replications planned (the precision rule's
+/// budget when it is set). A function of the options only, so threads and shards agree.
+pub fn replay_plan(net: &Network, opt: &Options) -> ReplayPlan {
+    let warmup = match opt.warmup {
+        Warmup::Fixed(n) => n,
+        Warmup::Mser5 => opt.length / 2,
+    };
+    let planned = if opt.precision.is_some() {
+        opt.max_replications.max(opt.replications)
+    } else {
+        opt.replications
+    };
+    ReplayPlan::new(net, warmup.saturating_add(opt.length), u64::from(planned))
+}
+
+/// The warnings to print before an experiment: replayed traces too short for the planned
+/// replications to be independent.
+pub fn warnings(sc: &Scenario, opt: &Options) -> Vec<String> {
+    match &sc.workload {
+        Workload::Network(net) => replay_plan(net, opt).warnings(
+            net,
+            if opt.precision.is_some() {
+                "the precision rule may run"
+            } else {
+                "planned"
+            },
+        ),
+        Workload::Program(_) | Workload::Schedule(_) => Vec::new(),
+    }
 }
 
 /// The first histogram with values it could not count, and how many.

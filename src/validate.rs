@@ -215,6 +215,8 @@ pub struct CaseValidation {
     pub rows: Vec<Comparison>,
     /// The experiments, in the order they ran.
     pub runs: Vec<ValidationRun>,
+    /// What the experiments warn about (see [`replicate::warnings`]).
+    pub warnings: Vec<String>,
 }
 
 /// How hard to try.
@@ -413,6 +415,7 @@ impl Plan {
             return Ok(CaseValidation {
                 rows: vec![self.no_prediction(sc)],
                 runs: Vec::new(),
+                warnings: Vec::new(),
             });
         }
         let (mut first, first_run) = self.compare(sc, self.opt.seed)?;
@@ -421,6 +424,7 @@ impl Plan {
             return Ok(CaseValidation {
                 rows: first,
                 runs: vec![first_run],
+                warnings: replicate::warnings(sc, &self.opt),
             });
         }
         let (second, second_run) = self.compare(sc, confirmation_seed(self.opt.seed))?;
@@ -447,6 +451,7 @@ impl Plan {
         Ok(CaseValidation {
             rows,
             runs: vec![first_run, second_run],
+            warnings: replicate::warnings(sc, &self.opt),
         })
     }
 

@@ -340,6 +340,9 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
             )?;
         }
         let opt = args.options(sc)?;
+        for w in replicate::warnings(sc, &opt) {
+            eprintln!("parsim: warning: {}: {w}", sc.path.display());
+        }
         let bar = Progress::new(&sc.name, u64::from(opt.replications));
         let ex = replicate::run(sc, &opt, &|step| bar.tell(step))
             .with_context(|| format!("running {}", sc.path.display()))?;
@@ -477,6 +480,9 @@ fn run_shard(args: &RunArgs, sc: &Scenario, shard: Shard, dir: &Path) -> anyhow:
         shard.count,
         opt.replications
     );
+    for w in replicate::warnings(sc, &opt) {
+        eprintln!("parsim: warning: {}: {w}", sc.path.display());
+    }
     let indices = run_shards::indices(shard, opt.replications);
     let bar = Progress::new(&sc.name, indices.len() as u64);
     let share = replicate::run_share(sc, &opt, &indices, &|step| bar.tell(step))

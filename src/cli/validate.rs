@@ -295,10 +295,16 @@ fn validate_case(
     index: usize,
     options: &ValidateOptions,
 ) -> anyhow::Result<(CaseResult, Vec<ValidationRun>)> {
-    let CaseValidation { rows: found, runs } =
-        validate(sc, options).with_context(|| format!("validating {}", sc.path.display()))?;
+    let CaseValidation {
+        rows: found,
+        runs,
+        warnings: run_warnings,
+    } = validate(sc, options).with_context(|| format!("validating {}", sc.path.display()))?;
     let compared = found.iter().any(|r| r.replications > 0);
-    let mut warnings = Vec::new();
+    let mut warnings: Vec<String> = run_warnings
+        .into_iter()
+        .map(|w| format!("warning: {}: {w}", sc.path.display()))
+        .collect();
     for m in sc.validate.metrics.iter().flatten() {
         if compared && !found.iter().any(|r| &r.metric == m) {
             warnings.push(format!(

@@ -50,6 +50,42 @@ impl Empirical {
         }
     }
 
+    /// Moves the replay cursor to sample `offset` (modulo the sample count): where a
+    /// replication's stretch of the trace starts.
+    pub fn replay_from(&mut self, offset: u64) {
+        self.next = (offset % self.samples.len() as u64) as usize;
+    }
+
+    /// The number of samples.
+    pub fn len(&self) -> usize {
+        self.samples.len()
+    }
+
+    /// Always false: a trace has at least one sample.
+    pub fn is_empty(&self) -> bool {
+        self.samples.is_empty()
+    }
+
+    /// The samples' lag-`k` autocorrelation in file order,
+    /// `sum (x_i - m)(x_(i+k) - m) / sum (x_i - m)^2` (0 when the samples are all equal or
+    /// fewer than `k + 2`).
+    pub fn lag_correlation(&self, k: usize) -> f64 {
+        let x = &self.samples;
+        if x.len() < k + 2 {
+            return 0.0;
+        }
+        let m = self.mean();
+        let var: f64 = x.iter().map(|v| (v - m) * (v - m)).sum();
+        if var == 0.0 || !var.is_finite() {
+            return 0.0;
+        }
+        x.iter()
+            .zip(&x[k..])
+            .map(|(a, b)| (a - m) * (b - m))
+            .sum::<f64>()
+            / var
+    }
+
     /// Draws one of the samples uniformly at random, whatever the mode.
     #[inline]
     pub fn draw(&self, rng: &mut StreamRng) -> f64 {

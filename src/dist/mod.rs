@@ -188,6 +188,24 @@ impl Dist {
         matches!(&self.law, Law::Empirical(e) if e.mode() == EmpiricalMode::Replay)
     }
 
+    /// The trace a replay-mode law reads in order (see [`Dist::is_replay`]); `None` otherwise.
+    pub fn replayed_trace(&self) -> Option<&Empirical> {
+        match &self.law {
+            Law::Empirical(e) if e.mode() == EmpiricalMode::Replay => Some(e),
+            _ => None,
+        }
+    }
+
+    /// Moves a replayed trace's cursor to sample `offset` (modulo its length); nothing for
+    /// other laws.
+    pub fn replay_from(&mut self, offset: u64) {
+        if let Law::Empirical(e) = &mut self.law
+            && e.mode() == EmpiricalMode::Replay
+        {
+            e.replay_from(offset);
+        }
+    }
+
     /// The mean.
     pub fn mean(&self) -> f64 {
         match &self.law {

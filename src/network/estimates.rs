@@ -126,30 +126,77 @@ pub fn too_many_events(net: &Network, observations: u64) -> Option<String> {
 /// found all the others ahead of it at every queue (`D` its demand at queues, `Z` at delays), a
 /// pessimistic estimate. `None` when nothing can be said (no class makes observations).
 pub fn observation_rate(net: &Network) -> Option<f64> {
-    let v = visits_per_observation(net)?;
-    let rate: f64 = net
-        .classes
-        .iter()
-        .enumerate()
-        .map(|(c, class)| match class.kind {
-            ClassKind::Open => arrival_rate(net, c),
-            ClassKind::Closed { population, .. } => {
-                let (mut queues, mut delays) = (0.0, 0.0);
-                for (s, st) in net.stations.iter().enumerate() {
-                    let Some(Some(d)) = st.kind.service().map(|t| &t[c]) else {
-                        continue;
-                    };
-                    let demand = v[c][s] * d.mean();
-                    match st.kind {
-                        StationKind::Delay { .. } => delays += demand,
-                        _ => queues += demand,
-                    }
-                }
-                let n = f64::from(population);
-                let cycle = n * queues + delays;
-                if cycle > 0.0 { n / cycle } else { 0.0 }
-            }
-        })
-        .sum();
+    let rate: f64 = class_observation_rates(net)?.iter().sum();
     (rate.is_finite() && rate > 0.0).then_some(rate)
+}
+
+/// Each class's share of [`observation_rate`], per time unit (the same estimates).
+fn class_observation_rates(net: &Network) -> Option<Vec<f64>> {
+    let v = visits_per_observation(net)?;
+    Some(
+        net.classes
+            .iter()
+            .enumerate()
+            .map(|(c, class)| match class.kind {
+                ClassKind::Open => arrival_rate(net, c),
+                ClassKind::Closed { population, .. } => {
+                    let (mut queues, mut delays) = (0.0, 0.0);
+                    for (s, st) in net.stations.iter().enumerate() {
+                        let Some(Some(d)) = st.kind.service().map(|t| &t[c]) else {
+                            continue;
+                        };
+                        let demand = v[c][s] * d.mean();
+                        match st.kind {
+                            StationKind::Delay { .. } => delays += demand,
+                            _ => queues += demand,
+                        }
+                    }
+                    let n = f64::from(population);
+                    let cycle = n * queues + delays;
+                    if cycle > 0.0 { n / cycle } else { 0.0 }
+                }
+            })
+            .collect(),
+    )
+}
+
+/// How many values each station's laws draw per observation, estimated as
+/// [`observation_rate`] is: `source[s]` for station `s`'s inter-arrival law (one per arrival
+/// or batch), `service[s][c]` for its service law of class `c` (one per visit), `arrivals[s]`
+/// for all the visits it receives (a bound on its patience draws). `None` when the traffic
+/// equations have no answer.
+pub fn draws_per_observation(net: &Network) -> Option<Draws> {
+    let v = visits_per_observation(net)?;
+    let rates = class_observation_rates(net)?;
+    let total: f64 = rates.iter().sum();
+    if !(total.is_finite() && total > 0.0) {
+        return None;
+    }
+    let share: Vec<f64> = rates.iter().map(|r| r / total).collect();
+    let service: Vec<Vec<f64>> = (0..net.stations.len())
+        .map(|s| (0..net.classes.len()).map(|c| v[c][s] * share[c]).collect())
+        .collect();
+    Some(Draws {
+        source: net
+            .stations
+            .iter()
+            .map(|st| match &st.kind {
+                StationKind::Source { interarrival, .. } => 1.0 / interarrival.mean() / total,
+                _ => 0.0,
+            })
+            .collect(),
+        arrivals: service.iter().map(|row| row.iter().sum()).collect(),
+        service,
+    })
+}
+
+/// Draws per observation of each station's laws (see [`draws_per_observation`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Draws {
+    /// Per station, its inter-arrival draws (0 for a station that is not a source).
+    pub source: Vec<f64>,
+    /// Per station and class, its service draws.
+    pub service: Vec<Vec<f64>>,
+    /// Per station, the visits it receives.
+    pub arrivals: Vec<f64>,
 }

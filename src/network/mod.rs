@@ -6,6 +6,7 @@
 //! queueing engine and the network analyser both read it.
 
 pub(crate) mod estimates;
+pub mod replay;
 mod routing;
 mod traffic;
 

@@ -77,6 +77,8 @@ mod program_predictions;
 mod programs;
 /// Properties over generated inputs: calendar order, tally merge, distribution moments.
 mod properties;
+/// A replayed trace: a stretch per replication, warnings, correlation.
+mod replay;
 /// What `parsim run` writes: identity fields, thread-independent run id, per-replication values.
 mod result_files;
 /// Class switching, round robin, join the shortest queue, trace-driven service.

@@ -129,6 +129,11 @@ impl FeaturedFcfs {
         }
     }
 
+    /// The patience law, to move a replayed trace's cursor.
+    pub(super) fn patience_mut(&mut self) -> Option<&mut Dist> {
+        self.patience.as_mut()
+    }
+
     /// The speed with the jobs present now.
     fn speed(&self) -> f64 {
         self.rate_by_jobs

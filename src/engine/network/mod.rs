@@ -41,6 +41,7 @@ pub use recorder::{ClassRecord, Recorder, StationClassRecord, StationRecord};
 use super::calendar::Calendar;
 use super::ps::PsQueue;
 use crate::dist::Dist;
+use crate::network::replay::{ReplayPlan, ReplaySite};
 use crate::network::{
     ClassId, ClassKind, Discipline, Network, PickGuide, Rule, StationId, StationKind, Target,
 };
@@ -241,6 +242,27 @@ pub struct Simulation<'n> {
 }
 
 impl<'n> Simulation<'n> {
+    /// Starts every replayed trace at replication `replication`'s stretch of `plan` (see
+    /// [`crate::network::replay`]); without it, every trace starts at its first sample.
+    pub fn replay_stretches(&mut self, plan: &ReplayPlan, replication: u64) {
+        for stretch in &plan.stretches {
+            let offset = ReplayPlan::offset(stretch, replication);
+            let law = match stretch.site {
+                ReplaySite::Source(s) => self.sources[s].as_mut().map(|src| &mut src.interarrival),
+                ReplaySite::Service { station, class } => {
+                    self.service[station * self.classes + class].as_mut()
+                }
+                ReplaySite::Patience(s) => match &mut self.stations[s].state {
+                    StationState::Featured(f) => f.patience_mut(),
+                    _ => None,
+                },
+            };
+            if let Some(law) = law {
+                law.replay_from(offset);
+            }
+        }
+    }
+
     /// Sets up replication `replication` of `net` under master seed `seed`: closed jobs placed at
     /// their reference stations, the first arrival of every source scheduled.
     pub fn new(net: &'n Network, seed: u64, replication: u64) -> Simulation<'n> {

@@ -35,17 +35,34 @@ pub(super) fn arrival_problem(net: &Network) -> Option<String> {
 pub(super) fn correlated_arrivals(net: &Network) -> Option<String> {
     net.stations.iter().find_map(|st| match &st.kind {
         StationKind::Source { interarrival, .. } => {
-            interarrival.arrival_process().map(|m| {
-                format!(
+            if let Some(m) = interarrival.arrival_process() {
+                return Some(format!(
                     "source {:?} is a Markovian arrival process (inter-arrival SCV {}, lag-1 correlation {}), taken as renewal",
                     st.name,
                     short(interarrival.scv()),
                     short(m.lag_correlation(1))
+                ));
+            }
+            let trace = interarrival.replayed_trace()?;
+            let (rho, band) = (trace.lag_correlation(1), independence_band(trace.len()));
+            (rho.abs() > band).then(|| {
+                format!(
+                    "source {:?} replays a trace whose successive inter-arrival times are correlated (lag-1 correlation {}, outside the +-{} that {} independent samples stay within 99% of the time), taken as renewal",
+                    st.name,
+                    short(rho),
+                    short(band),
+                    trace.len()
                 )
             })
         }
         _ => None,
     })
+}
+
+/// The half-width within which the lag-1 autocorrelation of `n` independent samples falls 99%
+/// of the time (its standard error is `1/sqrt(n)`; 2.576 is the normal law's 99.5% point).
+fn independence_band(n: usize) -> f64 {
+    2.576 / (n as f64).sqrt()
 }
 
 pub(super) fn open_network(net: &Network, v: &[Vec<f64>], a: &mut Analysis) {
