@@ -457,7 +457,7 @@ fn h2_from_three_moments([m1, m2, m3]: [f64; 3]) -> Option<Three> {
 /// `-m1 tau + (m2/2) delta = -1`, `(m2/2) tau - (m3/6) delta = m1`.
 fn order_two_denominator(m1: f64, m2: f64, m3: f64) -> Option<(f64, f64)> {
     let det = m1 * m3 / 6.0 - m2 * m2 / 4.0;
-    if !(det > 0.0) {
+    if det <= 0.0 {
         return None;
     }
     let tau = (m3 / 6.0 - m1 * m2 / 2.0) / det;
