@@ -13,12 +13,17 @@
 //!   logarithmic reduction.
 //! - [`map_ph1`], [`phph1`], [`map_mc`]: MAP/PH/1, PH/PH/1 and MAP/M/c means through [`qbd`];
 //!   [`map_ph1_wait`]: the MAP/PH/1 FCFS waiting-time law (phase type).
+//! - Fitting to a measured sample of times: [`SampleStats`] (moments, autocorrelations and
+//!   their decay); [`ph_from_two_moments`], [`ph_from_three_moments`] (a [`Ph`] matching two
+//!   or three moments) and [`ks_distance`] (its Kolmogorov-Smirnov distance to the sample);
+//!   [`fit_mmpp2`] (an MMPP(2) matching three moments and the autocorrelations).
 //!
 //! Matrices are dense; every law and process has at most [`MAX_PHASES`] phases, and a QBD is
 //! refused with `TooCostly` when `m^3` times some 200 (its `m` phases per level) is over the
 //! budget.
 
 mod dense;
+mod fit;
 mod gim;
 mod map;
 mod map_mc;
@@ -30,6 +35,10 @@ mod wait;
 #[cfg(test)]
 mod tests;
 
+pub use fit::{
+    Correlation, KS_POINTS, KsDistance, Mmpp2Fit, Mmpp2Method, Mmpp2Targets, PhFit, PhForm,
+    ProcessStats, SampleStats, fit_mmpp2, ks_distance, ph_from_three_moments, ph_from_two_moments,
+};
 pub use gim::{GIM_MAX_SERVERS, GiMcResult, gim1};
 pub use map::Map;
 pub use map_mc::map_mc;
