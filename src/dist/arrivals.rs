@@ -113,6 +113,74 @@ pub struct MapLaw {
     marginal: PhaseLaw,
     /// The current phase; `None` before the first draw.
     phase: Option<usize>,
+    /// For a Markov-modulated Poisson process (`D1` diagonal: an arrival never changes the
+    /// phase), the faster way to draw; `None` for other MAPs.
+    modulated: Option<Modulated>,
+}
+
+/// A Markov-modulated Poisson process drawn by racing clocks: in phase `i`, arrivals come at
+/// rate `D1[i][i]` and the phase ends after an exponential time of rate `sum_(j != i) D0[i][j]`,
+/// independent of the arrivals. By memorylessness, the time left in the phase can be kept
+/// across draws: one exponential per arrival, as for a Poisson source, and one more per phase
+/// change (where the general loop draws an exponential and a uniform per event).
+#[derive(Clone, Debug)]
+struct Modulated {
+    /// Mean time between arrivals in each phase (infinite for a phase without arrivals).
+    gap: Vec<f64>,
+    /// Mean time in each phase.
+    stay: Vec<f64>,
+    /// Per phase, cumulative probabilities of the phase it goes to when it ends.
+    next: Vec<Vec<f64>>,
+    /// Time left in the current phase.
+    left: f64,
+}
+
+impl Modulated {
+    /// The racing clocks of `(d0, d1)` if `d1` is diagonal.
+    fn of(d0: &[Vec<f64>], d1: &[Vec<f64>]) -> Option<Modulated> {
+        let n = d0.len();
+        let diagonal = (0..n).all(|i| (0..n).all(|j| i == j || d1[i][j] == 0.0));
+        if !diagonal {
+            return None;
+        }
+        let leave = |i: usize| -> f64 { (0..n).filter(|&j| j != i).map(|j| d0[i][j]).sum() };
+        Some(Modulated {
+            gap: (0..n).map(|i| 1.0 / d1[i][i]).collect(),
+            stay: (0..n).map(|i| 1.0 / leave(i)).collect(),
+            next: (0..n)
+                .map(|i| {
+                    let total = leave(i);
+                    let p: Vec<f64> = (0..n)
+                        .map(|j| {
+                            if j == i || total == 0.0 {
+                                0.0
+                            } else {
+                                d0[i][j] / total
+                            }
+                        })
+                        .collect();
+                    cumulative_to_one(&p)
+                })
+                .collect(),
+            left: 0.0,
+        })
+    }
+
+    /// The time to the next arrival from `phase`, which it moves along.
+    #[inline]
+    fn sample(&mut self, phase: &mut usize, rng: &mut StreamRng) -> f64 {
+        let mut t = 0.0;
+        loop {
+            let arrival = self.gap[*phase] * rng.sample::<f64, _>(Exp1);
+            if arrival < self.left {
+                self.left -= arrival;
+                return t + arrival;
+            }
+            t += self.left;
+            *phase = pick(&self.next[*phase], rng.random::<f64>());
+            self.left = self.stay[*phase] * rng.sample::<f64, _>(Exp1);
+        }
+    }
 }
 
 impl MapLaw {
@@ -217,6 +285,7 @@ impl MapLaw {
             moves,
             marginal,
             phase: None,
+            modulated: Modulated::of(&d0, &d1),
         })
     }
 
@@ -246,8 +315,19 @@ impl MapLaw {
         let n = self.hold.len();
         let mut phase = match self.phase {
             Some(p) => p,
-            None => pick(&self.start, rng.random::<f64>()),
+            None => {
+                let p = pick(&self.start, rng.random::<f64>());
+                if let Some(m) = &mut self.modulated {
+                    m.left = m.stay[p] * rng.sample::<f64, _>(Exp1);
+                }
+                p
+            }
         };
+        if let Some(m) = &mut self.modulated {
+            let t = m.sample(&mut phase, rng);
+            self.phase = Some(phase);
+            return t;
+        }
         let mut t = 0.0;
         loop {
             t += self.hold[phase] * rng.sample::<f64, _>(Exp1);
