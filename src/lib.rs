@@ -261,4 +261,5 @@ pub mod sweep;
 pub mod time;
 pub mod timeline;
 pub mod topology;
+pub mod traffic_fit;
 pub mod validate;

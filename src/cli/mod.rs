@@ -3,6 +3,7 @@
 mod analyze;
 mod fit;
 mod fit_comm;
+mod fit_trace;
 mod fit_w;
 mod goal;
 pub mod huge_pages;
@@ -91,6 +92,11 @@ enum Command {
     /// speedups of a reference scenario over a range of p (least squares, with its standard
     /// error); the reference may be an explicit interconnect (network = "mesh", "torus", ...).
     FitW(fit_w::FitWArgs),
+    /// Fit a phase-type law (two and three moments) and an MMPP(2) (moments and
+    /// autocorrelations) to measured times or time stamps; print them beside the sample's
+    /// moments, autocorrelations and a goodness figure, with the TOML to paste into a scenario
+    /// (--toml writes it, --plot draws the picture).
+    FitTrace(fit_trace::FitTraceArgs),
 }
 
 /// With this variable set, parsim parses its command line and exits (0, or clap's 2 with its
@@ -130,5 +136,6 @@ pub fn main() -> anyhow::Result<ExitCode> {
         Command::FitComm(args) => fit_comm::run(&args),
         Command::Fit(args) => fit::run(&args),
         Command::FitW(args) => fit_w::run(&args),
+        Command::FitTrace(args) => fit_trace::run(&args),
     }
 }

@@ -5,6 +5,7 @@
 //! - a fenced block whose first line is `# file: NAME` is saved as `NAME` in the chapter's own
 //!   directory, in the order the chapter gives them (a later block of the same name replaces
 //!   it);
+//! - files of the chapter's `data/` folder (measurements) are copied to `data/` there first;
 //! - a ```` ```console ```` block holds commands, each on a line starting with `$ `, followed by
 //!   what it prints. The command runs in the chapter's directory with the blocks saved so far;
 //!   every printed line the guide shows must appear, in order, in what the command printed
@@ -111,6 +112,16 @@ fn check_chapter(md: &Path, workdir: Workdir) -> Vec<String> {
         Workdir::Scratch => {
             let _ = std::fs::remove_dir_all(&scratch);
             std::fs::create_dir_all(&scratch).unwrap();
+            // measurements the guide reads (`data/...`) are files of the repository
+            let data = md.parent().unwrap().join("data");
+            if data.is_dir() {
+                std::fs::create_dir_all(scratch.join("data")).unwrap();
+                for entry in std::fs::read_dir(&data).unwrap() {
+                    let path = entry.unwrap().path();
+                    std::fs::copy(&path, scratch.join("data").join(path.file_name().unwrap()))
+                        .unwrap();
+                }
+            }
             scratch.clone()
         }
         Workdir::Root => root(),

@@ -38,6 +38,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "selftest",
             "slurm",
             "provenance",
+            "traffic_fit",
         ],
     ),
 ];

@@ -28,6 +28,8 @@ mod expected_maxima;
 mod fit_comm;
 /// `parsim fit --model spmd`: parameters recovered from simulated speedup surfaces.
 mod fit_spmd;
+/// `parsim fit-trace`: recovery of a synthetic MMPP(2), time stamps, bad measurements.
+mod fit_trace;
 /// Structured fuzzing of parse, check, analysis and short runs.
 mod fuzz;
 /// GOAL schedules on LogGP endpoints against LogGOPSim's own times.

@@ -197,3 +197,28 @@ pub fn call_bounded(dir: &Path, args: &[&str], seconds: u64) -> (Option<i32>, St
         String::from_utf8_lossy(&out.stderr).into_owned(),
     )
 }
+
+/// The times between arrivals of an MMPP(2) (Poisson at `rates[i]` in phase `i`, leaving phase
+/// `i` at `switching[i]`), drawn with a fixed splitmix64 stream.
+pub fn mmpp2_trace(n: usize, rates: [f64; 2], switching: [f64; 2], seed: u64) -> Vec<f64> {
+    let mut state = seed;
+    let mut uniform = move || {
+        state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
+    };
+    let (mut phase, mut since, mut out) = (0, 0.0, Vec::with_capacity(n));
+    while out.len() < n {
+        let total = rates[phase] + switching[phase];
+        since += -(1.0 - uniform()).ln() / total;
+        if uniform() < rates[phase] / total {
+            out.push(since);
+            since = 0.0;
+        } else {
+            phase = 1 - phase;
+        }
+    }
+    out
+}
