@@ -299,6 +299,52 @@ fn measured_line(a: &parsim::predict::Analysis, label: &str) -> Option<String> {
     })
 }
 
+/// Where a metric has an exact prediction and approximations beside it, each approximation's
+/// error against the exact value: one line per metric.
+fn against_exact(a: &parsim::predict::Analysis) -> Vec<String> {
+    let short = |method: &str| -> String {
+        let head = method.split(';').next().unwrap_or(method);
+        head.split(" (").next().unwrap_or(head).trim().to_owned()
+    };
+    let mut metrics: Vec<&str> = Vec::new();
+    for p in &a.predictions {
+        if !metrics.contains(&p.metric.as_str()) {
+            metrics.push(&p.metric);
+        }
+    }
+    metrics
+        .into_iter()
+        .filter_map(|metric| {
+            let of = || a.predictions.iter().filter(move |p| p.metric == metric);
+            let exact = of().find(|p| p.exact && p.value != 0.0)?;
+            let errors: Vec<String> = of()
+                .filter(|p| !p.exact)
+                .map(|p| {
+                    format!(
+                        "{} {} ({})",
+                        short(&p.method),
+                        num(p.value),
+                        signed_percent(p.value / exact.value - 1.0)
+                    )
+                })
+                .collect();
+            (!errors.is_empty()).then(|| {
+                format!(
+                    "  {metric}: exact {} ({}); {}",
+                    num(exact.value),
+                    short(&exact.method),
+                    errors.join(", ")
+                )
+            })
+        })
+        .collect()
+}
+
+/// A signed relative error as a percentage with one decimal.
+fn signed_percent(x: f64) -> String {
+    format!("{:+.1}%", 100.0 * x)
+}
+
 /// A relative error as a percentage with two significant digits below 10%.
 fn percent(x: f64) -> String {
     let p = 100.0 * x;
@@ -382,8 +428,19 @@ fn long_form(a: &parsim::predict::Analysis) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Visits and demands, bottlenecks and the methods that do not apply.
+/// Approximations against the exact values, visits and demands, bottlenecks and the methods
+/// that do not apply.
 fn details(a: &parsim::predict::Analysis) -> anyhow::Result<()> {
+    let against = against_exact(a);
+    if !against.is_empty() {
+        writeln!(
+            parsim::files::stdout(),
+            "approximations against the exact value (relative error):"
+        )?;
+        for line in against {
+            writeln!(parsim::files::stdout(), "{line}")?;
+        }
+    }
     if !a.demands.is_empty() {
         writeln!(
             parsim::files::stdout(),

@@ -376,3 +376,18 @@ fn visits_from_the_traffic_equations_are_exact_and_reported_beside_the_simulatio
         assert!(r["relative_error"].as_f64().unwrap().abs() < 0.01, "{r}");
     }
 }
+
+/// Where a metric has an exact value, `analyze` sets each approximation's error against it:
+/// the H2/M/1 queue of `validation/` (exact 10.8192 by the GI/M/1 root; M/M/1 says 5, Kingman
+/// 11: 5 / 10.8192 - 1 = -53.8%, 11 / 10.8192 - 1 = +1.7%).
+#[test]
+fn approximations_are_set_against_the_exact_value() {
+    let (code, out, err) = crate::util::call(&["analyze", "validation/mam_h2_m1_scv4.toml"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        out.contains(
+            "  station.q.response: exact 10.8192 (GI/M/1); M/M/1 5.00000 (-53.8%), Kingman GI/G/1 approximation 11.0000 (+1.7%)"
+        ),
+        "{out}"
+    );
+}
