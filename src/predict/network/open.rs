@@ -230,22 +230,24 @@ fn whitt_qna(net: &Network, served: &[usize], a: &mut Analysis) {
             }
         }
     }
+    // a Markovian source enters with its SCV: its correlation is not seen, and the label says so
+    let (method, _) = labelled(METHOD, false, correlated_arrivals(net).as_deref());
     match qna(&stations, &routing) {
         Ok(sol) => {
-            a.add(class_metric(net, 0), sol.response_time, METHOD, false);
+            a.add(class_metric(net, 0), sol.response_time, &method, false);
             for (k, &s) in served.iter().enumerate() {
                 let name = &net.stations[s].name;
                 let m = &sol.stations[k];
                 a.add(
                     Subject::Station(name).metric(Figure::Response),
                     m.mean_response,
-                    METHOD,
+                    &method,
                     false,
                 );
                 a.add(
                     Subject::Station(name).metric(Figure::Number),
                     m.mean_number,
-                    METHOD,
+                    &method,
                     false,
                 );
             }
