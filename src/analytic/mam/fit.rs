@@ -8,6 +8,8 @@
 //! - [`ks_distance`]: the Kolmogorov-Smirnov distance between a sorted sample and a [`Ph`].
 //! - [`fit_mmpp2`]: an MMPP(2) matching the mean, SCV, third moment and the autocorrelations
 //!   (or their decay), in closed form, with a least-squares fallback.
+//! - [`map2_from_moments`]: the MAP(2) matching three moments and the lag-1 autocorrelation
+//!   (the canonical form of Bodrog, Heindl, Horvath and Telek).
 
 use argmin::core::{CostFunction, Error as ArgminError, Executor};
 use argmin::solver::neldermead::NelderMead;
@@ -29,7 +31,8 @@ use crate::analytic::error::{AnalyticError, Result};
 ///
 /// Moments use the divisor `n` (they are the moments of the sample's empirical law, so they
 /// always satisfy the moment inequalities of some distribution). Built by
-/// [`SampleStats::new`] in two passes over the data plus `O(n K)` for `K` lags.
+/// [`SampleStats::new`] in `O(n K)` time for `K` lags (some 30 ms for `n = 10^6`, `K = 50`
+/// in a release build).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SampleStats {
     /// Number of samples `n`.
@@ -329,8 +332,8 @@ fn chain(rates: &[f64]) -> Vec<Vec<f64>> {
 ///
 /// Three moments cannot be matched within [`MAX_PHASES`] phases when `m3` is too close to
 /// the least third moment of any law with these `m1, m2` (`m2^2 / m1`, by Cauchy-Schwarz;
-/// phase-type laws of order `n` need about `(n+1)/n` times it), or, for SCV < 1, too far
-/// above or below the bounds of the order the SCV needs.
+/// an acyclic PH of order `n` needs at least about `(n+1)/n` times it), or, for an SCV close
+/// to `1/64`, outside the narrow range that 64 phases allow.
 ///
 /// Errors: `InvalidParameter` for moments that are not finite and positive, `m2 < m1^2`, or
 /// an SCV that [`ph_from_two_moments`] refuses.
@@ -1020,12 +1023,16 @@ pub struct Mmpp2Fit {
 /// - [`Correlation::Lags`]: the closed form along the decays `gamma` in `[0, 1)` where it
 ///   exists, the one minimising `sum_k (rho_k(gamma) - target_k)^2` chosen by a grid of 259
 ///   decays (finer towards 1) refined by golden-section search
-///   ([`Mmpp2Method::ClosedFormLags`]); an exact lag-1 target is matched exactly when
-///   reachable.
+///   ([`Mmpp2Method::ClosedFormLags`]). Every MAP(2) has `rho_k = (1 - 1/SCV)/2 gamma^k`
+///   (Bodrog et al. 2008, see [`map2_from_moments`]), so with the moments fixed the lags
+///   depend on the decay alone: a single lag is matched exactly when reachable. An
+///   MMPP(2)'s autocorrelations are non-negative; negative targets get the least correlated
+///   MMPP(2) with the three moments, as the fitted statistics show.
 /// - Otherwise, or when no decay works, weighted least squares
 ///   ([`Mmpp2Method::LeastSquares`]): Nelder-Mead (`argmin`) over the logarithms of
-///   `l2/l1, r1/l1, r2/l1` (each kept within `e^{+-12}`) from five starting points, each run restarted from its best point,
-///   on the residuals `ln(E[X^2]/E[X]^2)` and `ln(E[X^3]/E[X]^3)` against the targets', and
+///   `l2/l1, r1/l1, r2/l1` (each kept within `e^{+-12}`) from five starting points, each run
+///   restarted from its best point, on the residuals `ln(E[X^2]/E[X]^2)` and
+///   `ln(E[X^3]/E[X]^3)` against the targets', and
 ///   `(rho_k - target_k) / (max(|target_1|, 0.01) sqrt(K))` (or the decay's difference); the
 ///   rates are then scaled so that the mean is matched exactly (scaling every rate by `c`
 ///   divides the times by `c` and keeps the normalised moments and the correlations).
@@ -1318,6 +1325,209 @@ fn solver_error(message: &str) -> AnalyticError {
     AnalyticError::NotApplicable(format!("MMPP(2) least squares: {message}"))
 }
 
+// ---------------------------------------------------------------------------------------------
+// MAP(2)
+// ---------------------------------------------------------------------------------------------
+
+/// A MAP(2) fitted by [`map2_from_moments`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct Map2Fit {
+    /// The process, in the Markovian canonical form of Bodrog et al. (2008).
+    pub map: Map,
+    /// Its statistics, with the lag-1 autocorrelation (every lag follows:
+    /// `rho_k = rho_1 gamma^{k-1}`, [`ProcessStats::decay`]).
+    pub fitted: ProcessStats,
+    /// The least and the greatest lag-1 autocorrelation a MAP(2) with these three moments
+    /// has (Bodrog et al. 2008).
+    pub lag1_bounds: (f64, f64),
+}
+
+/// The MAP(2) with marginal moments `m1, m2, m3` and lag-1 autocorrelation `rho1`, in the
+/// Markovian canonical form of Bodrog, Heindl, Horvath and Telek, "A Markovian canonical form
+/// of second-order matrix-exponential processes", EJOR 190, 2008 (as in BuTools'
+/// `MAP2FromMoments`):
+///
+/// - the marginal is the canonical PH(2) `alpha = (p, 1 - p)`,
+///   `T = [[-l1, l1], [0, -l2]]`, `l1 <= l2`, of Telek and Heindl (UKPEW 2002): with
+///   `b = 3 m1 m2 - m3`, `c = 3 m2^2 - 2 m1 m3`, `e = m2 - 2 m1^2`, `a = sqrt(b^2 + 6 c e)`,
+///   `l1, l2 = (b -+ a)/c`, `p = (-b - 6 m1 e + a)/(b + a)` for `c > 0`, and
+///   `l1, l2 = (b +- a)/c`, `p = (b + 6 m1 e + a)/(a - b)` for `c < 0`;
+/// - every MAP(2) has `rho_k = (1 - 1/SCV)/2 gamma^k`, so `rho1` gives the decay
+///   `gamma = rho1 (m2 - m1^2) / (m2/2 - m1^2)`;
+/// - `D0 = [[-l1, (1 - a) l1], [0, -l2]]` and, with `r = l1 / l2`: for `gamma > 0`,
+///   `D1 = [[a l1, 0], [(1 - b) l2, b l2]]`, `a, b` from
+///   `q = 1 + r gamma - p (1 - gamma)`: `a = (q - sqrt(q^2 - 4 r gamma)) / (2 r)`,
+///   `b = (q + sqrt(q^2 - 4 r gamma)) / 2`; for `gamma < 0`,
+///   `D1 = [[0, a l1], [b l2, (1 - b) l2]]`, `a = gamma / (r gamma - p (1 - gamma))`,
+///   `b = p (1 - gamma) - r gamma`; for `gamma = 0` the renewal process.
+///
+/// A MAP(2) is determined by these four numbers (Bodrog et al. 2008), so given the exact
+/// statistics of an MMPP(2) this gives the same process as [`fit_mmpp2`] in another
+/// representation; a MAP(2) also reaches negative correlations and SCVs down to 1/2.
+///
+/// Errors: `InvalidParameter` for moments that are not finite and positive or a non-finite
+/// `rho1`; `NotApplicable` when no PH(2) has the three moments (SCV below 1/2, or `m3`
+/// outside Bobbio, Horvath and Telek's order-2 bounds), for a correlation with an exponential
+/// marginal (SCV 1: every MAP(2) of it is renewal), or for `rho1` outside
+/// [`Map2Fit::lag1_bounds`] (both named in the message).
+pub fn map2_from_moments(m1: f64, m2: f64, m3: f64, rho1: f64) -> Result<Map2Fit> {
+    let m1 = check::positive("first moment", m1)?;
+    let m2 = check::positive("second moment", m2)?;
+    let m3 = check::positive("third moment", m3)?;
+    let rho1 = check::finite("lag-1 autocorrelation", rho1)?;
+    let scv = m2 / (m1 * m1) - 1.0;
+    let target = [m1, m2, m3];
+    let not_applicable = |why: String| Err(AnalyticError::NotApplicable(why));
+    if !(m2 >= aph_second_moment_lower_bound(m1, 2) * (1.0 - 1e-12)
+        && m3 >= aph_third_moment_lower_bound(m1, m2, 2) * (1.0 - 1e-12)
+        && m3 <= aph_third_moment_upper_bound(m1, m2, 2) * (1.0 + 1e-12))
+    {
+        return not_applicable(format!(
+            "no PH(2) has the moments {m1}, {m2}, {m3} (a MAP(2) needs SCV >= 1/2 and the \
+             third moment within the order-2 bounds of Bobbio, Horvath and Telek)"
+        ));
+    }
+    let exponential = (scv - 1.0).abs() <= 1e-12;
+    if exponential {
+        if rho1.abs() > 1e-12 {
+            return not_applicable(format!(
+                "a MAP(2) with SCV 1 is renewal: lag-1 autocorrelation {rho1} cannot be had"
+            ));
+        }
+        if (m3 / (6.0 * m1 * m1 * m1) - 1.0).abs() <= 1e-12 {
+            let map = Map::poisson(1.0 / m1)?;
+            let fitted = ProcessStats::of_map(&map, 1)?;
+            return Ok(Map2Fit {
+                map,
+                fitted,
+                lag1_bounds: (0.0, 0.0),
+            });
+        }
+    }
+    let (p, l1, l2) = canonical_ph2(target).ok_or_else(|| {
+        AnalyticError::NotApplicable(format!(
+            "the canonical PH(2) of the moments {m1}, {m2}, {m3} is degenerate"
+        ))
+    })?;
+    let lag1_bounds = if exponential {
+        (0.0, 0.0)
+    } else {
+        map2_lag1_bounds(target)
+    };
+    let outside = rho1 < lag1_bounds.0 - 1e-12 || rho1 > lag1_bounds.1 + 1e-12;
+    if outside {
+        return not_applicable(format!(
+            "lag-1 autocorrelation {rho1} is outside [{}, {}], the range of a MAP(2) with \
+             these moments",
+            lag1_bounds.0, lag1_bounds.1
+        ));
+    }
+    let gamma = if exponential {
+        0.0
+    } else {
+        rho1 * (m2 - m1 * m1) / (m2 / 2.0 - m1 * m1)
+    };
+    let r = l1 / l2;
+    let clamp = |v: f64| {
+        if (-1e-12..=1.0 + 1e-12).contains(&v) {
+            v.clamp(0.0, 1.0)
+        } else {
+            v
+        }
+    };
+    let (d0, d1) = if gamma > 0.0 {
+        let q = 1.0 + r * gamma - p * (1.0 - gamma);
+        let root = (q * q - 4.0 * r * gamma).max(0.0).sqrt();
+        let (a, b) = (clamp((q - root) / (2.0 * r)), clamp((q + root) / 2.0));
+        (
+            vec![vec![-l1, (1.0 - a) * l1], vec![0.0, -l2]],
+            vec![vec![a * l1, 0.0], vec![(1.0 - b) * l2, b * l2]],
+        )
+    } else if gamma < 0.0 {
+        let a = clamp(gamma / (r * gamma - p * (1.0 - gamma)));
+        let b = clamp(p * (1.0 - gamma) - r * gamma);
+        (
+            vec![vec![-l1, (1.0 - a) * l1], vec![0.0, -l2]],
+            vec![vec![0.0, a * l1], vec![b * l2, (1.0 - b) * l2]],
+        )
+    } else {
+        (
+            vec![vec![-l1, l1], vec![0.0, -l2]],
+            vec![vec![0.0, 0.0], vec![p * l2, (1.0 - p) * l2]],
+        )
+    };
+    let map = Map::new(d0, d1)?;
+    let fitted = ProcessStats::of_map(&map, 1)?;
+    Ok(Map2Fit {
+        map,
+        fitted,
+        lag1_bounds,
+    })
+}
+
+/// `(p, l1, l2)` of the canonical PH(2) with three moments (see [`map2_from_moments`]), the
+/// moments brought back to rounding by [`Three::polish`].
+fn canonical_ph2(target: [f64; 3]) -> Option<(f64, f64, f64)> {
+    let [m1, m2, m3] = target;
+    let b = 3.0 * m1 * m2 - m3;
+    let c = 3.0 * m2 * m2 - 2.0 * m1 * m3;
+    let e = m2 - 2.0 * m1 * m1;
+    let a = (b * b + 6.0 * c * e).max(0.0).sqrt();
+    let (l1, l2, p) = if c > 0.0 {
+        ((b - a) / c, (b + a) / c, (-b - 6.0 * m1 * e + a) / (b + a))
+    } else if c < 0.0 {
+        ((b + a) / c, (b - a) / c, (b + 6.0 * m1 * e + a) / (a - b))
+    } else {
+        return None;
+    };
+    // an exponential phase of rate l1 entered with probability p, then one of rate l2
+    let three = Three {
+        shape: Shape::Sum {
+            always: 1,
+            maybe: 1,
+        },
+        p: p.clamp(0.0, 1.0),
+        a: l2,
+        b: l1,
+    };
+    if !three.valid() {
+        return None;
+    }
+    let three = three.polish(target);
+    let got = three.moments();
+    let close = (0..3).all(|i| (got[i] / target[i] - 1.0).abs() <= 1e-10);
+    close.then_some((three.p, three.b, three.a))
+}
+
+/// The lag-1 autocorrelation bounds of a MAP(2) with three moments (Bodrog et al. 2008, as in
+/// BuTools' `MAP2CorrelationBounds`): with `h2 = m2/(2 m1^2) - 1`,
+/// `h3 = m3/(6 m1^3) - m2^2/(4 m1^4)`, the decay-times-`h2` bounds
+/// `g_u = h2` (`h2 >= 0`) or `-(h2 + sqrt(-h3))^2`, and `g_l = -h3 - h2^2` when `h2 <= 0` or
+/// `h3/h2 + h2 < 1`, else `h2 (q - s)/(q + s)` with `q = h3 + h2^2 - h2`,
+/// `s = sqrt(q^2 + 4 h2^3)`; divided by the SCV.
+fn map2_lag1_bounds([m1, m2, m3]: [f64; 3]) -> (f64, f64) {
+    let h2 = m2 / (2.0 * m1 * m1) - 1.0;
+    let h3 = m3 / (6.0 * m1.powi(3)) - m2 * m2 / (4.0 * m1.powi(4));
+    let scv = m2 / (m1 * m1) - 1.0;
+    let upper = if h2 >= 0.0 {
+        h2
+    } else {
+        -(h2 + (-h3).max(0.0).sqrt()).powi(2)
+    };
+    let lower = if h2 <= 0.0 || h3 / h2 + h2 < 1.0 {
+        -h3 - h2 * h2
+    } else {
+        let q = h3 + h2 * h2 - h2;
+        let s = (q * q + 4.0 * h2.powi(3)).sqrt();
+        h2 * (q - s) / (q + s)
+    };
+    if h2 >= 0.0 {
+        (lower / scv, upper / scv)
+    } else {
+        (upper / scv, lower / scv)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1585,6 +1795,14 @@ mod tests {
         (stats, targets)
     }
 
+    /// The lag-1 autocorrelation of the closed form's MMPP(2) at decay `gamma` with the
+    /// moments of `stats`, where it exists.
+    fn closed_form_lag1(stats: &ProcessStats, gamma: f64) -> Option<f64> {
+        let m2 = (1.0 + stats.scv) * stats.mean * stats.mean;
+        let (rates, switching) = closed_form(stats.mean, m2, stats.third_moment, gamma)?;
+        Map::mmpp2(rates, switching).ok()?.autocorrelation(1).ok()
+    }
+
     const KNOWN: [([f64; 2], [f64; 2]); 4] = [
         ([1.5, 0.1], [0.05, 0.05]),
         ([3.0, 0.5], [0.2, 0.7]),
@@ -1695,6 +1913,20 @@ mod tests {
         assert_eq!(fit.method, Mmpp2Method::LeastSquares);
         assert!(rel(fit.fitted.mean, stats.mean) < 1e-12);
         assert!(fit.fitted.decay.unwrap() < 0.01);
+        // a negative lag-1 target: the closed form keeps the moments, at the least correlation
+        // it allows
+        let negative = Mmpp2Targets {
+            correlation: Correlation::Lags(vec![-0.1]),
+            ..exact_targets(&map, 1).1
+        };
+        let fit = fit_mmpp2(&negative).unwrap();
+        assert_eq!(fit.method, Mmpp2Method::ClosedFormLags);
+        assert!(rel(fit.fitted.third_moment, stats.third_moment) < 1e-9);
+        let least = (0..=1000)
+            .filter_map(|i| closed_form_lag1(&stats, f64::from(i) / 1000.0))
+            .fold(f64::INFINITY, f64::min);
+        let rho = fit.fitted.autocorrelations[0];
+        assert!(rho >= -1e-12 && rho <= least + 1e-9, "{rho} vs {least}");
         // refusals
         let bad = |t: Mmpp2Targets| fit_mmpp2(&t).unwrap_err().to_string();
         let base = Mmpp2Targets {
@@ -1782,5 +2014,94 @@ mod tests {
         sorted.sort_by(f64::total_cmp);
         let ks = ks_distance(&sorted, &fit.ph, KS_POINTS).unwrap();
         assert!(ks.upper_bound < 1.36 / (x.len() as f64).sqrt(), "{ks:?}");
+    }
+
+    /// The MAP(2) canonical form gives back the statistics of known MAP(2)s (an MMPP(2), a
+    /// negatively correlated MAP, a renewal PH(2) with SCV below 1), every lag included.
+    #[test]
+    fn map2_reproduces_known_processes() {
+        let alternating = Map::new(
+            vec![vec![-2.0, 0.0], vec![0.0, -0.5]],
+            vec![vec![0.0, 2.0], vec![0.5, 0.0]],
+        )
+        .unwrap();
+        let coxian = Ph::new(vec![0.6, 0.4], vec![vec![-3.0, 2.0], vec![0.0, -1.5]]).unwrap();
+        let correlated_coxian = Map::new(
+            vec![vec![-3.0, 1.0], vec![0.0, -1.5]],
+            vec![vec![1.5, 0.5], vec![0.3, 1.2]],
+        )
+        .unwrap();
+        let maps = [
+            Map::mmpp2([1.5, 0.1], [0.05, 0.05]).unwrap(),
+            Map::mmpp2([3.0, 0.5], [0.2, 0.7]).unwrap(),
+            alternating,
+            Map::renewal(&coxian).unwrap(),
+            correlated_coxian,
+        ];
+        for (i, map) in maps.iter().enumerate() {
+            let s = ProcessStats::of_map(map, 5).unwrap();
+            let m2 = (1.0 + s.scv) * s.mean * s.mean;
+            let fit = map2_from_moments(s.mean, m2, s.third_moment, s.autocorrelations[0])
+                .unwrap_or_else(|e| panic!("map {i}: {e}"));
+            let f = ProcessStats::of_map(&fit.map, 5).unwrap();
+            assert!(rel(f.mean, s.mean) < 1e-9, "map {i}");
+            assert!(rel(f.scv, s.scv) < 1e-9 && rel(f.third_moment, s.third_moment) < 1e-9);
+            for k in 0..5 {
+                let (a, b) = (f.autocorrelations[k], s.autocorrelations[k]);
+                assert!((a - b).abs() < 1e-9, "map {i} lag {}: {a} vs {b}", k + 1);
+            }
+            let (lo, hi) = fit.lag1_bounds;
+            assert!(lo <= s.autocorrelations[0] + 1e-12 && s.autocorrelations[0] <= hi + 1e-12);
+            assert_eq!(fit.fitted.autocorrelations.len(), 1);
+        }
+    }
+
+    /// The lag-1 bounds are sharp: just inside them (a millionth of their width) the canonical
+    /// form is a valid MAP(2), just outside it is refused, for SCVs below and above 1. (At
+    /// the upper bound with SCV > 1 the decay goes to 1 and `1 - a` loses digits: a
+    /// billionth inside, the lag-1 autocorrelation comes out `3e-8` off.)
+    #[test]
+    fn map2_lag1_bounds_are_where_the_canonical_form_stops() {
+        for (scv, r) in [(0.6, 0.5), (0.8, 0.2), (2.0, 1.6), (4.0, 3.0), (10.0, 1.7)] {
+            let m1 = 1.0;
+            let m2 = (1.0 + scv) * m1 * m1;
+            // r places m3 inside the order-2 bounds
+            let (l, u) = (
+                aph_third_moment_lower_bound(m1, m2, 2),
+                aph_third_moment_upper_bound(m1, m2, 2),
+            );
+            let m3 = if u.is_finite() {
+                l + r * (u - l) / 4.0
+            } else {
+                l * r.max(1.01)
+            };
+            let (lo, hi) = map2_lag1_bounds([m1, m2, m3]);
+            assert!(lo < hi, "scv {scv}: {lo} {hi}");
+            let width = hi - lo;
+            for rho in [lo + 1e-6 * width, hi - 1e-6 * width, 0.5 * (lo + hi)] {
+                let fit = map2_from_moments(m1, m2, m3, rho)
+                    .unwrap_or_else(|e| panic!("scv {scv} rho {rho}: {e}"));
+                let got = fit.fitted.autocorrelations[0];
+                assert!(
+                    (got - rho).abs() < 1e-9,
+                    "scv {scv} m3 {m3} bounds {lo} {hi}: rho {rho} got {got} {:?}",
+                    fit.map
+                );
+            }
+            for rho in [lo - 1e-6 * width, hi + 1e-6 * width] {
+                let err = map2_from_moments(m1, m2, m3, rho).unwrap_err().to_string();
+                assert!(err.contains("outside"), "scv {scv} rho {rho}: {err}");
+            }
+        }
+        let err = map2_from_moments(1.0, 1.4, 2.0, 0.0)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("no PH(2)"), "{err}");
+        let err = map2_from_moments(1.0, 2.0, 6.0, 0.1)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("renewal"), "{err}");
+        let poisson = map2_from_moments(1.0, 2.0, 6.0, 0.0).unwrap();
+        assert_eq!(poisson.map.phases(), 1);
     }
 }

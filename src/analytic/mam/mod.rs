@@ -16,7 +16,8 @@
 //! - Fitting to a measured sample of times: [`SampleStats`] (moments, autocorrelations and
 //!   their decay); [`ph_from_two_moments`], [`ph_from_three_moments`] (a [`Ph`] matching two
 //!   or three moments) and [`ks_distance`] (its Kolmogorov-Smirnov distance to the sample);
-//!   [`fit_mmpp2`] (an MMPP(2) matching three moments and the autocorrelations).
+//!   [`fit_mmpp2`] (an MMPP(2) matching three moments and the autocorrelations) and
+//!   [`map2_from_moments`] (a MAP(2) matching three moments and the lag-1 autocorrelation).
 //!
 //! Matrices are dense; every law and process has at most [`MAX_PHASES`] phases, and a QBD is
 //! refused with `TooCostly` when `m^3` times some 200 (its `m` phases per level) is over the
@@ -36,8 +37,9 @@ mod wait;
 mod tests;
 
 pub use fit::{
-    Correlation, KS_POINTS, KsDistance, Mmpp2Fit, Mmpp2Method, Mmpp2Targets, PhFit, PhForm,
-    ProcessStats, SampleStats, fit_mmpp2, ks_distance, ph_from_three_moments, ph_from_two_moments,
+    Correlation, KS_POINTS, KsDistance, Map2Fit, Mmpp2Fit, Mmpp2Method, Mmpp2Targets, PhFit,
+    PhForm, ProcessStats, SampleStats, fit_mmpp2, ks_distance, map2_from_moments,
+    ph_from_three_moments, ph_from_two_moments,
 };
 pub use gim::{GIM_MAX_SERVERS, GiMcResult, gim1};
 pub use map::Map;
