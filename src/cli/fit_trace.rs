@@ -12,7 +12,7 @@ use parsim::traffic_fit::{Role, TraceFit, plot};
 /// What the measured times are.
 #[derive(Clone, Copy, Debug, ValueEnum)]
 enum Times {
-    /// Times between arrivals: a phase-type law and an MMPP(2) are fitted.
+    /// Times between arrivals: phase-type laws, an MMPP(2) and a MAP(2) are fitted.
     Interarrival,
     /// Service times: a phase-type law is fitted.
     Service,

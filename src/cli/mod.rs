@@ -92,8 +92,8 @@ enum Command {
     /// speedups of a reference scenario over a range of p (least squares, with its standard
     /// error); the reference may be an explicit interconnect (network = "mesh", "torus", ...).
     FitW(fit_w::FitWArgs),
-    /// Fit a phase-type law (two and three moments) and an MMPP(2) (moments and
-    /// autocorrelations) to measured times or time stamps; print them beside the sample's
+    /// Fit phase-type laws (two and three moments), an MMPP(2) (three moments and the
+    /// autocorrelations) and a MAP(2) (three moments and lag 1) to measured times or time stamps; print them beside the sample's
     /// moments, autocorrelations and a goodness figure, with the TOML to paste into a scenario
     /// (--toml writes it, --plot draws the picture).
     FitTrace(fit_trace::FitTraceArgs),

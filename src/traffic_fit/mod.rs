@@ -1,5 +1,5 @@
 //! Fitting traffic to measurements (`parsim fit-trace`): a column of measured times in,
-//! phase-type laws and an MMPP(2) out, each beside the sample's moments, autocorrelations and
+//! phase-type laws, an MMPP(2) and a MAP(2) out, each beside the sample's moments, autocorrelations and
 //! a goodness figure, with the TOML to paste into a scenario and a picture.
 //!
 //! The mathematics is [`crate::analytic::mam`]'s ([`SampleStats`], [`ph_from_two_moments`],
@@ -15,7 +15,8 @@ use serde::Serialize;
 
 use crate::analytic::mam::{
     KS_POINTS, KsDistance, Map, Mmpp2Fit, Mmpp2Method, Mmpp2Targets, Ph, PhFit, PhForm,
-    ProcessStats, SampleStats, fit_mmpp2, ks_distance, ph_from_three_moments, ph_from_two_moments,
+    ProcessStats, SampleStats, fit_mmpp2, ks_distance, map2_from_moments, ph_from_three_moments,
+    ph_from_two_moments,
 };
 use crate::report::num;
 
@@ -63,10 +64,10 @@ pub struct TraceFit {
     /// `1.36 / sqrt(n)` (the distance of a law fitted to the sample itself is smaller in
     /// distribution: the value is a yardstick, not a test).
     pub ks_critical: f64,
-    /// The fits: PH to two moments, PH to three, and for arrivals the MMPP(2).
+    /// The fits: PH to two moments, PH to three, and for arrivals the MMPP(2) and the MAP(2).
     pub fits: Vec<Fitted>,
-    /// Why the MMPP(2) could not be fitted, when it could not.
-    pub mmpp2_refused: Option<String>,
+    /// The processes that could not be fitted, each with why ("MAP(2): ...").
+    pub not_fitted: Vec<String>,
     /// The samples in increasing order (for the picture).
     #[serde(skip)]
     pub sorted: Vec<f64>,
@@ -117,11 +118,16 @@ impl TraceFit {
             renewal(two, "PH, 2 moments")?,
             renewal(three, "PH, 3 moments")?,
         ];
-        let mut mmpp2_refused = None;
+        let mut not_fitted = Vec::new();
         if role == Role::Interarrival {
             match fit_mmpp2(&Mmpp2Targets::from_sample(&sample)) {
                 Ok(m) => fits.push(mmpp2_fitted(&m, &sorted, lags)?),
-                Err(e) => mmpp2_refused = Some(e.to_string()),
+                Err(e) => not_fitted.push(format!("MMPP(2): {e}")),
+            }
+            let rho1 = sample.autocorrelations[0];
+            match map2_from_moments(sample.mean, sample.moment2, sample.moment3, rho1) {
+                Ok(m) => fits.push(map2_fitted(&m.map, &sorted, lags)?),
+                Err(e) => not_fitted.push(format!("MAP(2): {e}")),
             }
         }
         Ok(TraceFit {
@@ -130,7 +136,7 @@ impl TraceFit {
             ks_critical: 1.36 / (times.len() as f64).sqrt(),
             sample,
             fits,
-            mmpp2_refused,
+            not_fitted,
             sorted,
         })
     }
@@ -197,22 +203,30 @@ impl TraceFit {
             let _ = writeln!(out, "{} ({}):", f.name, f.how);
             let _ = writeln!(out, "  {}", f.toml);
         }
-        if let Some(why) = &self.mmpp2_refused {
-            let _ = writeln!(out, "MMPP(2): not fitted: {why}");
+        for why in &self.not_fitted {
+            let _ = writeln!(out, "not fitted: {why}");
         }
         out
     }
 
-    /// The TOML fragment of the best fit for the role: the MMPP(2) for arrivals whose
-    /// successive times are correlated, the three-moment PH otherwise.
+    /// The TOML fragment of the best fit for the role: for arrivals whose successive times
+    /// are correlated the MMPP(2) (fitted to every significant lag), or the MAP(2) (to lag
+    /// 1) where the correlation is negative (no MMPP has it) or the MMPP(2) could not be
+    /// fitted; the three-moment PH law otherwise.
     pub fn recommended(&self) -> &Fitted {
         let correlated = self.sample.significant_lags > 0;
-        let pick = if correlated && self.fits.len() > 2 {
-            2
+        let order = if self.sample.autocorrelations[0] < 0.0 {
+            ["MAP(2)", "MMPP(2)"]
         } else {
-            1
+            ["MMPP(2)", "MAP(2)"]
         };
-        &self.fits[pick]
+        let process = order
+            .iter()
+            .find_map(|name| self.fits.iter().find(|f| f.name == *name));
+        match process {
+            Some(f) if correlated => f,
+            _ => &self.fits[1],
+        }
     }
 }
 
@@ -285,6 +299,34 @@ fn mmpp2_fitted(m: &Mmpp2Fit, sorted: &[f64], lags: usize) -> Result<Fitted, Fit
             full(m.rates[1]),
             full(m.switching[0]),
             full(m.switching[1])
+        ),
+        marginal,
+    })
+}
+
+/// The fitted MAP(2) beside the sample.
+fn map2_fitted(map: &Map, sorted: &[f64], lags: usize) -> Result<Fitted, FitError> {
+    let fail = |e: crate::analytic::AnalyticError| FitError(format!("MAP(2): {e}"));
+    let marginal = Ph::new(map.embedded_phases(), map.d0().to_vec()).map_err(fail)?;
+    let matrix = |m: &[Vec<f64>]| -> String {
+        let rows: Vec<String> = m
+            .iter()
+            .map(|r| {
+                let row: Vec<String> = r.iter().map(|v| full(*v)).collect();
+                format!("[{}]", row.join(", "))
+            })
+            .collect();
+        format!("[{}]", rows.join(", "))
+    };
+    Ok(Fitted {
+        name: "MAP(2)".to_owned(),
+        how: "three moments and the lag-1 autocorrelation, canonical form of Bodrog, Heindl, Horvath and Telek 2008".to_owned(),
+        stats: ProcessStats::of_map(map, lags).map_err(fail)?,
+        ks: ks_distance(sorted, &marginal, KS_POINTS).map_err(fail)?,
+        toml: format!(
+            "arrivals = {{ process = \"map\", d0 = {}, d1 = {} }}",
+            matrix(map.d0()),
+            matrix(map.d1())
         ),
         marginal,
     })

@@ -48,7 +48,7 @@ fn a_synthetic_mmpp2_trace_gives_back_its_parameters() {
     ]);
     assert_eq!(code, Some(0), "{err}");
     assert!(
-        out.contains("MMPP(2)") && out.contains("KS distance"),
+        out.contains("MMPP(2)") && out.contains("MAP(2)") && out.contains("KS distance"),
         "{out}"
     );
     let fragment = std::fs::read_to_string(&toml).unwrap();
@@ -187,4 +187,49 @@ fn bad_measurements_are_refused_with_file_and_line() {
     ]);
     assert_eq!(code, Some(2), "{err}");
     assert_eq!(std::fs::read_to_string(&file).unwrap(), "1.0\n2.0\n0.5\n");
+}
+
+/// Successive times that mostly alternate between short and long have a negative lag-1
+/// autocorrelation, which no MMPP reaches: the MAP(2) is fitted to it and recommended.
+#[test]
+fn a_negative_correlation_gets_the_map2() {
+    let dir = scratch("fit_trace_negative");
+    // exponential times (a Poisson trace) and uniforms made from another one
+    let base = mmpp2_trace(40_000, [1.0, 1.0], [1.0, 1.0], 5);
+    let flips = mmpp2_trace(40_000, [1.0, 1.0], [1.0, 1.0], 6);
+    let mut long = false;
+    let times: Vec<f64> = base
+        .iter()
+        .zip(&flips)
+        .map(|(x, e)| {
+            // the scale changes with probability 0.8 from one time to the next
+            if 1.0 - (-e).exp() < 0.8 {
+                long = !long;
+            }
+            if long { 1.4 * x } else { 0.6 * x }
+        })
+        .collect();
+    let file = write(&dir, "alternating.txt", &lines(&times));
+    let toml = dir.join("alternating.toml");
+    let (code, out, err) = call(&[
+        "fit-trace",
+        file.to_str().unwrap(),
+        "--toml",
+        toml.to_str().unwrap(),
+        "--json",
+    ]);
+    assert_eq!(code, Some(0), "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let rho1 = v["sample"]["autocorrelations"][0].as_f64().unwrap();
+    assert!(rho1 < -0.05, "lag 1: {rho1}");
+    let map2 = v["fits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["name"] == "MAP(2)")
+        .expect("a MAP(2) is fitted");
+    let fitted = map2["stats"]["autocorrelations"][0].as_f64().unwrap();
+    assert!((fitted - rho1).abs() < 1e-6, "{fitted} against {rho1}");
+    let fragment = std::fs::read_to_string(&toml).unwrap();
+    assert!(fragment.contains("process = \"map\""), "{fragment}");
 }
