@@ -256,6 +256,7 @@ fn csv_text(cells: &[Cell]) -> String {
         "scv",
         "rho1",
         "fitted_rho1",
+        "fit_method",
         "decay",
         "rate_1",
         "rate_2",
@@ -281,6 +282,7 @@ fn csv_text(cells: &[Cell]) -> String {
             Ok(s) => {
                 let f = &s.fit;
                 let process = [
+                    format!("{:?}", f.method),
                     f.fitted.decay.map_or_else(String::new, num),
                     num(f.rates[0]),
                     num(f.rates[1]),
