@@ -210,9 +210,9 @@ impl TraceFit {
     }
 
     /// The TOML fragment of the best fit for the role: for arrivals whose successive times
-    /// are correlated the MMPP(2) (fitted to every significant lag), or the MAP(2) (to lag
-    /// 1) where the correlation is negative (no MMPP has it) or the MMPP(2) could not be
-    /// fitted; the three-moment PH law otherwise.
+    /// are correlated the MMPP(2) (fitted to every significant lag), or the MAP(2) (fitted
+    /// to the first lag) where the correlation is negative (no MMPP has it) or the MMPP(2)
+    /// could not be fitted; the three-moment PH law otherwise.
     pub fn recommended(&self) -> &Fitted {
         let correlated = self.sample.significant_lags > 0;
         let order = if self.sample.autocorrelations[0] < 0.0 {
