@@ -299,43 +299,62 @@ fn measured_line(a: &parsim::predict::Analysis, label: &str) -> Option<String> {
     })
 }
 
+/// One approximation of a metric set against its exact value: (metric, value, exact, relative
+/// error).
+type Against<'a> = (&'a str, f64, f64, f64);
+
 /// Where a metric has an exact prediction and approximations beside it, each approximation's
-/// error against the exact value: one line per metric.
+/// error against the exact value: one line per approximation, its first metric and its worst.
 fn against_exact(a: &parsim::predict::Analysis) -> Vec<String> {
     let short = |method: &str| -> String {
         let head = method.split(';').next().unwrap_or(method);
         head.split(" (").next().unwrap_or(head).trim().to_owned()
     };
-    let mut metrics: Vec<&str> = Vec::new();
-    for p in &a.predictions {
-        if !metrics.contains(&p.metric.as_str()) {
-            metrics.push(&p.metric);
+    // per approximation (short name, in order of appearance): its comparisons
+    let mut per_method: Vec<(String, Vec<Against>)> = Vec::new();
+    for p in a.predictions.iter().filter(|p| !p.exact) {
+        let Some(exact) = a
+            .predictions
+            .iter()
+            .find(|e| e.exact && e.metric == p.metric && e.value != 0.0)
+        else {
+            continue;
+        };
+        let name = short(&p.method);
+        let entry = (
+            p.metric.as_str(),
+            p.value,
+            exact.value,
+            p.value / exact.value - 1.0,
+        );
+        match per_method.iter_mut().find(|(n, _)| *n == name) {
+            Some((_, list)) => list.push(entry),
+            None => per_method.push((name, vec![entry])),
         }
     }
-    metrics
+    per_method
         .into_iter()
-        .filter_map(|metric| {
-            let of = || a.predictions.iter().filter(move |p| p.metric == metric);
-            let exact = of().find(|p| p.exact && p.value != 0.0)?;
-            let errors: Vec<String> = of()
-                .filter(|p| !p.exact)
-                .map(|p| {
-                    format!(
-                        "{} {} ({})",
-                        short(&p.method),
-                        num(p.value),
-                        signed_percent(p.value / exact.value - 1.0)
-                    )
-                })
-                .collect();
-            (!errors.is_empty()).then(|| {
-                format!(
-                    "  {metric}: exact {} ({}); {}",
-                    num(exact.value),
-                    short(&exact.method),
-                    errors.join(", ")
-                )
-            })
+        .map(|(name, list)| {
+            let (metric, value, exact, error) = list[0];
+            let mut line = format!(
+                "  {name}: {metric} {} against {} ({})",
+                num(value),
+                num(exact),
+                signed_percent(error)
+            );
+            if list.len() > 1 {
+                let worst = list
+                    .iter()
+                    .max_by(|x, y| x.3.abs().total_cmp(&y.3.abs()))
+                    .expect("not empty");
+                line.push_str(&format!(
+                    "; worst of {} metrics {} ({})",
+                    list.len(),
+                    signed_percent(worst.3),
+                    worst.0
+                ));
+            }
+            line
         })
         .collect()
 }

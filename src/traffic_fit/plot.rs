@@ -7,7 +7,7 @@ use std::path::Path;
 
 use plotters::prelude::*;
 
-use super::TraceFit;
+use super::{Fitted, TraceFit};
 use crate::plot::{PALETTE, PlotError, SIMULATED, draw_error, svg_file_of_size, tick};
 
 /// The picture's size: two panels side by side.
@@ -78,29 +78,14 @@ fn autocorrelation_panel<'a>(fit: &TraceFit, area: &Area<'a>) -> Result<(), Fail
         )?
         .label("sample")
         .legend(|(x, y)| Circle::new((x + 10, y), 3, SIMULATED.filled()));
-    for (i, f) in fit.fits.iter().enumerate() {
-        let colour = PALETTE[i % PALETTE.len()];
-        let points: Vec<(f64, f64)> = f
-            .stats
+    fits_and_legend(&mut chart, fit, |f| {
+        f.stats
             .autocorrelations
             .iter()
             .enumerate()
             .map(|(k, &r)| ((k + 1) as f64, r))
-            .collect();
-        let style = colour.stroke_width(2);
-        chart
-            .draw_series(DashedLineSeries::new(points, 4 + 4 * i as u32, 4, style))?
-            .label(f.name.as_str())
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], style));
-    }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperRight)
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK)
-        .label_font(("sans-serif", 13))
-        .draw()?;
-    Ok(())
+            .collect()
+    })
 }
 
 fn survival_panel<'a>(fit: &TraceFit, area: &Area<'a>) -> Result<(), Failure<'a>> {
@@ -137,16 +122,28 @@ fn survival_panel<'a>(fit: &TraceFit, area: &Area<'a>) -> Result<(), Failure<'a>
         ))?
         .label("sample")
         .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], SIMULATED.stroke_width(3)));
-    for (i, f) in fit.fits.iter().enumerate() {
-        let colour = PALETTE[i % PALETTE.len()];
-        let style = colour.stroke_width(2);
-        let points: Vec<(f64, f64)> = xs
-            .iter()
+    fits_and_legend(&mut chart, fit, |f| {
+        xs.iter()
             .filter_map(|&x| Some((x, 1.0 - f.marginal.cdf(x).ok()?)))
             .filter(|&(_, p)| p >= floor)
-            .collect();
+            .collect()
+    })
+}
+
+/// Draws each fit's curve (`points` of it), dashed in its colour, and the panel's legend.
+fn fits_and_legend<'a, X, Y>(
+    chart: &mut ChartContext<'a, SVGBackend<'a>, Cartesian2d<X, Y>>,
+    fit: &TraceFit,
+    points: impl Fn(&Fitted) -> Vec<(f64, f64)>,
+) -> Result<(), Failure<'a>>
+where
+    X: Ranged<ValueType = f64>,
+    Y: Ranged<ValueType = f64>,
+{
+    for (i, f) in fit.fits.iter().enumerate() {
+        let style = PALETTE[i % PALETTE.len()].stroke_width(2);
         chart
-            .draw_series(DashedLineSeries::new(points, 4 + 4 * i as u32, 4, style))?
+            .draw_series(DashedLineSeries::new(points(f), 4 + 4 * i as u32, 4, style))?
             .label(f.name.as_str())
             .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], style));
     }
