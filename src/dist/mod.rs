@@ -185,7 +185,7 @@ impl Dist {
 
     /// True for a trace replayed in order (see [`Dist::draw`]).
     pub fn is_replay(&self) -> bool {
-        matches!(&self.law, Law::Empirical(e) if e.mode() == EmpiricalMode::Replay)
+        self.replayed_trace().is_some()
     }
 
     /// The trace a replay-mode law reads in order (see [`Dist::is_replay`]); `None` otherwise.

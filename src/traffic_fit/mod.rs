@@ -276,8 +276,6 @@ fn renewal_stats(ph: &Ph, lags: usize) -> Result<ProcessStats, crate::analytic::
 
 /// The fitted MMPP(2) beside the sample.
 fn mmpp2_fitted(m: &Mmpp2Fit, sorted: &[f64], lags: usize) -> Result<Fitted, FitError> {
-    let fail = |e: crate::analytic::AnalyticError| FitError(format!("MMPP(2): {e}"));
-    let marginal = Ph::new(m.map.embedded_phases(), m.map.d0().to_vec()).map_err(fail)?;
     let mut how = match m.method {
         Mmpp2Method::ClosedForm => "three moments and the decay, closed form".to_owned(),
         Mmpp2Method::ClosedFormLags => {
@@ -288,48 +286,59 @@ fn mmpp2_fitted(m: &Mmpp2Fit, sorted: &[f64], lags: usize) -> Result<Fitted, Fit
     if let Some(note) = &m.note {
         let _ = write!(how, "; {note}");
     }
-    Ok(Fitted {
-        name: "MMPP(2)".to_owned(),
-        how,
-        stats: ProcessStats::of_map(&m.map, lags).map_err(fail)?,
-        ks: ks_distance(sorted, &marginal, KS_POINTS).map_err(fail)?,
-        toml: format!(
-            "arrivals = {{ process = \"mmpp2\", rates = [{}, {}], switching = [{}, {}] }}",
-            full(m.rates[0]),
-            full(m.rates[1]),
-            full(m.switching[0]),
-            full(m.switching[1])
-        ),
-        marginal,
-    })
+    let toml = format!(
+        "arrivals = {{ process = \"mmpp2\", rates = [{}, {}], switching = [{}, {}] }}",
+        full(m.rates[0]),
+        full(m.rates[1]),
+        full(m.switching[0]),
+        full(m.switching[1])
+    );
+    process_fitted("MMPP(2)", how, &m.map, toml, sorted, lags)
 }
 
 /// The fitted MAP(2) beside the sample.
 fn map2_fitted(map: &Map, sorted: &[f64], lags: usize) -> Result<Fitted, FitError> {
-    let fail = |e: crate::analytic::AnalyticError| FitError(format!("MAP(2): {e}"));
+    let toml = format!(
+        "arrivals = {{ process = \"map\", d0 = {}, d1 = {} }}",
+        matrix_toml(map.d0()),
+        matrix_toml(map.d1())
+    );
+    let how = "three moments and the lag-1 autocorrelation, canonical form of Bodrog, Heindl, Horvath and Telek 2008";
+    process_fitted("MAP(2)", how.to_owned(), map, toml, sorted, lags)
+}
+
+/// A fitted arrival process beside the sample: its statistics, and the KS distance of its
+/// law of one time (phase type, started in the phase just after an arrival).
+fn process_fitted(
+    name: &str,
+    how: String,
+    map: &Map,
+    toml: String,
+    sorted: &[f64],
+    lags: usize,
+) -> Result<Fitted, FitError> {
+    let fail = |e: crate::analytic::AnalyticError| FitError(format!("{name}: {e}"));
     let marginal = Ph::new(map.embedded_phases(), map.d0().to_vec()).map_err(fail)?;
-    let matrix = |m: &[Vec<f64>]| -> String {
-        let rows: Vec<String> = m
-            .iter()
-            .map(|r| {
-                let row: Vec<String> = r.iter().map(|v| full(*v)).collect();
-                format!("[{}]", row.join(", "))
-            })
-            .collect();
-        format!("[{}]", rows.join(", "))
-    };
     Ok(Fitted {
-        name: "MAP(2)".to_owned(),
-        how: "three moments and the lag-1 autocorrelation, canonical form of Bodrog, Heindl, Horvath and Telek 2008".to_owned(),
+        name: name.to_owned(),
+        how,
         stats: ProcessStats::of_map(map, lags).map_err(fail)?,
         ks: ks_distance(sorted, &marginal, KS_POINTS).map_err(fail)?,
-        toml: format!(
-            "arrivals = {{ process = \"map\", d0 = {}, d1 = {} }}",
-            matrix(map.d0()),
-            matrix(map.d1())
-        ),
+        toml,
         marginal,
     })
+}
+
+/// A matrix as TOML rows, its numbers in full.
+fn matrix_toml(m: &[Vec<f64>]) -> String {
+    let rows: Vec<String> = m
+        .iter()
+        .map(|r| {
+            let row: Vec<String> = r.iter().map(|v| full(*v)).collect();
+            format!("[{}]", row.join(", "))
+        })
+        .collect();
+    format!("[{}]", rows.join(", "))
 }
 
 /// A number written in full (it is pasted into a scenario, where rounding would move the
@@ -345,17 +354,9 @@ fn ph_toml(ph: &Ph, role: Role) -> String {
         Role::Service => "service",
     };
     let alpha: Vec<String> = ph.alpha().iter().map(|v| full(*v)).collect();
-    let rows: Vec<String> = ph
-        .t()
-        .iter()
-        .map(|r| {
-            let row: Vec<String> = r.iter().map(|v| full(*v)).collect();
-            format!("[{}]", row.join(", "))
-        })
-        .collect();
     format!(
-        "{key} = {{ dist = \"ph\", alpha = [{}], generator = [{}] }}",
+        "{key} = {{ dist = \"ph\", alpha = [{}], generator = {} }}",
         alpha.join(", "),
-        rows.join(", ")
+        matrix_toml(ph.t())
     )
 }
