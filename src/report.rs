@@ -370,6 +370,69 @@ pub const CSV_HEADER: [&str; 13] = [
     "half_width_95",
 ];
 
+/// One approximation of a metric against the exact value: (metric, value, exact, relative
+/// error).
+type Against<'a> = (&'a str, f64, f64, f64);
+
+/// Where a metric has an exact prediction and approximations beside it, each approximation's
+/// error against the exact value: one line per approximation (its method's name up to the
+/// first `(` or `;`), its first metric and its worst. `predictions` are (method, exact, metric,
+/// value), in the order to report.
+pub fn against_exact<'a>(
+    predictions: impl Iterator<Item = (&'a str, bool, &'a str, f64)> + Clone,
+) -> Vec<String> {
+    let short = |method: &str| -> String {
+        let head = method.split(';').next().unwrap_or(method);
+        head.split(" (").next().unwrap_or(head).trim().to_owned()
+    };
+    // per approximation (short name, in order of appearance): its comparisons
+    let mut per_method: Vec<(String, Vec<Against>)> = Vec::new();
+    for (method, _, metric, value) in predictions.clone().filter(|p| !p.1) {
+        let Some((_, _, _, exact)) = predictions
+            .clone()
+            .find(|e| e.1 && e.2 == metric && e.3 != 0.0)
+        else {
+            continue;
+        };
+        let name = short(method);
+        let entry = (metric, value, exact, value / exact - 1.0);
+        match per_method.iter_mut().find(|(n, _)| *n == name) {
+            Some((_, list)) => list.push(entry),
+            None => per_method.push((name, vec![entry])),
+        }
+    }
+    per_method
+        .into_iter()
+        .map(|(name, list)| {
+            let (metric, value, exact, error) = list[0];
+            let mut line = format!(
+                "  {name}: {metric} {} against {} ({})",
+                num(value),
+                num(exact),
+                signed_percent(error)
+            );
+            if list.len() > 1 {
+                let worst = list
+                    .iter()
+                    .max_by(|x, y| x.3.abs().total_cmp(&y.3.abs()))
+                    .expect("not empty");
+                line.push_str(&format!(
+                    "; worst of {} metrics {} ({})",
+                    list.len(),
+                    signed_percent(worst.3),
+                    worst.0
+                ));
+            }
+            line
+        })
+        .collect()
+}
+
+/// A signed relative error as a percentage with one decimal.
+fn signed_percent(x: f64) -> String {
+    format!("{:+.1}%", 100.0 * x)
+}
+
 /// Formats a number with 6 significant digits, or `-` when undefined.
 pub fn num(v: f64) -> String {
     if !v.is_finite() {

@@ -299,71 +299,6 @@ fn measured_line(a: &parsim::predict::Analysis, label: &str) -> Option<String> {
     })
 }
 
-/// One approximation of a metric set against its exact value: (metric, value, exact, relative
-/// error).
-type Against<'a> = (&'a str, f64, f64, f64);
-
-/// Where a metric has an exact prediction and approximations beside it, each approximation's
-/// error against the exact value: one line per approximation, its first metric and its worst.
-fn against_exact(a: &parsim::predict::Analysis) -> Vec<String> {
-    let short = |method: &str| -> String {
-        let head = method.split(';').next().unwrap_or(method);
-        head.split(" (").next().unwrap_or(head).trim().to_owned()
-    };
-    // per approximation (short name, in order of appearance): its comparisons
-    let mut per_method: Vec<(String, Vec<Against>)> = Vec::new();
-    for p in a.predictions.iter().filter(|p| !p.exact) {
-        let Some(exact) = a
-            .predictions
-            .iter()
-            .find(|e| e.exact && e.metric == p.metric && e.value != 0.0)
-        else {
-            continue;
-        };
-        let name = short(&p.method);
-        let entry = (
-            p.metric.as_str(),
-            p.value,
-            exact.value,
-            p.value / exact.value - 1.0,
-        );
-        match per_method.iter_mut().find(|(n, _)| *n == name) {
-            Some((_, list)) => list.push(entry),
-            None => per_method.push((name, vec![entry])),
-        }
-    }
-    per_method
-        .into_iter()
-        .map(|(name, list)| {
-            let (metric, value, exact, error) = list[0];
-            let mut line = format!(
-                "  {name}: {metric} {} against {} ({})",
-                num(value),
-                num(exact),
-                signed_percent(error)
-            );
-            if list.len() > 1 {
-                let worst = list
-                    .iter()
-                    .max_by(|x, y| x.3.abs().total_cmp(&y.3.abs()))
-                    .expect("not empty");
-                line.push_str(&format!(
-                    "; worst of {} metrics {} ({})",
-                    list.len(),
-                    signed_percent(worst.3),
-                    worst.0
-                ));
-            }
-            line
-        })
-        .collect()
-}
-
-/// A signed relative error as a percentage with one decimal.
-fn signed_percent(x: f64) -> String {
-    format!("{:+.1}%", 100.0 * x)
-}
-
 /// A relative error as a percentage with two significant digits below 10%.
 fn percent(x: f64) -> String {
     let p = 100.0 * x;
@@ -450,7 +385,11 @@ fn long_form(a: &parsim::predict::Analysis) -> anyhow::Result<()> {
 /// Approximations against the exact values, visits and demands, bottlenecks and the methods
 /// that do not apply.
 fn details(a: &parsim::predict::Analysis) -> anyhow::Result<()> {
-    let against = against_exact(a);
+    let against = parsim::report::against_exact(
+        a.predictions
+            .iter()
+            .map(|p| (p.method.as_str(), p.exact, p.metric.as_str(), p.value)),
+    );
     if !against.is_empty() {
         writeln!(
             parsim::files::stdout(),

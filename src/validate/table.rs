@@ -8,7 +8,7 @@
 use std::fmt::Write as _;
 
 use super::{Comparison, LEVEL, Verdict};
-use crate::report::{num, pct};
+use crate::report::{self, num, pct};
 
 /// The widest line the table prints.
 pub const WIDTH: usize = 120;
@@ -61,6 +61,9 @@ pub fn table(rows: &[Comparison]) -> String {
     let mut previous: Option<(&str, &str)> = None;
     for (&r, c) in ordered.iter().zip(&cells) {
         if previous.is_none_or(|(case, _)| case != r.case) {
+            if let Some((case, _)) = previous {
+                push_against_exact(&mut s, rows, case);
+            }
             push_wrapped(&mut s, &r.case, 0, 0);
             previous = None;
         }
@@ -78,10 +81,36 @@ pub fn table(rows: &[Comparison]) -> String {
             push_wrapped(&mut s, &note, NOTE_INDENT, NOTE_INDENT);
         }
     }
+    if let Some((case, _)) = previous {
+        push_against_exact(&mut s, rows, case);
+    }
     for l in summary(rows) {
         push_wrapped(&mut s, &l, 0, 2);
     }
     s
+}
+
+/// Where case `case` has exact predictions and approximations of the same metrics, each
+/// approximation's error against the exact value ([`report::against_exact`]), under a heading.
+fn push_against_exact(s: &mut String, rows: &[Comparison], case: &str) {
+    let predicted = rows
+        .iter()
+        .filter(move |r| r.case == case && r.bounds.is_none() && r.analytic.is_finite());
+    let lines = report::against_exact(
+        predicted.map(|r| (r.method.as_str(), r.exact, r.metric.as_str(), r.analytic)),
+    );
+    if lines.is_empty() {
+        return;
+    }
+    push_wrapped(
+        s,
+        "approximations against the exact value (relative error):",
+        METHOD_INDENT,
+        METHOD_INDENT,
+    );
+    for l in lines {
+        push_wrapped(s, l.trim_start(), ROW_INDENT, ROW_INDENT + 2);
+    }
 }
 
 /// `rows` by case, then by method, each in order of first appearance.

@@ -1,17 +1,20 @@
-//! The exact Markov chain of a small network whose times are all exponential: its states are
-//! the jobs at each station (by class in service, in order of arrival by priority level where
-//! they wait, in order of blocking where they are blocked) and the round-robin pointers; its
-//! events are the engine's (arrivals, services, abandonments, with losses and blocking) at
-//! their rates. [`crate::analytic::ctmc`] enumerates the states reachable from the initial one
-//! and solves the balance equations; the means follow from the stationary distribution, the
-//! throughputs, losses and abandonments from the rates of the events that count them, and the
-//! times per visit and end to end from Little's law.
+//! The exact Markov chain of a small network whose service and patience times are exponential
+//! and whose sources are Poisson, phase-type renewal or Markovian arrival processes (MAP,
+//! MMPP): its states are the jobs at each station (by class in service, in order of arrival by
+//! priority level where they wait, in order of blocking where they are blocked), the phase of
+//! each source of several phases and the round-robin pointers; its events are the engine's
+//! (arrivals, phase changes, services, abandonments, with losses and blocking) at their rates.
+//! [`crate::analytic::ctmc`] enumerates the states reachable from the initial one and solves
+//! the balance equations; the means follow from the stationary distribution, the throughputs,
+//! losses and abandonments from the rates of the events that count them, and the times per
+//! visit and end to end from Little's law.
 //!
 //! An open class that reaches a station without a capacity makes the chain infinite: it is
 //! truncated, the arrivals of an open class stopping while `K` of its jobs are present (all
-//! open jobs together when routes switch classes), `K` first set from the stations' loads and
-//! doubled until the probability of the truncation levels is below [`BOUNDARY_MASS`]. The chain has at most [`STATE_LIMIT`] states times the analysis budget
-//! factor.
+//! open jobs together when routes switch classes; a source's phase still moves), `K` first set
+//! from the stations' loads and doubled until the probability of the truncation levels is
+//! below [`BOUNDARY_MASS`]. The chain has at most [`STATE_LIMIT`] states times the analysis
+//! budget factor.
 
 mod chain;
 #[cfg(test)]
@@ -87,14 +90,15 @@ fn is_percentile(metric: &str) -> bool {
         .is_some_and(|(_, n)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
 }
 
-/// Analyses a plain network by the exact chain when its times are exponential and it has no
-/// fork (it says nothing of a network it cannot model: other methods cover those).
-pub(super) fn analyze_exponential(net: &Network, v: &[Vec<f64>], a: &mut Analysis) {
+/// Analyses a plain network by the exact chain when its service times are exponential, its
+/// sources Poisson, phase-type renewal or Markovian arrival processes, and it has no fork (it
+/// says nothing of a network it cannot model: other methods cover those).
+pub(super) fn analyze_markovian(net: &Network, v: &[Vec<f64>], a: &mut Analysis) {
     let fork = net
         .stations
         .iter()
         .any(|s| matches!(s.kind, StationKind::Fork { .. }));
-    if !fork && chain::not_exponential(net).is_none() {
+    if !fork && chain::not_markovian(net).is_none() {
         analyze(net, v, a);
     }
 }
@@ -111,8 +115,7 @@ fn solve(net: &Network, v: &[Vec<f64>], limit: usize) -> Result<Measures, String
         chain.open_limit = Some(levels.clone());
         let m = measure(&chain, limit).map_err(|e| match &previous {
             Some((at, mass)) => format!(
-                "truncated at {at} the chain's boundary has probability {}, above {BOUNDARY_MASS:e}, and truncated at {}: {e}",
-                short(*mass),
+                "truncated at {at} the chain's boundary has probability {mass:.1e}, above {BOUNDARY_MASS:e}, and truncated at {}: {e}",
                 truncation(net, &chain, &levels)
             ),
             None => e,

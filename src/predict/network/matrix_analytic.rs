@@ -15,7 +15,7 @@ use crate::stats::PERCENTILES;
 
 /// The law as phase type, for the families that are (exponential, Erlang up to 64 phases,
 /// H2, `ph`); `None` for the others.
-fn phase_type(d: &Dist) -> Option<Ph> {
+pub(super) fn phase_type(d: &Dist) -> Option<Ph> {
     match d.law() {
         Law::Exponential { mean } => Ph::exponential(1.0 / mean).ok(),
         Law::Erlang { k, mean } if *k <= 64 => Ph::erlang(*k as usize, f64::from(*k) / mean).ok(),

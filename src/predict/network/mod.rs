@@ -71,7 +71,7 @@ pub fn analyze(net: &Network) -> Analysis {
     }
     derived::add(net, &v, &mut a);
     percentiles::add(net, &v, &mut a);
-    markov::analyze_exponential(net, &v, &mut a);
+    markov::analyze_markovian(net, &v, &mut a);
     a
 }
 

@@ -5,6 +5,8 @@
 use std::cell::RefCell;
 
 use crate::analytic::ctmc::MarkovModel;
+use crate::analytic::mam::Map;
+use crate::dist::Dist;
 use crate::network::{
     Batch, ClassId, ClassKind, Discipline, Network, Preemption, Routing, Rule, StationId,
     StationKind, Target, WhenFull, rate_multiple,
@@ -30,8 +32,13 @@ enum Kind {
         levels: usize,
         preemptive: bool,
     },
-    /// Poisson arrivals of `class`, `batch` jobs at a time.
-    Source { class: usize, rate: f64, batch: u32 },
+    /// Arrivals of `class`, `batch` jobs at a time, from a Markovian arrival process (one
+    /// phase for Poisson arrivals; phase-type renewal arrivals as the MAP they are).
+    Source {
+        class: usize,
+        process: Map,
+        batch: u32,
+    },
     /// Jobs that reach it leave.
     Sink,
 }
@@ -65,6 +72,9 @@ pub(super) struct Work {
     pub blocked: Vec<Vec<(u16, u16, u16)>>,
     /// Round-robin pointer of each group.
     pub pointer: Vec<u16>,
+    /// `phase[s]`: the phase of the arrival process of source `s` (0 elsewhere, and at a
+    /// Poisson source).
+    pub phase: Vec<u16>,
 }
 
 /// What one event counts, for the rates of the events of the long run.
@@ -114,12 +124,13 @@ pub(super) struct Chain<'n> {
 }
 
 impl<'n> Chain<'n> {
-    /// The chain of `net`, or why it cannot be built: a time that is not exponential, a fork,
+    /// The chain of `net`, or why it cannot be built: a service or patience time that is not
+    /// exponential, inter-arrival times neither phase type nor a MAP, a fork,
     /// a geometric batch, preemption on several servers where a level has several classes, a
     /// load-dependent speed on several servers, a PS station or a source that would hold a
     /// blocked job.
     pub fn new(net: &'n Network) -> Result<Chain<'n>, String> {
-        if let Some(reason) = not_exponential(net) {
+        if let Some(reason) = not_markovian(net) {
             return Err(reason);
         }
         let nc = net.classes.len();
@@ -188,7 +199,12 @@ impl<'n> Chain<'n> {
                     interarrival,
                 } => Kind::Source {
                     class: class.index(),
-                    rate: 1.0 / interarrival.mean(),
+                    process: source_process(interarrival).ok_or_else(|| {
+                        format!(
+                            "source {:?} has inter-arrival times that are neither phase type nor a Markovian arrival process",
+                            st.name
+                        )
+                    })?,
                     batch: match f.batch {
                         None => 1,
                         Some(Batch::Fixed(k)) => k,
@@ -333,12 +349,22 @@ impl<'n> Chain<'n> {
                 .collect(),
             blocked: vec![Vec::new(); self.nodes.len()],
             pointer: vec![0; self.net.groups.len()],
+            phase: vec![0; self.nodes.len()],
+        }
+    }
+
+    /// The phases of the arrival process of station `s` (0 for a station that is not a
+    /// source): a source of one phase keeps none in the state.
+    fn phases(&self, s: usize) -> usize {
+        match &self.nodes[s].kind {
+            Kind::Source { process, .. } => process.phases(),
+            _ => 0,
         }
     }
 
     /// Codes a state flat: per service station the counts by class, then each FCFS level's
     /// length and entries; per blocking station the length and triples of its blocked list;
-    /// the group pointers.
+    /// per source of several phases its phase; the group pointers.
     pub fn encode(&self, w: &Work) -> State {
         let mut out = Vec::with_capacity(32);
         for s in 0..self.nodes.len() {
@@ -352,6 +378,9 @@ impl<'n> Chain<'n> {
                 for &(a, b, c) in &w.blocked[s] {
                     out.extend_from_slice(&[a, b, c]);
                 }
+            }
+            if self.phases(s) > 1 {
+                out.push(w.phase[s]);
             }
         }
         out.extend_from_slice(&w.pointer);
@@ -380,6 +409,9 @@ impl<'n> Chain<'n> {
                     let (a, b, c) = (next(), next(), next());
                     w.blocked[s].push((a, b, c));
                 }
+            }
+            if self.phases(s) > 1 {
+                w.phase[s] = next();
             }
         }
         for p in w.pointer.iter_mut() {
@@ -473,32 +505,40 @@ impl<'n> Chain<'n> {
         let net = self.net;
         for (s, node) in self.nodes.iter().enumerate() {
             match node.kind {
-                Kind::Source { class, rate, batch } => {
-                    if let Some(limit) = &self.open_limit {
+                Kind::Source {
+                    class,
+                    ref process,
+                    batch,
+                } => {
+                    let full = self.open_limit.as_ref().is_some_and(|limit| {
                         let g = self.group(class);
-                        if self.open_jobs(w)[g] >= limit[g] {
-                            continue;
+                        self.open_jobs(w)[g] >= limit[g]
+                    });
+                    let i = usize::from(w.phase[s]);
+                    let (d0, d1) = (&process.d0()[i], &process.d1()[i]);
+                    for (j, &rate) in d0.iter().enumerate() {
+                        if j != i && rate > 0.0 {
+                            let mut x = w.clone();
+                            x.phase[s] = j as u16;
+                            emit(x, rate, &[]);
                         }
                     }
-                    let mut steps = vec![(
-                        Step {
-                            w: w.clone(),
-                            marks: vec![Mark::Arrive(class, batch)],
-                        },
-                        1.0,
-                    )];
-                    for _ in 0..batch {
-                        steps = steps
-                            .into_iter()
-                            .flat_map(|(step, p)| {
-                                self.route(step, s, class)
-                                    .into_iter()
-                                    .map(move |(x, q)| (x, p * q))
-                            })
-                            .collect();
-                    }
-                    for (step, p) in steps {
-                        emit(step.w, rate * p, &step.marks);
+                    for (j, &rate) in d1.iter().enumerate() {
+                        if rate <= 0.0 {
+                            continue;
+                        }
+                        let mut start = w.clone();
+                        start.phase[s] = j as u16;
+                        if full {
+                            // truncated: the arrival is not admitted, the phase still moves
+                            if j != i {
+                                emit(start, rate, &[]);
+                            }
+                            continue;
+                        }
+                        for (step, p) in self.arrive(start, s, class, batch) {
+                            emit(step.w, rate * p, &step.marks);
+                        }
                     }
                 }
                 Kind::Delay | Kind::Ps | Kind::Fcfs { .. } => {
@@ -545,6 +585,29 @@ impl<'n> Chain<'n> {
                 Kind::Sink => {}
             }
         }
+    }
+
+    /// A batch of `batch` class-`c` jobs leaves source `s` in state `w`: each outcome of their
+    /// routes, with its probability.
+    fn arrive(&self, w: Work, s: usize, c: usize, batch: u32) -> Vec<(Step, f64)> {
+        let mut steps = vec![(
+            Step {
+                w,
+                marks: vec![Mark::Arrive(c, batch)],
+            },
+            1.0,
+        )];
+        for _ in 0..batch {
+            steps = steps
+                .into_iter()
+                .flat_map(|(step, p)| {
+                    self.route(step, s, c)
+                        .into_iter()
+                        .map(move |(x, q)| (x, p * q))
+                })
+                .collect();
+        }
+        steps
     }
 
     /// The service of a class-`c` job at station `s` ends: each outcome of its route.
@@ -843,12 +906,33 @@ pub(super) fn switches_class(net: &Network) -> bool {
     })
 }
 
-/// The first time of `net` that is not exponential, named with its station and SCV.
-pub(super) fn not_exponential(net: &Network) -> Option<String> {
+/// The arrival process of a source whose inter-arrival times are `d`, as a MAP: Poisson, a
+/// phase-type renewal process, or the MAP written; `None` for other laws.
+fn source_process(d: &Dist) -> Option<Map> {
+    if let Some(m) = d.arrival_process() {
+        return Some(m.map().clone());
+    }
+    if d.is_exponential() {
+        return Map::poisson(1.0 / d.mean()).ok();
+    }
+    Map::renewal(&super::super::matrix_analytic::phase_type(d)?).ok()
+}
+
+/// The first time of `net` the chain cannot hold, named with its station (and SCV for a
+/// time that is not exponential): inter-arrival times neither phase type nor a MAP, service
+/// and patience times not exponential.
+pub(super) fn not_markovian(net: &Network) -> Option<String> {
     for st in &net.stations {
         let what = match &st.kind {
             StationKind::Source { interarrival, .. } => {
-                (!interarrival.is_exponential()).then(|| ("inter-arrival", interarrival.scv()))
+                if source_process(interarrival).is_none() {
+                    return Some(format!(
+                        "source {:?} has inter-arrival SCV {}, neither phase type nor a Markovian arrival process",
+                        st.name,
+                        crate::predict::short(interarrival.scv())
+                    ));
+                }
+                None
             }
             _ => st
                 .kind

@@ -668,3 +668,111 @@ fn the_shortest_queue_beats_a_random_split() {
         1.5,
     );
 }
+
+/// One FCFS station `q` with `servers` exponential servers of mean `mean`, fed by one source
+/// whose inter-arrival times are `interarrival`.
+fn fed_by(interarrival: Dist, servers: u32, mean: f64) -> Network {
+    let mut net = open_station(&[1.0], &[mean], &[0], servers, Features::default());
+    let StationKind::Source {
+        interarrival: d, ..
+    } = &mut net.stations[0].kind
+    else {
+        panic!("station 0 is the source")
+    };
+    *d = interarrival;
+    net
+}
+
+/// Asserts the chain's means at station `q` equal `want`.
+fn close_station(v: &[(String, f64)], want: &crate::analytic::StationMetrics) {
+    close("number", value(v, "station.q.number"), want.mean_number);
+    close(
+        "response",
+        value(v, "station.q.response"),
+        want.mean_response,
+    );
+    close("wait", value(v, "station.q.wait"), want.mean_wait);
+    close(
+        "throughput",
+        value(v, "station.q.throughput"),
+        want.throughput,
+    );
+    close("class", value(v, "class.c0.response"), want.mean_response);
+}
+
+/// An MMPP(2) of mean rate 0.8: 1.2 in phase 1, 0.2 in phase 2, leaving them at 0.2 and 0.3.
+fn bursty() -> Dist {
+    crate::dist::ArrivalSpec::Mmpp2 {
+        rates: vec![1.2, 0.2],
+        switching: vec![0.2, 0.3],
+    }
+    .build()
+    .unwrap()
+}
+
+#[test]
+fn mmpp2_into_exponential_servers_is_the_quasi_birth_death_solution() {
+    // independent: the matrix-analytic solutions (logarithmic reduction of the QBD's R)
+    let map = bursty().arrival_process().unwrap().map().clone();
+    let ph = crate::analytic::mam::Ph::exponential(1.0).unwrap();
+    let one = crate::analytic::mam::map_ph1(&map, &ph).unwrap();
+    let (_, v) = chain_values(&fed_by(bursty(), 1, 1.0));
+    close_station(&v, &one.metrics);
+    let two = crate::analytic::mam::map_mc(&map, 2.0, 2).unwrap();
+    let (_, v) = chain_values(&fed_by(bursty(), 2, 2.0));
+    close_station(&v, &two.metrics);
+}
+
+#[test]
+fn erlang_renewal_arrivals_are_the_gi_m_1_root() {
+    let erlang = crate::dist::DistSpec::erlang(3, 1.25)
+        .build(std::path::Path::new("."))
+        .unwrap();
+    let want = crate::analytic::mam::gim1(&|s| erlang.laplace(s).unwrap(), 0.8, 1.0, 1).unwrap();
+    let (_, v) = chain_values(&fed_by(erlang, 1, 1.0));
+    close_station(&v, &want.metrics);
+}
+
+#[test]
+fn a_bursty_tandem_carries_its_arrival_rate_through_both_stations() {
+    // MMPP(2) into two exponential queues in series: the first is the MAP/M/1 queue, the
+    // second has no closed form; flow balance and Little's law hold at both
+    let stations = vec![
+        source("arrivals", 0, 0.8),
+        fcfs("a", 1, &[0.5], Features::default()),
+        fcfs("b", 1, &[0.6], Features::default()),
+    ];
+    let routes = vec![
+        (0, 0, Rule::Fixed(to(1, 0))),
+        (0, 1, Rule::Fixed(to(2, 0))),
+        (0, 2, Rule::Fixed(Target::Exit)),
+    ];
+    let mut net = build(stations, vec![class("jobs", None, 0)], routes, Vec::new());
+    let StationKind::Source { interarrival, .. } = &mut net.stations[0].kind else {
+        panic!("station 0 is the source")
+    };
+    *interarrival = bursty();
+    let (a, v) = chain_values(&net);
+    assert!(a.refusals.is_empty(), "{:?}", a.refusals);
+    for s in ["a", "b"] {
+        close(
+            "throughput",
+            value(&v, &format!("station.{s}.throughput")),
+            0.8,
+        );
+        close(
+            "Little",
+            value(&v, &format!("station.{s}.number")),
+            0.8 * value(&v, &format!("station.{s}.response")),
+        );
+    }
+    let map = bursty().arrival_process().unwrap().map().clone();
+    let ph = crate::analytic::mam::Ph::exponential(2.0).unwrap();
+    let first = crate::analytic::mam::map_ph1(&map, &ph).unwrap().metrics;
+    close("a's wait", value(&v, "station.a.wait"), first.mean_wait);
+    close(
+        "a's number",
+        value(&v, "station.a.number"),
+        first.mean_number,
+    );
+}
