@@ -239,3 +239,47 @@ to = "exit"
     let ex = simulate(&scenario(text), 20, 50_000, 61);
     assert_agrees(&ex, "class.jobs.loss", lost, 0.01);
 }
+
+#[test]
+fn the_poisson_decomposition_is_exact_where_poisson_sources_feed_a_priority_station() {
+    // validation/priority_open_two_stations.toml: "cpu" (head of line, exponential, mean 0.8)
+    // sees the two Poisson sources (0.4 each): Cobham, W0 = 0.8 * 1.28 / 2 = 0.512,
+    // W_hi = W0 / 0.68, W_lo = W0 / (0.68 * 0.36); "disk" (preemptive resume, Erlang-2, mean
+    // 0.9, E[S^2] = 1.215) sees cpu's departures, taken as Poisson: R_hi = 0.9 + 0.243 / 0.64
+    let path = super::util::root().join("validation/priority_open_two_stations.toml");
+    let sc = scenario(&std::fs::read_to_string(path).unwrap());
+    let a = parsim::study::analyze_scenario(&sc);
+    let predicted = |metric: &str| {
+        a.predictions
+            .iter()
+            .find(|p| p.metric == metric && p.method.starts_with("Poisson decomposition"))
+            .unwrap_or_else(|| panic!("no prediction of {metric}: {:?}", a.refusals))
+    };
+    let hand = [
+        ("station.cpu.hi.wait", 0.512 / 0.68, true),
+        ("station.cpu.lo.wait", 0.512 / (0.68 * 0.36), true),
+        ("station.disk.hi.response", 0.9 + 0.243 / 0.64, false),
+        (
+            "class.hi.response",
+            0.8 + 0.512 / 0.68 + 0.9 + 0.243 / 0.64,
+            false,
+        ),
+    ];
+    for (metric, value, exact) in hand {
+        let p = predicted(metric);
+        assert!(
+            (p.value - value).abs() < 1e-9 * value,
+            "{metric}: {}",
+            p.value
+        );
+        assert_eq!(p.exact, exact, "{metric}: {}", p.method);
+    }
+    assert!(
+        predicted("class.hi.response")
+            .method
+            .contains("the jobs other stations send to \"disk\" taken as Poisson arrivals")
+    );
+    let ex = simulate(&sc, 20, 50_000, 71);
+    assert_agrees(&ex, "station.cpu.hi.wait", 0.512 / 0.68, 0.03);
+    assert_agrees(&ex, "station.cpu.lo.wait", 0.512 / (0.68 * 0.36), 0.04);
+}

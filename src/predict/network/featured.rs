@@ -5,9 +5,10 @@
 
 use super::{Analysis, Bound, service_stations, short};
 use crate::analytic::{
-    self, BatchSize, FiniteMetrics, LdCenter, PatienceLaw, PriorityClass, StationMetrics, erlang_a,
-    load_dependent_station, mg1_priority_nonpreemptive, mg1_priority_preemptive, mg1k, mgcc,
-    mmc_general_patience, mmc_priority_nonpreemptive, mmck, mva_load_dependent, mxg1,
+    self, BatchSize, FiniteMetrics, LdCenter, PatienceLaw, PriorityClass, PriorityMetrics,
+    StationMetrics, erlang_a, load_dependent_station, mg1_priority_nonpreemptive,
+    mg1_priority_preemptive, mg1k, mgcc, mmc_general_patience, mmc_priority_nonpreemptive, mmck,
+    mva_load_dependent, mxg1,
 };
 use crate::dist::{Dist, Law};
 use crate::metrics::name::{Figure, Subject};
@@ -69,6 +70,10 @@ pub(super) fn analyze(net: &Network, v: &[Vec<f64>], reason: &str, a: &mut Analy
         if let Err(why) = super::shadow::closed_priorities(net, v, a) {
             a.refuse("Sevcik's shadow servers", why);
         }
+    } else if super::open_priority::applies(net) {
+        if let Err(why) = super::open_priority::open_priorities(net, v, a) {
+            a.refuse(super::open_priority::METHOD, why);
+        }
     } else if closed && net.classes.len() == 1 && super::blocking::blocks(net) {
         if let Err(why) = super::blocking::closed_blocking(net, v, a) {
             a.refuse(super::blocking::METHOD, why);
@@ -80,7 +85,7 @@ pub(super) fn analyze(net: &Network, v: &[Vec<f64>], reason: &str, a: &mut Analy
     } else {
         a.refuse(
             FEATURE_FORMULAS,
-            "they cover one open station fed by Poisson sources, closed single-class networks with load-dependent stations, and closed single-class networks whose one-server FCFS stations block when full (MVABLO), closed multiclass networks with priority stations (shadow servers), one-class open networks whose stations lose (loss decomposition); this network is none of these (simulate it)",
+            "they cover one open station fed by Poisson sources, closed single-class networks with load-dependent stations, and closed single-class networks whose one-server FCFS stations block when full (MVABLO), closed multiclass networks with priority stations (shadow servers), open networks whose only features are priorities (Poisson decomposition), one-class open networks whose stations lose (loss decomposition); this network is none of these (simulate it)",
         );
     }
 }
@@ -314,8 +319,158 @@ pub(super) fn finite(
     })
 }
 
-/// A priority station serving `visiting` classes: Cobham's formulas (one server, any law) or
-/// M/M/c non-preemptive (equal exponential services).
+/// An FCFS station solved alone: its method, its discipline, the visiting classes in level
+/// order with the formula's inputs, and the formula's results.
+pub(super) struct SolvedFcfs {
+    /// The formula's name.
+    pub method: &'static str,
+    /// How a level takes the server from the levels below (no priorities: non-preemptive,
+    /// every class at one level).
+    pub preemption: Preemption,
+    /// The visiting classes, sorted by level.
+    pub order: Vec<usize>,
+    /// The formula's inputs, in `order`.
+    pub classes: Vec<PriorityClass>,
+    /// The formula's results, in `order`.
+    pub m: PriorityMetrics,
+}
+
+/// Solves FCFS station `s` for the `visiting` classes arriving at `rate(c)`, as Poisson
+/// streams: Cobham's formulas (one server, any law; without priorities every class at one
+/// level, the Pollaczek-Khinchine mean for several classes) or M/M/c (non-preemptive, equal
+/// exponential services). `preemption` is the station's priority discipline, `None` without
+/// priorities.
+pub(super) fn solve_fcfs(
+    net: &Network,
+    s: usize,
+    visiting: &[usize],
+    preemption: Option<Preemption>,
+    rate: &dyn Fn(usize) -> f64,
+) -> Result<SolvedFcfs, String> {
+    let st = &net.stations[s];
+    let priority = |c: usize| preemption.map_or(0, |_| net.classes[c].priority);
+    let mut levels: Vec<i32> = visiting.iter().map(|&c| priority(c)).collect();
+    levels.sort_unstable();
+    levels.dedup();
+    let mut order: Vec<usize> = visiting.to_vec();
+    order.sort_by_key(|&c| priority(c));
+    let classes: Vec<PriorityClass> = order
+        .iter()
+        .map(|&c| {
+            let d = service(st, c).expect("a visiting class has a service time");
+            PriorityClass {
+                lambda: rate(c),
+                mean_service: d.mean(),
+                scv: d.scv(),
+                level: levels
+                    .binary_search(&priority(c))
+                    .map_or(0, |l| l as u32 + 1),
+            }
+        })
+        .collect();
+    let servers = queue_servers(st).ok_or("priorities are on an FCFS queue")?;
+    let (method, r) = match (preemption, servers) {
+        (None, 1) => (
+            "M/G/1 FCFS (Pollaczek-Khinchine, several classes)",
+            mg1_priority_nonpreemptive(&classes),
+        ),
+        (None, c) => (
+            "M/M/c FCFS (equal service rates)",
+            mmc_priority_nonpreemptive(&classes, c),
+        ),
+        (Some(Preemption::NonPreemptive), 1) => (
+            "M/G/1 non-preemptive priority (Cobham)",
+            mg1_priority_nonpreemptive(&classes),
+        ),
+        (Some(Preemption::PreemptiveResume), 1) => (
+            "M/G/1 preemptive-resume priority",
+            mg1_priority_preemptive(&classes),
+        ),
+        (Some(Preemption::NonPreemptive), c) => (
+            "M/M/c non-preemptive priority (equal service rates)",
+            mmc_priority_nonpreemptive(&classes, c),
+        ),
+        (Some(Preemption::PreemptiveResume), c) => {
+            return Err(format!(
+                "station {:?} has {c} servers: no exact formula for preemptive priority on several servers (simulate it)",
+                st.name
+            ));
+        }
+    };
+    let m = r.map_err(|e| format!("station {:?}: {method}: {e}", st.name))?;
+    Ok(SolvedFcfs {
+        method,
+        preemption: preemption.unwrap_or(Preemption::NonPreemptive),
+        order,
+        classes,
+        m,
+    })
+}
+
+/// One class's means at a station solved alone: (class, arrival rate, visits per job, time per
+/// visit, wait to the first start of service).
+pub(super) type ClassAtStation = (usize, f64, f64, f64, f64);
+
+impl SolvedFcfs {
+    /// Each visiting class's means, visiting `visits(c)` times per job.
+    pub fn per_class(&self, visits: &dyn Fn(usize) -> f64) -> Vec<ClassAtStation> {
+        self.order
+            .iter()
+            .zip(&self.m.classes)
+            .enumerate()
+            .map(|(k, (&c, cm))| {
+                let wait = first_start(self.preemption, &self.classes, k, cm);
+                (c, cm.throughput, visits(c), cm.mean_response, wait)
+            })
+            .collect()
+    }
+}
+
+/// Adds the figures of station `s` and of each class there, from `per_class` (the station's
+/// number, throughput, time per visit and wait mix the classes by Little's law), and its
+/// `utilisation` per server, under `method`.
+pub(super) fn add_station(
+    net: &Network,
+    s: usize,
+    per_class: &[ClassAtStation],
+    utilisation: f64,
+    method: &str,
+    exact: bool,
+    a: &mut Analysis,
+) {
+    let (mut number, mut throughput, mut waiting) = (0.0, 0.0, 0.0);
+    for &(c, rate, visits, response, wait) in per_class {
+        let subject = station_class_subject(net, s, c);
+        let figures = [
+            (Figure::Response, response),
+            (Figure::Throughput, rate),
+            (Figure::Visits, visits),
+            (Figure::Residence, visits * response),
+            (Figure::Wait, wait),
+            (Figure::Number, rate * response),
+        ];
+        for (figure, value) in figures {
+            a.add(subject.metric(figure), value, method, exact);
+        }
+        number += rate * response;
+        throughput += rate;
+        waiting += rate * wait;
+    }
+    let name = Subject::Station(&net.stations[s].name);
+    let figures = [
+        (Figure::Wait, waiting / throughput),
+        (Figure::Response, number / throughput),
+        (Figure::Number, number),
+        (Figure::Utilisation, utilisation),
+        (Figure::Throughput, throughput),
+    ];
+    for (figure, value) in figures {
+        a.add(name.metric(figure), value, method, exact);
+    }
+}
+
+/// A priority station serving `visiting` classes, the only station of an open network fed by
+/// Poisson sources: [`solve_fcfs`]'s formulas, exact.
 fn priority(
     net: &Network,
     s: usize,
@@ -324,105 +479,35 @@ fn priority(
     a: &mut Analysis,
 ) -> Result<(), String> {
     let st = &net.stations[s];
-    let mut levels: Vec<i32> = visiting.iter().map(|&c| net.classes[c].priority).collect();
-    levels.sort_unstable();
-    levels.dedup();
-    let mut order: Vec<usize> = visiting.to_vec();
-    order.sort_by_key(|&c| net.classes[c].priority);
-    let classes: Vec<PriorityClass> = order
-        .iter()
-        .map(|&c| {
-            let d = service(st, c).expect("a visiting class has a service time");
-            PriorityClass {
-                lambda: arrival_rate(net, c),
-                mean_service: d.mean(),
-                scv: d.scv(),
-                level: levels
-                    .binary_search(&net.classes[c].priority)
-                    .map_or(0, |l| l as u32 + 1),
-            }
-        })
-        .collect();
-    let servers = queue_servers(st).ok_or("priorities are on an FCFS queue")?;
-    let (method, r) = match (preemption, servers) {
-        (Preemption::NonPreemptive, 1) => (
-            "M/G/1 non-preemptive priority (Cobham)",
-            mg1_priority_nonpreemptive(&classes),
-        ),
-        (Preemption::PreemptiveResume, 1) => (
-            "M/G/1 preemptive-resume priority",
-            mg1_priority_preemptive(&classes),
-        ),
-        (Preemption::NonPreemptive, c) => (
-            "M/M/c non-preemptive priority (equal service rates)",
-            mmc_priority_nonpreemptive(&classes, c),
-        ),
-        (Preemption::PreemptiveResume, c) => {
-            return Err(format!(
-                "station {:?} has {c} servers: no exact formula for preemptive priority on several servers (simulate it)",
-                st.name
-            ));
-        }
-    };
-    let m = r.map_err(|e| format!("{method}: {e}"))?;
-    let mut total_wait = 0.0;
-    for (k, (&c, cm)) in order.iter().zip(&m.classes).enumerate() {
-        let subject = station_class_subject(net, s, c);
-        add(a, class_metric(net, c), cm.mean_response, method);
-        add(
-            a,
-            subject.metric(Figure::Response),
-            cm.mean_response,
-            method,
-        );
-        add(a, subject.metric(Figure::Throughput), cm.throughput, method);
-        add(a, subject.metric(Figure::Visits), 1.0, method);
-        add(
-            a,
-            subject.metric(Figure::Residence),
-            cm.mean_response,
-            method,
-        );
+    let solved = solve_fcfs(net, s, visiting, Some(preemption), &|c| {
+        arrival_rate(net, c)
+    })?;
+    let method = solved.method;
+    let per_class = solved.per_class(&|_| 1.0);
+    add_station(net, s, &per_class, solved.m.utilisation, method, true, a);
+    for &(c, rate, _, response, _) in &per_class {
+        add(a, class_metric(net, c), response, method);
         let cname = &net.classes[c].name;
         add(
             a,
             Subject::Class(cname).metric(Figure::Throughput),
-            cm.throughput,
+            rate,
             method,
         );
         let d = service(st, c).expect("a visiting class has a service time");
         let floor = |q: f64| d.quantile(q).unwrap_or(0.0);
-        percentile_bounds(a, Subject::Class(cname), cm.mean_response, &floor);
-        let wait = first_start(preemption, &classes, k, cm);
-        add(a, subject.metric(Figure::Wait), wait, method);
-        total_wait += cm.throughput * wait;
-        add(a, subject.metric(Figure::Number), cm.mean_number, method);
+        percentile_bounds(a, Subject::Class(cname), response, &floor);
     }
-    let name = &st.name;
-    // the station's time per visit mixes the classes: its mean is L / X (Little), its
-    // quantiles at least the smallest of the classes' service quantiles
-    let response = m.mean_number / m.throughput;
-    let wait = total_wait / m.throughput;
-    add(a, Subject::Station(name).metric(Figure::Wait), wait, method);
-    add(
-        a,
-        Subject::Station(name).metric(Figure::Response),
-        response,
-        method,
-    );
+    // the station's quantiles are at least the smallest of the classes' service quantiles
     let floor = |q: f64| {
-        order
+        solved
+            .order
             .iter()
             .filter_map(|&c| service(st, c)?.quantile(q).ok())
             .fold(f64::INFINITY, f64::min)
     };
-    percentile_bounds(a, Subject::Station(name), response, &floor);
-    let figures = [
-        (Figure::Number, m.mean_number),
-        (Figure::Utilisation, m.utilisation),
-        (Figure::Throughput, m.throughput),
-    ];
-    add_figures(a, Subject::Station(name), &figures, method);
+    let response = solved.m.mean_number / solved.m.throughput;
+    percentile_bounds(a, Subject::Station(&st.name), response, &floor);
     Ok(())
 }
 
@@ -713,7 +798,8 @@ fn add(a: &mut Analysis, metric: String, value: f64, method: &str) {
     a.add(metric, value, method, true);
 }
 
-fn service(st: &Station, c: usize) -> Option<&Dist> {
+/// The service time of class `c` at `st`, if it is served there.
+pub(super) fn service(st: &Station, c: usize) -> Option<&Dist> {
     st.kind.service().and_then(|t| t[c].as_ref())
 }
 

@@ -23,6 +23,7 @@ mod markov;
 mod matrix_analytic;
 mod mixed;
 mod open;
+mod open_priority;
 mod percentiles;
 mod shadow;
 
