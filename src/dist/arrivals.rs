@@ -9,6 +9,9 @@ use rand_distr::Exp1;
 use serde::Deserialize;
 
 use super::phase_type::{MAX_PHASES, PhaseLaw, cumulative_to_one};
+
+/// The largest batch a BMAP may write (`d` holds at most this many matrices).
+pub const MAX_BATCH_SIZE: usize = 64;
 use super::spec::DistError;
 use super::{Dist, Law};
 use crate::analytic::mam::Map;
@@ -35,6 +38,14 @@ pub enum ArrivalSpec {
         d0: Vec<Vec<f64>>,
         /// Rates of the phase changes with an arrival.
         d1: Vec<Vec<f64>>,
+    },
+    /// A batch Markovian arrival process (BMAP; Lucantoni 1991): `d0` as for a MAP, and
+    /// `d[k - 1]` the rates of the phase changes with an arrival of a batch of `k` jobs.
+    Bmap {
+        /// Rates of the phase changes without an arrival.
+        d0: Vec<Vec<f64>>,
+        /// `d[k - 1]`: rates of the phase changes with a batch of `k` jobs.
+        d: Vec<Vec<Vec<f64>>>,
     },
 }
 
@@ -88,6 +99,11 @@ impl ArrivalSpec {
                 )
             }
             ArrivalSpec::Map { d0, d1 } => (d0.clone(), d1.clone()),
+            ArrivalSpec::Bmap { d0, d } => {
+                return Ok(Dist {
+                    law: Law::Markovian(Box::new(MapLaw::batch(d0.clone(), d.clone())?)),
+                });
+            }
         };
         Ok(Dist {
             law: Law::Markovian(Box::new(MapLaw::new(d0, d1)?)),
@@ -105,12 +121,17 @@ pub struct MapLaw {
     start: Vec<f64>,
     /// Mean holding time of each phase, `-1 / D0[i][i]`.
     hold: Vec<f64>,
-    /// Per phase, cumulative probabilities of its `2n` moves when it ends: to phase `j` without
-    /// an arrival (`j < n`), to phase `j - n` with one.
+    /// Per phase, cumulative probabilities of its moves when it ends (see [`moves`]).
     moves: Vec<Vec<f64>>,
     /// The law of one inter-arrival time, `PH(phi, D0)` with `phi = theta D1 / lambda` the
     /// phase law just after an arrival.
     marginal: PhaseLaw,
+    /// `sizes[k - 1]`: the rates of the phase changes with an arrival of `k` jobs (`D1` alone
+    /// for a MAP; `D1`, `D2`, ... for a BMAP, whose [`Map`] is that of the arrival epochs,
+    /// `D0` and `D1 + D2 + ...`).
+    sizes: Vec<Vec<Vec<f64>>>,
+    /// The size of the last arrival drawn (1 before the first).
+    last: u32,
     /// The current phase; `None` before the first draw.
     phase: Option<usize>,
     /// For a Markov-modulated Poisson process (`D1` diagonal: an arrival never changes the
@@ -265,28 +286,109 @@ impl MapLaw {
             )
         })?;
         let hold = (0..n).map(|i| -1.0 / d0[i][i]).collect();
-        let moves = (0..n)
-            .map(|i| {
-                let total = -d0[i][i];
-                let p: Vec<f64> = (0..2 * n)
-                    .map(|k| match k {
-                        k if k == i => 0.0,
-                        k if k < n => d0[i][k] / total,
-                        k => d1[i][k - n] / total,
-                    })
-                    .collect();
-                cumulative_to_one(&p)
-            })
-            .collect();
         Ok(MapLaw {
             start: cumulative_to_one(map.stationary_phases()),
             map,
             hold,
-            moves,
+            moves: moves(&d0, std::slice::from_ref(&d1)),
             marginal,
+            sizes: vec![d1.clone()],
+            last: 1,
             phase: None,
             modulated: Modulated::of(&d0, &d1),
         })
+    }
+
+    /// Checks a batch Markovian arrival process: `d[k - 1]` (at most [`MAX_BATCH_SIZE`] of
+    /// them) square of `d0`'s size, finite and `>= 0`, and `(d0, d[0] + d[1] + ...)` a MAP as
+    /// [`MapLaw::new`] checks (the process of the arrival epochs).
+    pub fn batch(d0: Vec<Vec<f64>>, d: Vec<Vec<Vec<f64>>>) -> Result<MapLaw, DistError> {
+        let n = d0.len();
+        if d.is_empty() || d.len() > MAX_BATCH_SIZE {
+            return Err(bad(
+                "d",
+                format!(
+                    "needs from 1 to {MAX_BATCH_SIZE} matrices (d[k - 1] for batches of k jobs), got {}",
+                    d.len()
+                ),
+            ));
+        }
+        for (k, m) in d.iter().enumerate() {
+            let field = format!("d[{k}]");
+            if m.len() != n || m.iter().any(|r| r.len() != n) {
+                return Err(bad(
+                    &field,
+                    format!(
+                        "must be a {n} x {n} matrix (of d0's size), got {} rows of lengths {:?}",
+                        m.len(),
+                        m.iter().map(Vec::len).collect::<Vec<_>>()
+                    ),
+                ));
+            }
+            for (i, row) in m.iter().enumerate() {
+                if let Some((j, v)) = row
+                    .iter()
+                    .enumerate()
+                    .find(|(_, v)| !(v.is_finite() && **v >= 0.0))
+                {
+                    return Err(bad(
+                        &field,
+                        format!(
+                            "row {}, column {}: a rate must be finite and >= 0, got {v}",
+                            i + 1,
+                            j + 1
+                        ),
+                    ));
+                }
+            }
+        }
+        let epochs: Vec<Vec<f64>> = (0..n)
+            .map(|i| (0..n).map(|j| d.iter().map(|m| m[i][j]).sum()).collect())
+            .collect();
+        let mut law = MapLaw::new(d0, epochs).map_err(|e| DistError {
+            field: if e.field == "d1" {
+                "d".to_owned()
+            } else {
+                e.field
+            },
+            message: e.message.replace("d0 + d1", "d0 + d[0] + d[1] + ..."),
+        })?;
+        let d0 = law.map.d0().to_vec();
+        law.moves = moves(&d0, &d);
+        law.modulated = None;
+        law.sizes = d;
+        Ok(law)
+    }
+
+    /// The batch sizes' rates: `[k - 1]` holds `D_k`, the phase changes with an arrival of `k`
+    /// jobs (one entry, `D1`, for a MAP).
+    pub fn sizes(&self) -> &[Vec<Vec<f64>>] {
+        &self.sizes
+    }
+
+    /// The size of the last arrival drawn by [`MapLaw::sample`] (1 for a MAP).
+    pub fn last_batch(&self) -> u32 {
+        self.last
+    }
+
+    /// The mean and second moment of an arrival's size, `sum_k k^j theta D_k 1 / lambda`
+    /// (`theta` the phases' stationary law, `lambda` the rate of arrival epochs).
+    pub fn batch_moments(&self) -> (f64, f64) {
+        let theta = self.map.stationary_phases();
+        let rate = |m: &Vec<Vec<f64>>| -> f64 {
+            m.iter()
+                .zip(theta)
+                .map(|(row, t)| t * row.iter().sum::<f64>())
+                .sum()
+        };
+        let lambda = self.map.lambda();
+        let (mut first, mut second) = (0.0, 0.0);
+        for (k, m) in self.sizes.iter().enumerate() {
+            let (size, r) = ((k + 1) as f64, rate(m));
+            first += size * r;
+            second += size * size * r;
+        }
+        (first / lambda, second / lambda)
     }
 
     /// The process as the analytic side takes it.
@@ -333,12 +435,30 @@ impl MapLaw {
             t += self.hold[phase] * rng.sample::<f64, _>(Exp1);
             let next = pick(&self.moves[phase], rng.random::<f64>());
             if next >= n {
-                self.phase = Some(next - n);
+                self.phase = Some((next - n) % n);
+                self.last = ((next - n) / n + 1) as u32;
                 return t;
             }
             phase = next;
         }
     }
+}
+
+/// Per phase `i` of a (B)MAP with `D0 = d0` and `D_k = sizes[k - 1]`, the cumulative
+/// probabilities of its moves when it ends: to phase `j` without an arrival (index `j < n`),
+/// to phase `j` with `k` jobs (index `k n + j`).
+fn moves(d0: &[Vec<f64>], sizes: &[Vec<Vec<f64>>]) -> Vec<Vec<f64>> {
+    let n = d0.len();
+    (0..n)
+        .map(|i| {
+            let total = -d0[i][i];
+            let p: Vec<f64> = (0..n)
+                .map(|j| if j == i { 0.0 } else { d0[i][j] / total })
+                .chain(sizes.iter().flat_map(|m| m[i].iter().map(|&v| v / total)))
+                .collect();
+            cumulative_to_one(&p)
+        })
+        .collect()
 }
 
 /// The first index whose cumulative probability exceeds `u` (the last when rounding leaves `u`

@@ -387,3 +387,40 @@ fn laplace_transforms_are_the_expectation_of_exp_minus_s_x() {
         }
     }
 }
+
+#[test]
+fn a_bmap_draws_its_sizes_with_the_rates_of_its_phases() {
+    // D0 = [[-0.6, 0.1], [0.05, -0.15]], D1 = diag(0.3, 0.05), D3 = diag(0.2, 0.05): the phases'
+    // stationary law (1/3, 2/3), epochs at 0.7/3, a batch of 3 with probability
+    // (0.2/3 + 0.1/3) / (0.7/3) = 3/7, jobs at 1.3/3 per unit time
+    let spec = ArrivalSpec::Bmap {
+        d0: vec![vec![-0.6, 0.1], vec![0.05, -0.15]],
+        d: vec![
+            vec![vec![0.3, 0.0], vec![0.0, 0.05]],
+            vec![vec![0.0, 0.0], vec![0.0, 0.0]],
+            vec![vec![0.2, 0.0], vec![0.0, 0.05]],
+        ],
+    };
+    let mut dist = spec.build().unwrap();
+    assert!((dist.mean() - 3.0 / 0.7).abs() < 1e-9);
+    let (mean, _) = dist.arrival_process().unwrap().batch_moments();
+    assert!((mean - 1.3 / 0.7).abs() < 1e-9);
+    let mut rng = stream(11, 0, 0);
+    let n = 200_000;
+    let (mut threes, mut time, mut jobs) = (0u32, 0.0, 0u64);
+    for _ in 0..n {
+        time += dist.sample(&mut rng);
+        let size = dist.arrival_process().unwrap().last_batch();
+        assert!(size == 1 || size == 3, "size {size}");
+        threes += u32::from(size == 3);
+        jobs += u64::from(size);
+    }
+    // sizes are correlated through the phases: a tolerance of several binomial sigmas
+    let share = f64::from(threes) / f64::from(n);
+    assert!(
+        (share - 3.0 / 7.0).abs() < 0.01,
+        "share of batches of 3: {share}"
+    );
+    let rate = jobs as f64 / time;
+    assert!((rate / (1.3 / 3.0) - 1.0).abs() < 0.03, "job rate {rate}");
+}

@@ -171,6 +171,14 @@ pub enum Batch {
         /// The mean size, at least 1.
         mean: f64,
     },
+    /// Set by the source's batch Markovian arrival process, arrival by arrival (the sizes
+    /// depend on its phase: they are neither independent nor of one law given the past).
+    Markovian {
+        /// The mean size.
+        mean: f64,
+        /// The second moment of the size.
+        second_moment: f64,
+    },
 }
 
 impl Batch {
@@ -178,7 +186,7 @@ impl Batch {
     pub fn mean(&self) -> f64 {
         match *self {
             Batch::Fixed(k) => f64::from(k),
-            Batch::Geometric { mean } => mean,
+            Batch::Geometric { mean } | Batch::Markovian { mean, .. } => mean,
         }
     }
 
@@ -190,14 +198,17 @@ impl Batch {
                 let p = 1.0 / mean;
                 (2.0 - p) / (p * p)
             }
+            Batch::Markovian { second_moment, .. } => second_moment,
         }
     }
 
-    /// One size drawn with `rng`: by inversion, `1 + floor(ln U / ln(1 - p))` for the
-    /// geometric law (one draw per batch).
-    pub fn sample(&self, rng: &mut crate::rng::StreamRng) -> u32 {
+    /// The size of the arrival just drawn from `arrivals` (the source's inter-arrival law):
+    /// drawn with `rng`, by inversion `1 + floor(ln U / ln(1 - p))` for the geometric law (one
+    /// draw per batch); the size the arrival process drew with it for a BMAP.
+    pub fn sample(&self, rng: &mut crate::rng::StreamRng, arrivals: &crate::dist::Dist) -> u32 {
         match *self {
             Batch::Fixed(k) => k,
+            Batch::Markovian { .. } => arrivals.arrival_process().map_or(1, |m| m.last_batch()),
             Batch::Geometric { mean } => {
                 let p = 1.0 / mean;
                 if p >= 1.0 {

@@ -656,8 +656,9 @@ impl<'n> Simulation<'n> {
             Some(Source {
                 batch: Some(b),
                 rng,
+                interarrival,
                 ..
-            }) => b.sample(rng),
+            }) => b.sample(rng, interarrival),
             _ => 1,
         }
     }

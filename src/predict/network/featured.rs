@@ -97,7 +97,12 @@ fn open_station(net: &Network, s: usize, v: &[Vec<f64>], a: &mut Analysis) -> Re
     let mut batches = None;
     for src in &net.stations {
         if let StationKind::Source { interarrival, .. } = &src.kind {
-            if !interarrival.is_exponential() {
+            // a one-phase MAP (a BMAP's epochs, say) is Poisson
+            let poisson = interarrival.is_exponential()
+                || interarrival
+                    .arrival_process()
+                    .is_some_and(|m| m.map().phases() == 1);
+            if !poisson {
                 return Err(format!(
                     "source {:?} is not Poisson (inter-arrival SCV {}): the exact formulas need Poisson arrivals",
                     src.name,
@@ -244,6 +249,14 @@ fn open_station(net: &Network, s: usize, v: &[Vec<f64>], a: &mut Analysis) -> Re
         let size = match batch {
             Batch::Fixed(k) => BatchSize::fixed(k),
             Batch::Geometric { mean } => BatchSize::geometric(mean),
+            // the epochs are Poisson (checked above): sizes independent, of these moments
+            Batch::Markovian {
+                mean,
+                second_moment,
+            } => Ok(BatchSize {
+                mean,
+                second_moment,
+            }),
         }
         .map_err(|e| e.to_string())?;
         let m = mxg1(batch_rate, size, d.mean(), d.scv()).map_err(|e| format!("{method}: {e}"))?;

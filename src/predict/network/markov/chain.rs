@@ -32,12 +32,13 @@ enum Kind {
         levels: usize,
         preemptive: bool,
     },
-    /// Arrivals of `class`, `batch` jobs at a time, from a Markovian arrival process (one
+    /// Arrivals of `class` from a (batch) Markovian arrival process: `d0` its phase changes
+    /// without an arrival, `batches` the rates of those with an arrival, with its size (one
     /// phase for Poisson arrivals; phase-type renewal arrivals as the MAP they are).
     Source {
         class: usize,
-        process: Map,
-        batch: u32,
+        d0: Vec<Vec<f64>>,
+        batches: Vec<(u32, Vec<Vec<f64>>)>,
     },
     /// Jobs that reach it leave.
     Sink,
@@ -197,25 +198,38 @@ impl<'n> Chain<'n> {
                 StationKind::Source {
                     class,
                     interarrival,
-                } => Kind::Source {
-                    class: class.index(),
-                    process: source_process(interarrival).ok_or_else(|| {
+                } => {
+                    let process = source_process(interarrival).ok_or_else(|| {
                         format!(
                             "source {:?} has inter-arrival times that are neither phase type nor a Markovian arrival process",
                             st.name
                         )
-                    })?,
-                    batch: match f.batch {
-                        None => 1,
-                        Some(Batch::Fixed(k)) => k,
+                    })?;
+                    let batches = match f.batch {
+                        None => vec![(1, process.d1().to_vec())],
+                        Some(Batch::Fixed(k)) => vec![(k, process.d1().to_vec())],
+                        Some(Batch::Markovian { .. }) => interarrival
+                            .arrival_process()
+                            .map(|m| (1..).zip(m.sizes().iter().cloned()).collect())
+                            .ok_or_else(|| {
+                                format!(
+                                    "source {:?} has batch sizes set by an arrival process it does not have",
+                                    st.name
+                                )
+                            })?,
                         Some(Batch::Geometric { .. }) => {
                             return Err(format!(
                                 "source {:?} has geometric batches, of unbounded size",
                                 st.name
                             ));
                         }
-                    },
-                },
+                    };
+                    Kind::Source {
+                        class: class.index(),
+                        d0: process.d0().to_vec(),
+                        batches,
+                    }
+                }
                 StationKind::Sink => Kind::Sink,
                 StationKind::Fork { .. } | StationKind::Join { .. } => {
                     return Err(format!(
@@ -357,7 +371,7 @@ impl<'n> Chain<'n> {
     /// source): a source of one phase keeps none in the state.
     fn phases(&self, s: usize) -> usize {
         match &self.nodes[s].kind {
-            Kind::Source { process, .. } => process.phases(),
+            Kind::Source { d0, .. } => d0.len(),
             _ => 0,
         }
     }
@@ -507,37 +521,38 @@ impl<'n> Chain<'n> {
             match node.kind {
                 Kind::Source {
                     class,
-                    ref process,
-                    batch,
+                    ref d0,
+                    ref batches,
                 } => {
                     let full = self.open_limit.as_ref().is_some_and(|limit| {
                         let g = self.group(class);
                         self.open_jobs(w)[g] >= limit[g]
                     });
                     let i = usize::from(w.phase[s]);
-                    let (d0, d1) = (&process.d0()[i], &process.d1()[i]);
-                    for (j, &rate) in d0.iter().enumerate() {
+                    for (j, &rate) in d0[i].iter().enumerate() {
                         if j != i && rate > 0.0 {
                             let mut x = w.clone();
                             x.phase[s] = j as u16;
                             emit(x, rate, &[]);
                         }
                     }
-                    for (j, &rate) in d1.iter().enumerate() {
-                        if rate <= 0.0 {
-                            continue;
-                        }
-                        let mut start = w.clone();
-                        start.phase[s] = j as u16;
-                        if full {
-                            // truncated: the arrival is not admitted, the phase still moves
-                            if j != i {
-                                emit(start, rate, &[]);
+                    for (batch, d) in batches {
+                        for (j, &rate) in d[i].iter().enumerate() {
+                            if rate <= 0.0 {
+                                continue;
                             }
-                            continue;
-                        }
-                        for (step, p) in self.arrive(start, s, class, batch) {
-                            emit(step.w, rate * p, &step.marks);
+                            let mut start = w.clone();
+                            start.phase[s] = j as u16;
+                            if full {
+                                // truncated: the arrival is not admitted, the phase still moves
+                                if j != i {
+                                    emit(start, rate, &[]);
+                                }
+                                continue;
+                            }
+                            for (step, p) in self.arrive(start, s, class, *batch) {
+                                emit(step.w, rate * p, &step.marks);
+                            }
                         }
                     }
                 }

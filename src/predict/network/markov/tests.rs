@@ -776,3 +776,30 @@ fn a_bursty_tandem_carries_its_arrival_rate_through_both_stations() {
         first.mean_number,
     );
 }
+
+#[test]
+fn a_one_phase_bmap_is_the_compound_poisson_queue_of_m_x_g_1() {
+    // batches of 1 at rate 0.3 and of 3 at 0.1 (job rate 0.6): E[X] = 1.5, E[X^2] = 3,
+    // into one exponential server of mean 1; independent: Chaudhry and Templeton's M^X/G/1
+    let interarrival = crate::dist::ArrivalSpec::Bmap {
+        d0: vec![vec![-0.4]],
+        d: vec![vec![vec![0.3]], vec![vec![0.0]], vec![vec![0.1]]],
+    }
+    .build()
+    .unwrap();
+    let (mean, second_moment) = interarrival.arrival_process().unwrap().batch_moments();
+    close("E[X]", mean, 1.5);
+    close("E[X^2]", second_moment, 3.0);
+    let mut net = fed_by(interarrival, 1, 1.0);
+    net.stations[0].features.batch = Some(crate::network::Batch::Markovian {
+        mean,
+        second_moment,
+    });
+    let size = crate::analytic::BatchSize {
+        mean,
+        second_moment,
+    };
+    let want = crate::analytic::mxg1(0.4, size, 1.0, 1.0).unwrap();
+    let (_, v) = chain_values(&net);
+    close_station(&v, &want);
+}

@@ -327,7 +327,7 @@ fn not_here(field: &str, kind: RawKind) -> &'static str {
 
 /// The station's [`Features`], checked: a capacity of at least one job (and the servers), a
 /// `when_full` only with a capacity, a positive patience, rate multiples finite and positive
-/// (on one server), a batch of at least one job.
+/// (on one server), a batch of at least one job; a BMAP source's sizes as its batch.
 fn features(
     ck: &mut Checker,
     e: &Element<RawStation>,
@@ -458,6 +458,25 @@ fn features(
                     );
                 }
             }
+        }
+    }
+    // a BMAP's arrivals carry their sizes
+    if let StationKind::Source { interarrival, .. } = kind
+        && let Some(m) = interarrival.arrival_process()
+        && m.sizes().len() > 1
+    {
+        if let Some(b) = &s.batch {
+            ck.add(
+                Some(b.span().start),
+                path("batch"),
+                "a bmap's arrivals carry their own sizes (d[k - 1] holds the rates of batches of k jobs): remove `batch`",
+            );
+        } else {
+            let (mean, second_moment) = m.batch_moments();
+            f.batch = Some(Batch::Markovian {
+                mean,
+                second_moment,
+            });
         }
     }
     f
