@@ -18,7 +18,7 @@ mod quantile;
 mod spec;
 pub(crate) use spec::or_a_scalar;
 
-pub use arrivals::{ArrivalSpec, MapLaw};
+pub use arrivals::{ArrivalSpec, MAX_BATCH_SIZE, MapLaw};
 pub use empirical::{Empirical, EmpiricalMode};
 pub use phase_type::{MAX_PHASES, PhaseLaw};
 pub use spec::{DistError, DistSpec, TIME_BOUNDS};
