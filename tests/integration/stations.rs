@@ -283,3 +283,40 @@ fn the_poisson_decomposition_is_exact_where_poisson_sources_feed_a_priority_stat
     assert_agrees(&ex, "station.cpu.hi.wait", 0.512 / 0.68, 0.03);
     assert_agrees(&ex, "station.cpu.lo.wait", 0.512 / (0.68 * 0.36), 0.04);
 }
+
+#[test]
+fn a_bmap_queue_gets_the_exact_chain_and_m_x_g_1_as_an_approximation_beside_it() {
+    // validation/mam_bmap_m1.toml: the phases' law (1/3, 2/3); batches of 1 at 0.4/3 and of 3
+    // at 0.3/3 per unit time, so lambda_b = 0.7/3, E[X] = 1.3/0.7, E[X^2] = 3.1/0.7; service
+    // exponential of mean 1.5 (E[S^2] = 4.5): M^X/G/1 with the epochs taken as Poisson,
+    // Wq = lambda_b E[X] E[S^2] / (2 (1 - rho)) + E[S] (E[X^2] - E[X]) / (2 E[X] (1 - rho))
+    let path = super::util::root().join("validation/mam_bmap_m1.toml");
+    let sc = scenario(&std::fs::read_to_string(path).unwrap());
+    let a = parsim::study::analyze_scenario(&sc);
+    let find = |start: &str| {
+        a.predictions
+            .iter()
+            .find(|p| p.metric == "class.jobs.response" && p.method.starts_with(start))
+            .unwrap_or_else(|| panic!("no {start}: {:?}", a.refusals))
+    };
+    let (lb, ex, ex2, s) = (0.7 / 3.0, 1.3 / 0.7, 3.1 / 0.7, 1.5);
+    let rho = lb * ex * s;
+    let wq =
+        lb * ex * 2.0 * s * s / (2.0 * (1.0 - rho)) + s * (ex2 - ex) / (2.0 * ex * (1.0 - rho));
+    let mx = find("M^X/G/1");
+    assert!(
+        (mx.value - (wq + s)).abs() < 1e-9 * mx.value,
+        "{}",
+        mx.value
+    );
+    assert!(!mx.exact && mx.method.contains("its epochs taken as Poisson"));
+    let chain = find("exact Markov chain");
+    assert!(chain.exact);
+    // the bursts wait longer than compound Poisson batches of the same sizes
+    assert!(
+        chain.value > 1.5 * mx.value,
+        "{} against {}",
+        chain.value,
+        mx.value
+    );
+}

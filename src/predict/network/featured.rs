@@ -91,18 +91,27 @@ pub(super) fn analyze(net: &Network, v: &[Vec<f64>], reason: &str, a: &mut Analy
 }
 
 /// The one service station `s` of an open network, fed by Poisson sources (of single jobs or
-/// of batches), each job visiting once: the exact formula for its feature.
+/// of batches), each job visiting once: the exact formula for its feature. A BMAP of several
+/// phases gets M^X/G/1 as an approximation, its epochs taken as Poisson.
 fn open_station(net: &Network, s: usize, v: &[Vec<f64>], a: &mut Analysis) -> Result<(), String> {
     let st = &net.stations[s];
     let mut batches = None;
+    let mut breaks = Vec::new();
     for src in &net.stations {
         if let StationKind::Source { interarrival, .. } = &src.kind {
             // a one-phase MAP (a BMAP's epochs, say) is Poisson
-            let poisson = interarrival.is_exponential()
-                || interarrival
-                    .arrival_process()
-                    .is_some_and(|m| m.map().phases() == 1);
-            if !poisson {
+            let phases = interarrival.arrival_process().map(|m| m.map().phases());
+            let poisson = interarrival.is_exponential() || phases == Some(1);
+            if let (false, Some(n), Some(Batch::Markovian { .. })) =
+                (poisson, phases, src.features.batch)
+            {
+                breaks.push(format!(
+                    "source {:?} is a BMAP of {n} phases (epochs' SCV {}, lag-1 correlation {}), its epochs taken as Poisson and its sizes as independent",
+                    src.name,
+                    short(interarrival.scv()),
+                    short(interarrival.arrival_process().map_or(0.0, |m| m.lag_correlation(1)))
+                ));
+            } else if !poisson {
                 return Err(format!(
                     "source {:?} is not Poisson (inter-arrival SCV {}): the exact formulas need Poisson arrivals",
                     src.name,
@@ -157,7 +166,7 @@ fn open_station(net: &Network, s: usize, v: &[Vec<f64>], a: &mut Analysis) -> Re
     if let Some(capacity) = f.capacity {
         let (method, r) = finite(st, d, lambda, capacity.jobs)?;
         let m = r.map_err(|e| format!("{method}: {e}"))?;
-        single(net, s, c, &Single::finite(&m), &method, a);
+        single(net, s, c, &Single::finite(&m), &method, true, a);
         add(
             a,
             Subject::Station(&st.name).metric(Figure::Loss),
@@ -204,7 +213,7 @@ fn open_station(net: &Network, s: usize, v: &[Vec<f64>], a: &mut Analysis) -> Re
             throughput: m.throughput,
             utilisation: Some(m.utilisation),
         };
-        single(net, s, c, &one, method, a);
+        single(net, s, c, &one, method, true, a);
         add(
             a,
             Subject::Station(&st.name).metric(Figure::Abandon),
@@ -237,7 +246,7 @@ fn open_station(net: &Network, s: usize, v: &[Vec<f64>], a: &mut Analysis) -> Re
             throughput: m.throughput,
             utilisation: Some(m.utilisation),
         };
-        single(net, s, c, &one, method, a);
+        single(net, s, c, &one, method, true, a);
     } else if let Some((batch, batch_rate)) = batches {
         let method = "M^X/G/1 (Poisson batches)";
         if queue_servers(st) != Some(1) || is_ps(st) {
@@ -260,7 +269,8 @@ fn open_station(net: &Network, s: usize, v: &[Vec<f64>], a: &mut Analysis) -> Re
         }
         .map_err(|e| e.to_string())?;
         let m = mxg1(batch_rate, size, d.mean(), d.scv()).map_err(|e| format!("{method}: {e}"))?;
-        single(net, s, c, &Single::station(&m), method, a);
+        let (label, exact) = crate::predict::approximation(method, &breaks);
+        single(net, s, c, &Single::station(&m), &label, exact, a);
     }
     Ok(())
 }
@@ -718,9 +728,26 @@ impl Single {
 }
 
 /// The predictions of class `c` at its one station `s`, visited once per job.
-fn single(net: &Network, s: usize, c: usize, m: &Single, method: &str, a: &mut Analysis) {
+fn single(
+    net: &Network,
+    s: usize,
+    c: usize,
+    m: &Single,
+    method: &str,
+    exact: bool,
+    a: &mut Analysis,
+) {
     let st = &net.stations[s];
     let name = &st.name;
+    let add = |a: &mut Analysis, metric: String, value: f64, method: &str| {
+        a.add(metric, value, method, exact);
+    };
+    let add_figures =
+        |a: &mut Analysis, subject: Subject<'_>, figures: &[(Figure, f64)], method: &str| {
+            for &(figure, value) in figures {
+                a.add(subject.metric(figure), value, method, exact);
+            }
+        };
     add(a, class_metric(net, c), m.response, method);
     let class = Subject::Class(&net.classes[c].name);
     add_figures(a, class, &[(Figure::Throughput, m.throughput)], method);
@@ -744,6 +771,10 @@ fn single(net: &Network, s: usize, c: usize, m: &Single, method: &str, a: &mut A
     if matches!(st.kind, StationKind::Delay { .. }) {
         service_quantiles(a, Subject::Station(name), d);
         service_quantiles(a, Subject::Class(&net.classes[c].name), d);
+        return;
+    }
+    if !exact {
+        // the bounds hold around the true mean, which an approximation does not give
         return;
     }
     let fastest = fastest(st);
@@ -797,13 +828,6 @@ fn fastest(st: &Station) -> f64 {
         .rate_by_jobs
         .as_ref()
         .map_or(1.0, |r| r.iter().copied().fold(1.0, f64::max))
-}
-
-/// Adds exact predictions of `subject`'s `figures`, each with its value.
-fn add_figures(a: &mut Analysis, subject: Subject<'_>, figures: &[(Figure, f64)], method: &str) {
-    for &(figure, value) in figures {
-        add(a, subject.metric(figure), value, method);
-    }
 }
 
 /// Adds an exact prediction.
