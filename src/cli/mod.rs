@@ -51,8 +51,10 @@ enum Command {
     ///
     /// An exact prediction agrees when it lies in the simulation's 99% interval and the interval
     /// meets the case's precision target. A disagreement is rerun once on independent streams
-    /// and stands only if the rerun disagrees too; the report keeps the first interval. Exit 0
-    /// when nothing disagrees, 1 when something does, 2 on bad input.
+    /// and stands only if the rerun disagrees too; the report keeps the first interval. Where a
+    /// case has an exact prediction beside approximations, the table also gives each
+    /// approximation's error against the exact value. Exit 0 when nothing disagrees, 1 when
+    /// something does, 2 on bad input.
     Validate(validate::ValidateArgs),
     /// Run a scenario at many points (--vary KEY=VALUES), each simulated and compared with
     /// every analytic prediction; tidy CSV or JSON out.
