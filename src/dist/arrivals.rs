@@ -353,8 +353,7 @@ impl MapLaw {
             },
             message: e.message.replace("d0 + d1", "d0 + d[0] + d[1] + ..."),
         })?;
-        let d0 = law.map.d0().to_vec();
-        law.moves = moves(&d0, &d);
+        law.moves = moves(law.map.d0(), &d);
         law.modulated = None;
         law.sizes = d;
         Ok(law)

@@ -2,11 +2,7 @@
 
 use parsim::predict::network::analyze;
 
-use super::util::root;
-
-fn load(file: &str) -> parsim::scenario::Scenario {
-    parsim::scenario::load(&root().join(file)).unwrap_or_else(|e| panic!("{e}"))
-}
+use super::util::{load, prediction, root};
 
 #[test]
 fn mva_on_an_fcfs_station_with_class_dependent_means_is_a_labelled_approximation() {
@@ -183,18 +179,6 @@ fn qna_carries_the_smoothed_departures_of_a_deterministic_server_downstream() {
             .method
             .contains("FCFS station \"a\" has SCV 0, not exponential")
     );
-}
-
-/// The class-response prediction whose method starts with `start`.
-fn prediction<'a>(
-    a: &'a parsim::predict::Analysis,
-    metric: &str,
-    start: &str,
-) -> &'a parsim::predict::Prediction {
-    a.predictions
-        .iter()
-        .find(|p| p.metric == metric && p.method.starts_with(start))
-        .unwrap_or_else(|| panic!("no {start:?} for {metric}: {:?}", a.predictions))
 }
 
 #[test]

@@ -6,11 +6,7 @@ use parsim::predict::Analysis;
 use parsim::predict::network::analyze;
 use parsim::study::analyze_scenario;
 
-use super::util::{root, scenario};
-
-fn load(file: &str) -> parsim::scenario::Scenario {
-    parsim::scenario::load(&root().join(file)).unwrap_or_else(|e| panic!("{e}"))
-}
+use super::util::{load, scenario};
 
 /// The value of `metric` by the method whose label starts with `method`.
 fn value(a: &Analysis, metric: &str, method: &str) -> f64 {

@@ -5,7 +5,7 @@
 //! be tighter than a stated bound (`statistics::assert_agrees`).
 
 use super::statistics::assert_agrees;
-use super::util::{open_single, scenario, simulate};
+use super::util::{load, open_single, prediction, scenario, simulate};
 
 /// Two Poisson classes of rate 0.4 each at one exponential server of mean 1, `urgent` at
 /// level 0 and `background` at level 1, under `preemption`.
@@ -223,13 +223,7 @@ from = "b"
 to = "exit"
 "#;
     let a = parsim::study::analyze_scenario(&scenario(text));
-    let predicted = |metric: &str| {
-        a.predictions
-            .iter()
-            .find(|p| p.metric == metric && p.method.starts_with("loss decomposition"))
-            .unwrap_or_else(|| panic!("no prediction of {metric}: {:?}", a.refusals))
-            .value
-    };
+    let predicted = |metric: &str| prediction(&a, metric, "loss decomposition").value;
     let la = parsim::analytic::mmck(0.6, 1.0, 1, 3).unwrap();
     let lb = parsim::analytic::mmck(1.4, 0.5, 1, 2).unwrap();
     assert!((predicted("station.a.loss") - la.loss_probability).abs() < 1e-12);
@@ -246,15 +240,9 @@ fn the_poisson_decomposition_is_exact_where_poisson_sources_feed_a_priority_stat
     // sees the two Poisson sources (0.4 each): Cobham, W0 = 0.8 * 1.28 / 2 = 0.512,
     // W_hi = W0 / 0.68, W_lo = W0 / (0.68 * 0.36); "disk" (preemptive resume, Erlang-2, mean
     // 0.9, E[S^2] = 1.215) sees cpu's departures, taken as Poisson: R_hi = 0.9 + 0.243 / 0.64
-    let path = super::util::root().join("validation/priority_open_two_stations.toml");
-    let sc = scenario(&std::fs::read_to_string(path).unwrap());
+    let sc = load("validation/priority_open_two_stations.toml");
     let a = parsim::study::analyze_scenario(&sc);
-    let predicted = |metric: &str| {
-        a.predictions
-            .iter()
-            .find(|p| p.metric == metric && p.method.starts_with("Poisson decomposition"))
-            .unwrap_or_else(|| panic!("no prediction of {metric}: {:?}", a.refusals))
-    };
+    let predicted = |metric: &str| prediction(&a, metric, "Poisson decomposition");
     let hand = [
         ("station.cpu.hi.wait", 0.512 / 0.68, true),
         ("station.cpu.lo.wait", 0.512 / (0.68 * 0.36), true),
@@ -290,15 +278,8 @@ fn a_bmap_queue_gets_the_exact_chain_and_m_x_g_1_as_an_approximation_beside_it()
     // at 0.3/3 per unit time, so lambda_b = 0.7/3, E[X] = 1.3/0.7, E[X^2] = 3.1/0.7; service
     // exponential of mean 1.5 (E[S^2] = 4.5): M^X/G/1 with the epochs taken as Poisson,
     // Wq = lambda_b E[X] E[S^2] / (2 (1 - rho)) + E[S] (E[X^2] - E[X]) / (2 E[X] (1 - rho))
-    let path = super::util::root().join("validation/mam_bmap_m1.toml");
-    let sc = scenario(&std::fs::read_to_string(path).unwrap());
-    let a = parsim::study::analyze_scenario(&sc);
-    let find = |start: &str| {
-        a.predictions
-            .iter()
-            .find(|p| p.metric == "class.jobs.response" && p.method.starts_with(start))
-            .unwrap_or_else(|| panic!("no {start}: {:?}", a.refusals))
-    };
+    let a = parsim::study::analyze_scenario(&load("validation/mam_bmap_m1.toml"));
+    let find = |start: &str| prediction(&a, "class.jobs.response", start);
     let (lb, ex, ex2, s) = (0.7 / 3.0, 1.3 / 0.7, 3.1 / 0.7, 1.5);
     let rho = lb * ex * s;
     let wq =

@@ -51,6 +51,11 @@ pub fn scenario(text: &str) -> Scenario {
     scenario::parse(text, Path::new("inline.toml")).unwrap_or_else(|e| panic!("{e}"))
 }
 
+/// The scenario `file` of the repository (a path from its root), loaded and checked.
+pub fn load(file: &str) -> Scenario {
+    scenario::load(&root().join(file)).unwrap_or_else(|e| panic!("{e}"))
+}
+
 /// Simulates `sc` with `replications` x `length` observations, MSER-5 warm-up, and `seed`.
 pub fn simulate(sc: &Scenario, replications: u32, length: u64, seed: u64) -> Experiment {
     let mut opt = Options::from_scenario(sc);
@@ -221,4 +226,17 @@ pub fn mmpp2_trace(n: usize, rates: [f64; 2], switching: [f64; 2], seed: u64) ->
         }
     }
     out
+}
+
+/// The prediction of `metric` whose method starts with `start` (panics, listing them all,
+/// when there is none).
+pub fn prediction<'a>(
+    a: &'a parsim::predict::Analysis,
+    metric: &str,
+    start: &str,
+) -> &'a parsim::predict::Prediction {
+    a.predictions
+        .iter()
+        .find(|p| p.metric == metric && p.method.starts_with(start))
+        .unwrap_or_else(|| panic!("no {start:?} for {metric}: {:?}", a.predictions))
 }

@@ -100,16 +100,18 @@ fn open_station(net: &Network, s: usize, v: &[Vec<f64>], a: &mut Analysis) -> Re
     for src in &net.stations {
         if let StationKind::Source { interarrival, .. } = &src.kind {
             // a one-phase MAP (a BMAP's epochs, say) is Poisson
-            let phases = interarrival.arrival_process().map(|m| m.map().phases());
-            let poisson = interarrival.is_exponential() || phases == Some(1);
-            if let (false, Some(n), Some(Batch::Markovian { .. })) =
-                (poisson, phases, src.features.batch)
+            let process = interarrival.arrival_process();
+            let poisson =
+                interarrival.is_exponential() || process.is_some_and(|m| m.map().phases() == 1);
+            if let (false, Some(m), Some(Batch::Markovian { .. })) =
+                (poisson, process, src.features.batch)
             {
                 breaks.push(format!(
-                    "source {:?} is a BMAP of {n} phases (epochs' SCV {}, lag-1 correlation {}), its epochs taken as Poisson and its sizes as independent",
+                    "source {:?} is a BMAP of {} phases (epochs' SCV {}, lag-1 correlation {}), its epochs taken as Poisson and its sizes as independent",
                     src.name,
+                    m.map().phases(),
                     short(interarrival.scv()),
-                    short(interarrival.arrival_process().map_or(0.0, |m| m.lag_correlation(1)))
+                    short(m.lag_correlation(1))
                 ));
             } else if !poisson {
                 return Err(format!(
