@@ -93,7 +93,13 @@ pub fn run(args: &RouteArgs) -> anyhow::Result<ExitCode> {
                 per_hop: net.latency,
                 per_byte: 1.0 / net.bandwidth,
             };
-            let l = net.topology.route(src, dst).len() as u32;
+            let route = net.topology.route(src, dst);
+            let l = route.len() as u32;
+            // global links of a latency of their own add to `l t_h`
+            let extra: f64 = route
+                .iter()
+                .map(|h| net.hop_latency(h.link) - net.latency)
+                .sum();
             let (name, t) = match net.switching {
                 Switching::StoreAndForward => (
                     "store-and-forward t_s + (m t_w + t_h) l",
@@ -104,6 +110,7 @@ pub fn run(args: &RouteArgs) -> anyhow::Result<ExitCode> {
                     cost.cut_through(bytes, l)?,
                 ),
             };
+            let t = t + extra;
             anyhow::ensure!(
                 t.is_finite(),
                 "--bytes {}: the cost of the message passes the largest number parsim holds (about 1.8e308 time units): the bandwidth is too small for it",
@@ -123,6 +130,14 @@ pub fn run(args: &RouteArgs) -> anyhow::Result<ExitCode> {
         args.to,
         route.len()
     )?;
+    let routing = net.topology.routing();
+    if routing != parsim::topology::Routing::Minimal {
+        writeln!(
+            out,
+            "  (the minimal route: under {} routing each message may take a detour, chosen as it goes)",
+            routing.name()
+        )?;
+    }
     for (k, hop) in route.iter().enumerate() {
         let capacity = net.topology.capacity(hop.link);
         writeln!(

@@ -62,6 +62,11 @@ impl PsQueue {
         self.last = now;
     }
 
+    /// The jobs present.
+    pub fn len(&self) -> usize {
+        self.jobs.len()
+    }
+
     /// A job arrives with `work` ticks; returns the new generation and the time of the next
     /// departure.
     pub fn arrive(&mut self, now: u128, job: u32, work: u128) -> (u32, u128) {

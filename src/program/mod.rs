@@ -276,12 +276,25 @@ pub struct Interconnect {
     pub bandwidth: f64,
     /// Per-hop latency `t_h`.
     pub latency: f64,
+    /// A dragonfly's global links' latency (else `latency`).
+    pub global_latency: f64,
     /// Per-message startup `t_s`, paid by the sender.
     pub startup: f64,
     /// Timing over several hops.
     pub switching: Switching,
     /// Link sharing.
     pub sharing: Sharing,
+}
+
+impl Interconnect {
+    /// The latency of a hop over `link`: a dragonfly's global links have their own.
+    pub fn hop_latency(&self, link: u64) -> f64 {
+        if self.topology.is_global(link) {
+            self.global_latency
+        } else {
+            self.latency
+        }
+    }
 }
 
 /// A disk: `count` identical units, each a FCFS server taking `startup + bytes / bandwidth`.

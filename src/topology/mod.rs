@@ -14,11 +14,22 @@
 //! | `torus` (1 to 3 dims) | as `mesh`, with wrap-around | dimension order, the shorter way in each dimension (ties in the positive direction) |
 //! | `tree` (arity `k`) | up and down links per edge | up to the lowest common ancestor, then down |
 //! | `fat_tree` (arity `k`) | as `tree`, link capacity times `k^level` | as `tree` |
+//! | `dragonfly` ([`dragonfly`]) | host links, local links all-to-all in a group, global links between groups | minimal, Valiant or UGAL |
+//! | `hyperx` ([`hyperx`]) | host links, all-to-all in each dimension of a grid of routers | minimal (dimension order), Valiant or adaptive |
 //!
 //! The `fat_tree` is the capacity-scaled tree: the links between level `l` and `l + 1` (leaves
 //! at level 0) carry `k^l` times the base bandwidth, so every level has the bisection of the
 //! leaves (a full fat tree); it routes like a tree.
+//!
+//! Minimal routes are what [`Topology::next`] gives. The other [`Routing`]s choose a message's
+//! route as it goes: [`Topology::detour`] draws its random intermediate when it is sent, and
+//! [`Topology::next_routed`] takes its hops, reading the backlog of the links it could take.
 
+pub mod dragonfly;
+pub mod hyperx;
+
+use dragonfly::Dragonfly;
+use hyperx::HyperX;
 use serde::Deserialize;
 use std::fmt;
 use strength_reduce::StrengthReducedU32;
@@ -56,6 +67,10 @@ pub enum TopologyKind {
     Tree,
     /// A capacity-scaled tree.
     FatTree,
+    /// Groups of routers joined all-to-all, groups joined by global links.
+    Dragonfly,
+    /// A flattened butterfly: routers all-to-all along each dimension of a grid.
+    Hyperx,
 }
 
 impl TopologyKind {
@@ -69,9 +84,56 @@ impl TopologyKind {
             TopologyKind::Torus => "torus",
             TopologyKind::Tree => "tree",
             TopologyKind::FatTree => "fat_tree",
+            TopologyKind::Dragonfly => "dragonfly",
+            TopologyKind::Hyperx => "hyperx",
         }
     }
 }
+
+/// How a message's route is chosen (`[topology] routing`).
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Routing {
+    /// The shortest route, the same for every message between two nodes (every kind).
+    #[default]
+    Minimal,
+    /// Through a random intermediate (a dragonfly's group, a HyperX's router), then on to the
+    /// destination, each leg minimal.
+    Valiant,
+    /// Dragonfly: at the source router, minimal or Valiant by which first link's backlog times
+    /// its route's router hops is smaller (UGAL-L; ties minimal).
+    Ugal,
+    /// HyperX: at each router, the least backlogged link among the dimensions still to correct
+    /// (ties in dimension order).
+    Adaptive,
+}
+
+impl Routing {
+    /// Its name in a scenario file.
+    pub fn name(self) -> &'static str {
+        match self {
+            Routing::Minimal => "minimal",
+            Routing::Valiant => "valiant",
+            Routing::Ugal => "ugal",
+            Routing::Adaptive => "adaptive",
+        }
+    }
+
+    /// The routings a topology kind has.
+    pub fn of_kind(kind: TopologyKind) -> &'static [Routing] {
+        match kind {
+            TopologyKind::Dragonfly => &[Routing::Minimal, Routing::Valiant, Routing::Ugal],
+            TopologyKind::Hyperx => &[Routing::Minimal, Routing::Valiant, Routing::Adaptive],
+            _ => &[Routing::Minimal],
+        }
+    }
+}
+
+/// A message's detour when it has none: its route is minimal from where it is.
+pub const NO_DETOUR: u32 = u32::MAX;
+
+/// Marks a UGAL detour not yet decided on (the message has not reached its source router).
+const UNDECIDED: u32 = 1 << 31;
 
 /// The shape of an interconnect.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -94,6 +156,10 @@ pub enum Shape {
         /// Capacity scaled by `arity^level` (a fat tree).
         fat: bool,
     },
+    /// A dragonfly.
+    Dragonfly(Dragonfly),
+    /// A HyperX.
+    HyperX(HyperX),
 }
 
 /// One hop of a route.
@@ -134,12 +200,19 @@ pub struct Topology {
     arity_powers: Vec<u64>,
     /// Grid: links per vertex (two per dimension; a link's id is `node * ports + port`).
     ports: u64,
+    routing: Routing,
+    /// Dragonfly: a global link's bandwidth as a multiple of the others'.
+    global_capacity: f64,
 }
 
-/// Two topologies are equal when their shapes and node counts are: the rest follows from them.
+/// Two topologies are equal when their shapes, node counts, routings and global capacities
+/// are: the rest follows from them.
 impl PartialEq for Topology {
     fn eq(&self, other: &Topology) -> bool {
-        self.shape == other.shape && self.nodes == other.nodes
+        self.shape == other.shape
+            && self.nodes == other.nodes
+            && self.routing == other.routing
+            && self.global_capacity.to_bits() == other.global_capacity.to_bits()
     }
 }
 
@@ -182,6 +255,29 @@ impl Topology {
                 }
                 levels = levels.max(1);
             }
+            Shape::Dragonfly(d) => {
+                d.check()?;
+                if d.hosts() != u64::from(nodes) {
+                    return Err(format!(
+                        "a dragonfly of {} groups of {} routers with {} hosts each has {} hosts, but the program needs {nodes}: give sizes whose product hosts_per_router x routers_per_group x groups is {nodes}",
+                        d.groups,
+                        d.routers_per_group,
+                        d.hosts_per_router,
+                        d.hosts()
+                    ));
+                }
+            }
+            Shape::HyperX(x) => {
+                x.check()?;
+                if x.hosts() != u64::from(nodes) {
+                    return Err(format!(
+                        "a hyperx of {:?} routers with {} hosts each has {} hosts, but the program needs {nodes}: give dims and hosts_per_router whose product is {nodes}",
+                        x.dims,
+                        x.hosts_per_router,
+                        x.hosts()
+                    ));
+                }
+            }
         }
         let dividers = match &shape {
             Shape::Grid { dims, .. } => dims.iter().map(|&d| StrengthReducedU32::new(d)).collect(),
@@ -210,7 +306,157 @@ impl Topology {
             level_starts,
             arity_powers,
             ports,
+            routing: Routing::Minimal,
+            global_capacity: 1.0,
         })
+    }
+
+    /// The same topology routing by `routing`; an error when its kind has no such routing.
+    pub fn with_routing(mut self, routing: Routing) -> Result<Topology, String> {
+        let kind = match self.shape {
+            Shape::Dragonfly(_) => TopologyKind::Dragonfly,
+            Shape::HyperX(_) => TopologyKind::Hyperx,
+            _ => TopologyKind::Bus,
+        };
+        let have = Routing::of_kind(kind);
+        if !have.contains(&routing) {
+            let names: Vec<&str> = have.iter().map(|r| r.name()).collect();
+            return Err(format!(
+                "a {} has no {:?} routing: it routes {}",
+                self.shape.kind_name(),
+                routing.name(),
+                names.join(", ")
+            ));
+        }
+        self.routing = routing;
+        Ok(self)
+    }
+
+    /// The same dragonfly with global links of `capacity` times the others' bandwidth.
+    pub fn with_global_capacity(mut self, capacity: f64) -> Topology {
+        self.global_capacity = capacity;
+        self
+    }
+
+    /// How routes are chosen.
+    pub fn routing(&self) -> Routing {
+        self.routing
+    }
+
+    /// True when a global link (of a dragonfly).
+    pub fn is_global(&self, link: u64) -> bool {
+        matches!(&self.shape, Shape::Dragonfly(d) if d.is_global(link))
+    }
+
+    /// The detour of a message from node `src` to node `dst` under the routing, drawn when it
+    /// is sent: Valiant and UGAL on a dragonfly, a group other than the two ends' (none inside
+    /// a group, or with fewer than three groups); Valiant on a HyperX, any router; else
+    /// [`NO_DETOUR`]. `draw(n)` gives a uniform whole number below `n`.
+    pub fn detour(&self, src: u32, dst: u32, draw: impl FnOnce(u32) -> u32) -> u32 {
+        match (&self.shape, self.routing) {
+            (Shape::Dragonfly(d), Routing::Valiant | Routing::Ugal) => {
+                let (gs, gd) = (d.group_of_vertex(src), d.group_of_vertex(dst));
+                if gs == gd || d.groups < 3 {
+                    return NO_DETOUR;
+                }
+                let mut via = draw(d.groups - 2);
+                for skip in [gs.min(gd), gs.max(gd)] {
+                    if via >= skip {
+                        via += 1;
+                    }
+                }
+                if self.routing == Routing::Ugal {
+                    via | UNDECIDED
+                } else {
+                    via
+                }
+            }
+            (Shape::HyperX(x), Routing::Valiant) => draw(x.routers() as u32),
+            _ => NO_DETOUR,
+        }
+    }
+
+    /// The next hop from `at` towards node `dst` under the routing, for a message whose detour
+    /// ([`Topology::detour`]) is `detour`, updated as the route goes (cleared where the
+    /// intermediate is reached, decided at a UGAL source router); `backlog(link)` is how much
+    /// waits at a link, for the routings that read it. `None` at `dst`.
+    pub fn next_routed(
+        &self,
+        at: u32,
+        dst: u32,
+        detour: &mut u32,
+        backlog: impl Fn(u64) -> u64,
+    ) -> Option<Hop> {
+        if at == dst {
+            return None;
+        }
+        Some(match &self.shape {
+            Shape::Dragonfly(d) if *detour != NO_DETOUR && at >= self.nodes => {
+                if *detour & UNDECIDED != 0 {
+                    *detour = self.ugal_choice(d, at, dst, *detour & !UNDECIDED, &backlog);
+                }
+                if *detour != NO_DETOUR && d.router_in(at, *detour) {
+                    *detour = NO_DETOUR;
+                }
+                if *detour == NO_DETOUR {
+                    d.minimal(at, dst)
+                } else {
+                    d.toward_group(at - self.nodes, *detour)
+                }
+            }
+            Shape::HyperX(x) if self.routing == Routing::Adaptive => {
+                let target = x.router_of(dst);
+                x.step(at, dst, target, |dims| {
+                    let r = x.router(at).expect("a host's only hop is up");
+                    let mut best = dims.next().expect("the routers differ");
+                    let mut least = backlog(x.along(r, best, target).link);
+                    for k in dims {
+                        let b = backlog(x.along(r, k, target).link);
+                        if b < least {
+                            (best, least) = (k, b);
+                        }
+                    }
+                    best
+                })
+            }
+            Shape::HyperX(x) if *detour != NO_DETOUR && at >= self.nodes => {
+                if x.router(at) == Some(*detour) {
+                    *detour = NO_DETOUR;
+                    x.minimal(at, dst)
+                } else {
+                    x.step(at, dst, *detour, |dims| {
+                        dims.next().expect("the routers differ")
+                    })
+                }
+            }
+            _ => return self.next(at, dst),
+        })
+    }
+
+    /// UGAL-L at router vertex `at`: the detour through group `via` ([`NO_DETOUR`] for the
+    /// minimal route) whose first link's backlog times its route's router hops is smaller.
+    fn ugal_choice(
+        &self,
+        d: &Dragonfly,
+        at: u32,
+        dst: u32,
+        via: u32,
+        backlog: &impl Fn(u64) -> u64,
+    ) -> u32 {
+        let minimal = d.minimal(at, dst);
+        let valiant = d.toward_group(at - self.nodes, via);
+        let minimal_hops = u128::from(d.router_hops(at, dst));
+        // to the intermediate group (a local hop when the first is not global), then minimal
+        let mut v = valiant.to;
+        let mut valiant_hops = 1;
+        if !d.router_in(v, via) {
+            v = d.toward_group(v - self.nodes, via).to;
+            valiant_hops += 1;
+        }
+        let valiant_hops = u128::from(valiant_hops + d.router_hops(v, dst));
+        let min_cost = u128::from(backlog(minimal.link)) * minimal_hops;
+        let val_cost = u128::from(backlog(valiant.link)) * valiant_hops;
+        if min_cost <= val_cost { NO_DETOUR } else { via }
     }
 
     /// The shape.
@@ -231,6 +477,8 @@ impl Topology {
             Shape::Full => n * n,
             Shape::Grid { dims, .. } => n * 2 * dims.len() as u64,
             Shape::Tree { .. } => 2 * self.level_starts[self.levels as usize],
+            Shape::Dragonfly(d) => d.link_count(),
+            Shape::HyperX(x) => x.link_count(),
         }
     }
 
@@ -267,6 +515,8 @@ impl Topology {
             ),
             Shape::Grid { dims, wrap } => self.grid_next::<STRAIGHT>(dims, *wrap, at, dst),
             Shape::Tree { .. } => (self.tree_next(at, dst), Straight::default()),
+            Shape::Dragonfly(d) => (d.minimal(at, dst), Straight::default()),
+            Shape::HyperX(x) => (x.minimal(at, dst), Straight::default()),
         })
     }
 
@@ -306,12 +556,14 @@ impl Topology {
         self.route(src, dst).len() as u32
     }
 
-    /// The bandwidth multiplier of a link (1 except the upper links of a fat tree).
+    /// The bandwidth multiplier of a link (1 except the upper links of a fat tree and a
+    /// dragonfly's global links).
     pub fn capacity(&self, link: u64) -> f64 {
-        match self.shape {
+        match &self.shape {
             Shape::Tree { fat: true, .. } => {
                 self.arity_powers[self.level_of(link / 2) as usize] as f64
             }
+            Shape::Dragonfly(d) if d.is_global(link) => self.global_capacity,
             _ => 1.0,
         }
     }
@@ -342,6 +594,8 @@ impl Topology {
                 let dir = if link.is_multiple_of(2) { "up" } else { "down" };
                 format!("L{level}_{index}{dir}")
             }
+            Shape::Dragonfly(d) => d.link_name(link),
+            Shape::HyperX(x) => x.link_name(link),
         }
     }
 
@@ -460,9 +714,27 @@ impl Topology {
         unreachable!("at != dst, so some coordinate differs")
     }
 
-    /// True when every link has the same capacity (all but fat trees).
+    /// True when every link has the same capacity (all but fat trees, and dragonflies whose
+    /// global links differ).
     pub fn uniform(&self) -> bool {
-        !matches!(self.shape, Shape::Tree { fat: true, .. })
+        !matches!(self.shape, Shape::Tree { fat: true, .. }) && self.global_capacity == 1.0
+    }
+}
+
+impl Shape {
+    /// The kind's name in a scenario file.
+    pub fn kind_name(&self) -> &'static str {
+        match self {
+            Shape::Bus => "bus",
+            Shape::Full => "full",
+            Shape::Grid { wrap: true, dims } if dims.len() == 1 => "ring",
+            Shape::Grid { wrap: true, .. } => "torus",
+            Shape::Grid { wrap: false, .. } => "mesh",
+            Shape::Tree { fat: false, .. } => "tree",
+            Shape::Tree { fat: true, .. } => "fat_tree",
+            Shape::Dragonfly(_) => "dragonfly",
+            Shape::HyperX(_) => "hyperx",
+        }
     }
 }
 
@@ -482,6 +754,15 @@ impl fmt::Display for Shape {
             }
             Shape::Tree { arity, fat } => {
                 write!(f, "{}tree of arity {arity}", if *fat { "fat " } else { "" })
+            }
+            Shape::Dragonfly(d) => write!(
+                f,
+                "dragonfly of {} groups x {} routers x {} hosts, {} global links per router",
+                d.groups, d.routers_per_group, d.hosts_per_router, d.global_links_per_router
+            ),
+            Shape::HyperX(x) => {
+                let d: Vec<String> = x.dims.iter().map(u32::to_string).collect();
+                write!(f, "hyperx {} x {} hosts", d.join("x"), x.hosts_per_router)
             }
         }
     }
@@ -751,5 +1032,145 @@ mod tests {
             )
             .is_err()
         );
+    }
+
+    fn routed(shape: Shape, routing: Routing) -> Topology {
+        let nodes = match &shape {
+            Shape::Dragonfly(d) => d.hosts() as u32,
+            Shape::HyperX(x) => x.hosts() as u32,
+            _ => unreachable!(),
+        };
+        Topology::new(shape, nodes)
+            .unwrap()
+            .with_routing(routing)
+            .unwrap()
+    }
+
+    fn dragonfly(p: u32, a: u32, h: u32, g: u32) -> Shape {
+        Shape::Dragonfly(Dragonfly {
+            hosts_per_router: p,
+            routers_per_group: a,
+            global_links_per_router: h,
+            groups: g,
+        })
+    }
+
+    /// Walks a routed message from `src` to `dst`, `backlog` read at each hop.
+    fn walk(
+        t: &Topology,
+        src: u32,
+        dst: u32,
+        mut detour: u32,
+        backlog: impl Fn(u64) -> u64,
+    ) -> Vec<Hop> {
+        let mut hops = Vec::new();
+        let mut at = src;
+        while let Some(hop) = t.next_routed(at, dst, &mut detour, &backlog) {
+            hops.push(hop);
+            at = hop.to;
+            assert!(hops.len() <= 12, "{src} -> {dst}: {hops:?}");
+        }
+        assert_eq!(detour, NO_DETOUR, "the detour is spent on arrival");
+        hops
+    }
+
+    /// Valiant on a dragonfly: every message between groups passes through its intermediate
+    /// group, crossing two global links, and the intermediates are drawn uniformly among the
+    /// other groups.
+    #[test]
+    fn valiant_dragonfly_routes_pass_through_the_drawn_group() {
+        let t = routed(dragonfly(2, 4, 2, 9), Routing::Valiant);
+        let Shape::Dragonfly(d) = t.shape().clone() else {
+            unreachable!()
+        };
+        let mut counts = [0_u32; 9];
+        let mut next = crate::rng::lcg_below(5);
+        for src in 0..72 {
+            for dst in 0..72 {
+                let detour = t.detour(src, dst, |n| next(u64::from(n)) as u32);
+                let (gs, gd) = (d.group_of_vertex(src), d.group_of_vertex(dst));
+                if gs == gd {
+                    assert_eq!(detour, NO_DETOUR);
+                    continue;
+                }
+                assert!(detour != gs && detour != gd && detour < 9);
+                counts[detour as usize] += 1;
+                let hops = walk(&t, src, dst, detour, |_| 0);
+                assert_eq!(hops.last().unwrap().to, dst);
+                assert_eq!(hops.iter().filter(|h| t.is_global(h.link)).count(), 2);
+                assert!(hops.iter().any(|h| d.router_in(h.to, detour)));
+            }
+        }
+        // 72 x 64 messages between groups, 4608 detours over 9 groups: 512 each on average
+        // (binomial, standard deviation about 21)
+        for c in counts {
+            assert!((420..=610).contains(&c), "{counts:?}");
+        }
+    }
+
+    /// UGAL: with no backlog anywhere the minimal route; with the minimal first link backlogged
+    /// (more than the Valiant route's extra hops make up for) the detour.
+    #[test]
+    fn ugal_takes_the_detour_only_when_the_minimal_link_is_backlogged() {
+        let t = routed(dragonfly(1, 4, 2, 9), Routing::Ugal);
+        let Shape::Dragonfly(d) = t.shape().clone() else {
+            unreachable!()
+        };
+        let (src, dst) = (0, 8); // group 0's router 0 to group 2's router 0
+        let detour = t.detour(src, dst, |_| 4);
+        let minimal = t.route(src, dst);
+        assert_eq!(walk(&t, src, dst, detour, |_| 0), minimal);
+        let first = minimal[1].link;
+        let heavy = walk(&t, src, dst, detour, |l| if l == first { 1000 } else { 1 });
+        assert_ne!(heavy, minimal);
+        assert_eq!(heavy.iter().filter(|h| t.is_global(h.link)).count(), 2);
+        // the fifth of the groups other than 0 and 2: [1, 3, 4, 5, 6, 7, 8][4]
+        assert!(heavy.iter().any(|h| d.router_in(h.to, 6)));
+        // a light backlog does not outweigh the detour's hops
+        let light = walk(&t, src, dst, detour, |l| if l == first { 2 } else { 1 });
+        assert_eq!(light, minimal);
+    }
+
+    /// HyperX: Valiant passes through its router; adaptive corrects the least backlogged
+    /// dimension first, and both take minimal-length legs.
+    #[test]
+    fn hyperx_valiant_and_adaptive_routes() {
+        let shape = Shape::HyperX(HyperX {
+            dims: vec![4, 4],
+            hosts_per_router: 1,
+        });
+        let t = routed(shape.clone(), Routing::Valiant);
+        // host 0 (router (0,0)) to host 15 (router (3,3)) through router 6 = (2,1)
+        let hops = walk(&t, 0, 15, 6, |_| 0);
+        let routers: Vec<u32> = hops.iter().map(|h| h.to).collect();
+        assert_eq!(routers, [16, 16 + 2, 16 + 6, 16 + 7, 16 + 15, 15]);
+        let a = routed(shape, Routing::Adaptive);
+        let minimal = a.route(0, 15);
+        assert_eq!(
+            walk(&a, 0, 15, NO_DETOUR, |_| 0),
+            minimal,
+            "ties in dimension order"
+        );
+        let x_link = minimal[1].link;
+        let adaptive = walk(&a, 0, 15, NO_DETOUR, |l| u64::from(l == x_link));
+        let routers: Vec<u32> = adaptive.iter().map(|h| h.to).collect();
+        assert_eq!(
+            routers,
+            [16, 16 + 12, 16 + 15, 15],
+            "y first when x is busy"
+        );
+    }
+
+    #[test]
+    fn routings_a_kind_does_not_have_are_refused() {
+        let torus = grid(&[4, 4], true);
+        let e = torus.with_routing(Routing::Valiant).unwrap_err();
+        assert!(
+            e.contains("torus has no \"valiant\" routing: it routes minimal"),
+            "{e}"
+        );
+        let d = Topology::new(dragonfly(1, 2, 1, 3), 6).unwrap();
+        let e = d.with_routing(Routing::Adaptive).unwrap_err();
+        assert!(e.contains("minimal, valiant, ugal"), "{e}");
     }
 }

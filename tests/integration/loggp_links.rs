@@ -24,6 +24,7 @@ fn links(shape: Shape, nodes: u32, bandwidth: f64, latency: f64) -> Links {
             topology: Topology::new(shape, nodes).unwrap(),
             bandwidth,
             latency,
+            global_latency: latency,
             startup: 0.0,
             switching: Switching::CutThrough,
             sharing: Sharing::Fcfs,

@@ -52,6 +52,8 @@ mod loggp_forms;
 /// LogGP endpoints with links: free links give LogGP's makespan, a shared link queues by the
 /// delay computed by hand.
 mod loggp_links;
+/// Dragonflies and HyperX: what their routings do to a pattern, against the routes by hand.
+mod machines;
 /// Messages that say what to do (issue 21): hints that fit, fixes for closed classes, defaults
 /// explained, warnings on heavy tails; a bare number for a distribution is a fixed time.
 mod messages;

@@ -36,7 +36,9 @@ use crate::program::{
 use crate::rng::{StreamRng, stream};
 use crate::stats::{Percentiles, Tally};
 use crate::time::{Clock, wide_ceil_from_f64};
+use crate::topology::{Hop, NO_DETOUR, Routing};
 use mailbox::Mailbox;
+use rand::RngExt;
 use timeline::{Recorder, Timeline, TimelineError};
 
 /// Time in 128-bit clock ticks.
@@ -63,6 +65,9 @@ const DELIVER_LANE: usize = 2;
 /// enough that they are still in the cache then (on a 256 x 256 torus 4 to 32 places all ran
 /// within 5% of each other).
 const LOAD_AHEAD: usize = 16;
+
+/// The random stream of the messages' detours, after the ranks' (`0..ranks`).
+const ROUTE_STREAM: u64 = u64::MAX;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum PEvent {
@@ -175,6 +180,8 @@ struct Msg {
     /// The vertex the header reaches over the link of its pending hop.
     next: u32,
     dst_node: u32,
+    /// Its route's detour, under a routing that is not minimal ([`Topology::detour`]).
+    detour: u32,
     /// Cut-through over fair links: links still serving it; the header reached the destination.
     serving: u32,
     header_done: bool,
@@ -340,6 +347,11 @@ pub struct Execution<'p> {
     calendar: LaneCalendar<PEvent, 3>,
     ranks: Vec<Rank>,
     rng: Vec<StreamRng>,
+    /// The draws of the messages' detours (stream [`ROUTE_STREAM`]), under a routing that is
+    /// not minimal.
+    route_rng: StreamRng,
+    /// Routes depend on the message (a routing that is not minimal).
+    routed: bool,
     /// Loop counters, expressions, collective counters and ideal barriers.
     ctl: Control<'p>,
     ready: VecDeque<u32>,
@@ -369,6 +381,8 @@ pub struct Execution<'p> {
     message_delay: Tally,
     message_pct: Percentiles,
     latency: Ticks,
+    /// A dragonfly's global links' latency (else `latency`).
+    global_latency: Ticks,
     startup: Ticks,
     /// Bytes per tick of a link of the base capacity.
     base_per_tick: f64,
@@ -425,6 +439,8 @@ impl<'p> Execution<'p> {
             rng: (0..p as u64)
                 .map(|r| stream(seed, replication, r))
                 .collect(),
+            route_rng: stream(seed, replication, ROUTE_STREAM),
+            routed: net.topology.routing() != Routing::Minimal,
             ctl: Control::new(prog),
             ready: (0..prog.ranks).collect(),
             nodes: (0..prog.nodes()).map(|_| Server::default()).collect(),
@@ -463,6 +479,7 @@ impl<'p> Execution<'p> {
             message_delay: Tally::new(),
             message_pct: Percentiles::wide(&clock, prog.message_scale()),
             latency: clock.wide_ticks(net.latency),
+            global_latency: clock.wide_ticks(net.global_latency),
             startup: clock.wide_ticks(net.startup),
             base_per_tick: net.bandwidth * clock.tick(),
             uniform: net.topology.uniform(),
@@ -897,14 +914,25 @@ impl<'p> Execution<'p> {
     /// waits for its delivery (one of its `parts`).
     fn send(&mut self, r: u32, to: u32, bytes: f64, tag: u64, blocks: bool) {
         let dst_node = self.ctl.node(to);
+        let at = self.ctl.node(r);
+        let detour = if self.routed {
+            let rng = &mut self.route_rng;
+            self.prog
+                .interconnect
+                .topology
+                .detour(at, dst_node, |n| rng.random_range(0..n))
+        } else {
+            NO_DETOUR
+        };
         let msg = self.msgs.insert(Msg {
             src: r,
             dst: to,
             tag,
             bytes,
-            at: self.ctl.node(r),
+            at,
             next: 0,
             dst_node,
+            detour,
             notify: blocks,
             work: wide_ceil_from_f64(bytes / self.base_per_tick),
             injected: 0,
@@ -943,29 +971,77 @@ impl<'p> Execution<'p> {
         if m.at == m.dst_node {
             self.deliver(msg);
         } else {
-            let (slot, to) = self.route(m.at, m.dst_node);
+            let (slot, to) = self.route(msg, m.at, m.dst_node);
             self.enter_link(msg, slot, to);
         }
     }
 
-    /// The next hop from vertex `at` towards node `dst`: the slot of its link and the vertex
-    /// it leads to.
+    /// The next hop of message `msg` from vertex `at` towards node `dst`: the slot of its link
+    /// and the vertex it leads to.
     #[inline(always)]
-    fn route(&mut self, at: u32, dst: u32) -> (u32, u32) {
-        let hop = self
-            .prog
-            .interconnect
-            .topology
-            .next(at, dst)
-            .expect("a message in the network is not yet at its destination");
+    fn route(&mut self, msg: u32, at: u32, dst: u32) -> (u32, u32) {
+        let topology = &self.prog.interconnect.topology;
+        let hop = if self.routed {
+            self.routed_hop(msg, at, dst)
+        } else {
+            topology.next(at, dst)
+        };
+        let hop = hop.expect("a message in the network is not yet at its destination");
         (self.slot(hop.link), hop.to)
+    }
+
+    /// The next hop of message `msg` under a routing that is not minimal: its detour kept in
+    /// the message, the links' backlogs read where the routing asks.
+    #[inline(never)]
+    fn routed_hop(&mut self, msg: u32, at: u32, dst: u32) -> Option<Hop> {
+        let topology = &self.prog.interconnect.topology;
+        let mut detour = self.msgs.items[msg as usize].detour;
+        let hop = topology.next_routed(at, dst, &mut detour, |link| self.backlog(link));
+        self.msgs.items[msg as usize].detour = detour;
+        hop
+    }
+
+    /// What waits at `link`: a FCFS link's ticks of accepted work still to transmit, a fair
+    /// link's messages (0 for a link not used yet).
+    fn backlog(&self, link: u64) -> u64 {
+        let slot = match &self.slots {
+            SlotMap::Direct => link as u32,
+            SlotMap::Dense(v) => v[link as usize],
+            SlotMap::Sparse(m) => m.get(&link).copied().unwrap_or(u32::MAX),
+        };
+        if slot == u32::MAX {
+            return 0;
+        }
+        match self.fair.get(slot as usize) {
+            Some(f) => f.ps.len() as u64,
+            None => {
+                let ahead = self.links[slot as usize].free_at.saturating_sub(self.now);
+                u64::try_from(ahead).unwrap_or(u64::MAX)
+            }
+        }
+    }
+
+    /// The latency of a hop over the link of `slot`.
+    #[inline(always)]
+    fn hop_latency(&self, slot: u32) -> Ticks {
+        if self.global_latency == self.latency
+            || !self
+                .prog
+                .interconnect
+                .topology
+                .is_global(self.link_id(slot))
+        {
+            self.latency
+        } else {
+            self.global_latency
+        }
     }
 
     /// The hop event of message `msg`, whose header is at `at`, towards node `dst`: its next
     /// link found now (the vertex it leads to kept in the message).
     #[inline(always)]
     fn hop_event(&mut self, msg: u32, at: u32, dst: u32) -> PEvent {
-        let (slot, to) = self.route(at, dst);
+        let (slot, to) = self.route(msg, at, dst);
         self.msgs.items[msg as usize].next = to;
         PEvent::Hop { msg, slot }
     }
@@ -1073,7 +1149,8 @@ impl<'p> Execution<'p> {
                 } else {
                     let dst = m.dst_node;
                     let event = self.hop_event(msg, to, dst);
-                    self.at(now + self.latency, event);
+                    let latency = self.hop_latency(slot);
+                    self.at(now + latency, event);
                 }
             }
             return;
@@ -1103,7 +1180,8 @@ impl<'p> Execution<'p> {
             (Switching::CutThrough, false) => (start, self.hop_event(msg, to, dst)),
             (Switching::CutThrough, true) => (latest, PEvent::Deliver { msg }),
         };
-        self.at(next + self.latency, event);
+        let latency = self.hop_latency(slot);
+        self.at(next + latency, event);
     }
 
     /// Runs `event` now if `time` is now, else schedules it: one hop latency ahead (a header
@@ -1148,13 +1226,15 @@ impl<'p> Execution<'p> {
                 } else {
                     self.hop_event(msg, v.to, dst)
                 };
-                self.at(now + self.latency, event);
+                let latency = self.hop_latency(slot);
+                self.at(now + latency, event);
             }
             Switching::CutThrough => {
                 let m = &mut self.msgs.items[msg as usize];
                 m.serving -= 1;
                 if m.header_done && m.serving == 0 {
-                    self.at(now + self.latency, PEvent::Deliver { msg });
+                    let latency = self.hop_latency(slot);
+                    self.at(now + latency, PEvent::Deliver { msg });
                 }
             }
         }

@@ -82,6 +82,7 @@ fn machine(
                 topology: Topology::new(shape.clone(), nodes).unwrap(),
                 bandwidth: 1e9,
                 latency: 1e-7,
+                global_latency: 1e-7,
                 startup: 0.0,
                 switching,
                 sharing: Sharing::Fcfs,

@@ -17,16 +17,23 @@ pub fn predictions(prog: &Program, p: &Pipeline) -> (Vec<Prediction>, Vec<Refusa
     let mut refused = Vec::new();
     let transmit = p.message.mean() / net.bandwidth;
     // one hop on the shared link; on another topology the route between a child and its parent
-    let hops = (0..prog.ranks)
+    // (the longest route's hops, and what global links of a latency of their own add)
+    let (hops, extra) = (0..prog.ranks)
         .filter(|r| r % p.ranks != 0)
         .map(|r| {
             let local = r % p.ranks;
             let parent = r - local + local / 2;
-            net.topology.route(r, parent).len()
+            let route = net.topology.route(r, parent);
+            let extra: f64 = route
+                .iter()
+                .map(|h| net.hop_latency(h.link) - net.latency)
+                .sum();
+            (route.len() as f64, extra)
         })
-        .max()
-        .unwrap_or(1) as f64;
+        .max_by(|a, b| a.0.total_cmp(&b.0).then(a.1.total_cmp(&b.1)))
+        .unwrap_or((1.0, 0.0));
     let tau = net.startup
+        + extra
         + match net.switching {
             Switching::StoreAndForward => hops * (net.latency + transmit) - transmit,
             Switching::CutThrough => hops * net.latency,

@@ -7,6 +7,7 @@ use super::raw::RawSpmd;
 use super::{Family, Io, MAX_CYCLES, MAX_P, NetworkForm, Phase, Spmd, formulas};
 use crate::problem::Problem;
 use crate::program::budget::MAX_TIME_RATIO;
+use crate::topology::TopologyKind;
 
 /// Checks a raw section at byte offset `at`, reporting every problem under `spmd.<field>`,
 /// and its phases (`check_phases`) under `spmd.phase[<i>].<field>`.
@@ -343,6 +344,16 @@ fn check_network(
         ok = false;
         found.push(Problem::new(Some(at), format!("{prefix}.{field}"), message));
     };
+    if matches!(kind, TopologyKind::Dragonfly | TopologyKind::Hyperx) {
+        bad(
+            "network",
+            format!(
+                "the model's network form builds a bus, full, ring, mesh, torus, tree or fat_tree, not a {}: write the program as a [program] with a [topology] of kind = \"{}\"",
+                kind.name(),
+                kind.name()
+            ),
+        );
+    }
     let r = match raw.r {
         Some(r) if [1.0, 2.0, 3.0].contains(&r) => r as u32,
         Some(r) => {

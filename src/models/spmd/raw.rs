@@ -56,7 +56,8 @@ pub struct RawSpmd {
     #[schemars(with = "Option<schema::Family>")]
     pub io_dist: Option<Family>,
     /// An explicit interconnect in place of the `w` submodel: the program form of
-    /// the model (`bus`, `full`, `ring`, `mesh`, `torus`, `tree`, `fat_tree`).
+    /// the model (`bus`, `full`, `ring`, `mesh`, `torus`, `tree`, `fat_tree`; a `dragonfly`
+    /// or `hyperx` is refused: it needs sizes the model does not have).
     pub network: Option<TopologyKind>,
     /// Network form: cycles the program runs (default 20).
     pub cycles: Option<i64>,

@@ -20,6 +20,7 @@
 //! nothing met and every duration and size is deterministic, the evaluation is what the
 //! simulator computes.
 
+use crate::topology::Routing;
 use std::collections::VecDeque;
 
 use rustc_hash::FxHashMap;
@@ -277,11 +278,26 @@ enum LinkService {
     Served(Vec<f64>),
 }
 
+/// Why the evaluation, which follows each message's one route, cannot follow the program's:
+/// its routing chooses routes as the messages go. `None` under minimal routing.
+pub fn routes_vary(prog: &Program) -> Option<String> {
+    let routing = prog.interconnect.topology.routing();
+    (routing != Routing::Minimal).then(|| {
+        format!(
+            "{} routing chooses each message's route as it goes (a random intermediate, or the links' backlogs); the evaluation follows each message's one minimal route",
+            routing.name()
+        )
+    })
+}
+
 fn walk(
     prog: &Program,
     service: LinkService,
     record: bool,
 ) -> Result<(Evaluation, Result<Graph<'_>, String>), String> {
+    if let Some(why) = routes_vary(prog) {
+        return Err(why);
+    }
     let mut w = Walker::new(prog, record);
     w.service = service;
     w.keep_uses = record;
@@ -638,6 +654,8 @@ impl<'p> Walker<'p> {
         // whose histogram buckets a tick can change)
         let (tick, uniform) = (prog.clock.tick(), net.topology.uniform());
         let latency_ticks = prog.clock.wide_ticks(net.latency);
+        let global_latency_ticks = prog.clock.wide_ticks(net.global_latency);
+        let (mut hop_latency, mut hop_latency_ticks) = (net.latency, latency_ticks);
         let (mut clock_ticks, mut latest_ticks) = (0_u128, 0_u128);
         while let Some(hop) = net.topology.next(at, dst) {
             let capacity = net.topology.capacity(hop.link);
@@ -649,9 +667,20 @@ impl<'p> Walker<'p> {
                 false => bytes / (net.bandwidth * capacity * tick),
             });
             latest_ticks = latest_ticks.max(clock_ticks + work);
+            let global = net.topology.is_global(hop.link);
+            hop_latency_ticks = if global {
+                global_latency_ticks
+            } else {
+                latency_ticks
+            };
+            hop_latency = if global {
+                net.global_latency
+            } else {
+                net.latency
+            };
             clock_ticks += match net.switching {
-                Switching::StoreAndForward => work + latency_ticks,
-                Switching::CutThrough => latency_ticks,
+                Switching::StoreAndForward => work + hop_latency_ticks,
+                Switching::CutThrough => hop_latency_ticks,
             };
             per_byte = match net.switching {
                 Switching::StoreAndForward => per_byte + link_per_byte,
@@ -686,8 +715,8 @@ impl<'p> Walker<'p> {
             }
             latest = latest.max(end);
             clock = match net.switching {
-                Switching::StoreAndForward => end + net.latency,
-                Switching::CutThrough => enter + net.latency,
+                Switching::StoreAndForward => end + hop_latency,
+                Switching::CutThrough => enter + hop_latency,
             };
             at = hop.to;
             hops += 1;
@@ -701,7 +730,7 @@ impl<'p> Walker<'p> {
         let delivered = match (hops, net.switching) {
             (0, _) => inject,
             (_, Switching::StoreAndForward) => clock,
-            (_, Switching::CutThrough) => latest + net.latency,
+            (_, Switching::CutThrough) => latest + hop_latency,
         };
         if hops > 0 && !blocking {
             self.nonblocking_on_links = true;
@@ -725,7 +754,7 @@ impl<'p> Walker<'p> {
             _ => self.delays.fixed(match (hops, net.switching) {
                 (0, _) => 0,
                 (_, Switching::StoreAndForward) => clock_ticks,
-                (_, Switching::CutThrough) => latest_ticks + latency_ticks,
+                (_, Switching::CutThrough) => latest_ticks + hop_latency_ticks,
             }),
         }
         let (injected, delivery) = if self.graph.is_none() {

@@ -322,8 +322,11 @@ fn route_breaks(routes: Result<&PhaseRoutes, &str>) -> Vec<String> {
 /// the number of messages on the busiest link of the route). `first` is the index of the
 /// body's first instruction in the program (`when` skips are absolute).
 fn messages(prog: &Program, first: usize, body: &[Instr]) -> Option<Vec<ClosedForm>> {
+    if let Some(why) = evaluation::routes_vary(prog) {
+        return Some(vec![Err(why)]);
+    }
     let net = &prog.interconnect;
-    let mut sent: Vec<(f64, Vec<u64>)> = Vec::new();
+    let mut sent: Vec<(f64, Vec<u64>, f64)> = Vec::new();
     let mut random = false;
     for r in 0..prog.ranks {
         let e = env(prog, r);
@@ -363,20 +366,25 @@ fn messages(prog: &Program, first: usize, body: &[Instr]) -> Option<Vec<ClosedFo
                 }
             };
             let (src, dst) = (prog.node_of(r), prog.node_of(to.min(prog.ranks - 1)));
-            let route = net
+            let route: Vec<u64> = net
                 .topology
                 .route(src, dst)
                 .iter()
                 .map(|h| h.link)
                 .collect();
-            sent.push((bytes, route));
+            // the formula's `l t_h`, and what global links of their own latency add to it
+            let extra: f64 = route
+                .iter()
+                .map(|&l| net.hop_latency(l) - net.latency)
+                .sum();
+            sent.push((bytes, route, extra));
         }
     }
     if sent.is_empty() {
         return None;
     }
     let mut load: HashMap<u64, u32> = HashMap::new();
-    for (_, route) in &sent {
+    for (_, route, _) in &sent {
         for l in route {
             *load.entry(*l).or_default() += 1;
         }
@@ -393,16 +401,17 @@ fn messages(prog: &Program, first: usize, body: &[Instr]) -> Option<Vec<ClosedFo
         }
     };
     let longest = |congested: bool| -> Result<f64, String> {
-        sent.iter().try_fold(0.0_f64, |most, (bytes, route)| {
-            let k = if congested {
-                route.iter().map(|l| load[l]).max().unwrap_or(1)
-            } else {
-                1
-            };
-            cost(f64::from(k), *bytes, route.len())
-                .map(|c| most.max(c))
-                .map_err(|e| e.to_string())
-        })
+        sent.iter()
+            .try_fold(0.0_f64, |most, (bytes, route, extra)| {
+                let k = if congested {
+                    route.iter().map(|l| load[l]).max().unwrap_or(1)
+                } else {
+                    1
+                };
+                cost(f64::from(k), *bytes, route.len())
+                    .map(|c| most.max(c + extra))
+                    .map_err(|e| e.to_string())
+            })
     };
     let mut why = common_breaks(prog);
     let busiest = load
@@ -435,7 +444,7 @@ fn messages(prog: &Program, first: usize, body: &[Instr]) -> Option<Vec<ClosedFo
         // together end, the last of them, after all their transmissions whether the bus
         // serves them one after the other (FCFS) or shares itself among them (fair): the rule
         let bus = net.topology.shape() == &Shape::Bus;
-        let one_size = sent.iter().all(|(b, _)| *b == sent[0].0);
+        let one_size = sent.iter().all(|(b, _, _)| *b == sent[0].0);
         if random {
             why.push("message sizes are random (the formula uses their mean)".to_owned());
         }

@@ -99,14 +99,8 @@ pub(super) fn pipeline(
         Spanned::new(
             raw.span(),
             RawTopology {
-                kind: TopologyKind::Bus,
-                dims: None,
-                arity: None,
-                bandwidth: link.bandwidth,
                 latency: link.latency,
-                startup: None,
-                switching: None,
-                sharing: None,
+                ..RawTopology::of_kind(TopologyKind::Bus, link.bandwidth)
             },
         )
     });

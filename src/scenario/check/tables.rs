@@ -129,17 +129,13 @@ fn station(s: &StationTable, at: usize) -> RawStation {
 
 fn topology(t: &TopologyTable) -> RawTopology {
     RawTopology {
-        kind: t.kind,
         dims: t
             .dims
             .as_ref()
             .map(|d| d.iter().map(|&n| i64::from(n)).collect()),
-        arity: None,
-        bandwidth: t.bandwidth,
         latency: t.latency,
         startup: t.startup,
-        switching: None,
-        sharing: None,
+        ..RawTopology::of_kind(t.kind, t.bandwidth)
     }
 }
 

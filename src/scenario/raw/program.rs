@@ -222,10 +222,27 @@ pub enum RawSharing {
 pub struct RawTopology {
     /// The shape.
     pub kind: TopologyKind,
-    /// Mesh, torus: nodes along each dimension (product = the program's nodes).
+    /// Mesh, torus: nodes along each dimension (product = the program's nodes); HyperX:
+    /// routers along each dimension.
     pub dims: Option<Vec<i64>>,
     /// Tree, fat tree: children per switch (default 2).
     pub arity: Option<i64>,
+    /// Dragonfly, HyperX: hosts per router (`p`, default 1).
+    pub hosts_per_router: Option<i64>,
+    /// Dragonfly: routers per group (`a`).
+    pub routers_per_group: Option<i64>,
+    /// Dragonfly: global links per router (`h`).
+    pub global_links_per_router: Option<i64>,
+    /// Dragonfly: groups (`g`, default `a h + 1`: every pair of groups joined by one global
+    /// link).
+    pub groups: Option<i64>,
+    /// Dragonfly: a global link's bytes per time unit (default `bandwidth`).
+    pub global_bandwidth: Option<f64>,
+    /// Dragonfly: a global link's latency (default `latency`).
+    pub global_latency: Option<f64>,
+    /// `minimal` (default); `valiant` (dragonfly, HyperX); `ugal` (dragonfly); `adaptive`
+    /// (HyperX).
+    pub routing: Option<crate::topology::Routing>,
     /// Bytes per time unit of a link (`1 / t_w`).
     pub bandwidth: f64,
     /// Per-hop latency `t_h` (default 0).
@@ -236,6 +253,29 @@ pub struct RawTopology {
     pub switching: Option<RawSwitching>,
     /// `fcfs` (default) or `fair`.
     pub sharing: Option<RawSharing>,
+}
+
+impl RawTopology {
+    /// A topology of `kind` with links of `bandwidth` and every other field left out.
+    pub fn of_kind(kind: TopologyKind, bandwidth: f64) -> RawTopology {
+        RawTopology {
+            kind,
+            dims: None,
+            arity: None,
+            hosts_per_router: None,
+            routers_per_group: None,
+            global_links_per_router: None,
+            groups: None,
+            global_bandwidth: None,
+            global_latency: None,
+            routing: None,
+            bandwidth,
+            latency: None,
+            startup: None,
+            switching: None,
+            sharing: None,
+        }
+    }
 }
 
 /// `[machine]`: message costs from a machine profile (measured costs, as `parsim fit-comm` writes

@@ -22,6 +22,8 @@ use crate::scenario::raw::program::{
 };
 use crate::time::Clock;
 use crate::topology::TopologyKind;
+use crate::topology::dragonfly::Dragonfly;
+use crate::topology::hyperx::HyperX;
 use crate::topology::{Shape, Topology};
 
 /// Deepest loop nesting.
@@ -146,13 +148,14 @@ pub fn compile(src: &Sources<'_>) -> Result<Compiled, Vec<Problem>> {
                     topology,
                     bandwidth: f64::INFINITY,
                     latency: 0.0,
+                    global_latency: 0.0,
                     startup: 0.0,
                     switching: Switching::CutThrough,
                     sharing: Sharing::Fcfs,
                 })
         }
         (None, None) => {
-            c.add(at, "topology", "a program needs a [topology] for its messages (kind = \"bus\", \"full\", \"ring\", \"mesh\", \"torus\", \"tree\" or \"fat_tree\"), or a [machine] profile");
+            c.add(at, "topology", "a program needs a [topology] for its messages (kind = \"bus\", \"full\", \"ring\", \"mesh\", \"torus\", \"tree\", \"fat_tree\", \"dragonfly\" or \"hyperx\"), or a [machine] profile");
             None
         }
     };
@@ -520,6 +523,7 @@ impl<'a> Compiler<'a> {
             topology,
             bandwidth: 1.0 / fit.b,
             latency: 0.0,
+            global_latency: 0.0,
             startup,
             switching: Switching::CutThrough,
             sharing: Sharing::Fcfs,
@@ -559,22 +563,7 @@ impl<'a> Compiler<'a> {
         let bandwidth = self.rate(at, "topology.bandwidth", r.bandwidth);
         let latency = self.time(at, "topology", "latency", r.latency);
         let startup = self.time(at, "topology", "startup", r.startup);
-        let grid = matches!(r.kind, TopologyKind::Mesh | TopologyKind::Torus);
-        let tree = matches!(r.kind, TopologyKind::Tree | TopologyKind::FatTree);
-        if r.dims.is_some() && !grid {
-            self.add(
-                at,
-                "topology.dims",
-                format!("does not apply to a {:?} topology", r.kind),
-            );
-        }
-        if r.arity.is_some() && !tree {
-            self.add(
-                at,
-                "topology.arity",
-                format!("does not apply to a {:?} topology", r.kind),
-            );
-        }
+        self.fields_of_kind(at, r);
         let shape = match r.kind {
             TopologyKind::Bus => Shape::Bus,
             TopologyKind::Full => Shape::Full,
@@ -582,9 +571,13 @@ impl<'a> Compiler<'a> {
                 dims: vec![nodes],
                 wrap: true,
             },
-            TopologyKind::Mesh | TopologyKind::Torus => {
+            TopologyKind::Mesh | TopologyKind::Torus | TopologyKind::Hyperx => {
                 let Some(dims) = &r.dims else {
-                    self.add(at, "topology.dims", format!("a mesh or torus needs its dimensions, whose product is the {nodes} nodes, e.g. dims = {}", crate::topology::example_dims(nodes)));
+                    let hint = match r.kind {
+                        TopologyKind::Hyperx => "a hyperx needs its routers along each dimension, e.g. dims = [4, 4] with hosts_per_router = 4".to_owned(),
+                        _ => format!("a mesh or torus needs its dimensions, whose product is the {nodes} nodes, e.g. dims = {}", crate::topology::example_dims(nodes)),
+                    };
+                    self.add(at, "topology.dims", hint);
                     return None;
                 };
                 if dims
@@ -601,27 +594,110 @@ impl<'a> Compiler<'a> {
                     );
                     return None;
                 }
-                Shape::Grid {
-                    dims: dims.iter().map(|&d| d as u32).collect(),
-                    wrap: r.kind == TopologyKind::Torus,
+                let dims = dims.iter().map(|&d| d as u32).collect();
+                if r.kind == TopologyKind::Hyperx {
+                    Shape::HyperX(HyperX {
+                        dims,
+                        hosts_per_router: self.router_size(
+                            at,
+                            "hosts_per_router",
+                            r.hosts_per_router,
+                            Some(1),
+                        )?,
+                    })
+                } else {
+                    Shape::Grid {
+                        dims,
+                        wrap: r.kind == TopologyKind::Torus,
+                    }
                 }
             }
             TopologyKind::Tree | TopologyKind::FatTree => Shape::Tree {
                 arity: self.whole(r.arity, 2, 2, 1 << 16, at, "topology.arity"),
                 fat: r.kind == TopologyKind::FatTree,
             },
+            TopologyKind::Dragonfly => {
+                let hosts_per_router =
+                    self.router_size(at, "hosts_per_router", r.hosts_per_router, Some(1));
+                let routers_per_group =
+                    self.router_size(at, "routers_per_group", r.routers_per_group, None);
+                let global_links_per_router = self.router_size(
+                    at,
+                    "global_links_per_router",
+                    r.global_links_per_router,
+                    None,
+                );
+                let most = u64::from(routers_per_group.unwrap_or(1))
+                    * u64::from(global_links_per_router.unwrap_or(1))
+                    + 1;
+                let groups =
+                    self.router_size(at, "groups", r.groups, Some(most.min(1 << 20) as i64));
+                // (every size checked, each problem reported, before giving up)
+                let (
+                    Some(hosts_per_router),
+                    Some(routers_per_group),
+                    Some(global_links_per_router),
+                    Some(groups),
+                ) = (
+                    hosts_per_router,
+                    routers_per_group,
+                    global_links_per_router,
+                    groups,
+                )
+                else {
+                    return None;
+                };
+                let d = Dragonfly {
+                    hosts_per_router,
+                    routers_per_group,
+                    global_links_per_router,
+                    groups,
+                };
+                if let Err(e) = d.check() {
+                    let field = if e.starts_with("hosts_per_router") {
+                        "hosts_per_router"
+                    } else {
+                        "groups"
+                    };
+                    self.add(at, format!("topology.{field}"), e);
+                    return None;
+                }
+                Shape::Dragonfly(d)
+            }
         };
-        let topology = match Topology::new(shape, nodes) {
+        let kind = r.kind;
+        let topology = Topology::new(shape, nodes).and_then(|t| {
+            let t = t.with_routing(r.routing.unwrap_or_default())?;
+            Ok(match r.global_bandwidth {
+                Some(b) => {
+                    let b = self.rate(at, "topology.global_bandwidth", b);
+                    t.with_global_capacity(b / bandwidth)
+                }
+                None => t,
+            })
+        });
+        let topology = match topology {
             Ok(t) => t,
             Err(e) => {
-                self.add(at, "topology", e);
+                let field = if e.contains("routing") {
+                    "topology.routing"
+                } else {
+                    "topology"
+                };
+                self.add(at, field, e);
                 return None;
             }
         };
+        let global_latency = match r.global_latency {
+            Some(_) => self.time(at, "topology", "global_latency", r.global_latency),
+            None => latency,
+        };
+        debug_assert!(kind == TopologyKind::Dragonfly || r.global_latency.is_none());
         Some(Interconnect {
             topology,
             bandwidth,
             latency,
+            global_latency,
             startup,
             switching: match r.switching {
                 Some(RawSwitching::StoreAndForward) => Switching::StoreAndForward,
@@ -632,6 +708,82 @@ impl<'a> Compiler<'a> {
                 _ => Sharing::Fcfs,
             },
         })
+    }
+
+    /// Refuses every field of `[topology]` its kind does not have.
+    fn fields_of_kind(&mut self, at: usize, r: &RawTopology) {
+        use TopologyKind as K;
+        let fields: [(&str, bool, &[K]); 8] = [
+            ("dims", r.dims.is_some(), &[K::Mesh, K::Torus, K::Hyperx]),
+            ("arity", r.arity.is_some(), &[K::Tree, K::FatTree]),
+            (
+                "hosts_per_router",
+                r.hosts_per_router.is_some(),
+                &[K::Dragonfly, K::Hyperx],
+            ),
+            (
+                "routers_per_group",
+                r.routers_per_group.is_some(),
+                &[K::Dragonfly],
+            ),
+            (
+                "global_links_per_router",
+                r.global_links_per_router.is_some(),
+                &[K::Dragonfly],
+            ),
+            ("groups", r.groups.is_some(), &[K::Dragonfly]),
+            (
+                "global_bandwidth",
+                r.global_bandwidth.is_some(),
+                &[K::Dragonfly],
+            ),
+            (
+                "global_latency",
+                r.global_latency.is_some(),
+                &[K::Dragonfly],
+            ),
+        ];
+        for (field, given, kinds) in fields {
+            if given && !kinds.contains(&r.kind) {
+                let names: Vec<&str> = kinds.iter().map(|k| k.name()).collect();
+                self.add(
+                    at,
+                    format!("topology.{field}"),
+                    format!(
+                        "does not apply to a {} topology (only to {})",
+                        r.kind.name(),
+                        names.join(", ")
+                    ),
+                );
+            }
+        }
+    }
+
+    /// A dragonfly's or HyperX's size `field`: a whole number from 1 to 2^20 (`default` when
+    /// left out; required without one). `None` when it is not one (the problem added).
+    fn router_size(
+        &mut self,
+        at: usize,
+        field: &str,
+        v: Option<i64>,
+        default: Option<i64>,
+    ) -> Option<u32> {
+        let path = format!("topology.{field}");
+        match v.or(default) {
+            None => {
+                self.add(at, path, "is missing: a dragonfly needs hosts_per_router, routers_per_group and global_links_per_router (groups defaults to a h + 1)");
+                None
+            }
+            Some(v) if (1..=1 << 20).contains(&v) => Some(v as u32),
+            Some(v) => {
+                self.add(
+                    at,
+                    path,
+                    format!("must be a whole number from 1 to {}, got {v}", 1 << 20),
+                );
+                None
+            }
+        }
     }
 
     fn block(&mut self, ops: &[Spanned<RawOp>], path: &str) {

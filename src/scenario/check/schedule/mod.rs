@@ -99,7 +99,8 @@ fn startup_only(startup: f64) -> Endpoints {
     }
 }
 
-/// The links, refused if they share their bandwidth fairly (the graph executor queues FCFS).
+/// The links, refused if they share their bandwidth fairly (the graph executor queues FCFS),
+/// route other than minimally, or give global links a latency of their own.
 fn links(
     ic: crate::program::Interconnect,
     ranks_per_node: u32,
@@ -110,6 +111,24 @@ fn links(
             at,
             "topology.sharing",
             "a program run as a dependency graph (LogGP endpoints, labels, a GOAL file) queues its links first come first served: leave out sharing = \"fair\"",
+        )]);
+    }
+    let routing = ic.topology.routing();
+    if routing != crate::topology::Routing::Minimal {
+        return Err(vec![Problem::new(
+            at,
+            "topology.routing",
+            format!(
+                "a program run as a dependency graph (LogGP endpoints, labels, a GOAL file) takes minimal routes: leave out routing = \"{}\", or run the program as ranks",
+                routing.name()
+            ),
+        )]);
+    }
+    if ic.global_latency != ic.latency {
+        return Err(vec![Problem::new(
+            at,
+            "topology.global_latency",
+            "a program run as a dependency graph (LogGP endpoints, labels, a GOAL file) has one latency per hop: leave out global_latency, or run the program as ranks",
         )]);
     }
     Ok(Links {
