@@ -433,6 +433,58 @@ impl Topology {
         })
     }
 
+    /// True when [`Topology::expected_crossings`] gives every link a message may cross (minimal
+    /// and Valiant routes), false when it gives only the host links (UGAL and adaptive routes,
+    /// chosen by the backlogs).
+    pub fn crossings_known(&self) -> bool {
+        matches!(self.routing, Routing::Minimal | Routing::Valiant)
+    }
+
+    /// The links a message from node `src` to node `dst` crosses, each given to `add` with the
+    /// chance it crosses it under the routing: 1 on a minimal route; over a Valiant route, the
+    /// share of the intermediates (each equally likely) whose route crosses it; under UGAL or
+    /// adaptive routing, the host links only (the others depend on the backlogs: see
+    /// [`Topology::crossings_known`]). Returns the hops walked.
+    pub fn expected_crossings(&self, src: u32, dst: u32, mut add: impl FnMut(u64, f64)) -> u64 {
+        if src == dst {
+            return 0;
+        }
+        let walk = |detour: u32, weight: f64, add: &mut dyn FnMut(u64, f64)| {
+            let (mut at, mut detour, mut hops) = (src, detour, 0);
+            while let Some(hop) = self.next_routed(at, dst, &mut detour, |_| 0) {
+                add(hop.link, weight);
+                at = hop.to;
+                hops += 1;
+            }
+            hops
+        };
+        match (&self.shape, self.routing) {
+            (Shape::Dragonfly(d), Routing::Valiant) => {
+                let (gs, gd) = (d.group_of_vertex(src), d.group_of_vertex(dst));
+                if gs == gd || d.groups < 3 {
+                    return walk(NO_DETOUR, 1.0, &mut add);
+                }
+                let weight = 1.0 / f64::from(d.groups - 2);
+                (0..d.groups)
+                    .filter(|&g| g != gs && g != gd)
+                    .map(|g| walk(g, weight, &mut add))
+                    .sum()
+            }
+            (Shape::HyperX(x), Routing::Valiant) => {
+                let routers = x.routers() as u32;
+                let weight = 1.0 / f64::from(routers);
+                (0..routers).map(|r| walk(r, weight, &mut add)).sum()
+            }
+            (_, Routing::Ugal | Routing::Adaptive) => {
+                // a host's injection link is its number, its ejection link the hosts' count on
+                add(u64::from(src), 1.0);
+                add(u64::from(self.nodes) + u64::from(dst), 1.0);
+                2
+            }
+            _ => walk(NO_DETOUR, 1.0, &mut add),
+        }
+    }
+
     /// UGAL-L at router vertex `at`: the detour through group `via` ([`NO_DETOUR`] for the
     /// minimal route) whose first link's backlog times its route's router hops is smaller.
     fn ugal_choice(
@@ -1172,5 +1224,44 @@ mod tests {
         let d = Topology::new(dragonfly(1, 2, 1, 3), 6).unwrap();
         let e = d.with_routing(Routing::Adaptive).unwrap_err();
         assert!(e.contains("minimal, valiant, ugal"), "{e}");
+    }
+
+    /// Expected crossings: a Valiant message between groups crosses two global links and its
+    /// host links for certain, its shares over the intermediates summing to its mean hops; under
+    /// UGAL only its host links are given.
+    #[test]
+    fn expected_crossings_spread_a_message_over_its_intermediates() {
+        let t = routed(dragonfly(1, 4, 2, 9), Routing::Valiant);
+        let mut shares: std::collections::HashMap<u64, f64> = Default::default();
+        let hops = t.expected_crossings(0, 8, |l, s| *shares.entry(l).or_default() += s);
+        let global: f64 = shares
+            .iter()
+            .filter(|(l, _)| t.is_global(**l))
+            .map(|(_, s)| s)
+            .sum();
+        assert!((global - 2.0).abs() < 1e-12, "{global}");
+        assert!((shares[&0] - 1.0).abs() < 1e-12, "the injection link");
+        assert!((shares[&(36 + 8)] - 1.0).abs() < 1e-12, "the ejection link");
+        let total: f64 = shares.values().sum();
+        assert!(
+            (total - hops as f64 / 7.0).abs() < 1e-12,
+            "7 intermediates walked"
+        );
+        let inside = t.expected_crossings(0, 1, |_, s| assert_eq!(s, 1.0));
+        assert_eq!(inside, 3, "inside a group: the minimal route");
+        let u = routed(dragonfly(1, 4, 2, 9), Routing::Ugal);
+        let mut links = Vec::new();
+        assert_eq!(u.expected_crossings(0, 8, |l, s| links.push((l, s))), 2);
+        assert_eq!(links, [(0, 1.0), (36 + 8, 1.0)]);
+        let x = routed(
+            Shape::HyperX(HyperX {
+                dims: vec![3, 3],
+                hosts_per_router: 1,
+            }),
+            Routing::Valiant,
+        );
+        let mut total = 0.0;
+        let hops = x.expected_crossings(0, 8, |_, s| total += s);
+        assert!((total - hops as f64 / 9.0).abs() < 1e-12);
     }
 }

@@ -136,3 +136,31 @@ routing = "{routing}"
         "adaptive {adaptive}: one transmission on each of two links"
     );
 }
+
+/// Under routings other than minimal `analyze` gives the message count (exact) and the
+/// channel-load lower bound on the makespan, which the simulation stays above.
+#[test]
+fn the_channel_load_bound_lies_below_the_simulated_makespan() {
+    let body = r#"[{ kind = "compute", time = { dist = "exp", mean = 1e-4 } }, { kind = "sendrecv", to = "(rank + 8) % P", from = "(rank + P - 8) % P", bytes = 65536 }]"#;
+    for routing in ["valiant", "ugal"] {
+        let sc = dragonfly(routing, 10, body);
+        let a = parsim::study::analyze_scenario(&sc);
+        let find = |metric: &str| {
+            a.predictions
+                .iter()
+                .find(|p| p.metric == metric && p.method.starts_with("channel-load bound"))
+                .unwrap_or_else(|| panic!("{routing}: no channel-load {metric}: {:?}", a.refusals))
+        };
+        let count = find("messages.count");
+        assert!(count.exact);
+        assert_eq!(count.value, simulated(&sc, 2, 1, "messages.count"));
+        let bound = find("program.makespan");
+        assert!(!bound.exact);
+        let makespan = simulated(&sc, 4, 1, "program.makespan");
+        assert!(
+            bound.value > 0.0 && bound.value < makespan,
+            "{routing}: {} against {makespan}",
+            bound.value
+        );
+    }
+}

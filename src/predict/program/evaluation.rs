@@ -20,6 +20,7 @@
 //! nothing met and every duration and size is deterministic, the evaluation is what the
 //! simulator computes.
 
+use super::channels::ChannelLoads;
 use crate::topology::Routing;
 use std::collections::VecDeque;
 
@@ -290,6 +291,20 @@ pub fn routes_vary(prog: &Program) -> Option<String> {
     })
 }
 
+/// The links' expected loads over the whole program under its routing: the walk's messages
+/// (the same whatever their routes), each spread over its links by
+/// [`crate::topology::Topology::expected_crossings`]. The walk's own times, on minimal routes,
+/// are not used.
+pub fn channel_loads(prog: &Program) -> Result<ChannelLoads, String> {
+    let mut w = Walker::new(prog, false);
+    w.keep_uses = false;
+    w.channels = Some(ChannelLoads::default());
+    w.run()?;
+    let loads = w.channels.take().expect("set above");
+    loads.within_budget()?;
+    Ok(loads)
+}
+
 fn walk(
     prog: &Program,
     service: LinkService,
@@ -422,6 +437,9 @@ struct Walker<'p> {
     /// Whether resource uses are kept for the sharing check (not in the iterations of
     /// [`super::queueing`], which need only the makespan and the traffic).
     keep_uses: bool,
+    /// The links' expected loads under the program's routing, when they are asked for
+    /// ([`channel_loads`]).
+    channels: Option<ChannelLoads>,
 }
 
 impl<'p> Walker<'p> {
@@ -481,6 +499,7 @@ impl<'p> Walker<'p> {
             crossed: 0,
             crossings: Vec::new(),
             keep_uses: true,
+            channels: None,
         }
     }
 
@@ -643,6 +662,9 @@ impl<'p> Walker<'p> {
         let net = &prog.interconnect;
         let dst = prog.node_of(to);
         let mut at = prog.node_of(r);
+        if let Some(c) = &mut self.channels {
+            c.add(&net.topology, at, dst, bytes);
+        }
         let mut clock = inject;
         let mut latest = inject;
         let mut hops = 0_u32;

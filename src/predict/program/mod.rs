@@ -14,6 +14,7 @@
 //! checked link by link).
 //! Otherwise it is reported as an approximation, with the assumption that breaks.
 
+pub(crate) mod channels;
 pub(crate) mod delays;
 pub mod evaluation;
 pub(crate) mod graph;
@@ -97,6 +98,9 @@ pub fn analyze(prog: &Program) -> Analysis {
                 }),
             }
         }
+    }
+    if evaluation::routes_vary(prog).is_some() {
+        channels::predictions(prog, &mut a);
     }
     mean_value::predictions(prog, &evaluation, &mut a);
     if let (Ok(ev), Some(g)) = (&evaluation, &graph) {
