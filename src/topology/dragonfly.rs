@@ -70,14 +70,7 @@ impl Dragonfly {
                 self.most_groups()
             ));
         }
-        if self.hosts() + self.routers() > u64::from(u32::MAX) {
-            return Err(format!(
-                "{} hosts and {} routers are more vertices than parsim numbers (2^32)",
-                self.hosts(),
-                self.routers()
-            ));
-        }
-        Ok(())
+        super::vertices_fit(self.hosts(), self.routers())
     }
 
     fn n(&self) -> u64 {

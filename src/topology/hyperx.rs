@@ -45,14 +45,7 @@ impl HyperX {
         if self.hosts_per_router == 0 {
             return Err("hosts_per_router must be at least 1".to_owned());
         }
-        if self.hosts() + self.routers() > u64::from(u32::MAX) {
-            return Err(format!(
-                "{} hosts and {} routers are more vertices than parsim numbers (2^32)",
-                self.hosts(),
-                self.routers()
-            ));
-        }
-        Ok(())
+        super::vertices_fit(self.hosts(), self.routers())
     }
 
     fn ports(&self) -> u64 {

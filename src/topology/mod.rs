@@ -129,6 +129,16 @@ impl Routing {
     }
 }
 
+/// `Ok` when `hosts` and `routers` can all be numbered as vertices (32 bits).
+fn vertices_fit(hosts: u64, routers: u64) -> Result<(), String> {
+    if hosts + routers > u64::from(u32::MAX) {
+        return Err(format!(
+            "{hosts} hosts and {routers} routers are more vertices than parsim numbers (2^32)"
+        ));
+    }
+    Ok(())
+}
+
 /// A message's detour when it has none: its route is minimal from where it is.
 pub const NO_DETOUR: u32 = u32::MAX;
 

@@ -665,7 +665,6 @@ impl<'a> Compiler<'a> {
                 Shape::Dragonfly(d)
             }
         };
-        let kind = r.kind;
         let topology = Topology::new(shape, nodes).and_then(|t| {
             let t = t.with_routing(r.routing.unwrap_or_default())?;
             Ok(match r.global_bandwidth {
@@ -692,7 +691,6 @@ impl<'a> Compiler<'a> {
             Some(_) => self.time(at, "topology", "global_latency", r.global_latency),
             None => latency,
         };
-        debug_assert!(kind == TopologyKind::Dragonfly || r.global_latency.is_none());
         Some(Interconnect {
             topology,
             bandwidth,
