@@ -80,7 +80,8 @@ enum Command {
     /// parsim.schema.json` as a scenario's first line.
     Schema(schema::SchemaArgs),
     /// Print the links a program's message crosses between two ranks (dimension order on
-    /// meshes and tori, up-down on trees), and its idle-network cost.
+    /// meshes and tori, up-down on trees), and its idle-network cost; or, with --loads, the
+    /// bytes every link carries over the whole program and where the busiest saturates.
     Route(route::RouteArgs),
     /// Fit `a + b m` per primitive and per number of ranks to measured communication times
     /// (least squares, with standard errors) and write a machine profile that a program

@@ -9,6 +9,7 @@ use clap::Args;
 
 use parsim::analytic::MessageCost;
 use parsim::program::{Interconnect, Switching};
+use parsim::scenario::assign::Assignment;
 use parsim::scenario::{Scenario, Workload};
 use parsim::schedule::Form;
 
@@ -19,15 +20,25 @@ pub struct RouteArgs {
     /// input), or a GOAL file with --topology.
     file: PathBuf,
     /// Source rank.
-    #[arg(long)]
-    from: u32,
+    #[arg(long, required_unless_present = "loads")]
+    from: Option<u32>,
     /// Destination rank.
-    #[arg(long)]
-    to: u32,
+    #[arg(long, required_unless_present = "loads")]
+    to: Option<u32>,
     /// Also print the idle-network cost of a message of this many bytes (a whole number, at
     /// most 2^53).
     #[arg(long, value_parser = clap::value_parser!(u64).range(..=1 << 53))]
     bytes: Option<u64>,
+    /// Print instead the channel loads of the whole program: the bytes each link carries under
+    /// the routing (expected over Valiant's intermediates; the host links only under UGAL and
+    /// adaptive routes), the busiest first, and the share of a host's bandwidth at which the
+    /// busiest link saturates when every node injects in the program's proportions.
+    #[arg(long, conflicts_with_all = ["from", "to", "bytes"])]
+    loads: bool,
+    /// Override a scenario field (repeatable), as `run --set` does: KEY is its path, e.g.
+    /// topology.routing; VALUE is read as TOML (a bare word is a string).
+    #[arg(long = "set", value_name = "KEY=VALUE", value_parser = Assignment::parse)]
+    set: Vec<Assignment>,
     #[command(flatten)]
     machine: super::run::MachineArgs,
 }
@@ -69,12 +80,18 @@ fn whole(v: f64) -> String {
 pub fn run(args: &RouteArgs) -> anyhow::Result<ExitCode> {
     let scenarios = super::run::load_all_with(
         std::slice::from_ref(&args.file),
-        &[],
+        &args.set,
         &args.machine.machine(),
     )?;
     let sc = &scenarios[0];
+    if args.loads {
+        return loads(sc);
+    }
     let (net, ranks, per_node) = links_of(sc)?;
-    for (flag, r) in [("--from", args.from), ("--to", args.to)] {
+    let (Some(from), Some(to)) = (args.from, args.to) else {
+        anyhow::bail!("give --from and --to, or --loads");
+    };
+    for (flag, r) in [("--from", from), ("--to", to)] {
         anyhow::ensure!(
             r < ranks,
             "{flag} {r}: the program has {ranks} ranks, 0 to {}",
@@ -87,7 +104,7 @@ pub fn run(args: &RouteArgs) -> anyhow::Result<ExitCode> {
         Some(bytes) => {
             // exact: at most 2^53
             let bytes = bytes as f64;
-            let (src, dst) = (args.from / per_node, args.to / per_node);
+            let (src, dst) = (from / per_node, to / per_node);
             let cost = MessageCost {
                 startup: net.startup,
                 per_hop: net.latency,
@@ -119,15 +136,15 @@ pub fn run(args: &RouteArgs) -> anyhow::Result<ExitCode> {
             Some((bytes, name, t))
         }
     };
-    let (src, dst) = (args.from / per_node, args.to / per_node);
+    let (src, dst) = (from / per_node, to / per_node);
     let route = net.topology.route(src, dst);
     let mut out = parsim::files::stdout();
     writeln!(
         out,
         "{}: rank {} (node {src}) to rank {} (node {dst}): {} links",
         net.topology.shape(),
-        args.from,
-        args.to,
+        from,
+        to,
         route.len()
     )?;
     let routing = net.topology.routing();
@@ -155,5 +172,71 @@ pub fn run(args: &RouteArgs) -> anyhow::Result<ExitCode> {
             parsim::report::num(t)
         )?;
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// How many of the busiest links `--loads` lists.
+const LISTED: usize = 12;
+
+/// `--loads`: the channel loads of a rank program's whole run.
+fn loads(sc: &Scenario) -> anyhow::Result<ExitCode> {
+    let file = sc.path.display();
+    let Workload::Program(prog) = &sc.workload else {
+        anyhow::bail!(
+            "{file}: --loads walks a rank program's messages; this is not one (a GOAL file or a queueing network)"
+        );
+    };
+    let net = &prog.interconnect;
+    let loads = parsim::predict::program::evaluation::channel_loads(prog)
+        .map_err(|why| anyhow::anyhow!("{file}: the channel loads cannot be walked: {why}"))?;
+    let links = loads.by_link(&net.topology, net.bandwidth);
+    let mut out = parsim::files::stdout();
+    let known = if net.topology.crossings_known() {
+        "every link"
+    } else {
+        "the host links only (the routes between routers follow the backlogs)"
+    };
+    writeln!(
+        out,
+        "{}: the channel loads of the whole program under {} routes, {known}: {} messages",
+        net.topology.shape(),
+        net.topology.routing().name(),
+        loads.messages()
+    )?;
+    let Some(&(busiest, _, longest)) = links.first() else {
+        writeln!(out, "  no message crosses a link")?;
+        return Ok(ExitCode::SUCCESS);
+    };
+    writeln!(
+        out,
+        "  {:<16}  {:>14}  {:>14}",
+        "link", "bytes", "transmission"
+    )?;
+    for &(link, bytes, time) in links.iter().take(LISTED) {
+        writeln!(
+            out,
+            "  {:<16}  {:>14}  {:>14}",
+            net.topology.link_name(link),
+            parsim::report::num(bytes),
+            parsim::report::num(time)
+        )?;
+    }
+    if links.len() > LISTED {
+        writeln!(out, "  ... {} more links", links.len() - LISTED)?;
+    }
+    let injected = loads.most_injected() / net.bandwidth;
+    let (at_most, unseen) = if net.topology.crossings_known() {
+        ("", "")
+    } else {
+        ("at most ", " (the links between routers are not counted)")
+    };
+    writeln!(
+        out,
+        "the busiest link, {}, transmits for {} where the busiest node injects for {}: the nodes saturate it at {at_most}{:.1}% of their injection bandwidth{unseen}",
+        net.topology.link_name(busiest),
+        parsim::report::num(longest),
+        parsim::report::num(injected),
+        100.0 * injected / longest
+    )?;
     Ok(ExitCode::SUCCESS)
 }

@@ -4,7 +4,7 @@
 use parsim::replicate::{self, Options};
 use parsim::scenario::Scenario;
 
-use super::util::scenario;
+use super::util::{call, scenario, temp_scenario};
 
 /// The simulated mean of `metric` over `replications` on `threads` threads, seed 1.
 fn simulated(sc: &Scenario, replications: u32, threads: usize, metric: &str) -> f64 {
@@ -163,4 +163,44 @@ fn the_channel_load_bound_lies_below_the_simulated_makespan() {
             bound.value
         );
     }
+}
+
+/// `route --loads`: under minimal routes the group shift loads each global link with the
+/// traffic of a whole group, so the hosts saturate it at 1 / (a p) = 12.5% of their injection
+/// bandwidth (Kim et al.); Valiant routes spread it, to about half.
+#[test]
+fn route_loads_give_the_saturation_of_the_group_shift() {
+    let text = |routing: &str| {
+        format!(
+            r#"name = "shift"
+[program]
+ranks = 72
+[[program.op]]
+kind = "repeat"
+times = 3
+body = {SHIFT}
+[topology]
+kind = "dragonfly"
+hosts_per_router = 2
+routers_per_group = 4
+global_links_per_router = 2
+bandwidth = 1e9
+routing = "{routing}"
+"#
+        )
+    };
+    let saturation = |routing: &str| -> f64 {
+        let file = temp_scenario(&format!("loads_{routing}"), &text(routing));
+        let (code, out, err) = call(&["route", file.to_str().unwrap(), "--loads"]);
+        assert_eq!(code, Some(0), "{err}");
+        let last = out.lines().last().unwrap();
+        let (head, _) = last.split_once("% of their injection").expect(last);
+        head.rsplit(' ').next().unwrap().parse().unwrap()
+    };
+    assert_eq!(saturation("minimal"), 12.5);
+    let valiant = saturation("valiant");
+    assert!((40.0..=50.0).contains(&valiant), "{valiant}");
+    let file = temp_scenario("loads_flags", &text("minimal"));
+    let (code, _, err) = call(&["route", file.to_str().unwrap(), "--loads", "--from", "0"]);
+    assert_eq!(code, Some(2), "{err}");
 }

@@ -27,6 +27,8 @@ pub const METHOD: &str = "channel-load bound (the busiest link's transmissions)"
 pub struct ChannelLoads {
     /// Expected bytes by link id.
     bytes: FxHashMap<u64, f64>,
+    /// Bytes each node sends into the network (to another node).
+    injected: FxHashMap<u32, f64>,
     /// Messages added.
     messages: u64,
     /// Hops walked to spread them (the work, against the budget).
@@ -38,6 +40,9 @@ impl ChannelLoads {
     /// the budget only the messages are counted.
     pub fn add(&mut self, topology: &Topology, src: u32, dst: u32, bytes: f64) {
         self.messages += 1;
+        if src != dst {
+            *self.injected.entry(src).or_default() += bytes;
+        }
         if self.hops as f64 > cost::scaled(cost::WORK_BUDGET) {
             return;
         }
@@ -45,6 +50,28 @@ impl ChannelLoads {
         self.hops += topology.expected_crossings(src, dst, |link, share| {
             *loads.entry(link).or_default() += share * bytes;
         });
+    }
+
+    /// The messages added.
+    pub fn messages(&self) -> u64 {
+        self.messages
+    }
+
+    /// The bytes expected on each link that carries any, as (link, bytes, its transmission
+    /// time), the longest transmission first (ties by link id).
+    pub fn by_link(&self, topology: &Topology, bandwidth: f64) -> Vec<(u64, f64, f64)> {
+        let mut links: Vec<(u64, f64, f64)> = self
+            .bytes
+            .iter()
+            .map(|(&l, &b)| (l, b, b / (bandwidth * topology.capacity(l))))
+            .collect();
+        links.sort_by(|x, y| y.2.total_cmp(&x.2).then(x.0.cmp(&y.0)));
+        links
+    }
+
+    /// The most bytes a node sends into the network.
+    pub fn most_injected(&self) -> f64 {
+        self.injected.values().copied().fold(0.0, f64::max)
     }
 
     /// An error when spreading the messages took more than the budget.
@@ -78,12 +105,7 @@ pub fn predictions(prog: &Program, a: &mut Analysis) {
         measured: None,
         recommended: false,
     });
-    let busiest = loads
-        .bytes
-        .iter()
-        .map(|(&link, &b)| (b / (net.bandwidth * net.topology.capacity(link)), link))
-        .max_by(|x, y| x.0.total_cmp(&y.0).then(y.1.cmp(&x.1)));
-    let Some((time, link)) = busiest else {
+    let Some(&(link, bytes, time)) = loads.by_link(&net.topology, net.bandwidth).first() else {
         return a.refuse(
             METHOD,
             "the program sends no message over a link".to_owned(),
@@ -101,7 +123,7 @@ pub fn predictions(prog: &Program, a: &mut Analysis) {
         method: format!(
             "{METHOD}; approximation: a lower bound on the mean, from {known} (the busiest, {}, carries {:.0} bytes)",
             net.topology.link_name(link),
-            loads.bytes[&link]
+            bytes
         ),
         exact: false,
         measured: None,

@@ -14,7 +14,7 @@
 //! checked link by link).
 //! Otherwise it is reported as an approximation, with the assumption that breaks.
 
-pub(crate) mod channels;
+pub mod channels;
 pub(crate) mod delays;
 pub mod evaluation;
 pub(crate) mod graph;
