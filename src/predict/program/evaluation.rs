@@ -283,12 +283,18 @@ enum LinkService {
 /// its routing chooses routes as the messages go. `None` under minimal routing.
 pub fn routes_vary(prog: &Program) -> Option<String> {
     let routing = prog.interconnect.topology.routing();
-    (routing != Routing::Minimal).then(|| {
-        format!(
-            "{} routing chooses each message's route as it goes (a random intermediate, or the links' backlogs); the evaluation follows each message's one minimal route",
-            routing.name()
-        )
-    })
+    let how = match routing {
+        Routing::Minimal => return None,
+        Routing::Valiant => "through a random intermediate drawn for it",
+        Routing::Ugal => {
+            "minimal or through a random intermediate, by the backlogs at its source router"
+        }
+        Routing::Adaptive => "by the links' backlogs at each router",
+    };
+    Some(format!(
+        "{} routing chooses each message's route as it goes ({how}); the evaluation follows each message's one minimal route",
+        routing.name()
+    ))
 }
 
 /// The links' expected loads over the whole program under its routing: the walk's messages

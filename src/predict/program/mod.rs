@@ -99,8 +99,17 @@ pub fn analyze(prog: &Program) -> Analysis {
             }
         }
     }
-    if evaluation::routes_vary(prog).is_some() {
+    if let Some(why) = evaluation::routes_vary(prog) {
         channels::predictions(prog, &mut a);
+        // (the contention-free evaluation's own refusal comes with its predictions below)
+        for method in [
+            stochastic::EXACT_METHOD,
+            stochastic::CLARK_METHOD,
+            queueing::METHOD,
+            rounds::METHOD,
+        ] {
+            a.refuse(method, why.clone());
+        }
     }
     mean_value::predictions(prog, &evaluation, &mut a);
     if let (Ok(ev), Some(g)) = (&evaluation, &graph) {
