@@ -17,11 +17,12 @@ fn simulated(sc: &Scenario, replications: u32, threads: usize, metric: &str) -> 
     ex.interval(i, 0.95).mean
 }
 
-/// 72 ranks on a dragonfly of 9 groups of 4 routers with 2 hosts each and 2 global links per
-/// router, routed by `routing`, running `body` (a TOML array of operations) `times` times.
-fn dragonfly(routing: &str, times: u32, body: &str) -> Scenario {
-    scenario(&format!(
-        r#"
+/// The text of 72 ranks on a dragonfly of 9 groups of 4 routers with 2 hosts each and 2 global
+/// links per router, routed by `routing`, running `body` (a TOML array of operations) `times`
+/// times.
+fn dragonfly_text(routing: &str, times: u32, body: &str) -> String {
+    format!(
+        r#"name = "dragonfly"
 [program]
 ranks = 72
 [[program.op]]
@@ -38,7 +39,12 @@ latency = 1e-7
 startup = 2e-6
 routing = "{routing}"
 "#
-    ))
+    )
+}
+
+/// [`dragonfly_text`], parsed.
+fn dragonfly(routing: &str, times: u32, body: &str) -> Scenario {
+    scenario(&dragonfly_text(routing, times, body))
 }
 
 /// The group-to-group shift: every host exchanges 64 KiB with the host in its place in the
@@ -170,25 +176,7 @@ fn the_channel_load_bound_lies_below_the_simulated_makespan() {
 /// bandwidth (Kim et al.); Valiant routes spread it, to about half.
 #[test]
 fn route_loads_give_the_saturation_of_the_group_shift() {
-    let text = |routing: &str| {
-        format!(
-            r#"name = "shift"
-[program]
-ranks = 72
-[[program.op]]
-kind = "repeat"
-times = 3
-body = {SHIFT}
-[topology]
-kind = "dragonfly"
-hosts_per_router = 2
-routers_per_group = 4
-global_links_per_router = 2
-bandwidth = 1e9
-routing = "{routing}"
-"#
-        )
-    };
+    let text = |routing: &str| dragonfly_text(routing, 3, SHIFT);
     let saturation = |routing: &str| -> f64 {
         let file = temp_scenario(&format!("loads_{routing}"), &text(routing));
         let (code, out, err) = call(&["route", file.to_str().unwrap(), "--loads"]);
