@@ -73,12 +73,8 @@ impl Dragonfly {
         super::vertices_fit(self.hosts(), self.routers())
     }
 
-    fn n(&self) -> u64 {
-        self.hosts()
-    }
-
     fn local_base(&self) -> u64 {
-        2 * self.n()
+        2 * self.hosts()
     }
 
     fn global_base(&self) -> u64 {
@@ -97,7 +93,9 @@ impl Dragonfly {
 
     /// The router a vertex is (None for a host).
     fn router(&self, vertex: u32) -> Option<u32> {
-        u64::from(vertex).checked_sub(self.n()).map(|r| r as u32)
+        u64::from(vertex)
+            .checked_sub(self.hosts())
+            .map(|r| r as u32)
     }
 
     /// The group of router `r`.
@@ -119,7 +117,7 @@ impl Dragonfly {
     }
 
     fn vertex(&self, r: u32) -> u32 {
-        (self.n() + u64::from(r)) as u32
+        (self.hosts() + u64::from(r)) as u32
     }
 
     /// The local link from router `r` to router `y` of its group (`y != r`).
@@ -167,7 +165,7 @@ impl Dragonfly {
         let rd = self.router_of(dst);
         if r == rd {
             Hop {
-                link: self.n() + u64::from(dst),
+                link: self.hosts() + u64::from(dst),
                 to: dst,
             }
         } else if self.group(r) == self.group(rd) {
@@ -198,7 +196,7 @@ impl Dragonfly {
     /// group 1's router 2 to group 4).
     pub fn link_name(&self, link: u64) -> String {
         let (n, a, h) = (
-            self.n(),
+            self.hosts(),
             u64::from(self.routers_per_group),
             u64::from(self.global_links_per_router),
         );

@@ -323,17 +323,13 @@ impl Topology {
 
     /// The same topology routing by `routing`; an error when its kind has no such routing.
     pub fn with_routing(mut self, routing: Routing) -> Result<Topology, String> {
-        let kind = match self.shape {
-            Shape::Dragonfly(_) => TopologyKind::Dragonfly,
-            Shape::HyperX(_) => TopologyKind::Hyperx,
-            _ => TopologyKind::Bus,
-        };
+        let kind = self.shape.kind();
         let have = Routing::of_kind(kind);
         if !have.contains(&routing) {
             let names: Vec<&str> = have.iter().map(|r| r.name()).collect();
             return Err(format!(
                 "a {} has no {:?} routing: it routes {}",
-                self.shape.kind_name(),
+                kind.name(),
                 routing.name(),
                 names.join(", ")
             ));
@@ -784,18 +780,18 @@ impl Topology {
 }
 
 impl Shape {
-    /// The kind's name in a scenario file.
-    pub fn kind_name(&self) -> &'static str {
+    /// The kind of `[topology]` that gives this shape.
+    pub fn kind(&self) -> TopologyKind {
         match self {
-            Shape::Bus => "bus",
-            Shape::Full => "full",
-            Shape::Grid { wrap: true, dims } if dims.len() == 1 => "ring",
-            Shape::Grid { wrap: true, .. } => "torus",
-            Shape::Grid { wrap: false, .. } => "mesh",
-            Shape::Tree { fat: false, .. } => "tree",
-            Shape::Tree { fat: true, .. } => "fat_tree",
-            Shape::Dragonfly(_) => "dragonfly",
-            Shape::HyperX(_) => "hyperx",
+            Shape::Bus => TopologyKind::Bus,
+            Shape::Full => TopologyKind::Full,
+            Shape::Grid { wrap: true, dims } if dims.len() == 1 => TopologyKind::Ring,
+            Shape::Grid { wrap: true, .. } => TopologyKind::Torus,
+            Shape::Grid { wrap: false, .. } => TopologyKind::Mesh,
+            Shape::Tree { fat: false, .. } => TopologyKind::Tree,
+            Shape::Tree { fat: true, .. } => TopologyKind::FatTree,
+            Shape::Dragonfly(_) => TopologyKind::Dragonfly,
+            Shape::HyperX(_) => TopologyKind::Hyperx,
         }
     }
 }
