@@ -310,6 +310,16 @@ pub const CORE: &[Entry] = &[
         "99th percentile of a message's time from injection to delivery",
     ),
     entry(
+        "messages.offered",
+        Unit::Fraction,
+        "bytes sent to random ranks per node and time unit up to the last one's injection, over a link's bandwidth (the offered load)",
+    ),
+    entry(
+        "messages.accepted",
+        Unit::Fraction,
+        "bytes to random ranks delivered per node and time unit over the same window, over a link's bandwidth (the accepted throughput)",
+    ),
+    entry(
         "links.utilisation.mean",
         Unit::Fraction,
         "busy fraction of the links used, mean over them",

@@ -90,6 +90,12 @@ pub enum Figure {
     Loss,
     /// `abandon`: the fraction of arrivals that left unserved when their patience ran out.
     Abandon,
+    /// `offered`: the bytes offered to a network per node and time unit, over a link's
+    /// bandwidth.
+    Offered,
+    /// `accepted`: the bytes a network delivered per node and time unit, over a link's
+    /// bandwidth.
+    Accepted,
 }
 
 /// The summaries over the links a run's messages crossed, as (the links' figure, its summary):
@@ -132,6 +138,8 @@ impl Figure {
             Figure::Messages => "messages",
             Figure::Loss => "loss",
             Figure::Abandon => "abandon",
+            Figure::Offered => "offered",
+            Figure::Accepted => "accepted",
         }
     }
 }

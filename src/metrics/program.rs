@@ -7,6 +7,10 @@
 //!   and `io` (see [`Category`]);
 //! - `messages.count`, `messages.delay` (mean, injection to delivery), `messages.p99`, when the
 //!   program has more than one rank and sends messages;
+//! - `messages.offered`, `messages.accepted`, when it sends messages to random ranks
+//!   (`to = "random"`): the bytes injected, and those delivered, per node and time unit from the
+//!   start to the last such injection, over a link's bandwidth (the offered load and the
+//!   accepted throughput of network studies; [`crate::program::Traffic::shares`]);
 //! - `links.utilisation.mean`, `links.utilisation.max` (over the links used),
 //!   `links.delay.mean` (arrival at a link to the end of the transmission, over every crossing),
 //!   when its ranks are on more than one node.
@@ -51,6 +55,11 @@ pub fn names(prog: &Program) -> Vec<String> {
     }
     if prog.has_messages() {
         for f in [Figure::Count, Figure::Delay, Figure::P99] {
+            out.push(Subject::Messages.metric(f));
+        }
+    }
+    if prog.has_traffic() {
+        for f in [Figure::Offered, Figure::Accepted] {
             out.push(Subject::Messages.metric(f));
         }
     }
@@ -102,6 +111,11 @@ pub fn measure(prog: &Program, run: &ProgramRun) -> Vec<(String, f64)> {
         out.push((messages(Figure::Count), run.messages as f64));
         out.push((messages(Figure::Delay), run.message_delay));
         out.push((messages(Figure::P99), run.message_p99));
+    }
+    if prog.has_traffic() {
+        let [offered, accepted] = run.traffic.shares(prog);
+        out.push((messages(Figure::Offered), offered));
+        out.push((messages(Figure::Accepted), accepted));
     }
     if prog.crosses_links() && !run.links.is_empty() {
         let used = run.links.len() as f64;

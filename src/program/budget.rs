@@ -68,7 +68,11 @@ pub fn graph_operations(prog: &Program) -> (f64, Option<usize>) {
                 loops.pop();
                 continue;
             }
-            Instr::Compute(_) | Instr::Send { .. } | Instr::Recv { .. } | Instr::Io { .. } => 1.0,
+            Instr::Compute(_)
+            | Instr::Send { .. }
+            | Instr::Traffic { .. }
+            | Instr::Recv { .. }
+            | Instr::Io { .. } => 1.0,
             Instr::SendRecv { .. } => 2.0,
             Instr::Collective(c) => {
                 2.0 * collective_steps(prog, c.kind, c.algorithm, c.segments) + 1.0
@@ -210,7 +214,9 @@ pub fn check(prog: &Program) -> Vec<Excess> {
                     );
                 }
             }
-            Instr::Send { bytes, .. } | Instr::SendRecv { bytes, .. } => {
+            Instr::Send { bytes, .. }
+            | Instr::Traffic { bytes, .. }
+            | Instr::SendRecv { bytes, .. } => {
                 steps = 1.0;
                 let net = &prog.interconnect;
                 if let Size::Bytes(b) = bytes

@@ -39,6 +39,18 @@ use crate::topology::Topology;
 use collective::{Algorithm, Collective};
 use expr::Expr;
 
+/// The destination of a message sent to a uniformly drawn other rank (`to = "random"`).
+pub const RANDOM: &str = "random";
+
+/// Where a message of network traffic ([`Instr::Traffic`]) goes.
+#[derive(Clone, Debug)]
+pub enum Destination {
+    /// The rank an expression gives.
+    Rank(Expr),
+    /// A rank drawn uniformly from the other ranks, from the sender's stream.
+    Random,
+}
+
 /// Most ranks a program may have.
 pub const MAX_RANKS: i64 = 1 << 20;
 
@@ -90,6 +102,16 @@ pub enum Instr {
         bytes: Size,
         /// Tag.
         tag: Expr,
+        /// `send` (true) or `isend` (false).
+        blocking: bool,
+    },
+    /// Send a message that no operation receives (`received = false`, or `to = "random"`):
+    /// network traffic, counted on delivery (`messages.offered`, `messages.accepted`).
+    Traffic {
+        /// Destination.
+        to: Destination,
+        /// Message size in bytes.
+        bytes: Size,
         /// `send` (true) or `isend` (false).
         blocking: bool,
     },
@@ -297,6 +319,29 @@ impl Interconnect {
     }
 }
 
+/// The bytes of the network traffic (messages no operation receives) over the window from the
+/// start to the finish of the first rank that sent any (while every such rank still injects):
+/// what the network was offered and what it delivered in that window (the offered load and
+/// accepted throughput of network studies).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Traffic {
+    /// Bytes injected.
+    pub injected: f64,
+    /// Bytes delivered.
+    pub delivered: f64,
+    /// When the window ends, in time units.
+    pub until: f64,
+}
+
+impl Traffic {
+    /// The bytes injected and delivered per node and time unit over the window, over a link's
+    /// bandwidth: `[offered, accepted]` (`NaN` or infinite for a window of no time).
+    pub fn shares(&self, prog: &Program) -> [f64; 2] {
+        let capacity = f64::from(prog.nodes()) * prog.interconnect.bandwidth * self.until;
+        [self.injected / capacity, self.delivered / capacity]
+    }
+}
+
 /// A disk: `count` identical units, each a FCFS server taking `startup + bytes / bandwidth`.
 #[derive(Clone, Debug)]
 pub struct Disk {
@@ -343,12 +388,19 @@ impl Program {
     pub fn has_messages(&self) -> bool {
         self.ranks > 1
             && self.code.iter().any(|i| match i {
-                Instr::Send { .. } | Instr::SendRecv { .. } => true,
+                Instr::Send { .. } | Instr::Traffic { .. } | Instr::SendRecv { .. } => true,
                 Instr::Collective(c) => {
                     !(c.kind == Collective::Barrier && c.algorithm == Algorithm::Ideal)
                 }
                 _ => false,
             })
+    }
+
+    /// True when the program sends network traffic (messages no operation receives:
+    /// `received = false`, `to = "random"`), which its `messages.offered` and
+    /// `messages.accepted` measure.
+    pub fn has_traffic(&self) -> bool {
+        self.ranks > 1 && self.code.iter().any(|i| matches!(i, Instr::Traffic { .. }))
     }
 
     /// Whether the program's messages can cross links: they can unless every rank is on one

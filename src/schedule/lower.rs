@@ -102,7 +102,8 @@ impl Unfit {
 
 /// Everything of `prog` that a dependency graph cannot hold, found before any rank is lowered:
 /// more operations, loops unrolled, than fit ([`most_operations`], estimated by
-/// [`crate::program::budget::graph_operations`]), an ideal barrier, disk I/O, a constant user tag of
+/// [`crate::program::budget::graph_operations`]), an ideal barrier, disk I/O, a message to a
+/// no operation receives, a constant user tag of
 /// `2^31` or more (the tags above are the collectives').
 pub fn unfit(prog: &Program) -> Vec<Unfit> {
     let mut found = Vec::new();
@@ -131,6 +132,10 @@ pub fn unfit(prog: &Program) -> Vec<Unfit> {
             Instr::Io { .. } => (
                 "",
                 "disk I/O cannot be expressed in a dependency graph of messages".to_owned(),
+            ),
+            Instr::Traffic { .. } => (
+                "to",
+                "a message no operation receives (to = \"random\", received = false) has no receive to match it in a dependency graph of messages: run the program as ranks (no [loggp], labels or GOAL file)".to_owned(),
             ),
             Instr::Send { tag, .. } | Instr::Recv { tag, .. } | Instr::SendRecv { tag, .. } => {
                 match tag.as_constant().filter(|&t| t >= 1 << 31) {
@@ -464,10 +469,11 @@ fn lower_rank(
                 collective(prog, ctl, b, rank, rng, r, pc, op)?;
                 budget = MAX_INSTANT_OPS;
             }
-            Instr::Io { .. } => {
+            Instr::Io { .. } | Instr::Traffic { .. } => {
                 return Err(fail(
                     pc,
-                    "disk I/O cannot be expressed in a dependency graph".to_owned(),
+                    "disk I/O and messages no operation receives cannot be expressed in a dependency graph"
+                        .to_owned(),
                 ));
             }
             Instr::Loop { times, depth, end } => {

@@ -446,6 +446,47 @@ impl Topology {
         matches!(self.routing, Routing::Minimal | Routing::Valiant)
     }
 
+    /// The routes a message from node `src` to node `dst` may take, as (detour, chance): the
+    /// minimal route ([`NO_DETOUR`]) for sure; under Valiant routing each intermediate, equally
+    /// likely; `None` under UGAL and adaptive routing, whose routes between routers follow the
+    /// links' backlogs.
+    pub fn detours(&self, src: u32, dst: u32) -> Option<Vec<(u32, f64)>> {
+        match (&self.shape, self.routing) {
+            (Shape::Dragonfly(d), Routing::Valiant) => {
+                let (gs, gd) = (d.group_of_vertex(src), d.group_of_vertex(dst));
+                if gs == gd || d.groups < 3 {
+                    return Some(vec![(NO_DETOUR, 1.0)]);
+                }
+                let weight = 1.0 / f64::from(d.groups - 2);
+                Some(
+                    (0..d.groups)
+                        .filter(|&g| g != gs && g != gd)
+                        .map(|g| (g, weight))
+                        .collect(),
+                )
+            }
+            (Shape::HyperX(x), Routing::Valiant) => {
+                let routers = x.routers() as u32;
+                let weight = 1.0 / f64::from(routers);
+                Some((0..routers).map(|r| (r, weight)).collect())
+            }
+            (_, Routing::Ugal | Routing::Adaptive) => None,
+            _ => Some(vec![(NO_DETOUR, 1.0)]),
+        }
+    }
+
+    /// The links of the route from node `src` to node `dst` through `detour` (one of
+    /// [`Topology::detours`]), in order, each given to `add`. Returns the hops.
+    pub fn route_through(&self, src: u32, dst: u32, detour: u32, mut add: impl FnMut(u64)) -> u64 {
+        let (mut at, mut detour, mut hops) = (src, detour, 0);
+        while let Some(hop) = self.next_routed(at, dst, &mut detour, |_| 0) {
+            add(hop.link);
+            at = hop.to;
+            hops += 1;
+        }
+        hops
+    }
+
     /// The links a message from node `src` to node `dst` crosses, each given to `add` with the
     /// chance it crosses it under the routing: 1 on a minimal route; over a Valiant route, the
     /// share of the intermediates (each equally likely) whose route crosses it; under UGAL or
@@ -455,39 +496,17 @@ impl Topology {
         if src == dst {
             return 0;
         }
-        let walk = |detour: u32, weight: f64, add: &mut dyn FnMut(u64, f64)| {
-            let (mut at, mut detour, mut hops) = (src, detour, 0);
-            while let Some(hop) = self.next_routed(at, dst, &mut detour, |_| 0) {
-                add(hop.link, weight);
-                at = hop.to;
-                hops += 1;
-            }
-            hops
-        };
-        match (&self.shape, self.routing) {
-            (Shape::Dragonfly(d), Routing::Valiant) => {
-                let (gs, gd) = (d.group_of_vertex(src), d.group_of_vertex(dst));
-                if gs == gd || d.groups < 3 {
-                    return walk(NO_DETOUR, 1.0, &mut add);
-                }
-                let weight = 1.0 / f64::from(d.groups - 2);
-                (0..d.groups)
-                    .filter(|&g| g != gs && g != gd)
-                    .map(|g| walk(g, weight, &mut add))
-                    .sum()
-            }
-            (Shape::HyperX(x), Routing::Valiant) => {
-                let routers = x.routers() as u32;
-                let weight = 1.0 / f64::from(routers);
-                (0..routers).map(|r| walk(r, weight, &mut add)).sum()
-            }
-            (_, Routing::Ugal | Routing::Adaptive) => {
+        match self.detours(src, dst) {
+            Some(routes) => routes
+                .into_iter()
+                .map(|(detour, weight)| self.route_through(src, dst, detour, |l| add(l, weight)))
+                .sum(),
+            None => {
                 // a host's injection link is its number, its ejection link the hosts' count on
                 add(u64::from(src), 1.0);
                 add(u64::from(self.nodes) + u64::from(dst), 1.0);
                 2
             }
-            _ => walk(NO_DETOUR, 1.0, &mut add),
         }
     }
 

@@ -120,6 +120,9 @@ mod timeline;
 /// A schedule converted from a real MPI run (NPB CG, liballprof, Schedgen) against
 /// LogGOPSim's times with the parameters fitted to this machine's ping-pong.
 mod traces;
+/// Network traffic: messages no operation receives, offered load, accepted throughput, the
+/// fluid model.
+mod traffic;
 /// Shared helpers.
 mod util;
 /// `parsim validate`: exit codes, reports, reruns.

@@ -30,8 +30,8 @@ use super::ps::PsQueue;
 use crate::program::collective::{Algorithm, Collective, GroupShape, Step};
 use crate::program::control::{COLLECTIVE_TAG, Control, Phases};
 use crate::program::{
-    Category, CollectiveOp, Instr, MAX_INSTANT_OPS, Program, ProgramFault, Sharing, Size,
-    Switching, Work,
+    Category, CollectiveOp, Destination, Instr, MAX_INSTANT_OPS, Program, ProgramFault, Sharing,
+    Size, Switching, Traffic, Work,
 };
 use crate::rng::{StreamRng, stream};
 use crate::stats::{Percentiles, Tally};
@@ -164,6 +164,8 @@ struct Rank {
     since: Ticks,
     spent: [Ticks; 4],
     finish: Ticks,
+    /// It injected network traffic.
+    sent_traffic: bool,
 }
 
 /// A message in flight. What a hop reads and writes comes first, in one cache line (the
@@ -187,6 +189,8 @@ struct Msg {
     header_done: bool,
     /// The sender waits for the delivery.
     notify: bool,
+    /// Network traffic ([`Instr::Traffic`]): counted on delivery, never received.
+    traffic: bool,
     injected: Ticks,
     bytes: f64,
     tag: u64,
@@ -314,6 +318,8 @@ pub struct ProgramRun {
     pub message_p99: f64,
     /// Messages sent but never received (left in a mailbox at the end).
     pub unreceived: u64,
+    /// Messages to random ranks (`to = "random"`): see [`Traffic`].
+    pub traffic: Traffic,
     /// Events processed.
     pub events: u64,
 }
@@ -378,6 +384,12 @@ pub struct Execution<'p> {
     /// Most events the execution may schedule ([`crate::program::budget::MAX_EVENTS`]).
     budget: u64,
     message_count: u64,
+    /// Bytes of network traffic injected and delivered in the window (its `until` unset: see
+    /// `traffic_end`).
+    traffic: Traffic,
+    /// When the window closes: the instant the first rank that sent traffic finished (its
+    /// events included), `Ticks::MAX` before.
+    traffic_end: Ticks,
     message_delay: Tally,
     message_pct: Percentiles,
     latency: Ticks,
@@ -433,6 +445,7 @@ impl<'p> Execution<'p> {
                     since: 0,
                     spent: [0; 4],
                     finish: 0,
+                    sent_traffic: false,
                 };
                 p
             ],
@@ -476,6 +489,8 @@ impl<'p> Execution<'p> {
             events: 0,
             budget: crate::program::budget::MAX_EVENTS,
             message_count: 0,
+            traffic: Traffic::default(),
+            traffic_end: Ticks::MAX,
             message_delay: Tally::new(),
             message_pct: Percentiles::wide(&clock, prog.message_scale()),
             latency: clock.wide_ticks(net.latency),
@@ -726,6 +741,9 @@ impl<'p> Execution<'p> {
                 rk.wait = Wait::Done;
                 rk.finish = self.now;
                 self.finished += 1;
+                if rk.sent_traffic && self.traffic_end == Ticks::MAX {
+                    self.traffic_end = self.now;
+                }
                 return Ok(());
             };
             match instr {
@@ -745,7 +763,26 @@ impl<'p> Execution<'p> {
                     let tag = self.ctl.user_tag(r, pc, tag)?;
                     self.set_category(r, Category::Communication);
                     self.ranks[ri].parts = u8::from(*blocking);
-                    self.send(r, to, bytes, tag, *blocking);
+                    self.send(r, to, bytes, tag, *blocking, false);
+                    return Ok(());
+                }
+                Instr::Traffic {
+                    to,
+                    bytes,
+                    blocking,
+                } => {
+                    let to = match to {
+                        Destination::Rank(e) => self.ctl.peer(r, pc, e)?,
+                        Destination::Random => {
+                            // another rank, uniformly: a draw below P - 1, its own skipped
+                            let other = self.rng[ri].random_range(0..prog.ranks - 1);
+                            other + u32::from(other >= r)
+                        }
+                    };
+                    let bytes = self.size(r, bytes)?;
+                    self.set_category(r, Category::Communication);
+                    self.ranks[ri].parts = u8::from(*blocking);
+                    self.send(r, to, bytes, 0, *blocking, true);
                     return Ok(());
                 }
                 Instr::Recv { from, tag } => {
@@ -777,7 +814,7 @@ impl<'p> Execution<'p> {
                     let rk = &mut self.ranks[ri];
                     rk.parts = 1 + u8::from(!got);
                     rk.recv = (!got).then_some((from, tag));
-                    self.send(r, to, bytes, tag, true);
+                    self.send(r, to, bytes, tag, true, false);
                     return Ok(());
                 }
                 Instr::Collective(op) => {
@@ -912,7 +949,7 @@ impl<'p> Execution<'p> {
 
     /// Sends a message from `r`: after the startup, it enters the network. `blocks`: the sender
     /// waits for its delivery (one of its `parts`).
-    fn send(&mut self, r: u32, to: u32, bytes: f64, tag: u64, blocks: bool) {
+    fn send(&mut self, r: u32, to: u32, bytes: f64, tag: u64, blocks: bool, traffic: bool) {
         let dst_node = self.ctl.node(to);
         let at = self.ctl.node(r);
         let detour = if self.routed {
@@ -934,6 +971,7 @@ impl<'p> Execution<'p> {
             dst_node,
             detour,
             notify: blocks,
+            traffic,
             work: wide_ceil_from_f64(bytes / self.base_per_tick),
             injected: 0,
             finish: 0,
@@ -961,6 +999,12 @@ impl<'p> Execution<'p> {
         let msg = self.ranks[ri].pending;
         let blocks = self.ranks[ri].pending_blocks;
         self.msgs.items[msg as usize].injected = self.now;
+        if self.msgs.items[msg as usize].traffic {
+            self.ranks[ri].sent_traffic = true;
+            if self.in_window() {
+                self.traffic.injected += self.msgs.items[msg as usize].bytes;
+            }
+        }
         self.ranks[ri].wait = Wait::Parts;
         if !blocks && self.ranks[ri].parts == 0 {
             // isend: the sender goes on
@@ -1240,6 +1284,12 @@ impl<'p> Execution<'p> {
         }
     }
 
+    /// Whether the traffic's window is open: until the end of the instant at which the first
+    /// rank that sent traffic finished (so that what the other ranks do at that instant counts).
+    fn in_window(&self) -> bool {
+        self.now <= self.traffic_end
+    }
+
     /// The message reached its destination's mailbox.
     fn deliver(&mut self, msg: u32) {
         let m = self.msgs.items[msg as usize];
@@ -1250,6 +1300,12 @@ impl<'p> Execution<'p> {
         self.message_pct.record_wide(delay);
         if m.notify {
             self.part_done(m.src);
+        }
+        if m.traffic {
+            if self.in_window() {
+                self.traffic.delivered += m.bytes;
+            }
+            return;
         }
         let d = &mut self.ranks[m.dst as usize];
         if d.recv == Some((m.src, m.tag)) {
@@ -1370,7 +1426,7 @@ impl<'p> Execution<'p> {
             rk.parts = u8::from(send.is_some()) + u8::from(open.is_some());
             rk.wait = Wait::Parts;
             if let Some((to, b)) = send {
-                self.send(r, global(to), b, tag, true);
+                self.send(r, global(to), b, tag, true, false);
             }
             return true;
         }
@@ -1579,6 +1635,14 @@ impl<'p> Execution<'p> {
             message_delay: self.message_delay.mean(),
             message_p99,
             unreceived: self.mailbox.total() + self.msgs.live() as u64,
+            traffic: Traffic {
+                until: if self.traffic_end == Ticks::MAX {
+                    0.0
+                } else {
+                    clock.wide_span(self.traffic_end)
+                },
+                ..self.traffic
+            },
             events: self.events,
         }
     }

@@ -12,11 +12,11 @@
 
 use rustc_hash::FxHashMap;
 
-use super::evaluation;
+use super::{evaluation, fluid};
 use crate::analytic::cost;
 use crate::metrics::name::{Figure, Subject};
 use crate::predict::{Analysis, Prediction};
-use crate::program::Program;
+use crate::program::{Program, Traffic};
 use crate::topology::Topology;
 
 /// The method's name, as its labels start.
@@ -29,6 +29,12 @@ pub struct ChannelLoads {
     bytes: FxHashMap<u64, f64>,
     /// Bytes each node sends into the network (to another node).
     injected: FxHashMap<u32, f64>,
+    /// Bytes sent to random ranks, by sending node.
+    random: FxHashMap<u32, f64>,
+    /// Bytes of network traffic to given ranks, by (sending node, receiving node).
+    traffic: FxHashMap<(u32, u32), f64>,
+    /// Bytes of network traffic, to the sender's own node too.
+    traffic_total: f64,
     /// Messages added.
     messages: u64,
     /// Hops walked to spread them (the work, against the budget).
@@ -50,6 +56,67 @@ impl ChannelLoads {
         self.hops += topology.expected_crossings(src, dst, |link, share| {
             *loads.entry(link).or_default() += share * bytes;
         });
+    }
+
+    /// Adds a message of network traffic ([`crate::program::Instr::Traffic`]) of `bytes` from
+    /// node `src` to node `dst`, as [`Self::add`] does, and to the traffic's flows.
+    pub fn add_traffic(&mut self, topology: &Topology, src: u32, dst: u32, bytes: f64) {
+        self.add(topology, src, dst, bytes);
+        self.traffic_total += bytes;
+        if src != dst {
+            *self.traffic.entry((src, dst)).or_default() += bytes;
+        }
+    }
+
+    /// Adds a message of `bytes` from node `src` to a rank drawn uniformly from the others; its
+    /// bytes are spread over every destination by [`Self::spread_random`].
+    pub fn add_random(&mut self, src: u32, bytes: f64) {
+        self.messages += 1;
+        self.traffic_total += bytes;
+        *self.random.entry(src).or_default() += bytes;
+    }
+
+    /// Spreads the bytes sent to random ranks over their destinations: from a node, each other
+    /// rank is drawn with probability `1 / (P - 1)`, so a node `d` with `k_d` ranks receives
+    /// `k_d / (P - 1)` of the bytes (the sender's own node, `(k - 1) / (P - 1)`, over no link),
+    /// each share over the routes from the sender's node to `d`.
+    pub fn spread_random(&mut self, prog: &Program) {
+        let topology = &prog.interconnect.topology;
+        let others = f64::from(prog.ranks - 1);
+        let nodes = prog.nodes();
+        let on =
+            |n: u32| f64::from((prog.ranks - n * prog.ranks_per_node).min(prog.ranks_per_node));
+        let mut senders: Vec<(u32, f64)> = self.random.iter().map(|(&n, &b)| (n, b)).collect();
+        senders.sort_by_key(|&(n, _)| n);
+        for (src, bytes) in senders {
+            *self.injected.entry(src).or_default() += bytes * (1.0 - (on(src) - 1.0) / others);
+            for dst in (0..nodes).filter(|&d| d != src) {
+                if self.hops as f64 > cost::scaled(cost::WORK_BUDGET) {
+                    return;
+                }
+                let share = bytes * on(dst) / others;
+                *self.traffic.entry((src, dst)).or_default() += share;
+                let loads = &mut self.bytes;
+                self.hops += topology.expected_crossings(src, dst, |link, part| {
+                    *loads.entry(link).or_default() += part * share;
+                });
+            }
+        }
+    }
+
+    /// The network traffic's bytes between nodes, as (sending node, receiving node, bytes), in
+    /// node order; a random destination's bytes spread over every node (after
+    /// [`Self::spread_random`]).
+    pub fn traffic_flows(&self) -> Vec<(u32, u32, f64)> {
+        let mut flows: Vec<(u32, u32, f64)> =
+            self.traffic.iter().map(|(&(s, d), &b)| (s, d, b)).collect();
+        flows.sort_by_key(|&(s, d, _)| (s, d));
+        flows
+    }
+
+    /// The bytes of network traffic, to the sender's own node too.
+    pub fn traffic_total(&self) -> f64 {
+        self.traffic_total
     }
 
     /// The messages added.
@@ -88,23 +155,26 @@ impl ChannelLoads {
     }
 }
 
-/// The channel-load bound on the makespan and the message count, for a program whose routing
-/// is not minimal (under minimal routes the evaluation's own predictions include the links'
-/// loads); a refusal saying why otherwise.
-pub fn predictions(prog: &Program, a: &mut Analysis) {
+/// The channel-load bound on the makespan (and, under a routing that is not minimal, the
+/// message count, which the evaluation gives otherwise); for a program that sends to random
+/// ranks, the offered load of the walk's injection window and the accepted throughput the
+/// busiest link allows in it. A refusal saying why where the loads cannot be had.
+pub fn predictions(prog: &Program, routes_vary: bool, a: &mut Analysis) {
     let net = &prog.interconnect;
-    let loads = match evaluation::channel_loads(prog) {
+    let (loads, traffic) = match evaluation::channel_loads_and_traffic(prog) {
         Ok(l) => l,
         Err(why) => return a.refuse(METHOD, why),
     };
-    a.predictions.push(Prediction {
-        metric: Subject::Messages.metric(Figure::Count),
-        value: loads.messages as f64,
-        method: format!("{METHOD} (a count)"),
-        exact: true,
-        measured: None,
-        recommended: false,
-    });
+    if routes_vary {
+        a.predictions.push(Prediction {
+            metric: Subject::Messages.metric(Figure::Count),
+            value: loads.messages as f64,
+            method: format!("{METHOD} (a count)"),
+            exact: true,
+            measured: None,
+            recommended: false,
+        });
+    }
     let Some(&(link, bytes, time)) = loads.by_link(&net.topology, net.bandwidth).first() else {
         return a.refuse(
             METHOD,
@@ -117,13 +187,64 @@ pub fn predictions(prog: &Program, a: &mut Analysis) {
     } else {
         format!("the host links only: {routing} routes between routers follow the links' backlogs")
     };
+    let random = if prog.has_traffic() {
+        ", and a message to a random rank over every destination"
+    } else {
+        ""
+    };
+    let busiest = net.topology.link_name(link);
     a.predictions.push(Prediction {
         metric: Subject::Program.metric(Figure::Makespan),
         value: time,
         method: format!(
-            "{METHOD}; approximation: a lower bound on the mean, from {known} (the busiest, {}, carries {:.0} bytes)",
-            net.topology.link_name(link),
-            bytes
+            "{METHOD}; approximation: a lower bound on the mean, from {known}{random} (the busiest, {busiest}, carries {bytes:.0} bytes)"
+        ),
+        exact: false,
+        measured: None,
+        recommended: false,
+    });
+    if prog.has_traffic() {
+        traffic_predictions(prog, &loads, &traffic, a);
+    }
+}
+
+/// The offered load over the walk's injection window `[0, until]`, and the accepted throughput
+/// of the [`fluid`] model with every flow injected at the walk's rate.
+fn traffic_predictions(prog: &Program, loads: &ChannelLoads, traffic: &Traffic, a: &mut Analysis) {
+    let [offered, _] = traffic.shares(prog);
+    if !offered.is_finite() {
+        return a.refuse(
+            fluid::METHOD,
+            "the first rank to send network traffic finishes at time 0: there is no window to measure a rate over".to_owned(),
+        );
+    }
+    let window =
+        "over the contention-free walk's injection window (mean durations, minimal routes)";
+    a.predictions.push(Prediction {
+        metric: Subject::Messages.metric(Figure::Offered),
+        value: offered,
+        method: format!("{METHOD}; approximation: the bytes injected {window}"),
+        exact: false,
+        measured: None,
+        recommended: false,
+    });
+    let scale = traffic.injected / (traffic.until * loads.traffic_total());
+    let f = match fluid::accepted(prog, loads, scale) {
+        Ok(f) => f,
+        Err(why) => return a.refuse(fluid::METHOD, why),
+    };
+    // (traffic to the sender's own node crosses no link: delivered as offered)
+    let own_node = offered - f.offered;
+    let topology = &prog.interconnect.topology;
+    a.predictions.push(Prediction {
+        metric: Subject::Messages.metric(Figure::Accepted),
+        value: f.accepted + own_node,
+        method: format!(
+            "{}; approximation: every flow steady at the walk's rate {window}; the busiest link, {}, {:.1}% busy at the offered load: the pattern saturates at {:.4} (unbounded buffers; the bytes in flight at the window's ends neglected)",
+            fluid::METHOD,
+            topology.link_name(f.busiest.0),
+            100.0 * f.busiest.1,
+            f.saturation
         ),
         exact: false,
         measured: None,

@@ -29,15 +29,33 @@ use rustc_hash::FxHashMap;
 use super::delays::Delays;
 use super::graph::{self, Duration, Graph, Message, Random};
 use crate::dist::Dist;
+use crate::program::Traffic;
 use crate::program::collective::{Algorithm, Collective, GroupShape};
 use crate::program::control::{Control, Phases};
-use crate::program::{Category, CollectiveOp, Instr, Program, ProgramFault, Size, Switching, Work};
+use crate::program::{
+    Category, CollectiveOp, Destination, Instr, Program, ProgramFault, Size, Switching, Work,
+};
+use crate::rng::{StreamRng, stream};
 use crate::time::wide_ceil_from_f64;
+use rand::RngExt;
 
 /// Operations the evaluation executes before it gives up: about 4 s of walking on one core of
 /// the machine class of `benches/RESULTS.md`, where a replication of such a program takes
 /// minutes (at 2e9, a refusal took 15 s).
 const MAX_OPS: u64 = 500_000_000;
+
+/// What the walk notes in [`Evaluation::random`] for the messages to random ranks.
+pub const SAMPLED: &str =
+    "destinations of messages to random ranks are one sample of their draws (not the run's)";
+
+/// The tags of network traffic in the walk, which no receive matches: to a rank an
+/// expression gives, and to a random rank.
+const TRAFFIC_TAG: u64 = u64::MAX - 1;
+const RANDOM_TAG: u64 = u64::MAX;
+
+/// The master seed of the destinations the walk draws for messages to random ranks (one
+/// sample, the same for every analysis; the runs draw their own).
+const DESTINATION_SEED: u64 = 0x7261_6e64_6f6d;
 
 /// Resource uses kept for the sharing check; beyond them sharing is not checked.
 const MAX_USES: usize = 16_000_000;
@@ -302,13 +320,21 @@ pub fn routes_vary(prog: &Program) -> Option<String> {
 /// [`crate::topology::Topology::expected_crossings`]. The walk's own times, on minimal routes,
 /// are not used.
 pub fn channel_loads(prog: &Program) -> Result<ChannelLoads, String> {
+    channel_loads_and_traffic(prog).map(|(loads, _)| loads)
+}
+
+/// [`channel_loads`], and the walk's messages to random ranks: the bytes injected and when
+/// the last one was, on the walk's timeline (minimal routes, no contention, mean durations).
+pub fn channel_loads_and_traffic(prog: &Program) -> Result<(ChannelLoads, Traffic), String> {
     let mut w = Walker::new(prog, false);
     w.keep_uses = false;
     w.channels = Some(ChannelLoads::default());
     w.run()?;
-    let loads = w.channels.take().expect("set above");
+    let mut loads = w.channels.take().expect("set above");
+    loads.spread_random(prog);
     loads.within_budget()?;
-    Ok(loads)
+    let traffic = w.traffic();
+    Ok((loads, traffic))
 }
 
 fn walk(
@@ -446,6 +472,11 @@ struct Walker<'p> {
     /// The links' expected loads under the program's routing, when they are asked for
     /// ([`channel_loads`]).
     channels: Option<ChannelLoads>,
+    /// Per rank, the stream of the destinations of its messages to random ranks (empty when
+    /// the program sends none).
+    destinations: Vec<StreamRng>,
+    /// Per rank, the bytes it sent to random ranks (empty when the program sends none).
+    traffic_bytes: Vec<f64>,
 }
 
 impl<'p> Walker<'p> {
@@ -506,6 +537,18 @@ impl<'p> Walker<'p> {
             crossings: Vec::new(),
             keep_uses: true,
             channels: None,
+            destinations: if prog.has_traffic() {
+                (0..u64::from(prog.ranks))
+                    .map(|r| stream(DESTINATION_SEED, 0, r))
+                    .collect()
+            } else {
+                Vec::new()
+            },
+            traffic_bytes: if prog.has_traffic() {
+                vec![0.0; p]
+            } else {
+                Vec::new()
+            },
         }
     }
 
@@ -668,8 +711,14 @@ impl<'p> Walker<'p> {
         let net = &prog.interconnect;
         let dst = prog.node_of(to);
         let mut at = prog.node_of(r);
-        if let Some(c) = &mut self.channels {
-            c.add(&net.topology, at, dst, bytes);
+        match &mut self.channels {
+            Some(c) if tag == RANDOM_TAG => c.add_random(at, bytes),
+            Some(c) if tag == TRAFFIC_TAG => c.add_traffic(&net.topology, at, dst, bytes),
+            Some(c) => c.add(&net.topology, at, dst, bytes),
+            None => {}
+        }
+        if tag >= TRAFFIC_TAG {
+            self.traffic_bytes[r as usize] += bytes;
         }
         let mut clock = inject;
         let mut latest = inject;
@@ -805,6 +854,9 @@ impl<'p> Walker<'p> {
                 bytes,
                 hops: first..g.links.len() as u32,
             });
+        }
+        if tag >= TRAFFIC_TAG {
+            return (inject, delivered, injected, delivery);
         }
         self.mailbox.entry((to, r, tag)).or_default().push_back((
             delivered,
@@ -1027,6 +1079,36 @@ impl<'p> Walker<'p> {
                         done_node: if *blocking { delivery } else { injected },
                     });
                 }
+                Instr::Traffic {
+                    to,
+                    bytes,
+                    blocking,
+                } => {
+                    let (to, tag) = match to {
+                        Destination::Rank(e) => (self.ctl.peer(r, pc, e)?, TRAFFIC_TAG),
+                        Destination::Random => {
+                            let other = self.destinations[ri].random_range(0..prog.ranks - 1);
+                            let rk = &mut self.ranks[ri];
+                            rk.tainted = rk.tainted.min(rk.clock);
+                            if !self.random.iter().any(|w| w == SAMPLED) {
+                                self.random.push(SAMPLED.to_owned());
+                            }
+                            (other + u32::from(other >= r), RANDOM_TAG)
+                        }
+                    };
+                    let (bytes, random) = self.size(r, bytes)?;
+                    let random_size = random.map(|d| (pc, d));
+                    let (inject, delivered, injected, delivery) =
+                        self.send(r, to, bytes, tag, *blocking, random_size);
+                    self.ranks[ri].parts = Some(Parts {
+                        since: now,
+                        done: if *blocking { delivered } else { inject },
+                        recv: None,
+                        category: COMMUNICATION,
+                        combine: None,
+                        done_node: if *blocking { delivery } else { injected },
+                    });
+                }
                 Instr::Recv { from, tag } => {
                     let from = self.ctl.peer(r, pc, from)?;
                     let tag = self.ctl.user_tag(r, pc, tag)?;
@@ -1228,6 +1310,30 @@ impl<'p> Walker<'p> {
             }
         }
         false
+    }
+
+    /// The walk's [`Traffic`]: its window ends at the first finish of a rank that sent to
+    /// random ranks, and each such rank injected, by then, its bytes pro rata of its own time
+    /// (nothing is delivered in the walk's figures).
+    fn traffic(&self) -> Traffic {
+        let senders = || {
+            self.traffic_bytes
+                .iter()
+                .zip(&self.ranks)
+                .filter(|(b, _)| **b > 0.0)
+                .map(|(&b, rk)| (b, rk.clock))
+        };
+        let until = senders().map(|(_, t)| t).fold(f64::INFINITY, f64::min);
+        if !until.is_finite() {
+            return Traffic::default();
+        }
+        Traffic {
+            injected: senders()
+                .map(|(b, t)| if t > until { b * until / t } else { b })
+                .sum(),
+            delivered: 0.0,
+            until,
+        }
     }
 
     fn finish(mut self) -> (Evaluation, Option<Graph<'p>>) {

@@ -24,7 +24,7 @@
 //!   the mixture of `a + b X` over the messages' routes when sizes are random (an
 //!   approximation: no queueing, no rounding to bytes).
 
-use super::evaluation::Evaluation;
+use super::evaluation::{self, Evaluation};
 use crate::metrics::name::{Figure, Subject};
 use crate::predict::{Analysis, Prediction, Refusal};
 use crate::program::{Category, Program};
@@ -74,6 +74,9 @@ fn labels(prog: &Program, ev: &Evaluation) -> Labels {
             "random durations may make messages meet on a link where the mean timeline has none"
                 .to_owned(),
         );
+    }
+    if ev.random.iter().any(|w| w == evaluation::SAMPLED) {
+        delays.push(evaluation::SAMPLED.to_owned());
     }
     let mut percentiles = delays.clone();
     if random_sizes {

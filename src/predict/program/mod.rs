@@ -17,6 +17,7 @@
 pub mod channels;
 pub(crate) mod delays;
 pub mod evaluation;
+pub mod fluid;
 pub(crate) mod graph;
 pub(crate) mod laws;
 mod mean_value;
@@ -99,8 +100,11 @@ pub fn analyze(prog: &Program) -> Analysis {
             }
         }
     }
-    if let Some(why) = evaluation::routes_vary(prog) {
-        channels::predictions(prog, &mut a);
+    let routes_vary = evaluation::routes_vary(prog);
+    if routes_vary.is_some() || prog.has_traffic() {
+        channels::predictions(prog, routes_vary.is_some(), &mut a);
+    }
+    if let Some(why) = routes_vary {
         // (the contention-free evaluation's own refusal comes with its predictions below)
         for method in [
             stochastic::EXACT_METHOD,
@@ -361,6 +365,12 @@ fn messages(prog: &Program, first: usize, body: &[Instr]) -> Option<Vec<ClosedFo
                     continue;
                 }
                 Instr::Send { to, bytes, .. } | Instr::SendRecv { to, bytes, .. } => (to, bytes),
+                Instr::Traffic { .. } => {
+                    return Some(vec![Err(
+                        "its messages are network traffic (to random ranks, or not received): the formula is for rounds of received messages"
+                            .to_owned(),
+                    )]);
+                }
                 _ => continue,
             };
             operations += 1;

@@ -64,6 +64,16 @@ pub fn predictions(prog: &Program, ev: &Evaluation, a: &mut Analysis) {
                 &method,
                 false,
             );
+            // a message's delay: its contention-free delay plus the mean waits at its links
+            // (Kleinrock's independence approximation, for messages that come as a stream)
+            if with_waits.messages > 0 {
+                a.add(
+                    Subject::Messages.metric(Figure::Delay),
+                    with_waits.message_delay,
+                    &method,
+                    false,
+                );
+            }
             // the stochastic methods again, unless nothing is random or the waits hardly
             // move the path (their own predictions without waits then stand for these)
             if with_waits.random.is_empty() || with_waits.makespan <= ev.makespan * (1.0 + 1e-3) {

@@ -134,6 +134,9 @@ pub struct RawOp {
     pub bytes: Option<SizeSpec>,
     /// Message tag (default 0).
     pub tag: Option<ExprText>,
+    /// Send, isend: `false` for a message no operation receives (network traffic, counted on
+    /// delivery); `to = "random"` implies it.
+    pub received: Option<bool>,
     /// Rooted collectives: the root (index in the group, default 0).
     pub root: Option<ExprText>,
     /// Collectives and barrier: the algorithm.
@@ -180,6 +183,7 @@ impl RawOp {
             from: None,
             bytes: None,
             tag: None,
+            received: None,
             root: None,
             algorithm: None,
             segments: None,

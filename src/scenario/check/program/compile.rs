@@ -13,8 +13,8 @@ use crate::program::expr::{Env, Expr, Var};
 use crate::program::marks::Dependency;
 use crate::program::marks::{Mark, Marks};
 use crate::program::{
-    CollectiveOp, Disk, Groups, Instr, Interconnect, MAX_RANKS, Program, Sharing, Size, Switching,
-    Work,
+    CollectiveOp, Destination, Disk, Groups, Instr, Interconnect, MAX_RANKS, Program, RANDOM,
+    Sharing, Size, Switching, Work,
 };
 use crate::scenario::raw::program::{
     ExprText, OpKind, RawDisk, RawMachine, RawOp, RawProgram, RawSharing, RawSwitching,
@@ -872,7 +872,7 @@ impl<'a> Compiler<'a> {
     fn allowed(kind: OpKind) -> &'static [&'static str] {
         match kind {
             OpKind::Compute => &["time", "iterations", "cost", "split"],
-            OpKind::Send | OpKind::Isend => &["to", "bytes", "tag"],
+            OpKind::Send | OpKind::Isend => &["to", "bytes", "tag", "received"],
             OpKind::Recv | OpKind::Irecv => &["from", "tag"],
             OpKind::Wait => &["for"],
             OpKind::Sendrecv => &["to", "from", "bytes", "tag"],
@@ -910,6 +910,7 @@ impl<'a> Compiler<'a> {
             ("from", o.from.is_some()),
             ("bytes", o.bytes.is_some()),
             ("tag", o.tag.is_some()),
+            ("received", o.received.is_some()),
             ("root", o.root.is_some()),
             ("algorithm", o.algorithm.is_some()),
             ("segments", o.segments.is_some()),
@@ -975,6 +976,11 @@ impl<'a> Compiler<'a> {
         });
         match o.kind {
             OpKind::Compute => self.compute(at, path, o),
+            OpKind::Send | OpKind::Isend
+                if o.received == Some(false) || o.to.as_ref().is_some_and(|t| t.0 == RANDOM) =>
+            {
+                self.traffic(at, path, o)
+            }
             OpKind::Send | OpKind::Isend => {
                 let to = self
                     .required(at, path, "to", &o.to)
@@ -1145,6 +1151,50 @@ impl<'a> Compiler<'a> {
         self.paths.push(path.to_owned());
         self.offsets.push(self.at);
         self.code.len() - 1
+    }
+
+    /// A `send` or `isend` no operation receives (`received = false`, or `to = "random"`: a
+    /// rank drawn uniformly from the others, in a program of more than one rank): network
+    /// traffic, without a tag.
+    fn traffic(&mut self, at: usize, path: &str, o: &RawOp) {
+        let random = o.to.as_ref().is_some_and(|t| t.0 == RANDOM);
+        if random && o.received == Some(true) {
+            self.add(
+                at,
+                format!("{path}.received"),
+                "a message to a random rank cannot be received (no rank knows to expect it): leave out received = true",
+            );
+        }
+        if random && self.ranks == 1 {
+            self.add(
+                at,
+                format!("{path}.to"),
+                "\"random\" draws one of the other ranks, and this program has one rank: give P >= 2, or a rank expression",
+            );
+        }
+        if o.tag.is_some() {
+            self.add(
+                at,
+                format!("{path}.tag"),
+                "a message no operation receives has no tag: remove the field",
+            );
+        }
+        let to = if random {
+            Some(Destination::Random)
+        } else {
+            self.required(at, path, "to", &o.to)
+                .map(|t| Destination::Rank(self.expr(at, &format!("{path}.to"), t)))
+        };
+        if let (Some(to), Some(bytes)) = (to, self.size(at, path, &o.bytes)) {
+            self.push(
+                Instr::Traffic {
+                    to,
+                    bytes,
+                    blocking: o.kind == OpKind::Send,
+                },
+                path,
+            );
+        }
     }
 
     fn tag(&mut self, at: usize, path: &str, o: &RawOp) -> Expr {
