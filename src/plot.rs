@@ -31,6 +31,11 @@ pub enum PlotError {
     /// The sweep has no shape a picture shows: more than two varied keys on a grid.
     #[error("--plot draws sweeps of one key, or two on a grid; this one varies {0} on a grid")]
     Shape(usize),
+    /// An x metric asked for heat maps, which have their keys on both axes.
+    #[error(
+        "--plot-x draws line charts: vary one key, --zip several, or add --plot-lines to a grid of two"
+    )]
+    AxisOnMap,
     /// A metric to draw that the sweep does not report.
     #[error("unknown metric {0:?} to plot (`parsim metrics <scenario>` lists every name)")]
     UnknownMetric(String),

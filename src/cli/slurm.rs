@@ -40,7 +40,7 @@ pub struct SlurmArgs {
     submit: bool,
     /// The parsim command to shard: `sweep`, `run` (one scenario file) or `validate`, e.g.
     /// `sweep scenarios/mm1.toml --vary run.seed=1..100` (its --json, --csv, --plot,
-    /// --plot-metric, --plot-lines and --report go to the merge).
+    /// --plot-metric, --plot-lines, --plot-x and --report go to the merge).
     #[arg(
         required = true,
         trailing_var_arg = true,
@@ -58,7 +58,7 @@ fn split_output_flags(command: &[String]) -> (Vec<String>, Vec<String>) {
         let flag = w.split('=').next().unwrap_or_default();
         match flag {
             "--json" | "--csv" | "--plot-lines" => merge.push(w.clone()),
-            "--plot" | "--plot-metric" | "--report" => {
+            "--plot" | "--plot-metric" | "--plot-x" | "--report" => {
                 merge.push(w.clone());
                 if !w.contains('=')
                     && let Some(value) = words.next()

@@ -112,9 +112,23 @@ pub struct OutputArgs {
     /// one curve per value of the second (e.g. a distribution family or a server count).
     #[arg(long, requires = "plot")]
     pub plot_lines: bool,
+    /// Draw the line charts against each point's simulated mean of METRIC instead of the first
+    /// key (e.g. --plot-x messages.offered: latency and accepted throughput against the offered
+    /// load of a sweep over the injection interval).
+    #[arg(long, value_name = "METRIC", requires = "plot")]
+    pub plot_x: Option<String>,
 }
 
 impl OutputArgs {
+    /// How a grid of two keys is drawn.
+    pub fn style(&self) -> plot::Style {
+        if self.plot_lines {
+            plot::Style::Lines
+        } else {
+            plot::Style::HeatMaps
+        }
+    }
+
     /// Prints the report as CSV or JSON on stdout and draws the pictures asked for.
     pub fn emit(&self, report: &SweepReport) -> anyhow::Result<()> {
         let mut out = parsim::files::stdout();
@@ -125,12 +139,13 @@ impl OutputArgs {
         }
         out.flush()?;
         if let Some(dir) = &self.plot {
-            let style = if self.plot_lines {
-                plot::Style::Lines
-            } else {
-                plot::Style::HeatMaps
-            };
-            let files = plot::write(report, dir, &self.plot_metric, style)?;
+            let files = plot::write(
+                report,
+                dir,
+                &self.plot_metric,
+                self.style(),
+                self.plot_x.as_deref(),
+            )?;
             eprintln!("parsim: {} pictures in {}", files.len(), dir.display());
             if files.is_empty() {
                 eprintln!(
@@ -179,24 +194,40 @@ pub fn run(args: &SweepArgs) -> anyhow::Result<ExitCode> {
     )
     .map_err(anyhow::Error::msg)?;
     if let Some(dir) = &args.output.plot {
-        plot::check_shape(layout, sweep.axes.len())?;
+        plot::check_shape(
+            layout,
+            sweep.axes.len(),
+            args.output.style(),
+            args.output.plot_x.is_some(),
+        )?;
         parsim::plot::make_dir(dir)?;
     }
     let points = sweep.points();
     let checked = check_points(&sweep, &points, args.shard)?;
     // the metrics to draw are known before the sweep runs: an unknown one is refused now
     if args.output.plot.is_some()
-        && !args.output.plot_metric.is_empty()
+        && (!args.output.plot_metric.is_empty() || args.output.plot_x.is_some())
         && let Some(first) = points.first()
     {
         let names = sweep
             .scenario(first)
             .map(|sc| sc.metric_names())
             .unwrap_or_default();
-        if let Some(unknown) = args.output.plot_metric.iter().find(|m| !names.contains(*m)) {
+        let mut asked = args
+            .output
+            .plot_metric
+            .iter()
+            .map(|m| ("--plot-metric", m))
+            .chain(args.output.plot_x.iter().map(|m| ("--plot-x", m)));
+        if let Some((flag, unknown)) = asked.find(|(_, m)| !names.contains(*m)) {
             anyhow::bail!(
-                "--plot-metric {unknown}: the scenario reports no such metric (`parsim metrics {}` lists them)",
+                "{flag} {unknown}: the scenario reports no such metric (`parsim metrics {}` lists them)",
                 sweep.path.display()
+            );
+        }
+        if args.output.plot_x.is_some() && args.analytic_only {
+            anyhow::bail!(
+                "--plot-x draws against simulated means, and --analytic-only simulates nothing: leave out one of them"
             );
         }
     }

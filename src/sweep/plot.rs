@@ -33,6 +33,7 @@ use crate::plot::{
     PALETTE, PlotError, SIMULATED, SIZE, draw_error, file_part, fit, method_key, padded, tick,
     with_unit,
 };
+use crate::predict::measured::method_name;
 use crate::validate::Verdict;
 
 /// A curve's points `(x, y)`.
@@ -49,23 +50,40 @@ pub enum Style {
 }
 
 /// Checks, before a sweep runs, that its pictures can be drawn: one key, a zip, or two keys
-/// on a grid.
-pub fn check_shape(layout: Layout, keys: usize) -> Result<(), PlotError> {
+/// on a grid; along an x metric (`x_metric`), line charts only.
+pub fn check_shape(
+    layout: Layout,
+    keys: usize,
+    style: Style,
+    x_metric: bool,
+) -> Result<(), PlotError> {
     if layout == Layout::Grid && keys > 2 {
         return Err(PlotError::Shape(keys));
+    }
+    if x_metric && layout == Layout::Grid && keys == 2 && style == Style::HeatMaps {
+        return Err(PlotError::AxisOnMap);
     }
     Ok(())
 }
 
+/// The x axis of a line chart: its label and every point's coordinate.
+struct Axis {
+    label: String,
+    xs: Vec<f64>,
+}
+
 /// Writes the pictures of `metrics` (none: every metric some method predicts) into `dir`
-/// (created if needed), a grid of two keys drawn in `style`; returns their files.
+/// (created if needed), a grid of two keys drawn in `style`, along the first key or, given
+/// `x`, along each point's simulated mean of that metric (line charts only); returns their
+/// files.
 pub fn write(
     report: &SweepReport,
     dir: &Path,
     metrics: &[String],
     style: Style,
+    x: Option<&str>,
 ) -> Result<Vec<PathBuf>, PlotError> {
-    check_shape(report.layout, report.keys.len())?;
+    check_shape(report.layout, report.keys.len(), style, x.is_some())?;
     let measured = |m: &String| {
         report
             .points
@@ -81,6 +99,27 @@ pub fn write(
         metrics.to_vec()
     };
     let two_d = report.layout == Layout::Grid && report.keys.len() == 2;
+    let axis = match x {
+        None => Axis {
+            label: report.keys[0].clone(),
+            xs: positions(report),
+        },
+        Some(m) => Axis {
+            label: with_unit(m),
+            xs: report
+                .points
+                .iter()
+                .map(|p| {
+                    p.rows
+                        .iter()
+                        .find(|r| r.metric == m)
+                        .map(|r| r.simulated)
+                        .filter(|v| v.is_finite())
+                        .ok_or_else(|| PlotError::UnknownMetric(m.to_owned()))
+                })
+                .collect::<Result<_, _>>()?,
+        },
+    };
     let series = if two_d && style == Style::Lines {
         series_of(report)
     } else {
@@ -114,7 +153,7 @@ pub fn write(
                     method_key(&method)
                 ));
                 let title = format!("{metric}: relative error of {}", short(&method));
-                let of_method = |r: &Row| r.method.as_deref() == Some(method.as_str());
+                let of_method = |r: &Row| of_method(r, &method);
                 let errors = cell_values(report, &metric, of_method, |r| r.relative_error);
                 let marks = cell_marks(report, &metric, of_method);
                 let percent = |v: f64| {
@@ -138,7 +177,7 @@ pub fn write(
             }
         } else {
             let file = dir.join(format!("{}.svg", file_part(&metric)));
-            curves(report, &file, &metric, &series)?;
+            curves(report, &file, &metric, &series, &axis)?;
             files.push(file);
             if two_d {
                 for method in methods(report, &metric, false) {
@@ -147,7 +186,7 @@ pub fn write(
                         file_part(&metric),
                         method_key(&method)
                     ));
-                    error_lines(report, &file, &metric, &method, &series)?;
+                    error_lines(report, &file, &metric, &method, &series, &axis)?;
                     files.push(file);
                 }
             }
@@ -169,21 +208,27 @@ fn predicted_metrics(report: &SweepReport) -> Vec<String> {
     found
 }
 
-/// The methods predicting `metric` at some point, in order of first appearance: values
+/// The methods predicting `metric` at some point, by name (their labels without what breaks,
+/// which may name figures of the point: [`method_name`]), in order of first appearance: values
 /// (`bounds == false`) or bounds (`true`).
 fn methods(report: &SweepReport, metric: &str, bounds: bool) -> Vec<String> {
     let mut found: Vec<String> = Vec::new();
     for p in &report.points {
         for r in p.rows.iter().filter(|r| r.metric == metric) {
-            if let Some(m) = &r.method
+            if let Some(m) = r.method.as_deref().map(method_name)
                 && r.lower_bound.is_some() == bounds
-                && !found.contains(m)
+                && !found.iter().any(|f| f == m)
             {
-                found.push(m.clone());
+                found.push(m.to_owned());
             }
         }
     }
     found
+}
+
+/// Whether `r` is a row of the method named `name` ([`methods`]).
+fn of_method(r: &Row, name: &str) -> bool {
+    r.method.as_deref().map(method_name) == Some(name)
 }
 
 /// Some of a sweep's points drawn as one curve: all of them, or those sharing a value of the
@@ -280,7 +325,7 @@ fn method_curve(
             let r = report.points[i]
                 .rows
                 .iter()
-                .find(|r| r.metric == metric && r.method.as_deref() == Some(method))?;
+                .find(|r| r.metric == metric && of_method(r, method))?;
             Some((xs[i], at(r)?))
         })
         .collect()
@@ -347,8 +392,9 @@ fn curves(
     file: &Path,
     metric: &str,
     series: &[Series],
+    axis: &Axis,
 ) -> Result<(), PlotError> {
-    let xs = positions(report);
+    let xs = &axis.xs;
     let several = series.len() > 1;
     let colour_of = |i: usize| {
         if several {
@@ -359,7 +405,7 @@ fn curves(
     };
     let mut lines = Vec::new();
     for (i, s) in series.iter().enumerate() {
-        let simulated = simulated_points(report, &xs, s, metric);
+        let simulated = simulated_points(report, xs, s, metric);
         let suffix = s
             .label
             .as_ref()
@@ -380,7 +426,7 @@ fn curves(
     for (k, method) in predicting.into_iter().enumerate() {
         let per_series: Vec<Curve> = series
             .iter()
-            .map(|s| method_curve(report, &xs, s, metric, &method, |r| r.analytic))
+            .map(|s| method_curve(report, xs, s, metric, &method, |r| r.analytic))
             .collect();
         let name = names[k].as_str();
         if !several || per_series.windows(2).all(|w| w[0] == w[1]) {
@@ -420,14 +466,14 @@ fn curves(
                     label,
                     colour,
                     stroke: Stroke::Bound,
-                    points: method_curve(report, &xs, &series[0], metric, &method, at),
+                    points: method_curve(report, xs, &series[0], metric, &method, at),
                     band: None,
                 });
             }
         }
     }
-    let title = format!("{metric} against {}", report.keys[0]);
-    draw_lines(report, file, &title, &with_unit(metric), &xs, &lines, false)
+    let title = format!("{metric} against {}", axis.label);
+    draw_lines(file, &title, &with_unit(metric), axis, &lines, false)
 }
 
 /// Each method's signed relative error `(analytic - simulated) / simulated` for `metric`
@@ -439,8 +485,9 @@ fn error_lines(
     metric: &str,
     method: &str,
     series: &[Series],
+    axis: &Axis,
 ) -> Result<(), PlotError> {
-    let xs = positions(report);
+    let xs = &axis.xs;
     let mut lines = Vec::new();
     for (i, s) in series.iter().enumerate() {
         let (points, band): (Curve, Vec<f64>) = s
@@ -450,7 +497,7 @@ fn error_lines(
                 let r = report.points[p]
                     .rows
                     .iter()
-                    .find(|r| r.metric == metric && r.method.as_deref() == Some(method))?;
+                    .find(|r| r.metric == metric && of_method(r, method))?;
                 let (a, m) = (r.analytic?, r.simulated);
                 let error = r.relative_error?;
                 Some(((xs[p], error), (a / m).abs() * r.half_width_95 / m.abs()))
@@ -466,26 +513,25 @@ fn error_lines(
     }
     let title = format!("{metric}: relative error of {}", short(method));
     draw_lines(
-        report,
         file,
         &title,
         "relative error (analytic - simulated) / simulated",
-        &xs,
+        axis,
         &lines,
         true,
     )
 }
 
-/// Draws `lines` against the first key into `file` (y values as percentages when `percent`).
+/// Draws `lines` along `axis` into `file` (y values as percentages when `percent`).
 fn draw_lines(
-    report: &SweepReport,
     file: &Path,
     title: &str,
     y_desc: &str,
-    xs: &[f64],
+    axis: &Axis,
     lines: &[Line],
     percent: bool,
 ) -> Result<(), PlotError> {
+    let xs = &axis.xs;
     let fail = draw_error(file);
     let ys = lines.iter().flat_map(|l| {
         l.points.iter().enumerate().flat_map(move |(i, &(_, y))| {
@@ -522,7 +568,7 @@ fn draw_lines(
         };
         chart
             .configure_mesh()
-            .x_desc(report.keys[0].as_str())
+            .x_desc(axis.label.as_str())
             .y_desc(fit(y_desc, SIZE.1 - 120, 14))
             .x_label_formatter(&x_tick)
             .y_label_formatter(&y_tick)

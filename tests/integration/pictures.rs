@@ -33,6 +33,14 @@ fn texts(group: &usvg::Group, out: &mut Vec<(String, usvg::Rect)>) {
     }
 }
 
+/// The texts of `svg`.
+fn look_at_texts(svg: &Path, options: &usvg::Options) -> Vec<String> {
+    let tree = usvg::Tree::from_data(&std::fs::read(svg).unwrap(), options).unwrap();
+    let mut found = Vec::new();
+    texts(tree.root(), &mut found);
+    found.into_iter().map(|(t, _)| t).collect()
+}
+
 /// Renders `svg` to a PNG beside it and returns what is wrong with it (empty if nothing).
 fn look_at(svg: &Path, options: &usvg::Options) -> Vec<String> {
     let mut wrong = Vec::new();
@@ -149,6 +157,26 @@ fn every_picture_is_drawn_with_its_text_inside() {
     let mut args = two_keys.to_vec();
     args.extend(["--plot", &lines_dir, "--plot-lines"]);
     parsim_ok(&args);
+    // along a simulated metric instead of the first key (heat maps cannot: refused first)
+    let along = dir.join("along_a_metric");
+    let along_dir = d(&along);
+    let mut args = two_keys.to_vec();
+    args.extend(["--plot", &along_dir, "--plot-x", "class.jobs.throughput"]);
+    let (code, _, err) = call(&args);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("--plot-x draws line charts"), "{err}");
+    args.push("--plot-lines");
+    parsim_ok(&args);
+    let labels: Vec<String> = svgs(&along)
+        .iter()
+        .flat_map(|f| look_at_texts(f, &options))
+        .collect();
+    assert!(
+        labels
+            .iter()
+            .any(|t| t.starts_with("class.jobs.throughput")),
+        "no axis along class.jobs.throughput: {labels:?}"
+    );
     let cases_dir = d(&cases);
     parsim_ok(&[
         "validate",
@@ -162,7 +190,7 @@ fn every_picture_is_drawn_with_its_text_inside() {
     ]);
     let mut wrong = Vec::new();
     let mut drawn = 0;
-    for sub in [&one, &grid, &lines, &cases] {
+    for sub in [&one, &grid, &lines, &along, &cases] {
         let files = svgs(sub);
         assert!(!files.is_empty(), "no pictures in {}", sub.display());
         for f in files {
