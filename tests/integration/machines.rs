@@ -143,8 +143,9 @@ routing = "{routing}"
     );
 }
 
-/// Under routings other than minimal `analyze` gives the message count (exact) and the
-/// channel-load lower bound on the makespan, which the simulation stays above.
+/// Under routings other than minimal `analyze` gives the channel-load lower bound on the
+/// makespan, which the simulation stays above, and the evaluation on one sample of the routes
+/// (its count exact, its times labelled with the sample).
 #[test]
 fn the_channel_load_bound_lies_below_the_simulated_makespan() {
     let body = r#"[{ kind = "compute", time = { dist = "exp", mean = 1e-4 } }, { kind = "sendrecv", to = "(rank + 8) % P", from = "(rank + P - 8) % P", bytes = 65536 }]"#;
@@ -157,9 +158,24 @@ fn the_channel_load_bound_lies_below_the_simulated_makespan() {
                 .find(|p| p.metric == metric && p.method.starts_with("channel-load bound"))
                 .unwrap_or_else(|| panic!("{routing}: no channel-load {metric}: {:?}", a.refusals))
         };
-        let count = find("messages.count");
+        let count = a
+            .predictions
+            .iter()
+            .find(|p| p.metric == "messages.count")
+            .expect("a count");
         assert!(count.exact);
         assert_eq!(count.value, simulated(&sc, 2, 1, "messages.count"));
+        let walked = a
+            .predictions
+            .iter()
+            .find(|p| p.metric == "program.makespan" && p.method.starts_with("contention-free"))
+            .expect("the evaluation applies");
+        assert!(!walked.exact);
+        assert!(
+            walked.method.contains("routes are"),
+            "{routing}: {}",
+            walked.method
+        );
         let bound = find("program.makespan");
         assert!(!bound.exact);
         let makespan = simulated(&sc, 4, 1, "program.makespan");

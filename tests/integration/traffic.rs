@@ -6,7 +6,7 @@ use parsim::replicate::{self, Options};
 use parsim::scenario::Scenario;
 use parsim::study::analyze_scenario;
 
-use super::util::{prediction, scenario};
+use super::util::{call, prediction, scenario, temp_scenario};
 
 /// The simulated means of `metrics` over `replications` on `threads` threads, seed 1.
 fn simulated(sc: &Scenario, replications: u32, threads: usize, metrics: &[&str]) -> Vec<f64> {
@@ -27,7 +27,12 @@ fn simulated(sc: &Scenario, replications: u32, threads: usize, metrics: &[&str])
 /// `times` trips of (`compute`, an `isend` of 4 KiB to `to`, not received) on 72 ranks of a
 /// dragonfly of 9 groups of 4 routers with 2 hosts each, routed by `routing`.
 fn dragonfly(routing: &str, times: u32, compute: &str, to: &str) -> Scenario {
-    scenario(&format!(
+    scenario(&dragonfly_text(routing, times, compute, to))
+}
+
+/// The text of [`dragonfly`].
+fn dragonfly_text(routing: &str, times: u32, compute: &str, to: &str) -> String {
+    format!(
         r#"name = "traffic"
 [program]
 ranks = 72
@@ -48,7 +53,7 @@ latency = 1e-7
 startup = 2e-6
 routing = "{routing}"
 "#
-    ))
+    )
 }
 
 /// Two ranks offer each other 4 KiB every 4 us (2 us of compute and the 2 us startup) over
@@ -132,7 +137,7 @@ bandwidth = 1e9
 
 /// The group shift as traffic offered at half a host's injection bandwidth: minimal routes
 /// hold each group to its one global link to the next (the channel-load saturation 1 / (a p) =
-/// 0.125), and beyond it the fluid model's accepted throughput is the run's to 1%: 0.1181, less
+/// 0.125: [`route_loads_give_the_saturation_of_the_traffic`]), and beyond it the fluid model's accepted throughput is the run's to 1%: 0.1181, less
 /// than 0.125 because the local link into the global link's router also carries what the
 /// previous group's global link delivers there, at 1.25 times its bandwidth. Valiant routes
 /// accept 0.41, the fluid model's figure to 1% as well.
@@ -159,12 +164,34 @@ fn the_fluid_model_follows_the_group_shift_beyond_saturation() {
             (offered - 0.4995).abs() < 0.005,
             "{routing}: offered {offered}"
         );
-        if routing == "minimal" {
-            assert!(
-                fluid.method.contains("saturates at 0.1250"),
-                "{}",
-                fluid.method
-            );
-        }
+    }
+}
+
+/// `route --loads` of the group shift as traffic: the global link between consecutive groups
+/// carries a whole group's bytes, so the hosts saturate it at 1 / (a p) = 12.5% of their
+/// injection bandwidth under minimal routes; under Valiant routes a local link of the
+/// intermediate groups is the busiest, at 43.7%.
+#[test]
+fn route_loads_give_the_saturation_of_the_traffic() {
+    // (7/16 = 43.75% under Valiant routes, printed to one decimal)
+    for (routing, busiest, share) in [("minimal", "g0r0>g1", 12.5), ("valiant", "g0r0-r1", 43.75)] {
+        let file = temp_scenario(
+            &format!("traffic_loads_{routing}"),
+            &dragonfly_text(routing, 100, "6.2e-6", "(rank + 8) % P"),
+        );
+        let (code, out, err) = call(&["route", file.to_str().unwrap(), "--loads"]);
+        assert_eq!(code, Some(0), "{err}");
+        let last = out.lines().last().unwrap_or_default();
+        let printed: f64 = last
+            .split("saturate it at ")
+            .nth(1)
+            .and_then(|t| t.split('%').next())
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(f64::NAN);
+        assert!(
+            last.starts_with(&format!("the busiest link, {busiest},"))
+                && (printed - share).abs() <= 0.05 + 1e-9,
+            "{routing}: {last}"
+        );
     }
 }

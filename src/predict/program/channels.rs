@@ -114,6 +114,11 @@ impl ChannelLoads {
         flows
     }
 
+    /// Whether any message went to a random rank.
+    pub fn has_random(&self) -> bool {
+        !self.random.is_empty()
+    }
+
     /// The bytes of network traffic, to the sender's own node too.
     pub fn traffic_total(&self) -> f64 {
         self.traffic_total
@@ -155,26 +160,16 @@ impl ChannelLoads {
     }
 }
 
-/// The channel-load bound on the makespan (and, under a routing that is not minimal, the
-/// message count, which the evaluation gives otherwise); for a program that sends to random
-/// ranks, the offered load of the walk's injection window and the accepted throughput the
-/// busiest link allows in it. A refusal saying why where the loads cannot be had.
-pub fn predictions(prog: &Program, routes_vary: bool, a: &mut Analysis) {
+/// The channel-load bound on the makespan, for a program whose routing is not minimal or that
+/// sends network traffic (otherwise every link's load is the evaluation's); for network
+/// traffic, the offered load of the walk's injection window and the accepted throughput of the
+/// [`fluid`] model. A refusal saying why where the loads cannot be had.
+pub fn predictions(prog: &Program, a: &mut Analysis) {
     let net = &prog.interconnect;
     let (loads, traffic) = match evaluation::channel_loads_and_traffic(prog) {
         Ok(l) => l,
         Err(why) => return a.refuse(METHOD, why),
     };
-    if routes_vary {
-        a.predictions.push(Prediction {
-            metric: Subject::Messages.metric(Figure::Count),
-            value: loads.messages as f64,
-            method: format!("{METHOD} (a count)"),
-            exact: true,
-            measured: None,
-            recommended: false,
-        });
-    }
     let Some(&(link, bytes, time)) = loads.by_link(&net.topology, net.bandwidth).first() else {
         return a.refuse(
             METHOD,
@@ -187,7 +182,7 @@ pub fn predictions(prog: &Program, routes_vary: bool, a: &mut Analysis) {
     } else {
         format!("the host links only: {routing} routes between routers follow the links' backlogs")
     };
-    let random = if prog.has_traffic() {
+    let random = if loads.has_random() {
         ", and a message to a random rank over every destination"
     } else {
         ""
@@ -218,8 +213,7 @@ fn traffic_predictions(prog: &Program, loads: &ChannelLoads, traffic: &Traffic, 
             "the first rank to send network traffic finishes at time 0: there is no window to measure a rate over".to_owned(),
         );
     }
-    let window =
-        "over the contention-free walk's injection window (mean durations, minimal routes)";
+    let window = "over the contention-free walk's injection window (mean durations)";
     a.predictions.push(Prediction {
         metric: Subject::Messages.metric(Figure::Offered),
         value: offered,
@@ -235,16 +229,12 @@ fn traffic_predictions(prog: &Program, loads: &ChannelLoads, traffic: &Traffic, 
     };
     // (traffic to the sender's own node crosses no link: delivered as offered)
     let own_node = offered - f.offered;
-    let topology = &prog.interconnect.topology;
     a.predictions.push(Prediction {
         metric: Subject::Messages.metric(Figure::Accepted),
         value: f.accepted + own_node,
         method: format!(
-            "{}; approximation: every flow steady at the walk's rate {window}; the busiest link, {}, {:.1}% busy at the offered load: the pattern saturates at {:.4} (unbounded buffers; the bytes in flight at the window's ends neglected)",
-            fluid::METHOD,
-            topology.link_name(f.busiest.0),
-            100.0 * f.busiest.1,
-            f.saturation
+            "{}; approximation: every flow steady at the walk's rate {window}, unbounded buffers, the bytes in flight at the window's ends neglected",
+            fluid::METHOD
         ),
         exact: false,
         measured: None,

@@ -21,7 +21,7 @@
 //! simulator computes.
 
 use super::channels::ChannelLoads;
-use crate::topology::Routing;
+use crate::topology::{NO_DETOUR, Routing};
 use std::collections::VecDeque;
 
 use rustc_hash::FxHashMap;
@@ -47,6 +47,9 @@ const MAX_OPS: u64 = 500_000_000;
 /// What the walk notes in [`Evaluation::random`] for the messages to random ranks.
 pub const SAMPLED: &str =
     "destinations of messages to random ranks are one sample of their draws (not the run's)";
+
+/// The master seed of the detours the walk draws for routes that are not minimal.
+const ROUTE_SEED: u64 = 0x726f_7574_6573;
 
 /// The tags of network traffic in the walk, which no receive matches: to a rank an
 /// expression gives, and to a random rank.
@@ -297,7 +300,34 @@ enum LinkService {
     Served(Vec<f64>),
 }
 
-/// Why the evaluation, which follows each message's one route, cannot follow the program's:
+/// What the walk notes in [`Evaluation::random`] for its routes under a routing that is not
+/// minimal: the walk follows one route per message, where the run's are drawn or follow the
+/// backlogs (`None` under minimal routing).
+pub fn walked_routes(prog: &Program) -> Option<&'static str> {
+    match prog.interconnect.topology.routing() {
+        Routing::Minimal => None,
+        Routing::Valiant => {
+            Some("valiant routes are one sample of the intermediates (not the run's draws)")
+        }
+        Routing::Ugal | Routing::Adaptive => Some(
+            "the walk's links have no backlogs, so its routes are an idle network's (the run's follow the backlogs)",
+        ),
+    }
+}
+
+/// What the walk took one sample of where the run draws others (the destinations of messages
+/// to random ranks, the routes under a routing that is not minimal), as noted in `ev`: every
+/// prediction built on the walk names them.
+pub fn walked_samples(prog: &Program, ev: &Evaluation) -> Vec<String> {
+    [Some(SAMPLED), walked_routes(prog)]
+        .into_iter()
+        .flatten()
+        .filter(|note| ev.random.iter().any(|w| w == note))
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Why a closed form, which follows each message's one route, cannot follow the program's:
 /// its routing chooses routes as the messages go. `None` under minimal routing.
 pub fn routes_vary(prog: &Program) -> Option<String> {
     let routing = prog.interconnect.topology.routing();
@@ -310,7 +340,7 @@ pub fn routes_vary(prog: &Program) -> Option<String> {
         Routing::Adaptive => "by the links' backlogs at each router",
     };
     Some(format!(
-        "{} routing chooses each message's route as it goes ({how}); the evaluation follows each message's one minimal route",
+        "{} routing chooses each message's route as it goes ({how}); the formula follows each message's one minimal route",
         routing.name()
     ))
 }
@@ -342,9 +372,6 @@ fn walk(
     service: LinkService,
     record: bool,
 ) -> Result<(Evaluation, Result<Graph<'_>, String>), String> {
-    if let Some(why) = routes_vary(prog) {
-        return Err(why);
-    }
     let mut w = Walker::new(prog, record);
     w.service = service;
     w.keep_uses = record;
@@ -477,6 +504,9 @@ struct Walker<'p> {
     destinations: Vec<StreamRng>,
     /// Per rank, the bytes it sent to random ranks (empty when the program sends none).
     traffic_bytes: Vec<f64>,
+    /// Per rank, the stream of the detours of its messages' routes, under a routing that is not
+    /// minimal (empty otherwise).
+    route_draws: Vec<StreamRng>,
 }
 
 impl<'p> Walker<'p> {
@@ -540,6 +570,13 @@ impl<'p> Walker<'p> {
             destinations: if prog.has_traffic() {
                 (0..u64::from(prog.ranks))
                     .map(|r| stream(DESTINATION_SEED, 0, r))
+                    .collect()
+            } else {
+                Vec::new()
+            },
+            route_draws: if walked_routes(prog).is_some() {
+                (0..u64::from(prog.ranks))
+                    .map(|r| stream(ROUTE_SEED, 0, r))
                     .collect()
             } else {
                 Vec::new()
@@ -734,7 +771,23 @@ impl<'p> Walker<'p> {
         let global_latency_ticks = prog.clock.wide_ticks(net.global_latency);
         let (mut hop_latency, mut hop_latency_ticks) = (net.latency, latency_ticks);
         let (mut clock_ticks, mut latest_ticks) = (0_u128, 0_u128);
-        while let Some(hop) = net.topology.next(at, dst) {
+        let mut detour = NO_DETOUR;
+        if let Some(note) = walked_routes(prog)
+            && at != dst
+        {
+            let rk = &mut self.ranks[r as usize];
+            rk.tainted = rk.tainted.min(rk.clock);
+            if !self.random.iter().any(|w| w == note) {
+                self.random.push(note.to_owned());
+            }
+            let draws = &mut self.route_draws[r as usize];
+            detour = net.topology.detour(at, dst, |n| draws.random_range(0..n));
+        }
+        while let Some(hop) = if detour == NO_DETOUR {
+            net.topology.next(at, dst)
+        } else {
+            net.topology.next_routed(at, dst, &mut detour, |_| 0)
+        } {
             let capacity = net.topology.capacity(hop.link);
             uneven |= capacity != 1.0;
             let link_per_byte = 1.0 / (net.bandwidth * capacity);

@@ -12,8 +12,8 @@
 //! throughput: the offered load below saturation, beyond it what the bottlenecks pass,
 //! including what an overloaded link upstream of a destination takes from the traffic that
 //! crosses it to be delivered (with the network's buffers unbounded, nothing is held back at
-//! the source). The saturation load is the offered load over the busiest link's utilisation at
-//! the offered rates.
+//! the source). (The saturation load, where the busiest link is busy all the time, is that of
+//! the channel loads: `parsim route --loads`.)
 
 use super::channels::ChannelLoads;
 use crate::analytic::cost;
@@ -33,10 +33,6 @@ pub struct Fluid {
     pub offered: f64,
     /// The accepted throughput, in the same unit.
     pub accepted: f64,
-    /// The offered load at which the busiest link is busy all the time.
-    pub saturation: f64,
-    /// The busiest link at the offered rates, and its utilisation.
-    pub busiest: (u64, f64),
 }
 
 /// The fluid model of the traffic in `loads` (after [`ChannelLoads::spread_random`]), each
@@ -73,26 +69,24 @@ pub fn accepted(prog: &Program, loads: &ChannelLoads, scale: f64) -> Result<Flui
     }
     // link ids to dense indices, with each link's capacity in bytes per time unit
     let mut index: rustc_hash::FxHashMap<u64, usize> = rustc_hash::FxHashMap::default();
-    let (mut capacity, mut ids): (Vec<f64>, Vec<u64>) = (Vec::new(), Vec::new());
+    let mut capacity: Vec<f64> = Vec::new();
     let at: Vec<usize> = links
         .iter()
         .map(|&l| {
             *index.entry(l).or_insert_with(|| {
                 capacity.push(net.bandwidth * topology.capacity(l));
-                ids.push(l);
                 capacity.len() - 1
             })
         })
         .collect();
     let mut pass = vec![1.0_f64; capacity.len()];
     let mut arriving = vec![0.0_f64; capacity.len()];
-    let mut busiest = (0_u64, 0.0_f64);
     // where every route meets the links in one order (a flow's hop k never feeds a link that
     // feeds an earlier hop of another), the longest route's rounds settle the rates; routes
     // that meet links in different orders (Valiant's local hops before and after a global
     // one) may take more
     let mut settled = false;
-    for round in 0..MAX_ROUNDS {
+    for _ in 0..MAX_ROUNDS {
         arriving.fill(0.0);
         for (&rate, &(first, end)) in rates.iter().zip(&routes) {
             let mut r = rate;
@@ -100,15 +94,6 @@ pub fn accepted(prog: &Program, loads: &ChannelLoads, scale: f64) -> Result<Flui
                 arriving[k] += r;
                 r *= pass[k];
             }
-        }
-        if round == 0 {
-            let (k, u) = arriving
-                .iter()
-                .zip(&capacity)
-                .map(|(a, c)| a / c)
-                .enumerate()
-                .fold((0, 0.0), |m, (k, u)| if u > m.1 { (k, u) } else { m });
-            busiest = (ids.get(k).copied().unwrap_or(0), u);
         }
         let mut change = 0.0_f64;
         for ((p, &a), &c) in pass.iter_mut().zip(&arriving).zip(&capacity) {
@@ -138,11 +123,5 @@ pub fn accepted(prog: &Program, loads: &ChannelLoads, scale: f64) -> Result<Flui
     Ok(Fluid {
         offered,
         accepted: delivered / per_node,
-        saturation: if busiest.1 > 0.0 {
-            offered / busiest.1
-        } else {
-            f64::INFINITY
-        },
-        busiest,
     })
 }

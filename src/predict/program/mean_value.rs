@@ -75,9 +75,7 @@ fn labels(prog: &Program, ev: &Evaluation) -> Labels {
                 .to_owned(),
         );
     }
-    if ev.random.iter().any(|w| w == evaluation::SAMPLED) {
-        delays.push(evaluation::SAMPLED.to_owned());
-    }
+    delays.extend(evaluation::walked_samples(prog, ev));
     let mut percentiles = delays.clone();
     if random_sizes {
         // the run rounds each drawn size to whole bytes, and E[round X] is not E[X] (a size of

@@ -100,20 +100,8 @@ pub fn analyze(prog: &Program) -> Analysis {
             }
         }
     }
-    let routes_vary = evaluation::routes_vary(prog);
-    if routes_vary.is_some() || prog.has_traffic() {
-        channels::predictions(prog, routes_vary.is_some(), &mut a);
-    }
-    if let Some(why) = routes_vary {
-        // (the contention-free evaluation's own refusal comes with its predictions below)
-        for method in [
-            stochastic::EXACT_METHOD,
-            stochastic::CLARK_METHOD,
-            queueing::METHOD,
-            rounds::METHOD,
-        ] {
-            a.refuse(method, why.clone());
-        }
+    if evaluation::walked_routes(prog).is_some() || prog.has_traffic() {
+        channels::predictions(prog, &mut a);
     }
     mean_value::predictions(prog, &evaluation, &mut a);
     if let (Ok(ev), Some(g)) = (&evaluation, &graph) {

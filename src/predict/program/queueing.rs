@@ -52,11 +52,12 @@ pub fn predictions(prog: &Program, ev: &Evaluation, a: &mut Analysis) {
     }
     match settle(prog, ev) {
         Ok((with_waits, graph, busiest)) => {
-            let label = [format!(
+            let mut label = vec![format!(
                 "a link's crossings are taken as a Poisson stream into an M/G/1 queue at the traffic's utilisation (the busiest, {}, at {:.1}%), where a program's messages come in rounds",
                 busiest.0,
                 100.0 * busiest.1
             )];
+            label.extend(super::evaluation::walked_samples(prog, ev));
             let (method, _) = crate::predict::approximation(METHOD, &label);
             a.add(
                 Subject::Program.metric(Figure::Makespan),

@@ -117,6 +117,7 @@ pub fn predictions(prog: &Program, ev: &Evaluation, a: &mut Analysis) {
         "each message's service at the links is that of the mean timeline, a fixed part of its delay (random durations shift the rounds apart)"
             .to_owned(),
     );
+    breaks.extend(super::evaluation::walked_samples(prog, &ev));
     let makespan = Subject::Program.metric(Figure::Makespan);
     match stochastic::exact(&g) {
         Ok(x) => {

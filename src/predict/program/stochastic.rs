@@ -874,6 +874,7 @@ pub fn predictions(
             "message sizes are drawn in whole bytes (their law is taken continuous)".to_owned(),
         );
     }
+    breaks.extend(super::evaluation::walked_samples(prog, ev));
     let put = |a: &mut crate::predict::Analysis,
                metric: String,
                value: f64,
