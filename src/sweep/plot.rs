@@ -444,6 +444,10 @@ fn curves(
             });
         } else {
             for (i, (s, points)) in series.iter().zip(per_series).enumerate() {
+                // (a series the method does not predict gets no line and no legend entry)
+                if points.is_empty() {
+                    continue;
+                }
                 let label = s.label.as_deref().unwrap_or_default();
                 lines.push(Line {
                     label: Some(format!("{name}, {label}")),
@@ -541,6 +545,7 @@ fn draw_lines(
     });
     let y_range = padded(ys);
     let x_range = padded(xs.iter().copied());
+    let (x_range_for_legend, y_range_for_legend) = (x_range.clone(), y_range.clone());
     crate::plot::svg_file(file, |root| {
         root.fill(&WHITE).map_err(|e| fail(e.to_string()))?;
         let mut chart = ChartBuilder::on(&root)
@@ -643,7 +648,12 @@ fn draw_lines(
         }
         chart
             .configure_series_labels()
-            .position(legend_place(lines.first().map_or(&[][..], |l| &l.points)))
+            .position(legend_place(
+                lines,
+                lines.iter().filter(|l| l.label.is_some()).count(),
+                &x_range_for_legend,
+                &y_range_for_legend,
+            ))
             .background_style(WHITE.mix(0.85))
             .border_style(BLACK)
             .draw()
@@ -655,13 +665,43 @@ fn draw_lines(
 /// The widest a legend's label may be, in pixels (longer ones are cut with an ellipsis).
 const LEGEND_WIDTH: u32 = 420;
 
-/// Where the legend hides the least: above the start of a rising curve (upper left), above
-/// the end of a falling one (upper right).
-fn legend_place(first: &[(f64, f64)]) -> SeriesLabelPosition {
-    match (first.first(), first.last()) {
-        (Some(a), Some(b)) if b.1 >= a.1 => SeriesLabelPosition::UpperLeft,
-        _ => SeriesLabelPosition::UpperRight,
-    }
+/// Where the legend hides the least: the corner (of the four) with the fewest points of
+/// `lines` in the share of the plot a legend of `entries` lines covers, given the plot's ranges;
+/// ties in the order upper left, upper right, lower right, lower left.
+fn legend_place(
+    lines: &[Line],
+    entries: usize,
+    x: &std::ops::Range<f64>,
+    y: &std::ops::Range<f64>,
+) -> SeriesLabelPosition {
+    // the legend box: about half the width, and 20 pixels a line of the 400-odd of the plot
+    let (w, h) = (0.55, (0.06 * entries as f64 + 0.04).min(0.9));
+    let at = |(px, py): (f64, f64)| {
+        (
+            (px - x.start) / (x.end - x.start),
+            (py - y.start) / (y.end - y.start),
+        )
+    };
+    let corners = [
+        (SeriesLabelPosition::UpperLeft, true, true),
+        (SeriesLabelPosition::UpperRight, false, true),
+        (SeriesLabelPosition::LowerRight, false, false),
+        (SeriesLabelPosition::LowerLeft, true, false),
+    ];
+    let hidden = |left: bool, upper: bool| {
+        lines
+            .iter()
+            .flat_map(|l| l.points.iter().copied().map(at))
+            .filter(|&(u, v)| {
+                (if left { u <= w } else { u >= 1.0 - w })
+                    && (if upper { v >= 1.0 - h } else { v <= h })
+            })
+            .count()
+    };
+    corners
+        .into_iter()
+        .min_by_key(|&(_, left, upper)| hidden(left, upper))
+        .map_or(SeriesLabelPosition::UpperLeft, |(p, _, _)| p)
 }
 
 /// How a heat map colours its values.
