@@ -312,12 +312,12 @@ pub const CORE: &[Entry] = &[
     entry(
         "messages.offered",
         Unit::Fraction,
-        "bytes sent to random ranks per node and time unit up to the last one's injection, over a link's bandwidth (the offered load)",
+        "bytes of network traffic (messages no operation receives) sent per node and time unit from the start to the first sender's finish, over a link's bandwidth (the offered load)",
     ),
     entry(
         "messages.accepted",
         Unit::Fraction,
-        "bytes to random ranks delivered per node and time unit over the same window, over a link's bandwidth (the accepted throughput)",
+        "bytes of network traffic delivered per node and time unit over the same window, over a link's bandwidth (the accepted throughput)",
     ),
     entry(
         "links.utilisation.mean",

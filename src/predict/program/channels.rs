@@ -22,6 +22,10 @@ use crate::topology::Topology;
 /// The method's name, as its labels start.
 pub const METHOD: &str = "channel-load bound (the busiest link's transmissions)";
 
+/// The name of the offered load's prediction.
+pub const INJECTION_METHOD: &str =
+    "the contention-free walk's injection (the bytes sent per host over its window)";
+
 /// Bytes expected on each link, accumulated message by message.
 #[derive(Debug, Default)]
 pub struct ChannelLoads {
@@ -213,11 +217,11 @@ fn traffic_predictions(prog: &Program, loads: &ChannelLoads, traffic: &Traffic, 
             "the first rank to send network traffic finishes at time 0: there is no window to measure a rate over".to_owned(),
         );
     }
-    let window = "over the contention-free walk's injection window (mean durations)";
+    let window = "the contention-free walk's injection window (mean durations)";
     a.predictions.push(Prediction {
         metric: Subject::Messages.metric(Figure::Offered),
         value: offered,
-        method: format!("{METHOD}; approximation: the bytes injected {window}"),
+        method: format!("{INJECTION_METHOD}; approximation: every duration at its mean"),
         exact: false,
         measured: None,
         recommended: false,
@@ -233,7 +237,7 @@ fn traffic_predictions(prog: &Program, loads: &ChannelLoads, traffic: &Traffic, 
         metric: Subject::Messages.metric(Figure::Accepted),
         value: f.accepted + own_node,
         method: format!(
-            "{}; approximation: every flow steady at the walk's rate {window}, unbounded buffers, the bytes in flight at the window's ends neglected",
+            "{}; approximation: every flow steady at the walk's rate over {window}, unbounded buffers, the bytes in flight at the window's ends neglected",
             fluid::METHOD
         ),
         exact: false,
