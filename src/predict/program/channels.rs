@@ -192,11 +192,15 @@ pub fn predictions(prog: &Program, a: &mut Analysis) {
         ""
     };
     let busiest = net.topology.link_name(link);
+    // the injection share at which the busiest link fills, each node injecting in the
+    // program's proportions (as `parsim route --loads` prints it)
+    let saturation = loads.most_injected() / net.bandwidth / time;
     a.predictions.push(Prediction {
         metric: Subject::Program.metric(Figure::Makespan),
         value: time,
         method: format!(
-            "{METHOD}; approximation: a lower bound on the mean, from {known}{random} (the busiest, {busiest}, carries {bytes:.0} bytes)"
+            "{METHOD}; approximation: a lower bound on the mean, from {known}{random} (the busiest, {busiest}, carries {bytes:.0} bytes: the nodes saturate it at {:.1}% of their injection bandwidth)",
+            100.0 * saturation
         ),
         exact: false,
         measured: None,
@@ -218,10 +222,23 @@ fn traffic_predictions(prog: &Program, loads: &ChannelLoads, traffic: &Traffic, 
         );
     }
     let window = "the contention-free walk's injection window (mean durations)";
+    // (the walk runs every compute at once: ranks that share a node's cores queue in the run)
+    let shared = if prog.ranks_per_node > prog.cores {
+        let cores = match prog.cores {
+            1 => "its core".to_owned(),
+            c => format!("its {c} cores"),
+        };
+        format!(
+            ", the {} ranks of a node computing at once on {cores} (the run queues them)",
+            prog.ranks_per_node
+        )
+    } else {
+        String::new()
+    };
     a.predictions.push(Prediction {
         metric: Subject::Messages.metric(Figure::Offered),
         value: offered,
-        method: format!("{INJECTION_METHOD}; approximation: every duration at its mean"),
+        method: format!("{INJECTION_METHOD}; approximation: every duration at its mean{shared}"),
         exact: false,
         measured: None,
         recommended: false,
@@ -237,7 +254,7 @@ fn traffic_predictions(prog: &Program, loads: &ChannelLoads, traffic: &Traffic, 
         metric: Subject::Messages.metric(Figure::Accepted),
         value: f.accepted + own_node,
         method: format!(
-            "{}; approximation: every flow steady at the walk's rate over {window}, unbounded buffers, the bytes in flight at the window's ends neglected",
+            "{}; approximation: every flow steady at the walk's rate over {window}{shared}, unbounded buffers, the bytes in flight at the window's ends neglected",
             fluid::METHOD
         ),
         exact: false,

@@ -1025,6 +1025,11 @@ impl<'a> Compiler<'a> {
                 let nothing = Dist::deterministic(0.0).expect("0 is a valid deterministic time");
                 self.push(Instr::Compute(Work::Time(nothing)), path);
             }
+            OpKind::Sendrecv if o.to.as_ref().is_some_and(|t| t.0 == RANDOM) => self.add(
+                at,
+                format!("{path}.to"),
+                "\"random\" is for a send or an isend, whose message no operation receives; a sendrecv's message is received: give a rank expression",
+            ),
             OpKind::Sendrecv => {
                 let to = self
                     .required(at, path, "to", &o.to)
