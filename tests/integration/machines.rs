@@ -1,45 +1,13 @@
 //! Dragonflies and HyperX (issue 40): the simulated effect of their routings against what the
 //! routes make of each pattern by hand.
 
-use parsim::replicate::{self, Options};
 use parsim::scenario::Scenario;
 
-use super::util::{call, scenario, temp_scenario};
+use super::util::{call, dragonfly_text, scenario, simulated_means, temp_scenario};
 
 /// The simulated mean of `metric` over `replications` on `threads` threads, seed 1.
 fn simulated(sc: &Scenario, replications: u32, threads: usize, metric: &str) -> f64 {
-    let mut opt = Options::from_scenario(sc);
-    opt.replications = replications;
-    opt.threads = threads;
-    opt.seed = 1;
-    let ex = replicate::run(sc, &opt, &|_| {}).expect("runs");
-    let i = ex.index_of(metric).expect("the run has the metric");
-    ex.interval(i, 0.95).mean
-}
-
-/// The text of 72 ranks on a dragonfly of 9 groups of 4 routers with 2 hosts each and 2 global
-/// links per router, routed by `routing`, running `body` (a TOML array of operations) `times`
-/// times.
-fn dragonfly_text(routing: &str, times: u32, body: &str) -> String {
-    format!(
-        r#"name = "dragonfly"
-[program]
-ranks = 72
-[[program.op]]
-kind = "repeat"
-times = {times}
-body = {body}
-[topology]
-kind = "dragonfly"
-hosts_per_router = 2
-routers_per_group = 4
-global_links_per_router = 2
-bandwidth = 1e9
-latency = 1e-7
-startup = 2e-6
-routing = "{routing}"
-"#
-    )
+    simulated_means(sc, replications, threads, &[metric])[0]
 }
 
 /// [`dragonfly_text`], parsed.

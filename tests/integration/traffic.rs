@@ -2,27 +2,10 @@
 //! `received = false`), their offered load and accepted throughput, and the fluid model that
 //! predicts the throughput beyond saturation.
 
-use parsim::replicate::{self, Options};
 use parsim::scenario::Scenario;
 use parsim::study::analyze_scenario;
 
-use super::util::{call, prediction, scenario, temp_scenario};
-
-/// The simulated means of `metrics` over `replications` on `threads` threads, seed 1.
-fn simulated(sc: &Scenario, replications: u32, threads: usize, metrics: &[&str]) -> Vec<f64> {
-    let mut opt = Options::from_scenario(sc);
-    opt.replications = replications;
-    opt.threads = threads;
-    opt.seed = 1;
-    let ex = replicate::run(sc, &opt, &|_| {}).expect("runs");
-    metrics
-        .iter()
-        .map(|m| {
-            let i = ex.index_of(m).expect("the run has the metric");
-            ex.interval(i, 0.95).mean
-        })
-        .collect()
-}
+use super::util::{self, call, prediction, scenario, simulated_means, temp_scenario};
 
 /// `times` trips of (`compute`, an `isend` of 4 KiB to `to`, not received) on 72 ranks of a
 /// dragonfly of 9 groups of 4 routers with 2 hosts each, routed by `routing`.
@@ -32,28 +15,10 @@ fn dragonfly(routing: &str, times: u32, compute: &str, to: &str) -> Scenario {
 
 /// The text of [`dragonfly`].
 fn dragonfly_text(routing: &str, times: u32, compute: &str, to: &str) -> String {
-    format!(
-        r#"name = "traffic"
-[program]
-ranks = 72
-[[program.op]]
-kind = "repeat"
-times = {times}
-body = [
-  {{ kind = "compute", time = {compute} }},
-  {{ kind = "isend", to = "{to}", bytes = 4096, received = false }},
-]
-[topology]
-kind = "dragonfly"
-hosts_per_router = 2
-routers_per_group = 4
-global_links_per_router = 2
-bandwidth = 1e9
-latency = 1e-7
-startup = 2e-6
-routing = "{routing}"
-"#
-    )
+    let body = format!(
+        r#"[{{ kind = "compute", time = {compute} }}, {{ kind = "isend", to = "{to}", bytes = 4096, received = false }}]"#
+    );
+    util::dragonfly_text(routing, times, &body)
 }
 
 /// Two ranks offer each other 4 KiB every 4 us (2 us of compute and the 2 us startup) over
@@ -79,7 +44,7 @@ latency = 1e-7
 startup = 2e-6
 "#,
     );
-    let [offered, accepted, count] = simulated(
+    let [offered, accepted, count] = simulated_means(
         &sc,
         2,
         1,
@@ -126,13 +91,13 @@ bandwidth = 1e9
         "link.0-2.messages",
         "link.0-3.messages",
     ];
-    let one = simulated(&sc, 2, 1, &links);
+    let one = simulated_means(&sc, 2, 1, &links);
     let sd = (3000.0_f64 * (1.0 / 3.0) * (2.0 / 3.0)).sqrt();
     for (name, n) in links.iter().zip(&one) {
         assert!((n - 1000.0).abs() < 5.0 * sd, "{name}: {n}");
     }
     assert_ne!(one[0], one[1], "the draws differ between destinations");
-    assert_eq!(one, simulated(&sc, 2, 3, &links));
+    assert_eq!(one, simulated_means(&sc, 2, 3, &links));
 }
 
 /// The group shift as traffic offered at half a host's injection bandwidth: minimal routes
@@ -149,7 +114,7 @@ fn the_fluid_model_follows_the_group_shift_beyond_saturation() {
     ] {
         let sc = dragonfly(routing, 2000, compute, "(rank + 8) % P");
         let [offered, accepted] =
-            simulated(&sc, 2, 1, &["messages.offered", "messages.accepted"])[..]
+            simulated_means(&sc, 2, 1, &["messages.offered", "messages.accepted"])[..]
         else {
             unreachable!()
         };

@@ -240,3 +240,49 @@ pub fn prediction<'a>(
         .find(|p| p.metric == metric && p.method.starts_with(start))
         .unwrap_or_else(|| panic!("no {start:?} for {metric}: {:?}", a.predictions))
 }
+
+/// The text of 72 ranks on a dragonfly of 9 groups of 4 routers with 2 hosts each and 2 global
+/// links per router, routed by `routing`, running `body` (a TOML array of operations) `times`
+/// times.
+pub fn dragonfly_text(routing: &str, times: u32, body: &str) -> String {
+    format!(
+        r#"name = "dragonfly"
+[program]
+ranks = 72
+[[program.op]]
+kind = "repeat"
+times = {times}
+body = {body}
+[topology]
+kind = "dragonfly"
+hosts_per_router = 2
+routers_per_group = 4
+global_links_per_router = 2
+bandwidth = 1e9
+latency = 1e-7
+startup = 2e-6
+routing = "{routing}"
+"#
+    )
+}
+
+/// The simulated means of `metrics` over `replications` on `threads` threads, seed 1.
+pub fn simulated_means(
+    sc: &parsim::scenario::Scenario,
+    replications: u32,
+    threads: usize,
+    metrics: &[&str],
+) -> Vec<f64> {
+    let mut opt = parsim::replicate::Options::from_scenario(sc);
+    opt.replications = replications;
+    opt.threads = threads;
+    opt.seed = 1;
+    let ex = parsim::replicate::run(sc, &opt, &|_| {}).expect("runs");
+    metrics
+        .iter()
+        .map(|m| {
+            let i = ex.index_of(m).expect("the run has the metric");
+            ex.interval(i, 0.95).mean
+        })
+        .collect()
+}

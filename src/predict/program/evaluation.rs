@@ -924,6 +924,33 @@ impl<'p> Walker<'p> {
         (inject, delivered, injected, delivery)
     }
 
+    /// Rank `r`'s `send` or `isend` (`blocking` or not) of `bytes` to `to` with `tag`, at its
+    /// program counter: the message sent, the operation's parts open until its delivery (a
+    /// `send`) or its injection (an `isend`).
+    fn send_op(
+        &mut self,
+        r: u32,
+        to: u32,
+        bytes: &'p Size,
+        tag: u64,
+        blocking: bool,
+    ) -> Result<(), String> {
+        let (pc, now) = (self.ranks[r as usize].pc, self.ranks[r as usize].clock);
+        let (bytes, random) = self.size(r, bytes)?;
+        let random_size = random.map(|d| (pc, d));
+        let (inject, delivered, injected, delivery) =
+            self.send(r, to, bytes, tag, blocking, random_size);
+        self.ranks[r as usize].parts = Some(Parts {
+            since: now,
+            done: if blocking { delivered } else { inject },
+            recv: None,
+            category: COMMUNICATION,
+            combine: None,
+            done_node: if blocking { delivery } else { injected },
+        });
+        Ok(())
+    }
+
     /// The time the crossing of `link` by rank `r`'s message, its header there at `clock`,
     /// `(alone, work)` its transmission (in time, in the simulator's whole ticks), spends
     /// beyond it: (held before it, added to the transmission). Records the crossing when the
@@ -1118,19 +1145,8 @@ impl<'p> Walker<'p> {
                     blocking,
                 } => {
                     let to = self.ctl.peer(r, pc, to)?;
-                    let (bytes, random) = self.size(r, bytes)?;
                     let tag = self.ctl.user_tag(r, pc, tag)?;
-                    let random_size = random.map(|d| (pc, d));
-                    let (inject, delivered, injected, delivery) =
-                        self.send(r, to, bytes, tag, *blocking, random_size);
-                    self.ranks[ri].parts = Some(Parts {
-                        since: now,
-                        done: if *blocking { delivered } else { inject },
-                        recv: None,
-                        category: COMMUNICATION,
-                        combine: None,
-                        done_node: if *blocking { delivery } else { injected },
-                    });
+                    self.send_op(r, to, bytes, tag, *blocking)?;
                 }
                 Instr::Traffic {
                     to,
@@ -1149,18 +1165,7 @@ impl<'p> Walker<'p> {
                             (other + u32::from(other >= r), RANDOM_TAG)
                         }
                     };
-                    let (bytes, random) = self.size(r, bytes)?;
-                    let random_size = random.map(|d| (pc, d));
-                    let (inject, delivered, injected, delivery) =
-                        self.send(r, to, bytes, tag, *blocking, random_size);
-                    self.ranks[ri].parts = Some(Parts {
-                        since: now,
-                        done: if *blocking { delivered } else { inject },
-                        recv: None,
-                        category: COMMUNICATION,
-                        combine: None,
-                        done_node: if *blocking { delivery } else { injected },
-                    });
+                    self.send_op(r, to, bytes, tag, *blocking)?;
                 }
                 Instr::Recv { from, tag } => {
                     let from = self.ctl.peer(r, pc, from)?;
