@@ -318,7 +318,7 @@ pub struct ProgramRun {
     pub message_p99: f64,
     /// Messages sent but never received (left in a mailbox at the end).
     pub unreceived: u64,
-    /// Messages to random ranks (`to = "random"`): see [`Traffic`].
+    /// Network traffic (messages no operation receives): see [`Traffic`].
     pub traffic: Traffic,
     /// Events processed.
     pub events: u64,
