@@ -22,7 +22,9 @@
 //! | reduce | binary | from the leaves up, `t = T(right) + c(m) + g(m)`, then `T(v) = max(t, T(left) + c(m)) + g(m)` (a missing child skipped, a leaf 0), the root's `T` | all `P` |
 //! | reduce | chain, `s` segments | `(P - 2 + s) (c(m/s) + g(m/s))`; for `P = 2`, `max(s c + g, c + s g)` of a segment | all `P` |
 //! | allreduce | recursive doubling | `lg P (c(m) + g(m))`, plus `2 c(m) + g(m)` when `P` is not a power of two | all `P` |
-//! | allreduce | ring | `(P-1) (2 c(m/P) + g(m/P))` | all `P` |
+//! | allreduce | ring, `s` chunks a block | `(P-1) s (2 c(m/(P s)) + g(m/(P s)))` | all `P` |
+//! | allreduce | double binary tree, `s` chunks | [`Collective::idle_time`] over its steps (below) | all `P` |
+//! | allreduce | hierarchical, `L` ranks a node, `N` nodes | `(L-1) (2 c'(m/L) + g(m/L)) + (N-1) (2 c(m/(L N)) + g(m/(L N)))`, `c'` the cost inside a node | all `P` (see below) |
 //! | allreduce | reduce + bcast (binomial) | `lg P (2 c(m) + g(m))` | `P` a power of two |
 //! | scatter, gather | linear | `(P-1) c(m)` (scatter), `c(m)` (gather) | all `P` |
 //! | scatter, gather | binomial | `ceil(lg P) a + (P-1) b m` | `P` a power of two |
@@ -36,7 +38,24 @@
 //!
 //! Where a formula is not exact (the binomial reduce of a `P` that is not a power of two,
 //! whose tree is unbalanced), it is reported as the round model's approximation.
+//!
+//! The collectives of GPU training (NCCL's) are the allreduce's last three rows. The ring cuts
+//! each of its `P` blocks into `s` chunks (NCCL's chunk size), each step one chunk to the right
+//! neighbour while one comes from the left: every link busy every step, the bandwidth-optimal
+//! `2 (P-1)/P m` bytes a rank. The double binary tree (NCCL 2.4) reduces then broadcasts half of
+//! the data along each of two binary trees, the second the mirror image of the first (rank `r`
+//! at `P-1-r`), so that a rank inner in one tree is a leaf of the other; each half goes in `s`
+//! chunks, a rank taking chunk `j` of the first tree then of the second, all chunks up, then all
+//! down. Its time on an idle network is the exact recursion over its steps that
+//! [`Collective::idle_time`] runs (the binary reduce's recursion, for two interleaved trees).
+//! The hierarchical allreduce reduce-scatters by a ring inside each node of `L` ranks
+//! (consecutive ranks, [`GroupShape::per_node`]), allreduces each rank's block by a ring over the
+//! `N` nodes with the ranks of the same place in the other nodes, then allgathers by the ring
+//! inside the node; its `c'` and `c` are the costs [`Cost`] gives for messages inside a node and
+//! between nodes (where the `L` messages a node sends at once share a link, the caller gives the
+//! time per byte each of them gets).
 
+use std::collections::{HashMap, VecDeque};
 use std::fmt;
 
 /// The collectives.
@@ -83,6 +102,10 @@ pub enum Algorithm {
     Pairwise,
     /// Dissemination: `ceil(lg P)` rounds of 0-byte messages to `rank + 2^k`.
     Dissemination,
+    /// Two mirrored binary trees, each reducing then broadcasting half of the data in chunks.
+    DoubleBinaryTree,
+    /// A ring inside each node, a ring across the nodes, the ring inside each node again.
+    Hierarchical,
     /// No messages: every rank leaves when the last one arrives.
     Ideal,
 }
@@ -141,8 +164,11 @@ pub struct GroupShape {
     pub root: u32,
     /// Bytes (see [`super::CollectiveOp::bytes`]).
     pub bytes: f64,
-    /// Segments of a chain.
+    /// Segments of a chain, chunks of a ring's block or of a double binary tree's half.
     pub segments: u32,
+    /// Ranks a node: the hierarchical allreduce's nodes are blocks of this many consecutive
+    /// ranks.
+    pub per_node: u32,
 }
 
 impl GroupShape {
@@ -153,6 +179,7 @@ impl GroupShape {
         root: 0,
         bytes: 0.0,
         segments: 1,
+        per_node: 1,
     };
 }
 
@@ -221,7 +248,13 @@ impl Collective {
         match self {
             Collective::Bcast => &[Binomial, Linear, Binary, Chain],
             Collective::Reduce => &[Binomial, Linear, Binary, Chain],
-            Collective::Allreduce => &[RecursiveDoubling, Ring, ReduceBcast],
+            Collective::Allreduce => &[
+                RecursiveDoubling,
+                Ring,
+                ReduceBcast,
+                DoubleBinaryTree,
+                Hierarchical,
+            ],
             Collective::Scatter | Collective::Gather => &[Binomial, Linear],
             Collective::Allgather => &[Ring, Bruck, RecursiveDoubling],
             Collective::Alltoall => &[Pairwise],
@@ -237,13 +270,31 @@ impl Collective {
         )
     }
 
-    /// Why the algorithm cannot run on `n` ranks, if it cannot.
-    pub fn refuses(self, algorithm: Algorithm, n: u32) -> Option<String> {
+    /// Whether the algorithm cuts its messages into `segments` (a chain's segments, a ring's or
+    /// a double binary tree's chunks).
+    pub fn segmented(self, algorithm: Algorithm) -> bool {
+        matches!(
+            (self, algorithm),
+            (_, Algorithm::Chain)
+                | (
+                    Collective::Allreduce,
+                    Algorithm::Ring | Algorithm::DoubleBinaryTree
+                )
+        )
+    }
+
+    /// Why the algorithm cannot run on `n` ranks of `per_node` a node, if it cannot.
+    pub fn refuses(self, algorithm: Algorithm, n: u32, per_node: u32) -> Option<String> {
         if !self.algorithms().contains(&algorithm) {
             let names: Vec<String> = self.algorithms().iter().map(|a| a.to_string()).collect();
             return Some(format!(
                 "{self} has no {algorithm} algorithm (it has: {})",
                 names.join(", ")
+            ));
+        }
+        if algorithm == Algorithm::Hierarchical && !n.is_multiple_of(per_node) {
+            return Some(format!(
+                "the hierarchical allreduce needs whole nodes: {n} ranks are not a multiple of {per_node} ranks a node"
             ));
         }
         if algorithm == Algorithm::RecursiveDoubling && self == Collective::Allgather && !is_pow2(n)
@@ -264,6 +315,7 @@ impl Collective {
             root,
             bytes,
             segments,
+            per_node,
         } = *s;
         if n <= 1 {
             return None;
@@ -308,14 +360,11 @@ impl Collective {
                 }
             }
             (Collective::Allreduce, RecursiveDoubling) => recursive_doubling(me, n, k, bytes),
-            (Collective::Allreduce, Ring) => {
-                let block = bytes / f64::from(n);
-                let (right, left) = ((me + 1) % n, (me + n - 1) % n);
-                (k < 2 * (n - 1)).then(|| {
-                    let st = Step::exchange(right, block, left);
-                    if k < n - 1 { st.combining(block) } else { st }
-                })
+            (Collective::Allreduce, Ring) => ring_allreduce(me, n, k, bytes, segments.max(1)),
+            (Collective::Allreduce, DoubleBinaryTree) => {
+                double_binary_tree(me, n, k, bytes, segments.max(1))
             }
+            (Collective::Allreduce, Hierarchical) => hierarchical(me, n, k, bytes, per_node.max(1)),
             (Collective::Allreduce, ReduceBcast) => {
                 let up = binomial_children(me, n) + u32::from(me != 0);
                 if k < up {
@@ -402,14 +451,14 @@ impl Collective {
     /// The contention-free closed form (see the module docs) with message cost `c(m)`,
     /// startup `a`, time per byte `b` and combine cost `g(m)`; and whether it is exact for this
     /// group size (else the round model's approximation).
-    pub fn closed_form(
-        self,
-        algorithm: Algorithm,
-        n: u32,
-        bytes: f64,
-        segments: u32,
-        cost: &Cost,
-    ) -> (f64, bool) {
+    pub fn closed_form(self, algorithm: Algorithm, shape: &GroupShape, cost: &Cost) -> (f64, bool) {
+        let GroupShape {
+            n,
+            bytes,
+            segments,
+            per_node,
+            ..
+        } = *shape;
         if n <= 1 {
             return (0.0, true);
         }
@@ -445,7 +494,24 @@ impl Collective {
                     (core + 2.0 * c(m) + g(m), true)
                 }
             }
-            (Collective::Allreduce, Ring) => ((p - 1.0) * (2.0 * c(m / p) + g(m / p)), true),
+            (Collective::Allreduce, Ring) => {
+                let chunk = m / (p * s);
+                ((p - 1.0) * s * (2.0 * c(chunk) + g(chunk)), true)
+            }
+            (Collective::Allreduce, DoubleBinaryTree) => {
+                (self.idle_time(algorithm, shape, cost), true)
+            }
+            (Collective::Allreduce, Hierarchical) => {
+                let l = f64::from(per_node.max(1));
+                let nodes = p / l;
+                let (inside, across) = (m / l, m / (l * nodes));
+                let node = |x: f64| cost.node_message(x);
+                (
+                    (l - 1.0) * (2.0 * node(inside) + g(inside))
+                        + (nodes - 1.0) * (2.0 * c(across) + g(across)),
+                    true,
+                )
+            }
             (Collective::Allreduce, ReduceBcast) => (lg * (2.0 * c(m) + g(m)), is_pow2(n)),
             (Collective::Gather, Linear) => (c(m), true),
             (Collective::Scatter | Collective::Gather, Binomial) => (
@@ -465,6 +531,73 @@ impl Collective {
         }
     }
 
+    /// The time the collective takes on an idle network where every message has a link of its
+    /// own, costs `c(m)` ([`Cost::node_message`] between ranks of one node) and combines cost
+    /// `g(m)`: the exact recursion over every rank's steps under the executor's semantics (a
+    /// step starts when the previous one ends; its send is delivered `c(m)` later; it ends when
+    /// its send is delivered and the message it receives has arrived, plus its combine), the
+    /// last rank's end. `NaN` if the steps wait for each other for ever.
+    pub fn idle_time(self, algorithm: Algorithm, shape: &GroupShape, cost: &Cost) -> f64 {
+        let n = shape.n as usize;
+        if n <= 1 {
+            return 0.0;
+        }
+        let per_node = shape.per_node.max(1);
+        let mut clock = vec![0.0_f64; n];
+        let mut next = vec![0_u32; n];
+        let mut posted = vec![false; n];
+        let mut queued = vec![true; n];
+        let mut finished = 0;
+        // arrival times of the messages from one rank to another, in the order sent
+        let mut arrivals: HashMap<(u32, u32), VecDeque<f64>> = HashMap::new();
+        let mut ready: VecDeque<u32> = (0..shape.n).collect();
+        while let Some(r) = ready.pop_front() {
+            let ri = r as usize;
+            queued[ri] = false;
+            let me = GroupShape { me: r, ..*shape };
+            loop {
+                let Some(st) = self.step(algorithm, &me, next[ri]) else {
+                    finished += 1;
+                    break;
+                };
+                let start = clock[ri];
+                let mut end = start;
+                if let Some((to, bytes)) = st.send {
+                    let c = if to / per_node == r / per_node {
+                        cost.node_message(bytes)
+                    } else {
+                        cost.message(bytes)
+                    };
+                    end = start + c;
+                    if !posted[ri] {
+                        posted[ri] = true;
+                        arrivals.entry((r, to)).or_default().push_back(end);
+                        if !queued[to as usize] {
+                            queued[to as usize] = true;
+                            ready.push_back(to);
+                        }
+                    }
+                }
+                if let Some(from) = st.recv {
+                    match arrivals.get_mut(&(from, r)).and_then(VecDeque::pop_front) {
+                        Some(t) => end = end.max(t),
+                        None => break,
+                    }
+                }
+                if let Some(bytes) = st.combine {
+                    end += cost.combine(bytes);
+                }
+                clock[ri] = end;
+                next[ri] += 1;
+                posted[ri] = false;
+            }
+        }
+        if finished < n {
+            return f64::NAN;
+        }
+        clock.into_iter().fold(0.0, f64::max)
+    }
+
     /// The name used in scenario files.
     pub fn name(self) -> &'static str {
         match self {
@@ -480,8 +613,9 @@ impl Collective {
     }
 }
 
-/// The costs of the closed forms: a message of `m` bytes `startup + per_byte m`, a combine of
-/// `m` bytes `combine + combine_per_byte m`.
+/// The costs of the closed forms: a message of `m` bytes `startup + per_byte m` (between ranks
+/// of one node `node_startup + node_per_byte m`), a combine of `m` bytes
+/// `combine + combine_per_byte m`.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Cost {
     /// `a`: startup plus the latency of one hop.
@@ -492,12 +626,21 @@ pub struct Cost {
     pub combine: f64,
     /// Time per byte combined.
     pub combine_per_byte: f64,
+    /// `a'`: startup plus the latency of a message inside a node.
+    pub node_startup: f64,
+    /// `b'`: time per byte of a message inside a node.
+    pub node_per_byte: f64,
 }
 
 impl Cost {
     /// `c(m) = a + b m`.
     pub fn message(&self, m: f64) -> f64 {
         self.startup + self.per_byte * m
+    }
+
+    /// `c'(m) = a' + b' m`, a message inside a node.
+    pub fn node_message(&self, m: f64) -> f64 {
+        self.node_startup + self.node_per_byte * m
     }
 
     /// `g(m)`, zero for an empty combine.
@@ -655,6 +798,90 @@ fn recursive_doubling(me: u32, n: u32, k: u32, bytes: f64) -> Option<Step> {
     (pre == 1 && k == rounds).then(|| Step::send(me - 1, bytes))
 }
 
+/// The ring allreduce in `s` chunks a block: `(P-1) s` steps passing a chunk to the right
+/// neighbour while one comes from the left, combining it (reduce-scatter), then `(P-1) s`
+/// without combining (allgather).
+fn ring_allreduce(me: u32, n: u32, k: u32, bytes: f64, s: u32) -> Option<Step> {
+    let chunk = bytes / (f64::from(n) * f64::from(s));
+    let half = (n - 1) * s;
+    (k < 2 * half).then(|| {
+        let st = Step::exchange((me + 1) % n, chunk, (me + n - 1) % n);
+        if k < half { st.combining(chunk) } else { st }
+    })
+}
+
+/// Steps of tree node `v` of the heap-ordered binary tree over `n` going one way (up: its
+/// children's blocks then its parent; down: its parent's then its children).
+fn binary_steps(v: u32, n: u32) -> u32 {
+    u32::from(v > 0) + u32::from(2 * v + 1 < n) + u32::from(2 * v + 2 < n)
+}
+
+/// The double binary tree allreduce: tree A the heap-ordered binary tree, tree B its mirror
+/// (rank `r` at node `n - 1 - r`), each carrying half of the bytes in `s` chunks; for each chunk
+/// a rank takes its steps up tree A then up tree B, and once every chunk is up, the same down.
+fn double_binary_tree(me: u32, n: u32, k: u32, bytes: f64, s: u32) -> Option<Step> {
+    let chunk = bytes / (2.0 * f64::from(s));
+    let mirror = |v: u32| n - 1 - v;
+    let (a, b) = (binary_steps(me, n), binary_steps(mirror(me), n));
+    let per_chunk = a + b;
+    let (down, k) = if k < s * per_chunk {
+        (false, k)
+    } else {
+        (true, k - s * per_chunk)
+    };
+    if k >= s * per_chunk {
+        return None;
+    }
+    let r = k % per_chunk;
+    let walk = |v: u32, j: u32| {
+        if down {
+            binary_down(v, n, j, chunk)
+        } else {
+            binary_up(v, n, j, chunk)
+        }
+    };
+    if r < a {
+        walk(me, r)
+    } else {
+        walk(mirror(me), r - a).map(|st| map_peers(st, mirror))
+    }
+}
+
+/// The hierarchical allreduce of nodes of `per_node` consecutive ranks: the ring's
+/// reduce-scatter inside the node (blocks of `m / L`), a ring allreduce of the rank's block with
+/// the ranks of the same place in the other nodes, the ring's allgather inside the node.
+fn hierarchical(me: u32, n: u32, k: u32, bytes: f64, per_node: u32) -> Option<Step> {
+    let l = per_node;
+    let nodes = n / l;
+    let (node, local) = (me / l, me % l);
+    let inside = bytes / f64::from(l);
+    let across = inside / f64::from(nodes);
+    let in_node = || {
+        Step::exchange(
+            node * l + (local + 1) % l,
+            inside,
+            node * l + (local + l - 1) % l,
+        )
+    };
+    let (first, ring) = (l - 1, 2 * (nodes - 1));
+    if k < first {
+        Some(in_node().combining(inside))
+    } else if k < first + ring {
+        let st = Step::exchange(
+            (node + 1) % nodes * l + local,
+            across,
+            (node + nodes - 1) % nodes * l + local,
+        );
+        Some(if k - first < nodes - 1 {
+            st.combining(across)
+        } else {
+            st
+        })
+    } else {
+        (k < 2 * first + ring).then(in_node)
+    }
+}
+
 fn map_peers(mut st: Step, f: impl Fn(u32) -> u32) -> Step {
     st.send = st.send.map(|(p, b)| (f(p), b));
     st.recv = st.recv.map(&f);
@@ -681,12 +908,14 @@ impl Algorithm {
             Algorithm::ReduceBcast => "reduce_bcast",
             Algorithm::Pairwise => "pairwise",
             Algorithm::Dissemination => "dissemination",
+            Algorithm::DoubleBinaryTree => "double_binary_tree",
+            Algorithm::Hierarchical => "hierarchical",
             Algorithm::Ideal => "ideal",
         }
     }
 
     /// Every algorithm, for parsing names.
-    pub const ALL: [Algorithm; 11] = [
+    pub const ALL: [Algorithm; 13] = [
         Algorithm::Linear,
         Algorithm::Binomial,
         Algorithm::Binary,
@@ -697,6 +926,8 @@ impl Algorithm {
         Algorithm::ReduceBcast,
         Algorithm::Pairwise,
         Algorithm::Dissemination,
+        Algorithm::DoubleBinaryTree,
+        Algorithm::Hierarchical,
         Algorithm::Ideal,
     ];
 }
@@ -711,22 +942,30 @@ impl fmt::Display for Algorithm {
 mod tests {
     use super::*;
 
-    fn steps(c: Collective, a: Algorithm, n: u32, me: u32, root: u32) -> Vec<Step> {
-        let shape = GroupShape {
+    fn shape(n: u32, me: u32, root: u32, per_node: u32) -> GroupShape {
+        GroupShape {
             n,
             me,
             root,
             bytes: 8.0,
             segments: 4,
-        };
-        (0..).map_while(|k| c.step(a, &shape, k)).collect()
+            per_node,
+        }
+    }
+
+    fn steps(c: Collective, a: Algorithm, n: u32, me: u32, root: u32) -> Vec<Step> {
+        steps_on(c, a, &shape(n, me, root, 1))
+    }
+
+    fn steps_on(c: Collective, a: Algorithm, shape: &GroupShape) -> Vec<Step> {
+        (0..).map_while(|k| c.step(a, shape, k)).collect()
     }
 
     /// Every send has a matching receive and vice versa (by count per ordered pair).
-    fn balanced(c: Collective, a: Algorithm, n: u32, root: u32) {
+    fn balanced(c: Collective, a: Algorithm, n: u32, root: u32, per_node: u32) {
         let mut sent = std::collections::HashMap::new();
         for me in 0..n {
-            for st in steps(c, a, n, me, root) {
+            for st in steps_on(c, a, &shape(n, me, root, per_node)) {
                 if let Some((to, _)) = st.send {
                     assert!(to < n && to != me, "{c} {a} n={n}: {me} sends to {to}");
                     *sent.entry((me, to)).or_insert(0_i64) += 1;
@@ -751,11 +990,13 @@ mod tests {
         for c in Collective::ALL {
             for &a in c.algorithms() {
                 for n in 1..=33 {
-                    if c.refuses(a, n).is_some() {
-                        continue;
-                    }
-                    for root in [0, n / 2, n - 1] {
-                        balanced(c, a, n, root);
+                    for per_node in [1, 2, 3, 4] {
+                        if c.refuses(a, n, per_node).is_some() {
+                            continue;
+                        }
+                        for root in [0, n / 2, n - 1] {
+                            balanced(c, a, n, root, per_node);
+                        }
                     }
                 }
             }
@@ -795,14 +1036,122 @@ mod tests {
     fn recursive_doubling_refuses_what_it_cannot_do() {
         assert!(
             Collective::Allgather
-                .refuses(Algorithm::RecursiveDoubling, 6)
+                .refuses(Algorithm::RecursiveDoubling, 6, 1)
                 .is_some()
         );
         assert!(
             Collective::Allgather
-                .refuses(Algorithm::RecursiveDoubling, 8)
+                .refuses(Algorithm::RecursiveDoubling, 8, 1)
                 .is_none()
         );
-        assert!(Collective::Bcast.refuses(Algorithm::Ring, 8).is_some());
+        assert!(Collective::Bcast.refuses(Algorithm::Ring, 8, 1).is_some());
+        assert!(
+            Collective::Allreduce
+                .refuses(Algorithm::Hierarchical, 10, 4)
+                .is_some(),
+            "10 ranks are not whole nodes of 4"
+        );
+    }
+
+    /// Costs whose terms all differ, so that a formula that miscounts one of them shows.
+    const COST: Cost = Cost {
+        startup: 3.0,
+        per_byte: 0.25,
+        combine: 0.5,
+        combine_per_byte: 0.125,
+        node_startup: 1.0,
+        node_per_byte: 0.0625,
+    };
+
+    #[test]
+    fn every_exact_closed_form_is_the_recursion_over_the_steps() {
+        for c in Collective::ALL {
+            for &a in c.algorithms() {
+                if a == Algorithm::Ideal {
+                    continue;
+                }
+                for n in 1..=40 {
+                    for per_node in [1, 2, 4] {
+                        if c.refuses(a, n, per_node).is_some()
+                            || (per_node > 1 && a != Algorithm::Hierarchical)
+                        {
+                            continue;
+                        }
+                        for segments in [1, 3] {
+                            let shape = GroupShape {
+                                n,
+                                me: 0,
+                                root: 0,
+                                bytes: 96.0,
+                                segments,
+                                per_node,
+                            };
+                            let (form, exact) = c.closed_form(a, &shape, &COST);
+                            if !exact {
+                                continue;
+                            }
+                            let run = c.idle_time(a, &shape, &COST);
+                            assert!(
+                                (form - run).abs() <= 1e-9 * run.max(1.0),
+                                "{c} {a}, {n} ranks of {per_node} a node, {segments} segments: formula {form}, steps {run}"
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_double_binary_tree_puts_each_rank_inside_at_most_one_tree() {
+        for n in 2..=64_u32 {
+            for me in 0..n {
+                let inner = |v: u32| 2 * v + 1 < n;
+                assert!(
+                    !(inner(me) && inner(n - 1 - me)),
+                    "{n} ranks: rank {me} is inner in both trees"
+                );
+            }
+        }
+        // each tree carries half of the bytes, in chunks
+        let st = steps_on(
+            Collective::Allreduce,
+            Algorithm::DoubleBinaryTree,
+            &shape(8, 7, 0, 1),
+        );
+        assert!(
+            st.iter().all(|s| s.send.is_none_or(|(_, b)| b == 1.0)),
+            "8 bytes / 2 trees / 4 chunks"
+        );
+    }
+
+    #[test]
+    fn the_hierarchical_allreduce_keeps_its_rings_inside_nodes_then_across() {
+        // 8 ranks, 4 a node: rank 5 is node 1's second rank
+        let st = steps_on(
+            Collective::Allreduce,
+            Algorithm::Hierarchical,
+            &shape(8, 5, 0, 4),
+        );
+        let peers: Vec<(u32, u32)> = st
+            .iter()
+            .map(|s| (s.send.unwrap().0, s.recv.unwrap()))
+            .collect();
+        assert_eq!(
+            peers,
+            [
+                (6, 4),
+                (6, 4),
+                (6, 4),
+                (1, 1),
+                (1, 1),
+                (6, 4),
+                (6, 4),
+                (6, 4)
+            ],
+            "3 steps in the node, 2 with rank 1 (node 0's second), 3 in the node"
+        );
+        let bytes: Vec<f64> = st.iter().map(|s| s.send.unwrap().1).collect();
+        assert_eq!(bytes, [2.0, 2.0, 2.0, 1.0, 1.0, 2.0, 2.0, 2.0]);
     }
 }

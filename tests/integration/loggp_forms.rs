@@ -42,11 +42,7 @@ fn scenario(c: Collective, a: Algorithm, p: u32, bytes: u64, loggp: &str, combin
     } else {
         ""
     };
-    let segments = if a == Algorithm::Chain {
-        "segments = 3\n"
-    } else {
-        ""
-    };
+    let segments = if c.segmented(a) { "segments = 3\n" } else { "" };
     let bytes = if c == Collective::Barrier {
         String::new()
     } else {
@@ -113,7 +109,10 @@ fn sizes(c: Collective, a: Algorithm) -> Vec<u32> {
         (c, a),
         (Collective::Alltoall, _)
             | (Collective::Allgather, Algorithm::Ring)
-            | (Collective::Allreduce, Algorithm::Ring)
+            | (
+                Collective::Allreduce,
+                Algorithm::Ring | Algorithm::Hierarchical
+            )
     );
     let mut v: Vec<u32> = (2..=64).collect();
     for k in 7..=10 {
@@ -137,7 +136,7 @@ fn every_exact_loggp_form_equals_the_execution_to_the_picosecond() {
         for &(name, loggp) in &ENDPOINTS {
             for p in sizes(c, a) {
                 // allgather recursive doubling needs a power of two
-                if c.refuses(a, p).is_some() {
+                if c.refuses(a, p, 1).is_some() {
                     continue;
                 }
                 for (bytes, combine) in [(8, false), (1000, true)] {
@@ -192,7 +191,7 @@ fn every_exact_loggp_form_equals_the_execution_to_the_picosecond() {
 fn a_collective_exported_as_goal_runs_back_to_its_form() {
     for (c, a) in algorithms() {
         for p in [2, 5, 16, 33] {
-            if c.refuses(a, p).is_some() {
+            if c.refuses(a, p, 1).is_some() {
                 continue;
             }
             // GOAL writes calcs in whole nanoseconds: a combine of 700 ns, no time per byte

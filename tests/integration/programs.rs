@@ -1,7 +1,7 @@
 //! Rank programs: exact contention-free times, collectives against their closed forms, deadlock
 //! reports.
 
-use parsim::program::collective::{Algorithm, Collective, Cost};
+use parsim::program::collective::{Collective, Cost, GroupShape};
 use parsim::replicate::{self, Options};
 
 use super::util::scenario;
@@ -36,6 +36,8 @@ fn every_collective_takes_its_closed_form_on_an_idle_network() {
         per_byte: 1.0 / bandwidth,
         combine: g,
         combine_per_byte: h,
+        node_startup: ts,
+        node_per_byte: 0.0,
     };
     let topology =
         format!("kind = \"full\"\nbandwidth = {bandwidth}\nstartup = {ts}\nlatency = {th}");
@@ -44,11 +46,19 @@ fn every_collective_takes_its_closed_form_on_an_idle_network() {
     for c in ALL {
         for &a in c.algorithms() {
             for n in (1..=17).chain([24, 32, 33]) {
-                if c.refuses(a, n).is_some() {
+                if c.refuses(a, n, 1).is_some() {
                     continue;
                 }
-                let segments = if a == Algorithm::Chain { 3 } else { 1 };
-                let (formula, exact) = c.closed_form(a, n, bytes, segments, &cost);
+                let segments = if c.segmented(a) { 3 } else { 1 };
+                let shape = GroupShape {
+                    n,
+                    me: 0,
+                    root: 0,
+                    bytes,
+                    segments,
+                    per_node: 1,
+                };
+                let (formula, exact) = c.closed_form(a, &shape, &cost);
                 if !exact {
                     continue;
                 }

@@ -30,7 +30,7 @@ use std::collections::HashMap;
 use crate::analytic::MessageCost;
 use crate::metrics::name::{Figure, Subject};
 use crate::predict::{Analysis, Prediction, Refusal};
-use crate::program::collective::{Algorithm, Collective, Cost};
+use crate::program::collective::{Algorithm, Collective, Cost, GroupShape};
 use crate::program::expr::Env;
 use crate::program::{CollectiveOp, Instr, Program, Size, Switching};
 use crate::topology::Shape;
@@ -223,6 +223,8 @@ fn collective(prog: &Program, op: &CollectiveOp, routes: Result<&PhaseRoutes, &s
         per_byte: 1.0 / net.bandwidth,
         combine,
         combine_per_byte: op.combine_per_byte,
+        node_startup: net.startup,
+        node_per_byte: 0.0,
     };
     if net.topology.shape() == &Shape::Bus
         && (op.kind, op.algorithm) == (Collective::Gather, Algorithm::Linear)
@@ -230,9 +232,15 @@ fn collective(prog: &Program, op: &CollectiveOp, routes: Result<&PhaseRoutes, &s
     {
         return Ok(bus_gather(prog, n, bytes, &cost));
     }
-    let (value, exact) = op
-        .kind
-        .closed_form(op.algorithm, n, bytes, op.segments, &cost);
+    let shape = GroupShape {
+        n,
+        me: 0,
+        root: 0,
+        bytes,
+        segments: op.segments,
+        per_node: prog.ranks_per_node,
+    };
+    let (value, exact) = op.kind.closed_form(op.algorithm, &shape, &cost);
     if !value.is_finite() {
         return Err(format!("no closed form for {} {}", op.kind, op.algorithm));
     }

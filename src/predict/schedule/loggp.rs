@@ -9,10 +9,10 @@
 //!
 //! | algorithms | form | exact |
 //! |---|---|---|
-//! | allgather ring, bruck, recursive doubling; alltoall pairwise; barrier dissemination; allreduce ring, recursive doubling (`P` a power of two) | lock-step rounds: a round of `m` bytes started at `t` is processed at `p = max(t + o + L, t + os(m), p' + nic(m'))` (`p'`, `m'` the previous round's), the next starts at `max(p + or(m) + c, t + nic(m))`, the makespan is the last `p + or(m) + c`: with equal rounds and a NIC that never binds, `rounds (max(o + L, os) + or + c)`, e.g. the dissemination barrier `ceil(lg P) (o + L + or(0))` | every `P` |
+//! | allgather ring, bruck, recursive doubling; alltoall pairwise; barrier dissemination; allreduce ring (in chunks too), hierarchical, recursive doubling (`P` a power of two) | lock-step rounds: a round of `m` bytes started at `t` is processed at `p = max(t + o + L, t + os(m), p' + nic(m'))` (`p'`, `m'` the previous round's), the next starts at `max(p + or(m) + c, t + nic(m))`, the makespan is the last `p + or(m) + c`: with equal rounds and a NIC that never binds, `rounds (max(o + L, os) + or + c)`, e.g. the dissemination barrier `ceil(lg P) (o + L + or(0))` | every `P` |
 //! | bcast, scatter: linear, binomial, binary | down the tree: a rank sends to its children in order, each send starting when its CPU and NIC are free (`max(os, nic)` apart; a rendezvous send also waits for the child to match it, `o + L` after it starts), and a child is free `hop(m)` after its send started: the linear bcast `(P-2) max(os, nic) + hop`, the binomial bcast `lg P hop` for a power of two when `max(os, nic) <= hop` | every `P` |
 //! | gather, reduce: linear, binomial, binary; allreduce reduce + bcast; barrier binomial | up the tree, then down: a rank processes its children's blocks on arrival whenever its CPU and receiving NIC are free (posted or not, earliest send first), combines each once its receive has matched it, and sends up when done: the linear gather `o + L + (P-2) max(or, nic) + or` | every `P`, unless two blocks (or a block and a combine) reach a rank's CPU at the same instant and their order matters: the executor then takes them in the order their events were scheduled, which depends on the whole run's history, and the form follows that history twelve events back (a tie left there is labelled; every one in the test equals the execution anyway) |
-//! | bcast, reduce: chain; allreduce recursive doubling, `P` not a power of two | rank by rank: each rank's steps run as the executor runs them, fed the blocks the others send it (and the matches of its rendezvous sends), until nothing changes; refused when that would cost more than [`WORK_BUDGET`] (recursive doubling beyond about 2,000 ranks) | every `P`, eager or rendezvous, with the same exception for simultaneous events |
+//! | bcast, reduce: chain; allreduce double binary tree, and recursive doubling of `P` not a power of two | rank by rank: each rank's steps run as the executor runs them, fed the blocks the others send it (and the matches of its rendezvous sends), until nothing changes; refused when that would cost more than [`WORK_BUDGET`] (recursive doubling beyond about 2,000 ranks) | every `P`, eager or rendezvous, with the same exception for simultaneous events |
 //!
 //! Each value is computed in whole ticks, as the executor counts, so an exact form equals the
 //! simulated makespan to the tick. With links (`[topology]`), random sizes or random combine
@@ -139,7 +139,7 @@ pub struct LogGpForm {
 /// The form of collective `op` of `prog` on `ep`.
 fn form(prog: &Program, op: &CollectiveOp, ep: &Endpoints) -> Result<LogGpForm, String> {
     let (n, bytes) = crate::predict::program::group_and_bytes(prog, op)?;
-    if let Some(why) = op.kind.refuses(op.algorithm, n) {
+    if let Some(why) = op.kind.refuses(op.algorithm, n, prog.ranks_per_node) {
         return Err(why);
     }
     let combines = op.combine.is_some() || op.combine_per_byte > 0.0;
@@ -150,24 +150,31 @@ fn form(prog: &Program, op: &CollectiveOp, ep: &Endpoints) -> Result<LogGpForm, 
             (t * TICKS_PER_SECOND).round().max(0.0) as u64
         })
     };
-    let c = Collective::form_of(op.kind, op.algorithm, n, bytes, op.segments, ep, &combine)?;
+    let shape = GroupShape {
+        n,
+        me: 0,
+        root: 0,
+        bytes,
+        segments: op.segments,
+        per_node: prog.ranks_per_node,
+    };
+    let c = Collective::form_of(op.kind, op.algorithm, &shape, ep, &combine)?;
     Ok(c)
 }
 
 impl Collective {
-    /// The LogGP form of `algorithm` on `n` ranks of `bytes` (see the module's table), with
-    /// `segments` for a chain and `combine(m)` the ticks of combining `m` bytes (`None`: no
-    /// combine operation).
+    /// The LogGP form of `algorithm` on the group of `shape` (its size, bytes, segments and
+    /// ranks a node; see the module's table), with `combine(m)` the ticks of combining `m`
+    /// bytes (`None`: no combine operation).
     pub fn form_of(
         self,
         algorithm: Algorithm,
-        n: u32,
-        bytes: f64,
-        segments: u32,
+        shape: &GroupShape,
         ep: &Endpoints,
         combine: &dyn Fn(f64) -> Option<u64>,
     ) -> Result<LogGpForm, String> {
         use Algorithm::*;
+        let n = shape.n;
         if n <= 1 {
             return Ok(LogGpForm {
                 makespan: 0,
@@ -176,13 +183,7 @@ impl Collective {
                 broken: Vec::new(),
             });
         }
-        let shape = GroupShape {
-            n,
-            me: 0,
-            root: 0,
-            bytes,
-            segments,
-        };
+        let shape = *shape;
         let costs = Costs { ep };
         match (self, algorithm) {
             (Collective::Barrier, Ideal) => Err(
@@ -196,6 +197,14 @@ impl Collective {
                 combine,
                 "rank by rank along the chain",
             ),
+            (Collective::Allreduce, DoubleBinaryTree) => settle(
+                self,
+                algorithm,
+                &shape,
+                &costs,
+                combine,
+                "rank by rank over the two trees' steps",
+            ),
             (Collective::Allreduce, RecursiveDoubling) if !n.is_power_of_two() => settle(
                 self,
                 algorithm,
@@ -207,7 +216,7 @@ impl Collective {
             (Collective::Allgather, _)
             | (Collective::Alltoall, _)
             | (Collective::Barrier, Dissemination)
-            | (Collective::Allreduce, Ring | RecursiveDoubling) => {
+            | (Collective::Allreduce, Ring | RecursiveDoubling | Hierarchical) => {
                 Ok(lock_step(self, algorithm, &shape, &costs, combine))
             }
             _ => tree(self, algorithm, &shape, &costs, combine),

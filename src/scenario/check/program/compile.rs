@@ -106,6 +106,7 @@ pub fn compile(src: &Sources<'_>) -> Result<Compiled, Vec<Problem>> {
         at,
         "program.ranks_per_node",
     );
+    c.per_node = ranks_per_node;
     let cores = c.whole(p.cores, 1, 1, 1024, at, "program.cores");
     let nodes = c.ranks.div_ceil(ranks_per_node);
     for (i, (at, d)) in src.disks.iter().enumerate() {
@@ -352,6 +353,8 @@ struct Compiler<'a> {
     /// Mean times seen, for the clock, each with where it was given (offset and field path).
     times: Vec<(f64, usize, String)>,
     ranks: u32,
+    /// Ranks a node (the hierarchical allreduce's nodes).
+    per_node: u32,
     /// For each instruction, the offset of its operation.
     offsets: Vec<usize>,
     /// The offset of the operation being compiled.
@@ -388,6 +391,7 @@ impl<'a> Compiler<'a> {
             loop_vars: Vec::new(),
             times: Vec::new(),
             ranks,
+            per_node: 1,
             offsets: Vec::new(),
             at,
             pending_marks: Vec::new(),
@@ -890,7 +894,14 @@ impl<'a> Compiler<'a> {
                 "combine",
                 "combine_per_byte",
             ],
-            OpKind::Allreduce => &["bytes", "algorithm", "group", "combine", "combine_per_byte"],
+            OpKind::Allreduce => &[
+                "bytes",
+                "algorithm",
+                "segments",
+                "group",
+                "combine",
+                "combine_per_byte",
+            ],
             OpKind::Allgather | OpKind::Alltoall => &["bytes", "algorithm", "group"],
             OpKind::Repeat => &["times", "var", "body"],
             OpKind::Phase => &["name", "body"],
@@ -1332,8 +1343,16 @@ impl<'a> Compiler<'a> {
             }
             None => vec![self.ranks],
         };
+        if algorithm == Algorithm::Hierarchical && group.is_some() {
+            self.add(
+                at,
+                format!("{path}.group"),
+                "the hierarchical allreduce runs over the whole program, its nodes those of ranks_per_node: leave out group",
+            );
+            return;
+        }
         for &n in &sizes {
-            if let Some(why) = kind.refuses(algorithm, n) {
+            if let Some(why) = kind.refuses(algorithm, n, self.per_node) {
                 self.add(at, format!("{path}.algorithm"), why);
                 return;
             }
@@ -1371,11 +1390,11 @@ impl<'a> Compiler<'a> {
             }
             None => Expr::constant(0),
         };
-        if algorithm != Algorithm::Chain && o.segments.is_some() {
+        if !kind.segmented(algorithm) && o.segments.is_some() {
             self.add(
                 at,
                 format!("{path}.segments"),
-                "applies to the chain algorithm only",
+                "applies to the chain algorithms and the allreduce's ring and double_binary_tree only",
             );
         }
         let segments = self.whole(o.segments, 1, 1, 1 << 20, at, &format!("{path}.segments"));
