@@ -139,16 +139,28 @@ pub fn largest_span(prog: &Program) -> f64 {
 
 /// Steps each rank takes in a collective (its messages and combines, roughly): the
 /// collectives whose work grows with `P` per rank take `P`, the others `log2 P + 1`; a
-/// pipelined one takes as many more as it has segments.
+/// pipelined chain takes as many more as it has segments; the allreduce's ring `P` a chunk of
+/// its blocks, its double binary tree at most 8 a chunk (4 up, 4 down, over both trees), its
+/// hierarchical form `2 (L + N)` with `L` ranks on each of `N` nodes.
 fn collective_steps(prog: &Program, kind: Collective, algorithm: Algorithm, segments: u32) -> f64 {
     let p = f64::from(prog.ranks);
+    let s = f64::from(segments.max(1));
+    match (kind, algorithm) {
+        (Collective::Allreduce, Algorithm::Ring) => return p * s,
+        (Collective::Allreduce, Algorithm::DoubleBinaryTree) => return 8.0 * s,
+        (Collective::Allreduce, Algorithm::Hierarchical) => {
+            let l = f64::from(prog.ranks_per_node);
+            return 2.0 * (l + p / l);
+        }
+        _ => {}
+    }
     let linear = matches!(kind, Collective::Alltoall | Collective::Allgather)
         || matches!(
             algorithm,
             Algorithm::Linear | Algorithm::Ring | Algorithm::Pairwise | Algorithm::Chain
         );
     let steps = if linear { p } else { p.log2().ceil() + 1.0 };
-    steps + f64::from(segments.saturating_sub(1))
+    steps + s - 1.0
 }
 
 /// Every count and duration of `prog` beyond its bound that is known before the run.

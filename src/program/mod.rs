@@ -13,8 +13,9 @@
 //! Ranks are mapped onto nodes (`ranks_per_node`, default 1); each node has a processor with
 //! `cores` servers (FCFS) that computes hold; messages cross the links of a [`Topology`] (each
 //! link a FCFS queue or a fair-shared processor-sharing server of `bandwidth` bytes per time
-//! unit, plus a per-hop latency, with store-and-forward or cut-through timing); I/O queues at
-//! disks. Contention is queueing at those stations and nothing else. The program executor (`crate::engine::program`) runs a program;
+//! unit, plus a per-hop latency, with store-and-forward or cut-through timing); a message between
+//! two ranks of one node crosses the node's own link where the topology gives nodes links
+//! (`node_bandwidth`), else no link at all; I/O queues at disks. Contention is queueing at those stations and nothing else. The program executor (`crate::engine::program`) runs a program;
 //! one replication is one execution.
 //!
 //! **Semantics of the primitives.** `send` blocks the sender until the message is delivered
@@ -300,6 +301,8 @@ pub struct Interconnect {
     pub latency: f64,
     /// A dragonfly's global links' latency (else `latency`).
     pub global_latency: f64,
+    /// The latency of a node's own link (see [`Topology::with_node_links`]; else `latency`).
+    pub node_latency: f64,
     /// Per-message startup `t_s`, paid by the sender.
     pub startup: f64,
     /// Timing over several hops.
@@ -309,13 +312,22 @@ pub struct Interconnect {
 }
 
 impl Interconnect {
-    /// The latency of a hop over `link`: a dragonfly's global links have their own.
+    /// The latency of a hop over `link`: a dragonfly's global links and the nodes' own links
+    /// have their own.
     pub fn hop_latency(&self, link: u64) -> f64 {
-        if self.topology.is_global(link) {
+        if self.topology.is_node_link(link) {
+            self.node_latency
+        } else if self.topology.is_global(link) {
             self.global_latency
         } else {
             self.latency
         }
+    }
+
+    /// Whether every hop has the same latency.
+    pub fn one_latency(&self) -> bool {
+        self.global_latency == self.latency
+            && (!self.topology.has_node_links() || self.node_latency == self.latency)
     }
 }
 
@@ -404,8 +416,9 @@ impl Program {
     }
 
     /// Whether the program's messages can cross links: they can unless every rank is on one
-    /// node.
+    /// node that has no link of its own.
     pub fn crosses_links(&self) -> bool {
-        self.has_messages() && self.ranks > self.ranks_per_node
+        self.has_messages()
+            && (self.ranks > self.ranks_per_node || self.interconnect.topology.has_node_links())
     }
 }

@@ -213,16 +213,21 @@ pub struct Topology {
     routing: Routing,
     /// Dragonfly: a global link's bandwidth as a multiple of the others'.
     global_capacity: f64,
+    /// With links inside the nodes: the bandwidth of a node's link as a multiple of the
+    /// others'. A node's link carries every message between two ranks of that node; its id is
+    /// the shape's link count plus the node's number.
+    node_capacity: Option<f64>,
 }
 
-/// Two topologies are equal when their shapes, node counts, routings and global capacities
-/// are: the rest follows from them.
+/// Two topologies are equal when their shapes, node counts, routings and global and node
+/// capacities are: the rest follows from them.
 impl PartialEq for Topology {
     fn eq(&self, other: &Topology) -> bool {
         self.shape == other.shape
             && self.nodes == other.nodes
             && self.routing == other.routing
             && self.global_capacity.to_bits() == other.global_capacity.to_bits()
+            && self.node_capacity.map(f64::to_bits) == other.node_capacity.map(f64::to_bits)
     }
 }
 
@@ -318,6 +323,7 @@ impl Topology {
             ports,
             routing: Routing::Minimal,
             global_capacity: 1.0,
+            node_capacity: None,
         })
     }
 
@@ -342,6 +348,33 @@ impl Topology {
     pub fn with_global_capacity(mut self, capacity: f64) -> Topology {
         self.global_capacity = capacity;
         self
+    }
+
+    /// The same topology with a link inside each node, of `capacity` times the others'
+    /// bandwidth, for the messages between the ranks of a node (which otherwise cross no link).
+    pub fn with_node_links(mut self, capacity: f64) -> Topology {
+        self.node_capacity = Some(capacity);
+        self
+    }
+
+    /// Whether each node has a link of its own for the messages between its ranks.
+    pub fn has_node_links(&self) -> bool {
+        self.node_capacity.is_some()
+    }
+
+    /// The hop a message between two ranks of node `at` makes over the node's link, when `at`
+    /// is `dst` and the nodes have links ([`Topology::with_node_links`]); else `None`.
+    #[inline(always)]
+    pub fn node_hop(&self, at: u32, dst: u32) -> Option<Hop> {
+        (at == dst && self.node_capacity.is_some()).then(|| Hop {
+            link: self.shape_links() + u64::from(at),
+            to: at,
+        })
+    }
+
+    /// True when `link` is a node's own link ([`Topology::with_node_links`]).
+    pub fn is_node_link(&self, link: u64) -> bool {
+        self.node_capacity.is_some() && link >= self.shape_links()
     }
 
     /// How routes are chosen.
@@ -478,6 +511,10 @@ impl Topology {
     /// The links of the route from node `src` to node `dst` through `detour` (one of
     /// [`Topology::detours`]), in order, each given to `add`. Returns the hops.
     pub fn route_through(&self, src: u32, dst: u32, detour: u32, mut add: impl FnMut(u64)) -> u64 {
+        if let Some(hop) = self.node_hop(src, dst) {
+            add(hop.link);
+            return 1;
+        }
         let (mut at, mut detour, mut hops) = (src, detour, 0);
         while let Some(hop) = self.next_routed(at, dst, &mut detour, |_| 0) {
             add(hop.link);
@@ -494,7 +531,10 @@ impl Topology {
     /// [`Topology::crossings_known`]). Returns the hops walked.
     pub fn expected_crossings(&self, src: u32, dst: u32, mut add: impl FnMut(u64, f64)) -> u64 {
         if src == dst {
-            return 0;
+            return self.node_hop(src, dst).map_or(0, |hop| {
+                add(hop.link, 1.0);
+                1
+            });
         }
         match self.detours(src, dst) {
             Some(routes) => routes
@@ -546,8 +586,18 @@ impl Topology {
         self.nodes
     }
 
-    /// How many links there are (ids below this).
+    /// How many links there are (ids below this), the nodes' own links included.
     pub fn link_count(&self) -> u64 {
+        let own = if self.node_capacity.is_some() {
+            u64::from(self.nodes)
+        } else {
+            0
+        };
+        self.shape_links() + own
+    }
+
+    /// How many links the shape has (the nodes' own links not counted).
+    fn shape_links(&self) -> u64 {
         let n = u64::from(self.nodes);
         match &self.shape {
             Shape::Bus => 1,
@@ -603,7 +653,9 @@ impl Topology {
     /// nodes enter in one direction are neighbours too; elsewhere the link's id.
     pub fn place(&self, link: u64) -> u64 {
         match self.shape {
-            Shape::Grid { .. } => link % self.ports * u64::from(self.nodes) + link / self.ports,
+            Shape::Grid { .. } if link < self.shape_links() => {
+                link % self.ports * u64::from(self.nodes) + link / self.ports
+            }
             _ => link,
         }
     }
@@ -612,13 +664,17 @@ impl Topology {
     pub fn link_at(&self, place: u64) -> u64 {
         let n = u64::from(self.nodes);
         match self.shape {
-            Shape::Grid { .. } => place % n * self.ports + place / n,
+            Shape::Grid { .. } if place < self.shape_links() => place % n * self.ports + place / n,
             _ => place,
         }
     }
 
-    /// The whole route from node `src` to node `dst`.
+    /// The whole route from node `src` to node `dst` (inside a node, its own link if it has
+    /// one).
     pub fn route(&self, src: u32, dst: u32) -> Vec<Hop> {
+        if let Some(hop) = self.node_hop(src, dst) {
+            return vec![hop];
+        }
         let mut hops = Vec::new();
         let mut at = src;
         while let Some(h) = self.next(at, dst) {
@@ -633,9 +689,14 @@ impl Topology {
         self.route(src, dst).len() as u32
     }
 
-    /// The bandwidth multiplier of a link (1 except the upper links of a fat tree and a
-    /// dragonfly's global links).
+    /// The bandwidth multiplier of a link (1 except the upper links of a fat tree, a
+    /// dragonfly's global links and the nodes' own links).
     pub fn capacity(&self, link: u64) -> f64 {
+        if let Some(c) = self.node_capacity
+            && link >= self.shape_links()
+        {
+            return c;
+        }
         match &self.shape {
             Shape::Tree { fat: true, .. } => {
                 self.arity_powers[self.level_of(link / 2) as usize] as f64
@@ -647,9 +708,13 @@ impl Topology {
 
     /// A readable name for a link, usable in metric names (no `.`, `,` or spaces): `bus`;
     /// `3-9` (full, from node 3 to 9); `1_2+x` (grid, from the node at x=1, y=2 in the +x
-    /// direction); `L1_2up` (tree, the up link of switch 2 of level 1).
+    /// direction); `L1_2up` (tree, the up link of switch 2 of level 1); `node3` (node 3's own
+    /// link).
     pub fn link_name(&self, link: u64) -> String {
         let n = u64::from(self.nodes);
+        if self.is_node_link(link) {
+            return format!("node{}", link - self.shape_links());
+        }
         match &self.shape {
             Shape::Bus => "bus".to_owned(),
             Shape::Full => format!("{}-{}", link / n, link % n),
@@ -794,7 +859,9 @@ impl Topology {
     /// True when every link has the same capacity (all but fat trees, and dragonflies whose
     /// global links differ).
     pub fn uniform(&self) -> bool {
-        !matches!(self.shape, Shape::Tree { fat: true, .. }) && self.global_capacity == 1.0
+        !matches!(self.shape, Shape::Tree { fat: true, .. })
+            && self.global_capacity == 1.0
+            && self.node_capacity.is_none_or(|c| c == 1.0)
     }
 }
 

@@ -25,6 +25,7 @@ fn links(shape: Shape, nodes: u32, bandwidth: f64, latency: f64) -> Links {
             bandwidth,
             latency,
             global_latency: latency,
+            node_latency: latency,
             startup: 0.0,
             switching: Switching::CutThrough,
             sharing: Sharing::Fcfs,

@@ -36,6 +36,8 @@ mod fuzz;
 mod goal;
 /// `parsim run x.goal`, `parsim goal`, `irecv` and `wait`, and bad GOAL input.
 mod goal_programs;
+/// The collectives of GPU training on nodes with links of their own.
+mod gpu_collectives;
 /// The user guide's scenarios and commands work as the guide shows them.
 mod guide;
 /// Hostile inputs of issue 44: GOAL files and flags, LogGP parameters, timelines,

@@ -395,6 +395,10 @@ pub struct Execution<'p> {
     latency: Ticks,
     /// A dragonfly's global links' latency (else `latency`).
     global_latency: Ticks,
+    /// The nodes' own links' latency.
+    node_latency: Ticks,
+    /// Every hop has `latency`.
+    one_latency: bool,
     startup: Ticks,
     /// Bytes per tick of a link of the base capacity.
     base_per_tick: f64,
@@ -495,6 +499,8 @@ impl<'p> Execution<'p> {
             message_pct: Percentiles::wide(&clock, prog.message_scale()),
             latency: clock.wide_ticks(net.latency),
             global_latency: clock.wide_ticks(net.global_latency),
+            node_latency: clock.wide_ticks(net.node_latency),
+            one_latency: net.one_latency(),
             startup: clock.wide_ticks(net.startup),
             base_per_tick: net.bandwidth * clock.tick(),
             uniform: net.topology.uniform(),
@@ -1013,7 +1019,13 @@ impl<'p> Execution<'p> {
         }
         let m = self.msgs.items[msg as usize];
         if m.at == m.dst_node {
-            self.deliver(msg);
+            match self.prog.interconnect.topology.node_hop(m.at, m.dst_node) {
+                Some(hop) => {
+                    let slot = self.slot(hop.link);
+                    self.enter_link(msg, slot, hop.to);
+                }
+                None => self.deliver(msg),
+            }
         } else {
             let (slot, to) = self.route(msg, m.at, m.dst_node);
             self.enter_link(msg, slot, to);
@@ -1068,16 +1080,16 @@ impl<'p> Execution<'p> {
     /// The latency of a hop over the link of `slot`.
     #[inline(always)]
     fn hop_latency(&self, slot: u32) -> Ticks {
-        if self.global_latency == self.latency
-            || !self
-                .prog
-                .interconnect
-                .topology
-                .is_global(self.link_id(slot))
-        {
-            self.latency
-        } else {
+        if self.one_latency {
+            return self.latency;
+        }
+        let (link, topology) = (self.link_id(slot), &self.prog.interconnect.topology);
+        if topology.is_node_link(link) {
+            self.node_latency
+        } else if topology.is_global(link) {
             self.global_latency
+        } else {
+            self.latency
         }
     }
 

@@ -83,6 +83,7 @@ fn machine(
                 bandwidth: 1e9,
                 latency: 1e-7,
                 global_latency: 1e-7,
+                node_latency: 1e-7,
                 startup: 0.0,
                 switching,
                 sharing: Sharing::Fcfs,

@@ -768,7 +768,6 @@ impl<'p> Walker<'p> {
         // whose histogram buckets a tick can change)
         let (tick, uniform) = (prog.clock.tick(), net.topology.uniform());
         let latency_ticks = prog.clock.wide_ticks(net.latency);
-        let global_latency_ticks = prog.clock.wide_ticks(net.global_latency);
         let (mut hop_latency, mut hop_latency_ticks) = (net.latency, latency_ticks);
         let (mut clock_ticks, mut latest_ticks) = (0_u128, 0_u128);
         let mut detour = NO_DETOUR;
@@ -783,11 +782,15 @@ impl<'p> Walker<'p> {
             let draws = &mut self.route_draws[r as usize];
             detour = net.topology.detour(at, dst, |n| draws.random_range(0..n));
         }
-        while let Some(hop) = if detour == NO_DETOUR {
-            net.topology.next(at, dst)
-        } else {
-            net.topology.next_routed(at, dst, &mut detour, |_| 0)
-        } {
+        // between two ranks of a node, its own link if it has one
+        let mut inside = net.topology.node_hop(at, dst);
+        while let Some(hop) = inside.take().or_else(|| {
+            if detour == NO_DETOUR {
+                net.topology.next(at, dst)
+            } else {
+                net.topology.next_routed(at, dst, &mut detour, |_| 0)
+            }
+        }) {
             let capacity = net.topology.capacity(hop.link);
             uneven |= capacity != 1.0;
             let link_per_byte = 1.0 / (net.bandwidth * capacity);
@@ -797,16 +800,11 @@ impl<'p> Walker<'p> {
                 false => bytes / (net.bandwidth * capacity * tick),
             });
             latest_ticks = latest_ticks.max(clock_ticks + work);
-            let global = net.topology.is_global(hop.link);
-            hop_latency_ticks = if global {
-                global_latency_ticks
-            } else {
+            hop_latency = net.hop_latency(hop.link);
+            hop_latency_ticks = if hop_latency == net.latency {
                 latency_ticks
-            };
-            hop_latency = if global {
-                net.global_latency
             } else {
-                net.latency
+                prog.clock.wide_ticks(hop_latency)
             };
             clock_ticks += match net.switching {
                 Switching::StoreAndForward => work + hop_latency_ticks,

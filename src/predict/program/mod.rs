@@ -32,7 +32,7 @@ use crate::metrics::name::{Figure, Subject};
 use crate::predict::{Analysis, Prediction, Refusal};
 use crate::program::collective::{Algorithm, Collective, Cost, GroupShape};
 use crate::program::expr::Env;
-use crate::program::{CollectiveOp, Instr, Program, Size, Switching};
+use crate::program::{CollectiveOp, Instr, Program, Sharing, Size, Switching};
 use crate::topology::Shape;
 use evaluation::{Evaluation, PhaseRoutes};
 
@@ -218,13 +218,18 @@ fn collective(prog: &Program, op: &CollectiveOp, routes: Result<&PhaseRoutes, &s
     let net = &prog.interconnect;
     let (n, bytes) = group_and_bytes(prog, op)?;
     let combine = op.combine.as_ref().map_or(0.0, |d| d.mean());
+    // a message inside a node crosses the node's own link, or none (its startup alone)
+    let (node_latency, node_capacity) = match net.topology.node_hop(0, 0) {
+        Some(hop) => (net.node_latency, net.topology.capacity(hop.link)),
+        None => (0.0, f64::INFINITY),
+    };
     let cost = Cost {
         startup: net.startup + net.latency,
         per_byte: 1.0 / net.bandwidth,
         combine,
         combine_per_byte: op.combine_per_byte,
-        node_startup: net.startup,
-        node_per_byte: 0.0,
+        node_startup: net.startup + node_latency,
+        node_per_byte: 1.0 / (net.bandwidth * node_capacity),
     };
     if net.topology.shape() == &Shape::Bus
         && (op.kind, op.algorithm) == (Collective::Gather, Algorithm::Linear)
@@ -240,25 +245,107 @@ fn collective(prog: &Program, op: &CollectiveOp, routes: Result<&PhaseRoutes, &s
         segments: op.segments,
         per_node: prog.ranks_per_node,
     };
+    let hierarchical = op.algorithm == Algorithm::Hierarchical;
+    let (cost, mut why) = if hierarchical {
+        hierarchical_costs(prog, cost)
+    } else {
+        (cost, common_breaks(prog))
+    };
     let (value, exact) = op.kind.closed_form(op.algorithm, &shape, &cost);
     if !value.is_finite() {
         return Err(format!("no closed form for {} {}", op.kind, op.algorithm));
     }
-    let mut why = common_breaks(prog);
     if !exact {
         why.push(format!(
             "the round model is exact for a power-of-two group, not {n} ranks"
         ));
     }
-    why.extend(route_breaks(routes));
+    if !hierarchical {
+        why.extend(route_breaks(routes));
+    }
     if op.combine.as_ref().is_some_and(|d| d.scv() > 0.0) {
         why.push("combine times are random (the formula uses their mean)".to_owned());
     }
-    let method = format!(
-        "{} {} closed form (contention-free, a + b m per message)",
-        op.kind, op.algorithm
-    );
+    let method = if hierarchical {
+        format!(
+            "{} {} closed form ((L-1)(2 c'(m/L) + g(m/L)) + (N-1)(2 c(m/(L N)) + g(m/(L N))), the messages a step sends at once sharing their links)",
+            op.kind, op.algorithm
+        )
+    } else {
+        format!(
+            "{} {} closed form (contention-free, a + b m per message)",
+            op.kind, op.algorithm
+        )
+    };
     Ok((value, method, (!why.is_empty()).then(|| why.join("; "))))
+}
+
+/// The costs of the hierarchical allreduce's messages, each step of whose rings sends one
+/// message from every rank at once: inside a node, the node's `L` messages share its own link
+/// (or cross none, costing their startup); across, each link carries the messages of the nodes
+/// whose routes to their next node cross it, so a message gets the bandwidth over the most
+/// messages a link carries (over its capacity). With what makes that not the execution: routes
+/// of more than one link, links carrying unequal shares, FCFS links (which serve the messages
+/// that share them one after another, where the formula has them side by side, as fair links
+/// do), routes that vary, ranks that share cores for their combines.
+fn hierarchical_costs(prog: &Program, mut cost: Cost) -> (Cost, Vec<String>) {
+    let combines = cost.combine > 0.0 || cost.combine_per_byte > 0.0;
+    let net = &prog.interconnect;
+    let topology = &net.topology;
+    let per_node = prog.ranks_per_node;
+    let mut why = Vec::new();
+    let mut most_shared = 1.0_f64;
+    if let Some(hop) = topology.node_hop(0, 0) {
+        let share = f64::from(per_node);
+        cost.node_startup = net.startup + net.node_latency;
+        cost.node_per_byte = share / (net.bandwidth * topology.capacity(hop.link));
+        most_shared = share;
+    }
+    let nodes = prog.ranks / per_node;
+    if nodes > 1 {
+        let mut carried: HashMap<u64, f64> = HashMap::new();
+        let mut longest = 0;
+        for node in 0..nodes {
+            let route = topology.route(node, (node + 1) % nodes);
+            longest = longest.max(route.len());
+            for hop in route {
+                *carried.entry(hop.link).or_default() += f64::from(per_node);
+            }
+        }
+        let per_capacity: Vec<f64> = carried
+            .iter()
+            .map(|(&link, &k)| k / topology.capacity(link))
+            .collect();
+        let busiest = per_capacity.iter().copied().fold(0.0, f64::max);
+        let least = per_capacity.iter().copied().fold(f64::INFINITY, f64::min);
+        cost.per_byte = busiest / net.bandwidth;
+        most_shared = most_shared.max(carried.values().copied().fold(0.0, f64::max));
+        if longest > 1 {
+            why.push(format!(
+                "messages between neighbouring nodes cross up to {longest} links (the formula counts one)"
+            ));
+        }
+        if least < busiest {
+            why.push(format!(
+                "the links carry unequal shares of the messages (from {least} to {busiest} per unit of capacity; the formula gives every message the busiest link's share)"
+            ));
+        }
+    }
+    if prog.cores < per_node && combines {
+        why.push(format!(
+            "the {per_node} ranks of a node share its {} cores for their combines (the formula gives each its own)",
+            prog.cores
+        ));
+    }
+    if net.sharing == Sharing::Fcfs && most_shared > 1.0 {
+        why.push(format!(
+            "FCFS links serve the up to {most_shared} messages a step sends over one link one after another (the formula has them share it side by side, as fair links do)"
+        ));
+    }
+    if let Some(note) = evaluation::walked_routes(prog) {
+        why.push(note.to_owned());
+    }
+    (cost, why)
 }
 
 /// A collective's group size (every group the same, or refused) and its bytes (as rank 0

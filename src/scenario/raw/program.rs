@@ -244,6 +244,11 @@ pub struct RawTopology {
     pub global_bandwidth: Option<f64>,
     /// Dragonfly: a global link's latency (default `latency`).
     pub global_latency: Option<f64>,
+    /// Bytes per time unit of each node's own link, which carries the messages between the
+    /// node's ranks (default: no such link, those messages cost their startup only).
+    pub node_bandwidth: Option<f64>,
+    /// Latency of a node's own link (default `latency`).
+    pub node_latency: Option<f64>,
     /// `minimal` (default); `valiant` (dragonfly, HyperX); `ugal` (dragonfly); `adaptive`
     /// (HyperX).
     pub routing: Option<crate::topology::Routing>,
@@ -272,6 +277,8 @@ impl RawTopology {
             groups: None,
             global_bandwidth: None,
             global_latency: None,
+            node_bandwidth: None,
+            node_latency: None,
             routing: None,
             bandwidth,
             latency: None,

@@ -150,6 +150,7 @@ pub fn compile(src: &Sources<'_>) -> Result<Compiled, Vec<Problem>> {
                     bandwidth: f64::INFINITY,
                     latency: 0.0,
                     global_latency: 0.0,
+                    node_latency: 0.0,
                     startup: 0.0,
                     switching: Switching::CutThrough,
                     sharing: Sharing::Fcfs,
@@ -528,6 +529,7 @@ impl<'a> Compiler<'a> {
             bandwidth: 1.0 / fit.b,
             latency: 0.0,
             global_latency: 0.0,
+            node_latency: 0.0,
             startup,
             switching: Switching::CutThrough,
             sharing: Sharing::Fcfs,
@@ -669,8 +671,13 @@ impl<'a> Compiler<'a> {
                 Shape::Dragonfly(d)
             }
         };
+        let node_capacity = self.node_links(at, r).map(|b| b / bandwidth);
         let topology = Topology::new(shape, nodes).and_then(|t| {
             let t = t.with_routing(r.routing.unwrap_or_default())?;
+            let t = match node_capacity {
+                Some(c) => t.with_node_links(c),
+                None => t,
+            };
             Ok(match r.global_bandwidth {
                 Some(b) => {
                     let b = self.rate(at, "topology.global_bandwidth", b);
@@ -695,11 +702,16 @@ impl<'a> Compiler<'a> {
             Some(_) => self.time(at, "topology", "global_latency", r.global_latency),
             None => latency,
         };
+        let node_latency = match r.node_latency {
+            Some(_) => self.time(at, "topology", "node_latency", r.node_latency),
+            None => latency,
+        };
         Some(Interconnect {
             topology,
             bandwidth,
             latency,
             global_latency,
+            node_latency,
             startup,
             switching: match r.switching {
                 Some(RawSwitching::StoreAndForward) => Switching::StoreAndForward,
@@ -710,6 +722,30 @@ impl<'a> Compiler<'a> {
                 _ => Sharing::Fcfs,
             },
         })
+    }
+
+    /// The bandwidth of the nodes' own links (`node_bandwidth`), when they have them: refused
+    /// where no two ranks share a node, and `node_latency` without them.
+    fn node_links(&mut self, at: usize, r: &RawTopology) -> Option<f64> {
+        let Some(b) = r.node_bandwidth else {
+            if r.node_latency.is_some() {
+                self.add(
+                    at,
+                    "topology.node_latency",
+                    "is the latency of the nodes' own links: give their node_bandwidth too, or leave it out",
+                );
+            }
+            return None;
+        };
+        let b = self.rate(at, "topology.node_bandwidth", b);
+        if self.per_node == 1 {
+            self.add(
+                at,
+                "topology.node_bandwidth",
+                "no two ranks share a node (program.ranks_per_node = 1), so no message crosses a node's own link: set ranks_per_node, or leave out node_bandwidth",
+            );
+        }
+        Some(b)
     }
 
     /// Refuses every field of `[topology]` its kind does not have.

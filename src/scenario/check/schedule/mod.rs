@@ -100,7 +100,8 @@ fn startup_only(startup: f64) -> Endpoints {
 }
 
 /// The links, refused if they share their bandwidth fairly (the graph executor queues FCFS),
-/// route other than minimally, or give global links a latency of their own.
+/// route other than minimally, give global links a latency of their own, or give nodes links
+/// of their own.
 fn links(
     ic: crate::program::Interconnect,
     ranks_per_node: u32,
@@ -122,6 +123,13 @@ fn links(
                 "a program run as a dependency graph (LogGP endpoints, labels, a GOAL file) takes minimal routes: leave out routing = \"{}\", or run the program as ranks",
                 routing.name()
             ),
+        )]);
+    }
+    if ic.topology.has_node_links() {
+        return Err(vec![Problem::new(
+            at,
+            "topology.node_bandwidth",
+            "a program run as a dependency graph (LogGP endpoints, labels, a GOAL file) sends the messages inside a node over no link: leave out node_bandwidth, or run the program as ranks",
         )]);
     }
     if ic.global_latency != ic.latency {
