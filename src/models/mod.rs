@@ -6,6 +6,8 @@
 //!
 //! - [`spmd`]: Cremonesi and Gennaro's SPMD programs on MIMD machines (`[spmd]`);
 //! - [`pipeline`]: Kuntraruk's pipelined binary reduction tree (`[pipeline]`);
+//! - [`training`]: a data-parallel training step, its buckets' allreduces overlapping the
+//!   backward pass or not (`[training]`);
 //! - [`profile`]: machine profiles (In et al.), message costs fitted to measurements.
 //!
 //! A model knows nothing of the scenario file: the input layer checks a section into a model's
@@ -15,6 +17,7 @@ pub mod pipeline;
 pub mod profile;
 pub mod spmd;
 pub mod tables;
+pub mod training;
 
 use crate::metrics::catalogue::Entry;
 use crate::predict::Analysis;
@@ -29,14 +32,17 @@ pub enum Model {
     Spmd(Box<spmd::Spmd>),
     /// A `[pipeline]` section.
     Pipeline(Box<pipeline::Pipeline>),
+    /// A `[training]` section.
+    Training(Box<training::Training>),
 }
 
 impl Model {
-    /// The scenario section the model is written in (`spmd`, `pipeline`).
+    /// The scenario section the model is written in (`spmd`, `pipeline`, `training`).
     pub fn section(&self) -> &'static str {
         match self {
             Model::Spmd(_) => "spmd",
             Model::Pipeline(_) => "pipeline",
+            Model::Training(_) => "training",
         }
     }
 
@@ -44,7 +50,7 @@ impl Model {
     pub fn spmd(&self) -> Option<&spmd::Spmd> {
         match self {
             Model::Spmd(m) => Some(m),
-            Model::Pipeline(_) => None,
+            Model::Pipeline(_) | Model::Training(_) => None,
         }
     }
 
@@ -52,7 +58,7 @@ impl Model {
     pub fn pipeline(&self) -> Option<&pipeline::Pipeline> {
         match self {
             Model::Pipeline(p) => Some(p),
-            Model::Spmd(_) => None,
+            Model::Spmd(_) | Model::Training(_) => None,
         }
     }
 
@@ -61,7 +67,7 @@ impl Model {
     pub fn tables(&self) -> Option<tables::Tables> {
         match self {
             Model::Spmd(m) => Some(m.tables()),
-            Model::Pipeline(_) => None,
+            Model::Pipeline(_) | Model::Training(_) => None,
         }
     }
 
@@ -69,7 +75,7 @@ impl Model {
     pub fn derived_names(&self) -> Vec<String> {
         match self {
             Model::Spmd(m) => m.derived_names(),
-            Model::Pipeline(_) => Vec::new(),
+            Model::Pipeline(_) | Model::Training(_) => Vec::new(),
         }
     }
 
@@ -78,7 +84,7 @@ impl Model {
     pub fn derived_metrics(&self, values: &[(String, f64)], default: &str) -> Vec<(String, f64)> {
         match self {
             Model::Spmd(m) => m.derived_metrics(values, default),
-            Model::Pipeline(_) => Vec::new(),
+            Model::Pipeline(_) | Model::Training(_) => Vec::new(),
         }
     }
 
@@ -86,7 +92,7 @@ impl Model {
     pub fn catalogue(&self) -> &'static [Entry] {
         match self {
             Model::Spmd(_) => spmd::CATALOGUE,
-            Model::Pipeline(_) => &[],
+            Model::Pipeline(_) | Model::Training(_) => &[],
         }
     }
 
@@ -102,8 +108,12 @@ impl Model {
                 a.predictions.extend(predictions);
                 a.refusals.extend(refusals);
             }
-            // a pipeline always builds a program
-            (Model::Pipeline(_), None) => {}
+            (Model::Training(t), Some(prog)) => {
+                a.predictions
+                    .extend(training::analysis::predictions(prog, t));
+            }
+            // a pipeline and a training step always build a program
+            (Model::Pipeline(_) | Model::Training(_), None) => {}
         }
     }
 }

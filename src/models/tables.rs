@@ -128,6 +128,28 @@ pub enum OpTable {
         /// Tag (`None`: the default, 0).
         tag: Option<u32>,
     },
+    /// Send, going on after the startup (`isend`).
+    Isend {
+        /// Ranks that run it.
+        when: Option<String>,
+        /// Destination rank.
+        to: String,
+        /// Bytes, drawn per message.
+        bytes: DistSpec,
+    },
+    /// An allreduce of `bytes` (an expression) among the ranks of each group.
+    Allreduce {
+        /// Bytes of the vector.
+        bytes: String,
+        /// The algorithm's name.
+        algorithm: String,
+        /// Chunks (`None`: the algorithm's default).
+        segments: Option<u32>,
+        /// Time per byte combined.
+        combine_per_byte: f64,
+        /// The group of each rank, an expression of `rank` and `P` (`None`: all ranks).
+        group: Option<String>,
+    },
     /// Receive.
     Recv {
         /// Ranks that run it.

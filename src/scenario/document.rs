@@ -19,6 +19,7 @@ use super::raw::{
 };
 use crate::models::pipeline::raw::RawPipeline;
 use crate::models::spmd::raw::RawSpmd;
+use crate::models::training::raw::RawTraining;
 use crate::problem::Problem;
 
 /// How `serde_path_to_error` names the inner value of a `toml::Spanned` field in a path.
@@ -37,6 +38,7 @@ const SECTIONS: &[&str] = &[
     "path",
     "program",
     "pipeline",
+    "training",
     "topology",
     "machine",
     "loggp",
@@ -119,6 +121,7 @@ pub(super) fn read(text: &str, assignments: &[Assignment]) -> (Option<RawScenari
             "path" => raw.paths = many::<RawPath>(value, "path", &mut found),
             "program" => raw.program = one::<RawProgram>(value, "program", &mut found),
             "pipeline" => raw.pipeline = one::<RawPipeline>(value, "pipeline", &mut found),
+            "training" => raw.training = one::<RawTraining>(value, "training", &mut found),
             "topology" => raw.topology = one::<RawTopology>(value, "topology", &mut found),
             "machine" => raw.machine = one::<RawMachine>(value, "machine", &mut found),
             "loggp" => raw.loggp = one::<RawLogGp>(value, "loggp", &mut found),

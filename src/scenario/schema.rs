@@ -13,6 +13,7 @@ use super::raw::program::{RawDisk, RawLogGp, RawMachine, RawProgram, RawTopology
 use super::raw::{RawAnalyze, RawClass, RawPath, RawRoute, RawRun, RawStation, RawValidate};
 use crate::models::pipeline::raw::RawPipeline;
 use crate::models::spmd::raw::RawSpmd;
+use crate::models::training::raw::RawTraining;
 
 /// A whole scenario file as the schema describes it: each top-level section (a scenario file
 /// is read section by section, so [`super::raw::RawScenario`] itself is no serde shape).
@@ -20,7 +21,7 @@ use crate::models::spmd::raw::RawSpmd;
 #[serde(deny_unknown_fields)]
 #[schemars(
     title = "parsim scenario",
-    description = "A parsim scenario file: a queueing network ([[class]], [[station]], [[route]]), a rank program ([program], [topology] or [machine], [[disk]]), or a model built into one ([spmd], [pipeline])."
+    description = "A parsim scenario file: a queueing network ([[class]], [[station]], [[route]]), a rank program ([program], [topology] or [machine], [[disk]]), or a model built into one ([spmd], [pipeline], [training])."
 )]
 #[allow(dead_code)] // read by schemars only
 struct ScenarioFile {
@@ -46,6 +47,8 @@ struct ScenarioFile {
     program: Option<RawProgram>,
     /// Kuntraruk's parallel pipeline, built into a program.
     pipeline: Option<RawPipeline>,
+    /// A data-parallel training step, built into a program.
+    training: Option<RawTraining>,
     /// The program's interconnect.
     topology: Option<RawTopology>,
     /// The program's message costs from a machine profile, instead of a topology.

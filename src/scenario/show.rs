@@ -158,6 +158,32 @@ fn fields(op: &OpTable, depth: usize) -> Vec<(&'static str, String)> {
             f.push(("bytes", bytes.to_string()));
             tag(&mut f, *t);
         }
+        OpTable::Isend { when: w, to, bytes } => {
+            f.push(("kind", quoted("isend")));
+            when(&mut f, w);
+            f.push(("to", quoted(to)));
+            f.push(("bytes", bytes.to_string()));
+        }
+        OpTable::Allreduce {
+            bytes,
+            algorithm,
+            segments,
+            combine_per_byte,
+            group,
+        } => {
+            f.push(("kind", quoted("allreduce")));
+            f.push(("bytes", expr(bytes)));
+            f.push(("algorithm", quoted(algorithm)));
+            if let Some(s) = segments {
+                f.push(("segments", s.to_string()));
+            }
+            if *combine_per_byte > 0.0 {
+                f.push(("combine_per_byte", format!("{combine_per_byte:e}")));
+            }
+            if let Some(g) = group {
+                f.push(("group", quoted(g)));
+            }
+        }
         OpTable::Recv {
             when: w,
             from,

@@ -125,6 +125,8 @@ mod traces;
 /// Network traffic: messages no operation receives, offered load, accepted throughput, the
 /// fluid model.
 mod traffic;
+/// `[training]`: a data-parallel step's overlap and its closed form against the run.
+mod training;
 /// Shared helpers.
 mod util;
 /// `parsim validate`: exit codes, reports, reruns.

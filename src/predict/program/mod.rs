@@ -203,8 +203,13 @@ fn env(prog: &Program, rank: u32) -> Env<'static> {
 fn common_breaks(prog: &Program) -> Vec<String> {
     let mut why = Vec::new();
     if prog.ranks_per_node > 1 {
+        let inside = if prog.interconnect.topology.has_node_links() {
+            "cross the node's own link, not the network's"
+        } else {
+            "are local, their startup alone"
+        };
         why.push(format!(
-            "{} ranks share each node (messages between them are local)",
+            "{} ranks share each node (messages between them {inside})",
             prog.ranks_per_node
         ));
     }

@@ -87,7 +87,7 @@ fn build_workload(
     } else {
         None
     };
-    if raw.has("program") || raw.has("pipeline") {
+    if raw.has("program") || raw.has("pipeline") || raw.has("training") {
         if raw.has("path") {
             ck.add(
                 Some(0),

@@ -13,6 +13,8 @@ use crate::models::pipeline::Pipeline;
 use crate::models::pipeline::raw::RawPipeline;
 use crate::models::spmd::Spmd;
 use crate::models::tables::Tables;
+use crate::models::training::Training;
+use crate::models::training::raw::RawTraining;
 use crate::problem::Problem;
 use crate::program::Program;
 use crate::scenario::raw::RawScenario;
@@ -25,7 +27,8 @@ use crate::topology::TopologyKind;
 /// file must leave those out. `None` when there were problems (added to `ck`).
 pub(super) fn spmd(ck: &mut Checker, raw: &mut RawScenario, base: &Path) -> Option<Spmd> {
     for field in [
-        "class", "station", "route", "program", "pipeline", "topology", "machine", "disk", "loggp",
+        "class", "station", "route", "program", "pipeline", "training", "topology", "machine",
+        "disk", "loggp",
     ] {
         if raw.has(field) {
             ck.add(
@@ -110,6 +113,7 @@ pub(super) fn pipeline(
         raw.span(),
         tables::raw_program(
             pipeline.ranks * pipeline.groups,
+            None,
             false,
             &ops,
             raw.span().start,
@@ -140,4 +144,51 @@ pub(super) fn pipeline(
                 .collect::<Vec<_>>()
         })?;
     Ok((prog, pipeline))
+}
+
+/// A `[training]` scenario: checks the section and compiles the rank program it builds on the
+/// scenario's `[topology]` (two ranks a GPU). The built program's problems are said at
+/// `[training]`: its text is not the user's.
+pub(super) fn training(
+    raw: &Spanned<RawTraining>,
+    topology: Option<&Spanned<RawTopology>>,
+    base: &Path,
+) -> Result<(Program, Training), Vec<Problem>> {
+    let training = crate::models::training::check::check(raw, base)?;
+    let ops = crate::models::training::build::ops(&training);
+    let program = Spanned::new(
+        raw.span(),
+        tables::raw_program(
+            training.ranks(),
+            Some(2 * training.gpus_per_node),
+            false,
+            &ops,
+            raw.span().start,
+        ),
+    );
+    let sources = Sources {
+        program: &program,
+        topology,
+        topology_written: topology.is_some(),
+        machine: None,
+        disks: Vec::new(),
+        base,
+        endpoints: false,
+    };
+    let prog = compile::compile(&sources)
+        .map(|c| c.program)
+        .map_err(|found| {
+            found
+                .into_iter()
+                .map(|p| {
+                    let path = if p.path.starts_with("topology") {
+                        p.path
+                    } else {
+                        format!("training (built program) {}", p.path)
+                    };
+                    Problem::new(p.at, path, p.message)
+                })
+                .collect::<Vec<_>>()
+        })?;
+    Ok((prog, training))
 }

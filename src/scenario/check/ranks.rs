@@ -14,8 +14,9 @@ use crate::problem::Problem;
 use crate::scenario::raw::RawScenario;
 use crate::scenario::{RunConfig, ValidateConfig, Workload};
 
-/// A program scenario: a `[program]` (with `[topology]` and `[[disk]]`) or a `[pipeline]`
-/// (with an optional `[topology]`), and no network sections.
+/// A program scenario: a `[program]` (with `[topology]` and `[[disk]]`), a `[pipeline]` (with
+/// an optional `[topology]`) or a `[training]` step (with its `[topology]`), and no network
+/// sections.
 pub(super) fn build(
     mut ck: Checker,
     raw: RawScenario,
@@ -24,10 +25,15 @@ pub(super) fn build(
     validate: ValidateConfig,
     spmd: Option<Spmd>,
 ) -> Result<Built, Vec<Problem>> {
-    let at = raw.program.as_ref().map_or_else(
-        || raw.pipeline.as_ref().map_or(0, |p| p.span().start),
-        |p| p.span().start,
-    );
+    let at = [
+        raw.program.as_ref().map(|p| p.span().start),
+        raw.pipeline.as_ref().map(|p| p.span().start),
+        raw.training.as_ref().map(|p| p.span().start),
+    ]
+    .into_iter()
+    .flatten()
+    .next()
+    .unwrap_or(0);
     for (field, n) in [
         ("class", raw.classes.len()),
         ("station", raw.stations.len()),
@@ -48,7 +54,7 @@ pub(super) fn build(
         ck.add(
             raw.loggp.as_ref().map(|l| l.span().start),
             "loggp",
-            "[loggp] gives the endpoints of a [program]; a [pipeline] builds its own",
+            "[loggp] gives the endpoints of a [program]; a [pipeline] or a [training] step builds its own",
         );
     }
     if let Some(program) = raw.program.as_ref().filter(|p| p.get_ref().goal.is_some()) {
@@ -90,8 +96,8 @@ pub(super) fn build(
             }
         };
     }
-    let built = match (&raw.program, &raw.pipeline) {
-        (Some(program), None) => {
+    let built = match (&raw.program, &raw.pipeline, &raw.training) {
+        (Some(program), None, None) => {
             let disks: Vec<_> = raw
                 .disks
                 .iter()
@@ -107,7 +113,7 @@ pub(super) fn build(
                 endpoints: raw.loggp.is_some(),
             })
         }
-        (None, Some(pipeline)) => {
+        (None, Some(pipeline), None) => {
             if !raw.disks.is_empty() {
                 ck.add(
                     Some(at),
@@ -124,13 +130,36 @@ pub(super) fn build(
                 }
             })
         }
-        // a [program] or [pipeline] that could not be read has had its shape problems reported
-        (None, None) => return Err(ck.found),
-        (Some(_), Some(_)) => {
+        (None, None, Some(training)) => {
+            if !raw.disks.is_empty() {
+                ck.add(
+                    Some(at),
+                    "disk",
+                    "a [training] step has no disks: leave out [[disk]]",
+                );
+            }
+            model::training(training, raw.topology.as_ref(), base).map(|(program, t)| {
+                model = Some(Model::Training(Box::new(t)));
+                // a training step runs as a rank program: no operation is refused by its offset
+                Compiled {
+                    program,
+                    offsets: Vec::new(),
+                }
+            })
+        }
+        // a [program], [pipeline] or [training] that could not be read has had its shape
+        // problems reported
+        (None, None, None) => return Err(ck.found),
+        _ => {
+            let second = if raw.pipeline.is_some() && raw.program.is_some() {
+                "pipeline"
+            } else {
+                "training"
+            };
             ck.add(
                 Some(at),
-                "pipeline",
-                "a scenario has a [program] or a [pipeline] (which builds its own program), not both",
+                second,
+                "a scenario has one of [program], [pipeline] or [training] (which build their own programs), not two",
             );
             return Err(ck.found);
         }

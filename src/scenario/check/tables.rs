@@ -73,7 +73,7 @@ pub fn put_program(raw: &mut RawScenario, t: &crate::models::tables::ProgramTabl
     let span = at..at;
     raw.program = Some(Spanned::new(
         span.clone(),
-        raw_program(t.ranks, t.report_each, &t.ops, at),
+        raw_program(t.ranks, None, t.report_each, &t.ops, at),
     ));
     raw.topology = Some(Spanned::new(span, topology(&t.topology)));
     raw.disks = t
@@ -87,12 +87,19 @@ pub fn put_program(raw: &mut RawScenario, t: &crate::models::tables::ProgramTabl
 }
 
 /// `[program]` of `ranks` ranks running `ops`.
-pub fn raw_program(ranks: u32, report_each: bool, ops: &[OpTable], at: usize) -> RawProgram {
+pub fn raw_program(
+    ranks: u32,
+    per_node: Option<u32>,
+    report_each: bool,
+    ops: &[OpTable],
+    at: usize,
+) -> RawProgram {
     RawProgram {
         ranks: Some(i64::from(ranks)),
         goal: None,
-        ranks_per_node: None,
-        cores: None,
+        ranks_per_node: per_node.map(i64::from),
+        // a core for each rank of a node
+        cores: per_node.map(i64::from),
         report_each: Some(report_each),
         ops: ops
             .iter()
@@ -178,6 +185,28 @@ fn op(o: &OpTable, at: usize) -> RawOp {
             r.to = text(to);
             r.bytes = dist(bytes);
             r.tag = tag.map(|t| ExprText(t.to_string()));
+            r
+        }
+        OpTable::Isend { when: w, to, bytes } => {
+            let mut r = RawOp::new(OpKind::Isend);
+            r.when = when(w);
+            r.to = text(to);
+            r.bytes = dist(bytes);
+            r
+        }
+        OpTable::Allreduce {
+            bytes,
+            algorithm,
+            segments,
+            combine_per_byte,
+            group,
+        } => {
+            let mut r = RawOp::new(OpKind::Allreduce);
+            r.bytes = Some(SizeSpec::Expr(ExprText(bytes.clone())));
+            r.algorithm = Some(algorithm.clone());
+            r.segments = segments.map(i64::from);
+            r.combine_per_byte = (*combine_per_byte > 0.0).then_some(*combine_per_byte);
+            r.group = group.as_deref().and_then(text);
             r
         }
         OpTable::Recv { when: w, from, tag } => {

@@ -16,6 +16,7 @@ pub mod program;
 
 use crate::models::pipeline::raw::RawPipeline;
 use crate::models::spmd::raw::RawSpmd;
+use crate::models::training::raw::RawTraining;
 use program::{RawDisk, RawLogGp, RawMachine, RawProgram, RawTopology};
 
 /// A whole scenario file, as `super::document` reads it: each section on its own, each
@@ -44,6 +45,8 @@ pub struct RawScenario {
     pub program: Option<Spanned<RawProgram>>,
     /// Kuntraruk's parallel pipeline (`[pipeline]`), built into a program.
     pub pipeline: Option<Spanned<RawPipeline>>,
+    /// A data-parallel training step (`[training]`), built into a program.
+    pub training: Option<Spanned<RawTraining>>,
     /// The program's interconnect (`[topology]`).
     pub topology: Option<Spanned<RawTopology>>,
     /// The program's message costs from a machine profile (`[machine]`), instead of a topology.
