@@ -19,9 +19,42 @@ pub mod spmd;
 pub mod tables;
 pub mod training;
 
+use std::path::Path;
+
+use toml::Spanned;
+
+use crate::dist::{Dist, DistSpec};
 use crate::metrics::catalogue::Entry;
 use crate::predict::Analysis;
+use crate::problem::Problem;
 use crate::program::Program;
+
+/// A model's distribution at `path`, built; a problem added to `found` when it cannot be, or
+/// when it is a trace (which has no fixed mean for the model's `formula`).
+pub(crate) fn model_dist(
+    spec: &Spanned<DistSpec>,
+    path: &str,
+    formula: &str,
+    base: &Path,
+    found: &mut Vec<Problem>,
+) -> Option<Dist> {
+    let at = Some(spec.span().start);
+    match spec.get_ref().build(base) {
+        Ok(d) if d.is_replay() => {
+            found.push(Problem::new(
+                at,
+                path.to_owned(),
+                format!("a trace has no fixed mean for {formula}: use a distribution"),
+            ));
+            None
+        }
+        Ok(d) => Some(d),
+        Err(e) => {
+            found.push(Problem::new(at, format!("{path}.{}", e.field), e.message));
+            None
+        }
+    }
+}
 
 /// The high-level model a scenario was built from, if any: the engines never see it, the
 /// analysis and the derived metrics do. The rest of the crate calls a model through these

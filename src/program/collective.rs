@@ -172,6 +172,18 @@ pub struct GroupShape {
 }
 
 impl GroupShape {
+    /// A group of `n` ranks seen from its first (the root), for its closed forms.
+    pub fn of_group(n: u32, bytes: f64, segments: u32, per_node: u32) -> GroupShape {
+        GroupShape {
+            n,
+            me: 0,
+            root: 0,
+            bytes,
+            segments,
+            per_node,
+        }
+    }
+
     /// The shape a rank holds outside any collective: a group of itself alone.
     pub const ALONE: GroupShape = GroupShape {
         n: 1,
@@ -1078,14 +1090,7 @@ mod tests {
                             continue;
                         }
                         for segments in [1, 3] {
-                            let shape = GroupShape {
-                                n,
-                                me: 0,
-                                root: 0,
-                                bytes: 96.0,
-                                segments,
-                                per_node,
-                            };
+                            let shape = GroupShape::of_group(n, 96.0, segments, per_node);
                             let (form, exact) = c.closed_form(a, &shape, &COST);
                             if !exact {
                                 continue;

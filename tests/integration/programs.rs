@@ -50,14 +50,7 @@ fn every_collective_takes_its_closed_form_on_an_idle_network() {
                     continue;
                 }
                 let segments = if c.segmented(a) { 3 } else { 1 };
-                let shape = GroupShape {
-                    n,
-                    me: 0,
-                    root: 0,
-                    bytes,
-                    segments,
-                    per_node: 1,
-                };
+                let shape = GroupShape::of_group(n, bytes, segments, 1);
                 let (formula, exact) = c.closed_form(a, &shape, &cost);
                 if !exact {
                     continue;

@@ -102,24 +102,8 @@ pub fn check(
             ),
         );
     }
-    let mut dist = |spec: &Spanned<DistSpec>, path: &str| match spec.get_ref().build(base) {
-        Ok(d) if d.is_replay() => {
-            found.push(Problem::new(
-                Some(spec.span().start),
-                path.to_owned(),
-                "a trace has no fixed mean for eq. 6: use a distribution".to_owned(),
-            ));
-            None
-        }
-        Ok(d) => Some(d),
-        Err(e) => {
-            found.push(Problem::new(
-                Some(spec.span().start),
-                format!("{path}.{}", e.field),
-                e.message,
-            ));
-            None
-        }
+    let mut dist = |spec: &Spanned<DistSpec>, path: &str| {
+        crate::models::model_dist(spec, path, "eq. 6", base, &mut found)
     };
     let task = dist(&r.task, "pipeline.task");
     let merge = match &r.merge {

@@ -77,14 +77,12 @@ pub fn predictions(prog: &Program, t: &Training) -> Vec<Prediction> {
         node_per_byte: node.map_or(0.0, |h| 1.0 / (net.bandwidth * topology.capacity(h.link))),
     };
     let allreduce = |bytes: u64| {
-        let shape = GroupShape {
-            n: t.gpus,
-            me: 0,
-            root: 0,
-            bytes: bytes as f64,
-            segments: t.segments.unwrap_or(1),
-            per_node: t.gpus_per_node,
-        };
+        let shape = GroupShape::of_group(
+            t.gpus,
+            bytes as f64,
+            t.segments.unwrap_or(1),
+            t.gpus_per_node,
+        );
         Collective::Allreduce.idle_time(t.algorithm, &shape, &cost)
     };
     let gpus = u64::from(t.gpus);

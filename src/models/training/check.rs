@@ -118,25 +118,8 @@ pub fn check(raw: &Spanned<RawTraining>, base: &Path) -> Result<Training, Vec<Pr
             "is missing: give the model's layers as [[training.layer]] tables (forward, backward, gradients)".to_owned(),
         );
     }
-    let mut dist = |spec: &Spanned<DistSpec>, path: String| match spec.get_ref().build(base) {
-        Ok(d) if d.is_replay() => {
-            found.push(Problem::new(
-                Some(spec.span().start),
-                path,
-                "a trace has no fixed mean for the step's closed form: use a distribution"
-                    .to_owned(),
-            ));
-            None
-        }
-        Ok(d) => Some(d),
-        Err(e) => {
-            found.push(Problem::new(
-                Some(spec.span().start),
-                format!("{path}.{}", e.field),
-                e.message,
-            ));
-            None
-        }
+    let mut dist = |spec: &Spanned<DistSpec>, path: String| {
+        crate::models::model_dist(spec, &path, "the step's closed form", base, &mut found)
     };
     let mut layers = Vec::new();
     let mut layer_problems = Vec::new();

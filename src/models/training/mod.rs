@@ -30,7 +30,7 @@
 //! back, which the compute rank waits for before the next step (the optimizer needs every
 //! gradient).
 //!
-//! **The step's closed form** ([`analysis`]): with `F` the forward pass, `B_b` the backward
+//! **The step's closed form** (`analysis.rs`): with `F` the forward pass, `B_b` the backward
 //! passes of bucket `b`'s layers, `t_s` the startup, `d` a hop of the node's own link (0
 //! without one) and `A_b` bucket `b`'s allreduce on an idle network
 //! ([`crate::program::collective::Collective::idle_time`]), bucket `b` is ready at

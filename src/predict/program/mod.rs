@@ -242,14 +242,7 @@ fn collective(prog: &Program, op: &CollectiveOp, routes: Result<&PhaseRoutes, &s
     {
         return Ok(bus_gather(prog, n, bytes, &cost));
     }
-    let shape = GroupShape {
-        n,
-        me: 0,
-        root: 0,
-        bytes,
-        segments: op.segments,
-        per_node: prog.ranks_per_node,
-    };
+    let shape = GroupShape::of_group(n, bytes, op.segments, prog.ranks_per_node);
     let hierarchical = op.algorithm == Algorithm::Hierarchical;
     let (cost, mut why) = if hierarchical {
         hierarchical_costs(prog, cost)

@@ -150,14 +150,7 @@ fn form(prog: &Program, op: &CollectiveOp, ep: &Endpoints) -> Result<LogGpForm, 
             (t * TICKS_PER_SECOND).round().max(0.0) as u64
         })
     };
-    let shape = GroupShape {
-        n,
-        me: 0,
-        root: 0,
-        bytes,
-        segments: op.segments,
-        per_node: prog.ranks_per_node,
-    };
+    let shape = GroupShape::of_group(n, bytes, op.segments, prog.ranks_per_node);
     let c = Collective::form_of(op.kind, op.algorithm, &shape, ep, &combine)?;
     Ok(c)
 }

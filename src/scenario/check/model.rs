@@ -18,7 +18,7 @@ use crate::models::training::raw::RawTraining;
 use crate::problem::Problem;
 use crate::program::Program;
 use crate::scenario::raw::RawScenario;
-use crate::scenario::raw::program::RawTopology;
+use crate::scenario::raw::program::{RawProgram, RawTopology};
 use crate::topology::TopologyKind;
 
 /// An `[spmd]` scenario: checks the section and puts the tables it builds
@@ -119,30 +119,7 @@ pub(super) fn pipeline(
             raw.span().start,
         ),
     );
-    let sources = Sources {
-        program: &program,
-        topology,
-        topology_written: true,
-        machine: None,
-        disks: Vec::new(),
-        base,
-        endpoints: false,
-    };
-    // the built program's paths are in a text the user never wrote: say so, at [pipeline]
-    let prog = compile::compile(&sources)
-        .map(|c| c.program)
-        .map_err(|found| {
-            found
-                .into_iter()
-                .map(|p| {
-                    Problem::new(
-                        p.at,
-                        format!("pipeline (built program) {}", p.path),
-                        p.message,
-                    )
-                })
-                .collect::<Vec<_>>()
-        })?;
+    let prog = compile_built("pipeline", &program, topology, base)?;
     Ok((prog, pipeline))
 }
 
@@ -166,8 +143,22 @@ pub(super) fn training(
             raw.span().start,
         ),
     );
+    let prog = compile_built("training", &program, topology, base)?;
+    Ok((prog, training))
+}
+
+/// Compiles the program a model built on `topology` (the file's, or one the model made). The
+/// built program's paths are in a text the user never wrote: its problems are said at the
+/// model's `section` (`pipeline (built program) program.op[3].time`), a topology's at its own
+/// fields.
+fn compile_built(
+    section: &str,
+    program: &Spanned<RawProgram>,
+    topology: Option<&Spanned<RawTopology>>,
+    base: &Path,
+) -> Result<Program, Vec<Problem>> {
     let sources = Sources {
-        program: &program,
+        program,
         topology,
         topology_written: topology.is_some(),
         machine: None,
@@ -175,7 +166,7 @@ pub(super) fn training(
         base,
         endpoints: false,
     };
-    let prog = compile::compile(&sources)
+    compile::compile(&sources)
         .map(|c| c.program)
         .map_err(|found| {
             found
@@ -184,11 +175,10 @@ pub(super) fn training(
                     let path = if p.path.starts_with("topology") {
                         p.path
                     } else {
-                        format!("training (built program) {}", p.path)
+                        format!("{section} (built program) {}", p.path)
                     };
                     Problem::new(p.at, path, p.message)
                 })
-                .collect::<Vec<_>>()
-        })?;
-    Ok((prog, training))
+                .collect()
+        })
 }
