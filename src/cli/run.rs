@@ -395,7 +395,7 @@ fn write_timeline(args: &RunArgs, sc: &Scenario) -> anyhow::Result<()> {
             "a queueing network (routed classes observed in steady state), which has no ranks"
         };
         anyhow::bail!(
-            "{}: --timeline shows a rank program's run, and this scenario is {what}: give a scenario with a [program] (or an [spmd] or [pipeline] model that builds one)",
+            "{}: --timeline shows a rank program's run, and this scenario is {what}: give a scenario with a [program] (or an [spmd], [pipeline] or [training] model that builds one)",
             sc.path.display()
         );
     };
