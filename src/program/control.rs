@@ -304,7 +304,7 @@ impl<'p> Control<'p> {
             root: root as u32,
             bytes: bytes as f64,
             segments: op.segments,
-            per_node: self.prog.ranks_per_node,
+            per_node: self.prog.collective_per_node(op),
         };
         let tag = COLLECTIVE_TAG | ((comm as u64) << 32) | u64::from(seq);
         Ok((shape, tag))

@@ -268,6 +268,36 @@ pub struct Groups {
     pub index_in: Vec<u32>,
     /// For each group, its ranks in increasing order.
     pub members: Vec<Vec<u32>>,
+    /// The members each group has on each of its nodes, when every group's members fill their
+    /// nodes in blocks of that many consecutive members, the same in every group (the
+    /// hierarchical allreduce's nodes); `None` otherwise.
+    pub per_node: Option<u32>,
+}
+
+impl Groups {
+    /// [`Groups::per_node`] of `members` on nodes of `ranks_per_node` ranks.
+    pub fn node_blocks(members: &[Vec<u32>], ranks_per_node: u32) -> Option<u32> {
+        let mut common = None;
+        for m in members {
+            let node = |r: &u32| r / ranks_per_node;
+            let first = node(m.first()?);
+            let k = m.iter().take_while(|r| node(r) == first).count();
+            let mut last = None;
+            for block in m.chunks(k) {
+                let at = node(&block[0]);
+                if block.len() != k || block.iter().any(|r| node(r) != at) || last == Some(at) {
+                    return None;
+                }
+                last = Some(at);
+            }
+            match common {
+                None => common = Some(k as u32),
+                Some(c) if c != k as u32 => return None,
+                _ => {}
+            }
+        }
+        common
+    }
 }
 
 /// How links time a message crossing several hops.
@@ -382,6 +412,16 @@ impl Program {
         .into_iter()
         .find(|s| s.is_finite() && *s > 0.0)
         .unwrap_or(1.0)
+    }
+
+    /// The ranks a node holds of the group a collective runs in (the hierarchical allreduce's
+    /// nodes): the program's `ranks_per_node` for the whole program, a group's blocks
+    /// ([`Groups::per_node`]) for a group, 1 where its members do not fill nodes evenly.
+    pub fn collective_per_node(&self, op: &CollectiveOp) -> u32 {
+        match op.group {
+            None => self.ranks_per_node,
+            Some(g) => self.groups[g as usize].per_node.unwrap_or(1),
+        }
     }
 
     /// The node rank `r` runs on.

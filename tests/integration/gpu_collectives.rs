@@ -138,3 +138,28 @@ fn the_double_binary_tree_and_the_chunked_ring_run_on_nodes() {
         );
     }
 }
+
+#[test]
+fn the_hierarchical_allreduce_runs_in_groups_that_fill_their_nodes_evenly() {
+    // 16 ranks, 4 a node, the odd ranks and the even ones in two groups: each group has 2 ranks
+    // on each of its 4 nodes; the run equals the steps' recursion with each message its own link
+    // (the two groups' messages share the node links, so the formula is labelled)
+    let op =
+        r#"{ kind = "allreduce", algorithm = "hierarchical", bytes = 65536, group = "rank % 2" }"#;
+    let sc = scenario(&machine(16, 4, "fair", op));
+    let prog = sc.program().unwrap();
+    assert_eq!(prog.groups[0].per_node, Some(2));
+    let a = analyze_scenario(&sc);
+    let p = prediction(&a, "program.makespan", "allreduce hierarchical closed form");
+    assert!(
+        !p.exact && p.method.contains("runs in groups"),
+        "{}",
+        p.method
+    );
+    let sim = simulated_means(&sc, 2, 1, &["program.makespan"])[0];
+    assert!(
+        sim >= p.value * (1.0 - 1e-9),
+        "sharing only slows it: {sim} against {}",
+        p.value
+    );
+}

@@ -128,3 +128,26 @@ fn the_built_program_runs_a_compute_and_a_communication_rank_for_each_gpu() {
     let compute = simulated_means(&sc, 2, 1, &["ranks.compute.max"])[0];
     assert!((compute - 3.0 * 36e-3).abs() <= 1e-6, "{compute}");
 }
+
+#[test]
+fn the_hierarchical_allreduce_runs_among_the_communication_ranks() {
+    // with fixed passes on 4 nodes of 8 GPUs, fair links: the form (each message its share of
+    // the node's link and of the link to the next node) gives the run's makespan, labelled for
+    // the shared nodes all the same
+    let text = training(32, 8, true, FIXED.0, FIXED.1)
+        .replace("algorithm = \"ring\"", "algorithm = \"hierarchical\"");
+    let sc = scenario(&text);
+    let a = analyze_scenario(&sc);
+    let p = prediction(&a, "program.makespan", "training step closed form");
+    assert!(
+        !p.exact && p.method.contains("8 GPUs share each node"),
+        "{}",
+        p.method
+    );
+    let sim = simulated_means(&sc, 2, 1, &["program.makespan"])[0];
+    assert!(
+        (p.value - sim).abs() <= 1e-9 * sim,
+        "{} against {sim}",
+        p.value
+    );
+}

@@ -5,8 +5,9 @@
 use super::Training;
 use crate::analytic::expected_max_iid_normal;
 use crate::predict::Prediction;
+use crate::predict::program::ring_shares;
 use crate::program::Program;
-use crate::program::collective::{Collective, Cost, GroupShape};
+use crate::program::collective::{Algorithm, Collective, Cost, GroupShape};
 use crate::topology::Shape;
 
 /// The step's time as the module's recursion gives it, with the allreduces overlapping the
@@ -68,7 +69,7 @@ pub fn predictions(prog: &Program, t: &Training) -> Vec<Prediction> {
     let topology = &net.topology;
     let node = topology.node_hop(0, 0);
     let hop = node.map_or(0.0, |_| net.node_latency);
-    let cost = Cost {
+    let mut cost = Cost {
         startup: net.startup + net.latency,
         per_byte: 1.0 / net.bandwidth,
         combine: 0.0,
@@ -76,6 +77,15 @@ pub fn predictions(prog: &Program, t: &Training) -> Vec<Prediction> {
         node_startup: net.startup + hop,
         node_per_byte: node.map_or(0.0, |h| 1.0 / (net.bandwidth * topology.capacity(h.link))),
     };
+    let nodes = t.gpus / t.gpus_per_node;
+    if t.algorithm == Algorithm::Hierarchical {
+        // each ring step sends a message from every GPU at once: the node's on its link, and
+        // across, each link's share of the nodes' messages to the next
+        cost.node_per_byte *= f64::from(t.gpus_per_node);
+        if nodes > 1 {
+            cost.per_byte = ring_shares(topology, nodes, t.gpus_per_node).busiest / net.bandwidth;
+        }
+    }
     let allreduce = |bytes: u64| {
         let shape = GroupShape::of_group(
             t.gpus,

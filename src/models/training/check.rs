@@ -59,21 +59,10 @@ pub fn check(raw: &Spanned<RawTraining>, base: &Path) -> Result<Training, Vec<Pr
             let names: Vec<&str> = Collective::Allreduce
                 .algorithms()
                 .iter()
-                .filter(|&&a| a != Algorithm::Hierarchical)
                 .map(|a| a.name())
                 .collect();
             match Algorithm::ALL.iter().find(|a| a.name() == name) {
                 Some(&a) if names.contains(&a.name()) => Some(a),
-                Some(Algorithm::Hierarchical) => {
-                    add(
-                        "training.algorithm",
-                        format!(
-                            "the hierarchical allreduce runs over a whole program's nodes, and a training step's allreduces run among its GPUs' communication ranks: use one of {}",
-                            names.join(", ")
-                        ),
-                    );
-                    None
-                }
                 _ => {
                     add(
                         "training.algorithm",

@@ -33,7 +33,7 @@ use crate::predict::{Analysis, Prediction, Refusal};
 use crate::program::collective::{Algorithm, Collective, Cost, GroupShape};
 use crate::program::expr::Env;
 use crate::program::{CollectiveOp, Instr, Program, Sharing, Size, Switching};
-use crate::topology::Shape;
+use crate::topology::{Shape, Topology};
 use evaluation::{Evaluation, PhaseRoutes};
 
 /// Every prediction for a program.
@@ -242,12 +242,19 @@ fn collective(prog: &Program, op: &CollectiveOp, routes: Result<&PhaseRoutes, &s
     {
         return Ok(bus_gather(prog, n, bytes, &cost));
     }
-    let shape = GroupShape::of_group(n, bytes, op.segments, prog.ranks_per_node);
+    let shape = GroupShape::of_group(n, bytes, op.segments, prog.collective_per_node(op));
     let hierarchical = op.algorithm == Algorithm::Hierarchical;
-    let (cost, mut why) = if hierarchical {
-        hierarchical_costs(prog, cost)
-    } else {
-        (cost, common_breaks(prog))
+    let (cost, mut why) = match (hierarchical, op.group) {
+        (true, None) => hierarchical_costs(prog, cost),
+        (true, Some(_)) => {
+            let mut why = common_breaks(prog);
+            why.push(
+                "it runs in groups, whose messages' shares of the links the formula does not work out (each message an idle link of its own)"
+                    .to_owned(),
+            );
+            (cost, why)
+        }
+        (false, _) => (cost, common_breaks(prog)),
     };
     let (value, exact) = op.kind.closed_form(op.algorithm, &shape, &cost);
     if !value.is_finite() {
@@ -258,13 +265,13 @@ fn collective(prog: &Program, op: &CollectiveOp, routes: Result<&PhaseRoutes, &s
             "the round model is exact for a power-of-two group, not {n} ranks"
         ));
     }
-    if !hierarchical {
+    if !hierarchical || op.group.is_some() {
         why.extend(route_breaks(routes));
     }
     if op.combine.as_ref().is_some_and(|d| d.scv() > 0.0) {
         why.push("combine times are random (the formula uses their mean)".to_owned());
     }
-    let method = if hierarchical {
+    let method = if hierarchical && op.group.is_none() {
         format!(
             "{} {} closed form ((L-1)(2 c'(m/L) + g(m/L)) + (N-1)(2 c(m/(L N)) + g(m/(L N))), the messages a step sends at once sharing their links)",
             op.kind, op.algorithm
@@ -276,6 +283,42 @@ fn collective(prog: &Program, op: &CollectiveOp, routes: Result<&PhaseRoutes, &s
         )
     };
     Ok((value, method, (!why.is_empty()).then(|| why.join("; "))))
+}
+
+/// How the links share the messages of a ring across nodes in which each of `nodes` nodes
+/// sends `per_node` messages at once to the next (the hierarchical allreduce's middle rings).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RingShares {
+    /// The most messages a link carries over its capacity.
+    pub busiest: f64,
+    /// The fewest a used link carries over its capacity.
+    pub least: f64,
+    /// The most messages a link carries.
+    pub most: f64,
+    /// The most links between two neighbouring nodes.
+    pub longest: usize,
+}
+
+/// [`RingShares`] of `nodes` nodes of `topology` sending `per_node` messages each to the next.
+pub fn ring_shares(topology: &Topology, nodes: u32, per_node: u32) -> RingShares {
+    let mut carried: HashMap<u64, f64> = HashMap::new();
+    let mut longest = 0;
+    for node in 0..nodes {
+        let route = topology.route(node, (node + 1) % nodes);
+        longest = longest.max(route.len());
+        for hop in route {
+            *carried.entry(hop.link).or_default() += f64::from(per_node);
+        }
+    }
+    let per_capacity = carried
+        .iter()
+        .map(|(&link, &k)| k / topology.capacity(link));
+    RingShares {
+        busiest: per_capacity.clone().fold(0.0, f64::max),
+        least: per_capacity.fold(f64::INFINITY, f64::min),
+        most: carried.values().copied().fold(0.0, f64::max),
+        longest,
+    }
 }
 
 /// The costs of the hierarchical allreduce's messages, each step of whose rings sends one
@@ -301,31 +344,19 @@ fn hierarchical_costs(prog: &Program, mut cost: Cost) -> (Cost, Vec<String>) {
     }
     let nodes = prog.ranks / per_node;
     if nodes > 1 {
-        let mut carried: HashMap<u64, f64> = HashMap::new();
-        let mut longest = 0;
-        for node in 0..nodes {
-            let route = topology.route(node, (node + 1) % nodes);
-            longest = longest.max(route.len());
-            for hop in route {
-                *carried.entry(hop.link).or_default() += f64::from(per_node);
-            }
-        }
-        let per_capacity: Vec<f64> = carried
-            .iter()
-            .map(|(&link, &k)| k / topology.capacity(link))
-            .collect();
-        let busiest = per_capacity.iter().copied().fold(0.0, f64::max);
-        let least = per_capacity.iter().copied().fold(f64::INFINITY, f64::min);
-        cost.per_byte = busiest / net.bandwidth;
-        most_shared = most_shared.max(carried.values().copied().fold(0.0, f64::max));
-        if longest > 1 {
+        let shares = ring_shares(topology, nodes, per_node);
+        cost.per_byte = shares.busiest / net.bandwidth;
+        most_shared = most_shared.max(shares.most);
+        if shares.longest > 1 {
             why.push(format!(
-                "messages between neighbouring nodes cross up to {longest} links (the formula counts one)"
+                "messages between neighbouring nodes cross up to {} links (the formula counts one)",
+                shares.longest
             ));
         }
-        if least < busiest {
+        if shares.least < shares.busiest {
             why.push(format!(
-                "the links carry unequal shares of the messages (from {least} to {busiest} per unit of capacity; the formula gives every message the busiest link's share)"
+                "the links carry unequal shares of the messages (from {} to {} per unit of capacity; the formula gives every message the busiest link's share)",
+                shares.least, shares.busiest
             ));
         }
     }

@@ -139,7 +139,10 @@ pub struct LogGpForm {
 /// The form of collective `op` of `prog` on `ep`.
 fn form(prog: &Program, op: &CollectiveOp, ep: &Endpoints) -> Result<LogGpForm, String> {
     let (n, bytes) = crate::predict::program::group_and_bytes(prog, op)?;
-    if let Some(why) = op.kind.refuses(op.algorithm, n, prog.ranks_per_node) {
+    if let Some(why) = op
+        .kind
+        .refuses(op.algorithm, n, prog.collective_per_node(op))
+    {
         return Err(why);
     }
     let combines = op.combine.is_some() || op.combine_per_byte > 0.0;
@@ -150,7 +153,7 @@ fn form(prog: &Program, op: &CollectiveOp, ep: &Endpoints) -> Result<LogGpForm, 
             (t * TICKS_PER_SECOND).round().max(0.0) as u64
         })
     };
-    let shape = GroupShape::of_group(n, bytes, op.segments, prog.ranks_per_node);
+    let shape = GroupShape::of_group(n, bytes, op.segments, prog.collective_per_node(op));
     let c = Collective::form_of(op.kind, op.algorithm, &shape, ep, &combine)?;
     Ok(c)
 }

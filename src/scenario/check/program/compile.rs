@@ -1379,16 +1379,20 @@ impl<'a> Compiler<'a> {
             }
             None => vec![self.ranks],
         };
-        if algorithm == Algorithm::Hierarchical && group.is_some() {
+        let per_node = match group {
+            None => Some(self.per_node),
+            Some(g) => self.groups[g as usize].per_node,
+        };
+        if algorithm == Algorithm::Hierarchical && per_node.is_none() {
             self.add(
                 at,
                 format!("{path}.group"),
-                "the hierarchical allreduce runs over the whole program, its nodes those of ranks_per_node: leave out group",
+                "the hierarchical allreduce needs each group's members to fill their nodes in blocks of consecutive members, the same number on every node of every group: these groups do not (group whole nodes, e.g. \"rank / 8\" with 4 ranks a node, or interleave evenly, e.g. \"rank % 2\")",
             );
             return;
         }
         for &n in &sizes {
-            if let Some(why) = kind.refuses(algorithm, n, self.per_node) {
+            if let Some(why) = kind.refuses(algorithm, n, per_node.unwrap_or(1)) {
                 self.add(at, format!("{path}.algorithm"), why);
                 return;
             }
@@ -1510,6 +1514,7 @@ impl<'a> Compiler<'a> {
             group_of: Vec::with_capacity(keys.len()),
             index_in: Vec::with_capacity(keys.len()),
             members: Vec::new(),
+            per_node: None,
         };
         for (r, k) in keys.iter().enumerate() {
             let next = ids.len() as u32;
@@ -1523,6 +1528,7 @@ impl<'a> Compiler<'a> {
                 .push(groups.members[g as usize].len() as u32);
             groups.members[g as usize].push(r as u32);
         }
+        groups.per_node = Groups::node_blocks(&groups.members, self.per_node);
         let g = self.groups.len() as u32;
         self.groups.push(groups);
         self.group_text.insert(text.0.clone(), g);
