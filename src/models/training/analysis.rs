@@ -2,6 +2,9 @@
 //! step's time with the buckets' allreduces overlapping the backward pass and without, and the
 //! makespan of the steps.
 
+use std::cell::RefCell;
+use std::collections::HashMap;
+
 use super::Training;
 use crate::analytic::expected_max_iid_normal;
 use crate::predict::Prediction;
@@ -86,14 +89,18 @@ pub fn predictions(prog: &Program, t: &Training) -> Vec<Prediction> {
             cost.per_byte = ring_shares(topology, nodes, t.gpus_per_node).busiest / net.bandwidth;
         }
     }
+    // each distinct bucket size once (the recursion walks every GPU's steps), for both forms
+    let known = RefCell::new(HashMap::new());
     let allreduce = |bytes: u64| {
-        let shape = GroupShape::of_group(
-            t.gpus,
-            bytes as f64,
-            t.segments.unwrap_or(1),
-            t.gpus_per_node,
-        );
-        Collective::Allreduce.idle_time(t.algorithm, &shape, &cost)
+        *known.borrow_mut().entry(bytes).or_insert_with(|| {
+            let shape = GroupShape::of_group(
+                t.gpus,
+                bytes as f64,
+                t.segments.unwrap_or(1),
+                t.gpus_per_node,
+            );
+            Collective::Allreduce.idle_time(t.algorithm, &shape, &cost)
+        })
     };
     let gpus = u64::from(t.gpus);
     let slowest = |mean: f64, variance: f64| {
