@@ -11,6 +11,7 @@ use super::{Built, Checker, model, schedule};
 use crate::models::Model;
 use crate::models::spmd::Spmd;
 use crate::problem::Problem;
+use crate::program::Program;
 use crate::scenario::raw::RawScenario;
 use crate::scenario::{RunConfig, ValidateConfig, Workload};
 
@@ -113,40 +114,20 @@ pub(super) fn build(
                 endpoints: raw.loggp.is_some(),
             })
         }
-        (None, Some(pipeline), None) => {
-            if !raw.disks.is_empty() {
-                ck.add(
-                    Some(at),
-                    "disk",
-                    "a [pipeline] has no disks: leave out [[disk]]",
-                );
-            }
-            model::pipeline(pipeline, raw.topology.as_ref(), base).map(|(program, p)| {
-                model = Some(Model::Pipeline(Box::new(p)));
-                // a pipeline runs as a rank program: no operation is ever refused by its offset
-                Compiled {
-                    program,
-                    offsets: Vec::new(),
-                }
-            })
-        }
-        (None, None, Some(training)) => {
-            if !raw.disks.is_empty() {
-                ck.add(
-                    Some(at),
-                    "disk",
-                    "a [training] step has no disks: leave out [[disk]]",
-                );
-            }
-            model::training(training, raw.topology.as_ref(), base).map(|(program, t)| {
-                model = Some(Model::Training(Box::new(t)));
-                // a training step runs as a rank program: no operation is refused by its offset
-                Compiled {
-                    program,
-                    offsets: Vec::new(),
-                }
-            })
-        }
+        (None, Some(pipeline), None) => built_by_model(
+            &mut ck,
+            &mut model,
+            (at, "a [pipeline]", !raw.disks.is_empty()),
+            model::pipeline(pipeline, raw.topology.as_ref(), base)
+                .map(|(program, p)| (program, Model::Pipeline(Box::new(p)))),
+        ),
+        (None, None, Some(training)) => built_by_model(
+            &mut ck,
+            &mut model,
+            (at, "a [training] step", !raw.disks.is_empty()),
+            model::training(training, raw.topology.as_ref(), base)
+                .map(|(program, t)| (program, Model::Training(Box::new(t)))),
+        ),
         // a [program], [pipeline] or [training] that could not be read has had its shape
         // problems reported
         (None, None, None) => return Err(ck.found),
@@ -202,4 +183,29 @@ pub(super) fn build(
             Err(ck.found)
         }
     }
+}
+
+/// The program a model section built, with the model kept in `model`: `(at, what, disks)` say
+/// where the section is, what it is, and whether the file gives disks (a model has none). No
+/// operation of a built program is refused by its offset (the user never wrote its text).
+fn built_by_model(
+    ck: &mut Checker,
+    model: &mut Option<Model>,
+    (at, what, disks): (usize, &str, bool),
+    built: Result<(Program, Model), Vec<Problem>>,
+) -> Result<Compiled, Vec<Problem>> {
+    if disks {
+        ck.add(
+            Some(at),
+            "disk",
+            format!("{what} has no disks: leave out [[disk]]"),
+        );
+    }
+    built.map(|(program, m)| {
+        *model = Some(m);
+        Compiled {
+            program,
+            offsets: Vec::new(),
+        }
+    })
 }
