@@ -115,6 +115,15 @@ impl Features {
             && rate_by_jobs.is_none()
             && batch.is_none()
     }
+
+    /// True when the station's only feature is head-of-line (non-preemptive) priority.
+    pub fn is_head_of_line_only(&self) -> bool {
+        self.priority == Some(Preemption::NonPreemptive)
+            && self.capacity.is_none()
+            && self.patience.is_none()
+            && self.rate_by_jobs.is_none()
+            && self.batch.is_none()
+    }
 }
 
 impl Features {

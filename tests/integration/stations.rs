@@ -75,6 +75,59 @@ fn preemptive_resume_priority_hides_the_background_from_the_urgent_class() {
     );
 }
 
+/// Two closed classes (4 interactive jobs at level 0, 3 batch jobs at level 1) through a think
+/// delay, a one-server head-of-line cpu (with `cpu_extra` lines) and a disk of capacity 2 that
+/// blocks the cpu when full.
+fn head_of_line_before_a_blocking_disk(cpu_extra: &str) -> String {
+    let mut text = String::from(
+        "[[class]]\nname = \"interactive\"\npopulation = 4\nreference = \"think\"\npriority = 0\n\
+         [[class]]\nname = \"batch\"\npopulation = 3\nreference = \"think\"\npriority = 1\n\
+         [[station]]\nname = \"think\"\nkind = \"delay\"\nservice = { dist = \"exp\", mean = 1.0 }\n",
+    );
+    text += &format!(
+        "[[station]]\nname = \"cpu\"\nkind = \"fcfs\"\npriority = \"non-preemptive\"\n{cpu_extra}\n\
+         service = {{ dist = \"exp\", mean = 0.3 }}\n\
+         [[station]]\nname = \"disk\"\nkind = \"fcfs\"\ncapacity = 2\nwhen_full = \"block\"\n\
+         service = {{ dist = \"exp\", mean = 0.4 }}\n"
+    );
+    for class in ["interactive", "batch"] {
+        for (from, to) in [("think", "cpu"), ("cpu", "disk"), ("disk", "think")] {
+            text += &format!("[[route]]\nclass = \"{class}\"\nfrom = \"{from}\"\nto = \"{to}\"\n");
+        }
+    }
+    text
+}
+
+#[test]
+fn head_of_line_priority_takes_the_fast_path_with_the_featured_paths_figures_bit_for_bit() {
+    // `rate_by_jobs = [1.0]` changes nothing in the model but sends the cpu through the
+    // featured FCFS station (timers with generations, work in f64); without it the cpu is the
+    // head-of-line fast path. Same draws, same events, same figures, blocked jobs included.
+    let fast = simulate(
+        &scenario(&head_of_line_before_a_blocking_disk("")),
+        3,
+        20_000,
+        7,
+    );
+    let featured = simulate(
+        &scenario(&head_of_line_before_a_blocking_disk("rate_by_jobs = [1.0]")),
+        3,
+        20_000,
+        7,
+    );
+    assert_eq!(fast.metrics, featured.metrics);
+    assert_eq!(fast.events, featured.events);
+    for (a, b) in fast.replications.iter().zip(&featured.replications) {
+        let bits = |row: &[f64]| row.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+        assert_eq!(bits(a), bits(b));
+    }
+    let i = fast.index_of("station.disk.number").expect("reported");
+    assert!(
+        fast.interval(i, 0.99).mean > 1.0,
+        "the disk fills: blocking is exercised"
+    );
+}
+
 /// The time-average probabilities of a birth-death chain with birth rate `lambda` and death
 /// rate `death(n)` in state `n`, over states `0..=last`.
 fn birth_death(lambda: f64, death: impl Fn(usize) -> f64, last: usize) -> Vec<f64> {

@@ -126,7 +126,9 @@ impl Simulation<'_> {
         let now = self.now;
         let from = h.from as usize;
         match &mut self.stations[from].state {
-            StationState::Fcfs { .. } => self.recorder.stations[from].busy.change(now, -1),
+            StationState::Fcfs { .. } | StationState::HeadOfLine(_) => {
+                self.recorder.stations[from].busy.change(now, -1)
+            }
             StationState::Featured(f) => {
                 f.block(h.slot);
                 self.recorder.stations[from].busy.change(now, -1);
@@ -148,7 +150,7 @@ impl Simulation<'_> {
     /// goes idle.
     fn free_server(&mut self, station: u32, slot: u32) {
         match &self.stations[station as usize].state {
-            StationState::Fcfs { .. } => self.next_service(station),
+            StationState::Fcfs { .. } | StationState::HeadOfLine(_) => self.next_service(station),
             StationState::Featured(_) => self.free_slot(station, slot),
             _ => {}
         }
@@ -170,7 +172,7 @@ impl Simulation<'_> {
             let now = self.now;
             if matches!(
                 self.stations[h.from as usize].state,
-                StationState::Fcfs { .. } | StationState::Featured(_)
+                StationState::Fcfs { .. } | StationState::HeadOfLine(_) | StationState::Featured(_)
             ) {
                 self.recorder.stations[h.from as usize].busy.change(now, 1);
             }
@@ -186,6 +188,7 @@ impl Simulation<'_> {
     fn holders(&self, station: usize) -> u32 {
         match &self.stations[station].state {
             StationState::Fcfs { servers, .. } => *servers,
+            StationState::HeadOfLine(h) => h.servers,
             StationState::Featured(f) => f.servers(),
             _ => self.recorder.stations[station].present.count(),
         }

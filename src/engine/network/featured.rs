@@ -1,7 +1,8 @@
 //! FCFS stations with features: priority levels (head of line or preemptive-resume), a
 //! capacity that loses the arrivals finding it full, impatience, and a speed that depends on
 //! the number of jobs present. Plain FCFS stations never come here: they keep the engine's
-//! fast path.
+//! fast path, and so do stations whose only feature is head-of-line priority
+//! ([`super::head_of_line`]).
 //!
 //! Services and patiences end by [`Event::Wake`] timers that carry a generation: a preempted
 //! service, a service whose speed changed, or a patience that ended with the start of service
@@ -19,6 +20,7 @@ use std::collections::VecDeque;
 
 use rustc_hash::FxHashMap;
 
+use super::head_of_line::priority_levels;
 use super::{Event, Simulation, StationState, draw};
 use crate::dist::Dist;
 use crate::network::{Class, Features, Preemption, rate_multiple};
@@ -86,23 +88,11 @@ impl FeaturedFcfs {
     /// The empty state of an FCFS station of `servers` servers with `features`, serving
     /// `classes` (whose priorities set the levels).
     pub(super) fn new(servers: u32, features: &Features, classes: &[Class]) -> FeaturedFcfs {
-        let mut priorities: Vec<i32> = if features.priority.is_some() {
-            classes.iter().map(|c| c.priority).collect()
+        let (levels, level_of) = if features.priority.is_some() {
+            priority_levels(classes)
         } else {
-            vec![0]
+            (1, vec![0; classes.len()].into_boxed_slice())
         };
-        priorities.sort_unstable();
-        priorities.dedup();
-        let level_of = classes
-            .iter()
-            .map(|c| {
-                if features.priority.is_some() {
-                    priorities.binary_search(&c.priority).unwrap_or(0) as u32
-                } else {
-                    0
-                }
-            })
-            .collect();
         FeaturedFcfs {
             servers: vec![
                 Server {
@@ -117,7 +107,7 @@ impl FeaturedFcfs {
                 servers as usize
             ],
             idle: (0..servers).rev().collect(),
-            levels: vec![VecDeque::new(); priorities.len()],
+            levels: vec![VecDeque::new(); levels],
             level_of,
             preemptive: features.priority == Some(Preemption::PreemptiveResume),
             capacity: features.capacity.map_or(u32::MAX, |c| c.jobs),
