@@ -6,7 +6,7 @@
 //! cases are about: a run of that size takes seconds to minutes, too long for criterion's ten
 //! samples, and the wall clock of this shared machine says little (other builds share its two
 //! cores). Printed per case: events, user CPU seconds, M events per CPU-second, peak RSS, and
-//! the targets of issue 20.
+//! the targets of issues 20 and 43.
 //!
 //! Select cases by a substring of their file name: `cargo bench --bench scale -- 128x128`.
 //! Without `/usr/bin/time` the cases run without the CPU and memory figures.
@@ -16,7 +16,7 @@ use std::process::Command;
 use std::time::Instant;
 
 /// The cases: scenario file, ranks, target user CPU seconds and peak memory (MB), if any.
-const CASES: [(&str, u32, Option<f64>, Option<f64>); 4] = [
+const CASES: [(&str, u32, Option<f64>, Option<f64>); 5] = [
     ("allreduce_64x64.toml", 4096, None, None),
     ("allreduce_128x128.toml", 16_384, Some(3.0), None),
     ("allreduce_256x256.toml", 65_536, Some(20.0), Some(1000.0)),
@@ -25,6 +25,13 @@ const CASES: [(&str, u32, Option<f64>, Option<f64>); 4] = [
         1_048_576,
         Some(600.0),
         Some(8000.0),
+    ),
+    // issue 43: 2^21 ranks in 150 s of CPU and 2 GB
+    (
+        "allreduce_128x128x128.toml",
+        2_097_152,
+        Some(150.0),
+        Some(2000.0),
     ),
 ];
 

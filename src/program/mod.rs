@@ -52,8 +52,34 @@ pub enum Destination {
     Random,
 }
 
-/// Most ranks a program may have.
-pub const MAX_RANKS: i64 = 1 << 20;
+/// Most ranks a program may have: ranks, nodes and the counts made from them stay well within
+/// `u32`. Below it, what a run may have is what fits the memory ([`run_memory`]).
+pub const MAX_RANKS: i64 = 1 << 30;
+
+/// What a rank program's run holds for each rank, about, besides its links: its state, its
+/// random stream, its node's processor, its mailbox and its share of the events and
+/// statistics. With [`BYTES_PER_LINK`] this fits the peak memory measured on tori of FCFS links
+/// (1.10 KiB a rank on a 2-D torus, four links a rank; 1.60 KiB on a 3-D one, six; 2-D 16,384 to
+/// 65,536 ranks, 3-D 131,072 to 262,144, `benches/RESULTS.md`, 2026-11-30) to within 10%,
+/// erring high.
+pub const BYTES_PER_RANK: f64 = 120.0;
+
+/// What a link whose state is made up front ([`Interconnect::link_states_up_front`]) holds in a
+/// rank program's run, about: its queue, its line of messages and its statistics.
+pub const BYTES_PER_LINK: f64 = 270.0;
+
+/// What a run of `ranks` ranks on `net` holds in memory before any message is in flight, about
+/// ([`BYTES_PER_RANK`] a rank, [`BYTES_PER_LINK`] a link whose state is made up front), in
+/// bytes: refused above what the process may take ([`crate::memory::limit`]). Messages in
+/// flight come on top, as many as the program sends at once.
+pub fn run_memory(ranks: u32, net: &Interconnect) -> f64 {
+    let links = if net.link_states_up_front() {
+        net.topology.link_count() as f64
+    } else {
+        0.0
+    };
+    f64::from(ranks) * BYTES_PER_RANK + links * BYTES_PER_LINK
+}
 
 /// A checked program, ready to run.
 #[derive(Clone, Debug)]
@@ -352,6 +378,13 @@ impl Interconnect {
         } else {
             self.latency
         }
+    }
+
+    /// Whether a run makes every link's state at its start (FCFS links, a few a node), rather
+    /// than each on its first use (fair links, whose state is larger, or links many a node).
+    pub fn link_states_up_front(&self) -> bool {
+        self.sharing == Sharing::Fcfs
+            && self.topology.link_count() <= 8 * u64::from(self.topology.nodes()) + 64
     }
 
     /// Whether every hop has the same latency.

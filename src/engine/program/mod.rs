@@ -423,10 +423,7 @@ impl<'p> Execution<'p> {
             disk_base.push(units);
             units += d.count;
         }
-        // every link's state up front when links are few per node (FCFS: a fair link's state
-        // is larger and made on first use)
-        let direct =
-            net.sharing == Sharing::Fcfs && links <= 8 * u64::from(net.topology.nodes()) + 64;
+        let direct = net.link_states_up_front();
         Execution {
             prog,
             clock,

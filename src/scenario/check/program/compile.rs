@@ -161,6 +161,9 @@ pub fn compile(src: &Sources<'_>) -> Result<Compiled, Vec<Problem>> {
             None
         }
     };
+    if let Some(net) = network.as_ref().filter(|_| ranks_valid) {
+        c.memory(at, net);
+    }
     if p.ops.is_empty() {
         c.add(
             at,
@@ -422,6 +425,31 @@ impl<'a> Compiler<'a> {
             );
         }
         v.clamp(min, max) as u32
+    }
+
+    /// Refuses a run of the program's ranks on `net` whose memory, estimated before it starts
+    /// ([`crate::program::run_memory`]), is more than the process may take.
+    fn memory(&mut self, at: usize, net: &Interconnect) {
+        let need = crate::program::run_memory(self.ranks, net);
+        if let Some(limit) = crate::memory::limit()
+            && need > limit as f64
+        {
+            self.add(
+                at,
+                "program.ranks",
+                format!(
+                    "{} ranks need about {} before any message is in flight ({} bytes a rank, \
+                     {} a link whose state a run keeps), more than the {} this process may take \
+                     (the machine's memory, or a lower limit on the process); run fewer ranks, \
+                     or on a machine with more memory",
+                    self.ranks,
+                    crate::memory::show(need),
+                    crate::program::BYTES_PER_RANK,
+                    crate::program::BYTES_PER_LINK,
+                    crate::memory::show(limit as f64),
+                ),
+            );
+        }
     }
 
     fn depth_max(&self) -> u16 {
