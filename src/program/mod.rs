@@ -58,27 +58,30 @@ pub const MAX_RANKS: i64 = 1 << 30;
 
 /// What a rank program's run holds for each rank, about, besides its links: its state, its
 /// random stream, its node's processor, its mailbox and its share of the events and
-/// statistics. With [`BYTES_PER_LINK`] this fits the peak memory measured on tori of FCFS links
-/// (1.10 KiB a rank on a 2-D torus, four links a rank; 1.60 KiB on a 3-D one, six; 2-D 16,384 to
-/// 65,536 ranks, 3-D 131,072 to 262,144, `benches/RESULTS.md`, 2026-11-30) to within 10%,
-/// erring high.
+/// statistics. With [`BYTES_PER_LINK`] and [`BYTES_PER_RUN`] this is within 24% above the peak
+/// memory measured on tori of FCFS links from 16,384 to 2,097,152 ranks, within 4% from
+/// 131,072 up (`benches/RESULTS.md`, 2026-11-30).
 pub const BYTES_PER_RANK: f64 = 120.0;
 
 /// What a link whose state is made up front ([`Interconnect::link_states_up_front`]) holds in a
 /// rank program's run, about: its queue, its line of messages and its statistics.
 pub const BYTES_PER_LINK: f64 = 270.0;
 
+/// What a rank program's run holds whatever its size, about: the process's code, its
+/// allocator's arenas, the scenario.
+pub const BYTES_PER_RUN: f64 = 16.0 * 1024.0 * 1024.0;
+
 /// What a run of `ranks` ranks on `net` holds in memory before any message is in flight, about
-/// ([`BYTES_PER_RANK`] a rank, [`BYTES_PER_LINK`] a link whose state is made up front), in
-/// bytes: refused above what the process may take ([`crate::memory::limit`]). Messages in
-/// flight come on top, as many as the program sends at once.
+/// ([`BYTES_PER_RUN`], [`BYTES_PER_RANK`] a rank, [`BYTES_PER_LINK`] a link whose state is made
+/// up front), in bytes: refused above what the process may take ([`crate::memory::limit`]).
+/// Messages in flight come on top, as many as the program sends at once.
 pub fn run_memory(ranks: u32, net: &Interconnect) -> f64 {
     let links = if net.link_states_up_front() {
         net.topology.link_count() as f64
     } else {
         0.0
     };
-    f64::from(ranks) * BYTES_PER_RANK + links * BYTES_PER_LINK
+    BYTES_PER_RUN + f64::from(ranks) * BYTES_PER_RANK + links * BYTES_PER_LINK
 }
 
 /// A checked program, ready to run.
@@ -493,5 +496,46 @@ impl Program {
     pub fn crosses_links(&self) -> bool {
         self.has_messages()
             && (self.ranks > self.ranks_per_node || self.interconnect.topology.has_node_links())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::topology::Shape;
+
+    fn interconnect(shape: Shape, nodes: u32, sharing: Sharing) -> Interconnect {
+        Interconnect {
+            topology: Topology::new(shape, nodes).expect("a valid topology"),
+            bandwidth: 1e9,
+            latency: 1e-6,
+            global_latency: 1e-6,
+            node_latency: 1e-6,
+            startup: 2e-6,
+            switching: Switching::CutThrough,
+            sharing,
+        }
+    }
+
+    #[test]
+    fn a_runs_memory_counts_the_links_whose_state_it_keeps_from_the_start() {
+        let torus = Shape::Grid {
+            dims: vec![16, 16, 8],
+            wrap: true,
+        };
+        let fcfs = interconnect(torus.clone(), 2048, Sharing::Fcfs);
+        assert!(fcfs.link_states_up_front());
+        let by_hand = BYTES_PER_RUN + 2048.0 * (BYTES_PER_RANK + 6.0 * BYTES_PER_LINK);
+        assert_eq!(run_memory(2048, &fcfs), by_hand);
+        // fair links and the full topology's n^2 links are made on first use
+        let fair = interconnect(torus, 2048, Sharing::Fair);
+        let full = interconnect(Shape::Full, 2048, Sharing::Fcfs);
+        for net in [fair, full] {
+            assert!(!net.link_states_up_front());
+            assert_eq!(
+                run_memory(2048, &net),
+                BYTES_PER_RUN + 2048.0 * BYTES_PER_RANK
+            );
+        }
     }
 }
