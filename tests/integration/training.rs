@@ -4,7 +4,7 @@
 
 use parsim::study::analyze_scenario;
 
-use super::util::{prediction, scenario, simulated_means};
+use super::util::{labelled_makespan, prediction, scenario, simulated_means};
 
 /// `gpus` GPUs, `per_node` a node, 12 layers of 8 MiB of gradients in buckets of 25 MiB, `steps`
 /// steps, passes of `forward` and `backward` (TOML distributions), on a `full` topology of
@@ -137,17 +137,11 @@ fn the_hierarchical_allreduce_runs_among_the_communication_ranks() {
     let text = training(32, 8, true, FIXED.0, FIXED.1)
         .replace("algorithm = \"ring\"", "algorithm = \"hierarchical\"");
     let sc = scenario(&text);
-    let a = analyze_scenario(&sc);
-    let p = prediction(&a, "program.makespan", "training step closed form");
-    assert!(
-        !p.exact && p.method.contains("8 GPUs share each node"),
-        "{}",
-        p.method
+    let (form, sim) = labelled_makespan(
+        &sc,
+        "training step closed form",
+        "8 GPUs share each node",
+        2,
     );
-    let sim = simulated_means(&sc, 2, 1, &["program.makespan"])[0];
-    assert!(
-        (p.value - sim).abs() <= 1e-9 * sim,
-        "{} against {sim}",
-        p.value
-    );
+    assert!((form - sim).abs() <= 1e-9 * sim, "{form} against {sim}");
 }

@@ -241,6 +241,22 @@ pub fn prediction<'a>(
         .unwrap_or_else(|| panic!("no {start:?} for {metric}: {:?}", a.predictions))
 }
 
+/// `analyze`'s makespan of `sc` by the method whose name starts with `start`, asserted to be
+/// an approximation whose label contains `label`, and the simulated makespan over
+/// `replications` (seed 1, one thread).
+pub fn labelled_makespan(
+    sc: &parsim::scenario::Scenario,
+    start: &str,
+    label: &str,
+    replications: u32,
+) -> (f64, f64) {
+    let a = parsim::study::analyze_scenario(sc);
+    let p = prediction(&a, "program.makespan", start);
+    assert!(!p.exact && p.method.contains(label), "{}", p.method);
+    let sim = simulated_means(sc, replications, 1, &["program.makespan"])[0];
+    (p.value, sim)
+}
+
 /// The text of 72 ranks on a dragonfly of 9 groups of 4 routers with 2 hosts each and 2 global
 /// links per router, routed by `routing`, running `body` (a TOML array of operations) `times`
 /// times.
