@@ -117,27 +117,13 @@ pub fn measure(prog: &Program, run: &ProgramRun) -> Vec<(String, f64)> {
         out.push((messages(Figure::Offered), offered));
         out.push((messages(Figure::Accepted), accepted));
     }
-    if prog.crosses_links() && !run.links.is_empty() {
-        let used = run.links.len() as f64;
-        let crossings: u64 = run.links.iter().map(|l| l.messages).sum();
+    let links = &run.link_summary;
+    if prog.crosses_links() && links.used > 0 {
         let [mean_use, max_use, mean_delay] =
             LINK_SUMMARIES.map(|(f, summary)| Subject::Links(f).metric(summary));
-        out.push((
-            mean_use,
-            run.links.iter().map(|l| l.utilisation).sum::<f64>() / used,
-        ));
-        out.push((
-            max_use,
-            run.links.iter().map(|l| l.utilisation).fold(0.0, f64::max),
-        ));
-        out.push((
-            mean_delay,
-            run.links
-                .iter()
-                .map(|l| l.delay * l.messages as f64)
-                .sum::<f64>()
-                / crossings as f64,
-        ));
+        out.push((mean_use, links.mean_utilisation()));
+        out.push((max_use, links.utilisation_max));
+        out.push((mean_delay, links.mean_delay()));
     }
     if prog.report_each {
         for r in 0..prog.ranks as usize {

@@ -57,24 +57,27 @@ pub enum Destination {
 pub const MAX_RANKS: i64 = 1 << 30;
 
 /// What a rank program's run holds for each rank, about, besides its links: its state, its
-/// random stream, its node's processor, its mailbox and its share of the events and
-/// statistics. With [`BYTES_PER_LINK`] and [`BYTES_PER_RUN`] this is within 24% above the peak
-/// memory measured on tori of FCFS links from 16,384 to 2,097,152 ranks, within 4% from
-/// 131,072 up (`benches/RESULTS.md`, 2026-11-30).
-pub const BYTES_PER_RANK: f64 = 120.0;
+/// random stream, its node's processor, its mailbox, the message it has in flight and the
+/// events pending for it, and its figures at the end. With [`BYTES_PER_LINK`] and
+/// [`BYTES_PER_RUN`] this is from 1% to 8% above the peak memory measured for a
+/// recursive-doubling allreduce on 3-D tori of FCFS links from 131,072 to 2,097,152 ranks, and
+/// up to 45% above on smaller and 2-D tori (`benches/RESULTS.md`, 2026-11-30).
+pub const BYTES_PER_RANK: f64 = 920.0;
 
 /// What a link whose state is made up front ([`Interconnect::link_states_up_front`]) holds in a
-/// rank program's run, about: its queue, its line of messages and its statistics.
-pub const BYTES_PER_LINK: f64 = 270.0;
+/// rank program's run: its queue's end and its statistics, one cache line (a run that reports
+/// per-link figures holds each used link's figures and percentiles besides).
+pub const BYTES_PER_LINK: f64 = 64.0;
 
 /// What a rank program's run holds whatever its size, about: the process's code, its
 /// allocator's arenas, the scenario.
 pub const BYTES_PER_RUN: f64 = 16.0 * 1024.0 * 1024.0;
 
-/// What a run of `ranks` ranks on `net` holds in memory before any message is in flight, about
-/// ([`BYTES_PER_RUN`], [`BYTES_PER_RANK`] a rank, [`BYTES_PER_LINK`] a link whose state is made
-/// up front), in bytes: refused above what the process may take ([`crate::memory::limit`]).
-/// Messages in flight come on top, as many as the program sends at once.
+/// What a run of `ranks` ranks on `net` holds in memory, about ([`BYTES_PER_RUN`],
+/// [`BYTES_PER_RANK`] a rank, [`BYTES_PER_LINK`] a link whose state is made up front), in
+/// bytes: refused above what the process may take ([`crate::memory::limit`]). It counts a
+/// message in flight a rank, as a collective sends; a program that sends more at once (many
+/// nonblocking sends before their waits) needs more.
 pub fn run_memory(ranks: u32, net: &Interconnect) -> f64 {
     let links = if net.link_states_up_front() {
         net.topology.link_count() as f64

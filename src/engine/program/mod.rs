@@ -308,8 +308,13 @@ pub struct ProgramRun {
     pub finish: Vec<f64>,
     /// Per phase, per rank: time inside the phase.
     pub phases: Vec<Vec<f64>>,
-    /// Per link used: its name, utilisation, messages, mean and p99 delay.
+    /// Per link used, in the order of the links' ids, when the program reports per-link
+    /// figures ([`Program::report_each`]), else empty: its name, utilisation, messages, mean
+    /// and p99 delay.
     pub links: Vec<LinkFigures>,
+    /// Every used link's figures summed, in the order of the links' ids (whether or not the
+    /// program reports per-link figures).
+    pub link_summary: LinkSummary,
     /// Messages delivered.
     pub messages: u64,
     /// Mean message delay from injection to delivery.
@@ -322,6 +327,42 @@ pub struct ProgramRun {
     pub traffic: Traffic,
     /// Events processed.
     pub events: u64,
+}
+
+/// The used links' figures over one execution, summed link by link in the order of their ids.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct LinkSummary {
+    /// Links used.
+    pub used: u64,
+    /// Their utilisations summed.
+    pub utilisation_sum: f64,
+    /// The largest utilisation (0 when none is used).
+    pub utilisation_max: f64,
+    /// Messages that crossed them, each crossing counted.
+    pub crossings: u64,
+    /// Their delays summed over the crossings (each link's mean times its messages).
+    pub delay_sum: f64,
+}
+
+impl LinkSummary {
+    /// Adds one link's figures.
+    fn add(&mut self, link: &LinkFigures) {
+        self.used += 1;
+        self.utilisation_sum += link.utilisation;
+        self.utilisation_max = self.utilisation_max.max(link.utilisation);
+        self.crossings += link.messages;
+        self.delay_sum += link.delay * link.messages as f64;
+    }
+
+    /// The mean utilisation of the used links.
+    pub fn mean_utilisation(&self) -> f64 {
+        self.utilisation_sum / self.used as f64
+    }
+
+    /// The mean delay of a crossing.
+    pub fn mean_delay(&self) -> f64 {
+        self.delay_sum / self.crossings as f64
+    }
 }
 
 /// A link's figures over one execution.
@@ -1574,51 +1615,71 @@ impl<'p> Execution<'p> {
         }
     }
 
+    /// The links' figures over the run that ended at `makespan_ticks`: their summary, and each
+    /// used link's own when the run reports per-link figures (else none, so that a run's end
+    /// holds nothing per link beyond [`LinkRun`]). Both in the order of the links' ids.
+    fn link_figures(&self, makespan_ticks: Ticks) -> (Vec<LinkFigures>, LinkSummary) {
+        let mut summary = LinkSummary::default();
+        let mut each = Vec::new();
+        let mut add = |slot: usize, id: u64| {
+            let l = &self.links[slot];
+            let open = match self.fair.get(slot) {
+                Some(f) if f.busy => makespan_ticks.saturating_sub(f.busy_since),
+                _ => 0,
+            };
+            let busy = (l.busy_total + open).min(makespan_ticks);
+            let figures = LinkFigures {
+                // (only reported with the per-link figures: no string per link else)
+                name: String::new(),
+                utilisation: if makespan_ticks > 0 {
+                    busy as f64 / makespan_ticks as f64
+                } else {
+                    0.0
+                },
+                messages: l.messages,
+                delay: self.clock.wide_span(l.delay) / l.messages as f64,
+                p99: f64::NAN,
+            };
+            summary.add(&figures);
+            if self.report_links {
+                let p99 = self
+                    .link_percentiles
+                    .get(&(slot as u32))
+                    .map_or(f64::NAN, |p| p.quantiles([0.99])[0]);
+                let name = self.prog.interconnect.topology.link_name(id);
+                each.push(LinkFigures {
+                    name,
+                    p99,
+                    ..figures
+                });
+            }
+        };
+        if let SlotMap::Direct = self.slots {
+            // (slot = id: in order already)
+            for (slot, l) in self.links.iter().enumerate() {
+                if l.used {
+                    add(slot, slot as u64);
+                }
+            }
+        } else {
+            let mut used: Vec<(u64, u32)> = (0..self.links.len() as u32)
+                .filter(|&slot| self.links[slot as usize].used)
+                .map(|slot| (self.link_id(slot), slot))
+                .collect();
+            used.sort_unstable();
+            for (id, slot) in used {
+                add(slot as usize, id);
+            }
+        }
+        (each, summary)
+    }
+
     fn figures(self) -> ProgramRun {
         let clock = self.clock;
         let makespan_ticks = self.ranks.iter().map(|r| r.finish).max().unwrap_or(0);
         let makespan = clock.wide_span(makespan_ticks);
         let np = self.prog.phases.len();
-        let topology = &self.prog.interconnect.topology;
-        let mut links: Vec<(u64, LinkFigures)> = self
-            .links
-            .iter()
-            .enumerate()
-            .filter(|(_, l)| l.used)
-            .map(|(slot, l)| {
-                let open = match self.fair.get(slot) {
-                    Some(f) if f.busy => makespan_ticks.saturating_sub(f.busy_since),
-                    _ => 0,
-                };
-                let busy = (l.busy_total + open).min(makespan_ticks);
-                let slot = slot as u32;
-                let p99 = self
-                    .link_percentiles
-                    .get(&slot)
-                    .map_or(f64::NAN, |p| p.quantiles([0.99])[0]);
-                let id = self.link_id(slot);
-                (
-                    id,
-                    LinkFigures {
-                        // (only reported with the per-link figures: no string per link else)
-                        name: if self.report_links {
-                            topology.link_name(id)
-                        } else {
-                            String::new()
-                        },
-                        utilisation: if makespan_ticks > 0 {
-                            busy as f64 / makespan_ticks as f64
-                        } else {
-                            0.0
-                        },
-                        messages: l.messages,
-                        delay: clock.wide_span(l.delay) / l.messages as f64,
-                        p99,
-                    },
-                )
-            })
-            .collect();
-        links.sort_by_key(|(id, _)| *id);
+        let (links, link_summary) = self.link_figures(makespan_ticks);
         let [message_p99] = self.message_pct.quantiles([0.99]);
         ProgramRun {
             makespan,
@@ -1639,7 +1700,8 @@ impl<'p> Execution<'p> {
                         .collect()
                 })
                 .collect(),
-            links: links.into_iter().map(|(_, f)| f).collect(),
+            links,
+            link_summary,
             messages: self.message_count,
             message_delay: self.message_delay.mean(),
             message_p99,

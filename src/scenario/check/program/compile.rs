@@ -438,7 +438,7 @@ impl<'a> Compiler<'a> {
                 at,
                 "program.ranks",
                 format!(
-                    "{} ranks need about {} before any message is in flight ({} bytes a rank, \
+                    "{} ranks need about {} ({} bytes a rank, with a message in flight each, and \
                      {} a link whose state a run keeps), more than the {} this process may take \
                      (the machine's memory, or a lower limit on the process); run fewer ranks, \
                      or on a machine with more memory",
