@@ -32,7 +32,7 @@
 use serde::Serialize;
 
 use super::check;
-use super::clark::{Normal, clark_max};
+use super::clark::{ClarkMax, Normal, clark_max};
 use super::error::{AnalyticError, Result};
 
 /// How [`StochasticMaxPlus`] treats the correlation of the finish times it takes a maximum of
@@ -90,6 +90,8 @@ pub struct StochasticMaxPlus {
     /// Scratch for merging canonical forms.
     current: Vec<(u32, f64)>,
     merged: Vec<(u32, f64)>,
+    /// Scratch space of [`truncate`].
+    magnitudes: Vec<f64>,
 }
 
 impl StochasticMaxPlus {
@@ -103,6 +105,7 @@ impl StochasticMaxPlus {
             terms: Vec::new(),
             current: Vec::new(),
             merged: Vec::new(),
+            magnitudes: Vec::new(),
         }
     }
 
@@ -236,54 +239,15 @@ impl StochasticMaxPlus {
             for p in rest {
                 let other = self.form(p.index());
                 let (om, ov) = (self.means[p.index()], self.variances[p.index()]);
-                let denominator = (var * ov).sqrt();
-                let rho = if denominator > 0.0 {
-                    (dot(&current, other) / denominator).clamp(-1.0, 1.0)
-                } else {
-                    0.0
-                };
-                let x = Normal {
-                    mean,
-                    variance: var,
-                };
-                let y = Normal {
-                    mean: om,
-                    variance: ov,
-                };
-                let m = clark_max(x, y, rho)?;
-                // the new private term (source id) is in `current` only, so it is scaled by
-                // the tightness of `current` like every other term of it
-                combine(&current, m.tightness_x, other, m.tightness_y, &mut merged);
+                let m = clark_max_form((mean, var, &current), (om, ov, other), &mut merged)?;
                 std::mem::swap(&mut current, &mut merged);
-                let linear: f64 = current.iter().map(|(_, a)| a * a).sum();
-                if linear > m.variance {
-                    // a linear part above Clark's variance is scaled down to it
-                    let shrink = (m.variance / linear).sqrt();
-                    current.iter_mut().for_each(|(_, a)| *a *= shrink);
-                } else {
-                    add_private(&mut current, id, m.variance - linear);
-                }
+                settle(&mut current, id, m.variance);
                 mean = m.mean;
                 var = m.variance;
             }
         }
         add_private(&mut current, id, duration_var);
-        // keep the largest max_terms - 1 shared terms and the private one; the rest joins it
-        if current.len() > max_terms {
-            let own = match current.last() {
-                Some(&(source, a)) if source == id => {
-                    current.pop();
-                    a * a
-                }
-                _ => 0.0,
-            };
-            current.sort_unstable_by(|x, y| y.1.abs().total_cmp(&x.1.abs()));
-            let keep = max_terms - 1;
-            let dropped: f64 = current[keep..].iter().map(|(_, a)| a * a).sum();
-            current.truncate(keep);
-            current.sort_unstable_by_key(|&(source, _)| source);
-            add_private(&mut current, id, own + dropped);
-        }
+        truncate(&mut current, id, max_terms, &mut self.magnitudes);
         self.terms.extend_from_slice(&current);
         self.current = current;
         self.merged = merged;
@@ -301,6 +265,95 @@ pub(crate) fn add_private(form: &mut Vec<(u32, f64)>, id: u32, variance: f64) {
         Some((source, a)) if *source == id => *a = (*a * *a + variance).sqrt(),
         _ => form.push((id, variance.sqrt())),
     }
+}
+
+/// Clark's maximum of two finish times in canonical form, `x` and `y` (mean, variance, terms
+/// sorted by source): its moments and tightnesses, and in `out` its linear part, each term
+/// weighted by the tightness of its side. What the maximum adds beyond that part is for the
+/// caller to [`settle`].
+pub(crate) fn clark_max_form(
+    x: (f64, f64, &[(u32, f64)]),
+    y: (f64, f64, &[(u32, f64)]),
+    out: &mut Vec<(u32, f64)>,
+) -> Result<ClarkMax> {
+    let denominator = (x.1 * y.1).sqrt();
+    let rho = if denominator > 0.0 {
+        (dot(x.2, y.2) / denominator).clamp(-1.0, 1.0)
+    } else {
+        0.0
+    };
+    let m = clark_max(
+        Normal {
+            mean: x.0,
+            variance: x.1,
+        },
+        Normal {
+            mean: y.0,
+            variance: y.1,
+        },
+        rho,
+    )?;
+    combine(x.2, m.tightness_x, y.2, m.tightness_y, out);
+    Ok(m)
+}
+
+/// Makes the form of a maximum (its linear part from [`clark_max_form`]) carry the maximum's
+/// `variance`: what the linear part lacks joins the private term of source `id`; a linear part
+/// above it is scaled down to it.
+pub(crate) fn settle(form: &mut Vec<(u32, f64)>, id: u32, variance: f64) {
+    let linear: f64 = form.iter().map(|(_, a)| a * a).sum();
+    if linear > variance {
+        let shrink = (variance / linear).sqrt();
+        form.iter_mut().for_each(|(_, a)| *a *= shrink);
+    } else {
+        add_private(form, id, variance - linear);
+    }
+}
+
+/// Caps `form` (sorted by source, its private term of source `id` last if it has one) at
+/// `max_terms` (at least 1) terms: the `max_terms - 1` shared terms of the largest magnitudes
+/// stay, in source order (of equal magnitudes at the cut, those of the lower sources), and the
+/// variance of the rest joins the private term. `magnitudes` is scratch space.
+pub(crate) fn truncate(
+    form: &mut Vec<(u32, f64)>,
+    id: u32,
+    max_terms: usize,
+    magnitudes: &mut Vec<f64>,
+) {
+    if form.len() <= max_terms {
+        return;
+    }
+    let own = match form.last() {
+        Some(&(source, a)) if source == id => {
+            form.pop();
+            a * a
+        }
+        _ => 0.0,
+    };
+    let keep = max_terms - 1;
+    let mut dropped = 0.0;
+    if keep == 0 {
+        dropped = form.iter().map(|(_, a)| a * a).sum();
+        form.clear();
+    } else if form.len() > keep {
+        // the keep-th largest magnitude, found without sorting the form
+        magnitudes.clear();
+        magnitudes.extend(form.iter().map(|(_, a)| a.abs()));
+        let (_, &mut cut, _) = magnitudes.select_nth_unstable_by(keep - 1, |x, y| y.total_cmp(x));
+        let mut ties = keep - form.iter().filter(|(_, a)| a.abs() > cut).count();
+        form.retain(|&(_, a)| {
+            let m = a.abs();
+            let kept = m > cut || (m == cut && ties > 0);
+            if m == cut && kept {
+                ties -= 1;
+            }
+            if !kept {
+                dropped += a * a;
+            }
+            kept
+        });
+    }
+    add_private(form, id, own + dropped);
 }
 
 fn invalid(what: &str, value: f64) -> AnalyticError {
@@ -565,5 +618,39 @@ mod tests {
         assert!(g.covariance(a, NodeId(5)).is_err());
         let mut h = StochasticMaxPlus::new(Dependence::SharedAncestors { max_terms: 0 });
         assert!(h.add(&[], 0.0, 1.0).is_err());
+    }
+
+    #[test]
+    fn a_capped_form_keeps_its_largest_terms_in_source_order_and_its_variance() {
+        let variance = |f: &[(u32, f64)]| f.iter().map(|(_, a)| a * a).sum::<f64>();
+        // shared terms of sources 1..=6, the private term of source 9 last
+        let form = vec![
+            (1, 0.5),
+            (2, -2.0),
+            (3, 1.0),
+            (4, 1.0),
+            (5, 3.0),
+            (6, 1.0),
+            (9, 0.25),
+        ];
+        let mut capped = form.clone();
+        truncate(&mut capped, 9, 5, &mut Vec::new());
+        // the four largest shared terms: 3.0 and -2.0, then two of the three at 1.0, the
+        // lower sources 3 and 4; sources 1 and 6 join the private term
+        let own = (0.25_f64 * 0.25 + 0.5 * 0.5 + 1.0).sqrt();
+        assert_eq!(
+            capped,
+            vec![(2, -2.0), (3, 1.0), (4, 1.0), (5, 3.0), (9, own)]
+        );
+        assert!((variance(&capped) - variance(&form)).abs() < 1e-12);
+        // within the cap: unchanged; a cap of one keeps only the private term
+        let mut same = form.clone();
+        truncate(&mut same, 9, 7, &mut Vec::new());
+        assert_eq!(same, form);
+        let mut one = form.clone();
+        truncate(&mut one, 9, 1, &mut Vec::new());
+        assert_eq!(one.len(), 1);
+        assert_eq!(one[0].0, 9);
+        assert!((variance(&one) - variance(&form)).abs() < 1e-12);
     }
 }

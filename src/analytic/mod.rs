@@ -134,7 +134,7 @@ mod maxplus;
 /// The linear canonical forms' arithmetic (sorted `(source, coefficient)` lists), shared by
 /// the max-plus network and the program's stochastic critical path.
 pub(crate) mod canonical {
-    pub(crate) use super::maxplus::{add_private, combine, dot};
+    pub(crate) use super::maxplus::{add_private, clark_max_form, settle, truncate};
 }
 mod messages;
 mod mixed;

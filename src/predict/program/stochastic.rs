@@ -39,7 +39,7 @@ use rustc_hash::{FxHashMap, FxHashSet, FxHasher};
 
 use super::graph::{Duration, Graph, NONE};
 use super::laws::{self, Maximum, Sum};
-use crate::analytic::canonical::{add_private, combine, dot};
+use crate::analytic::canonical::{add_private, clark_max_form, settle, truncate};
 use crate::analytic::cost::{allowance, scaled};
 use crate::analytic::{MaxMoments, Normal};
 use crate::metrics::name::{Figure, Subject};
@@ -667,6 +667,7 @@ pub fn clark(g: &Graph<'_>, extra: &[f64]) -> Result<Approximate, String> {
     let fail = |e: crate::analytic::AnalyticError| format!("the stochastic critical path: {e}");
     let mut work = 0_u64;
     let budget = scaled(CLARK_WORK as f64);
+    let mut magnitudes = Vec::new();
     for v in 0..g.len() as u32 {
         let preds = g.preds(v);
         let mut acc = Canonical {
@@ -687,36 +688,14 @@ pub fn clark(g: &Graph<'_>, extra: &[f64]) -> Result<Approximate, String> {
                 acc = other;
                 continue;
             }
-            let denominator = (acc.variance * other.variance).sqrt();
-            let rho = if denominator > 0.0 {
-                (dot(&acc.terms, &other.terms) / denominator).clamp(-1.0, 1.0)
-            } else {
-                0.0
-            };
-            let x = Normal {
-                mean: acc.mean,
-                variance: acc.variance,
-            };
-            let y = Normal {
-                mean: other.mean,
-                variance: other.variance,
-            };
-            let m = crate::analytic::clark_max(x, y, rho).map_err(fail)?;
             let mut terms = Vec::with_capacity(acc.terms.len() + other.terms.len());
-            combine(
-                &acc.terms,
-                m.tightness_x,
-                &other.terms,
-                m.tightness_y,
+            let m = clark_max_form(
+                (acc.mean, acc.variance, &acc.terms),
+                (other.mean, other.variance, &other.terms),
                 &mut terms,
-            );
-            let linear: f64 = terms.iter().map(|(_, a)| a * a).sum();
-            if linear > m.variance {
-                let shrink = (m.variance / linear).sqrt();
-                terms.iter_mut().for_each(|(_, a)| *a *= shrink);
-            } else {
-                add_private(&mut terms, v, m.variance - linear);
-            }
+            )
+            .map_err(fail)?;
+            settle(&mut terms, v, m.variance);
             acc = Canonical {
                 mean: m.mean,
                 variance: m.variance,
@@ -730,22 +709,7 @@ pub fn clark(g: &Graph<'_>, extra: &[f64]) -> Result<Approximate, String> {
         acc.mean += g.mean(v) + extra.get(v as usize).copied().unwrap_or(0.0);
         acc.variance += variance;
         add_private(&mut acc.terms, v, variance);
-        if acc.terms.len() > CLARK_TERMS {
-            let own = match acc.terms.last() {
-                Some(&(source, a)) if source == v => {
-                    acc.terms.pop();
-                    a * a
-                }
-                _ => 0.0,
-            };
-            let keep = CLARK_TERMS - 1;
-            acc.terms
-                .select_nth_unstable_by(keep, |x, y| y.1.abs().total_cmp(&x.1.abs()));
-            let dropped: f64 = acc.terms[keep..].iter().map(|(_, a)| a * a).sum();
-            acc.terms.truncate(keep);
-            acc.terms.sort_unstable_by_key(|&(source, _)| source);
-            add_private(&mut acc.terms, v, own + dropped);
-        }
+        truncate(&mut acc.terms, v, CLARK_TERMS, &mut magnitudes);
         work += acc.terms.len() as u64 * (preds.len() as u64).max(1);
         if work as f64 > budget {
             return Err(format!(
@@ -776,32 +740,13 @@ pub fn clark(g: &Graph<'_>, extra: &[f64]) -> Result<Approximate, String> {
         sink = Some(match sink {
             None => form,
             Some(acc) => {
-                let denominator = (acc.variance * form.variance).sqrt();
-                let rho = if denominator > 0.0 {
-                    (dot(&acc.terms, &form.terms) / denominator).clamp(-1.0, 1.0)
-                } else {
-                    0.0
-                };
-                let m = crate::analytic::clark_max(
-                    Normal {
-                        mean: acc.mean,
-                        variance: acc.variance,
-                    },
-                    Normal {
-                        mean: form.mean,
-                        variance: form.variance,
-                    },
-                    rho,
+                let mut terms = Vec::with_capacity(acc.terms.len() + form.terms.len());
+                let m = clark_max_form(
+                    (acc.mean, acc.variance, &acc.terms),
+                    (form.mean, form.variance, &form.terms),
+                    &mut terms,
                 )
                 .map_err(fail)?;
-                let mut terms = Vec::with_capacity(acc.terms.len() + form.terms.len());
-                combine(
-                    &acc.terms,
-                    m.tightness_x,
-                    &form.terms,
-                    m.tightness_y,
-                    &mut terms,
-                );
                 Canonical {
                     mean: m.mean,
                     variance: m.variance,
