@@ -16,7 +16,7 @@ use std::process::Command;
 use std::time::Instant;
 
 /// The cases: scenario file, ranks, target user CPU seconds and peak memory (MB), if any.
-const CASES: [(&str, u32, Option<f64>, Option<f64>); 5] = [
+const CASES: [(&str, u32, Option<f64>, Option<f64>); 6] = [
     ("allreduce_64x64.toml", 4096, None, None),
     ("allreduce_128x128.toml", 16_384, Some(3.0), None),
     ("allreduce_256x256.toml", 65_536, Some(20.0), Some(1000.0)),
@@ -32,6 +32,13 @@ const CASES: [(&str, u32, Option<f64>, Option<f64>); 5] = [
         2_097_152,
         Some(150.0),
         Some(2000.0),
+    ),
+    // issue 43: 2^23 ranks in 10 minutes of CPU and 8 GB
+    (
+        "allreduce_256x256x128.toml",
+        8_388_608,
+        Some(600.0),
+        Some(8000.0),
     ),
 ];
 
