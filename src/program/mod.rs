@@ -60,8 +60,9 @@ pub const MAX_RANKS: i64 = 1 << 30;
 /// random stream, its node's processor, its mailbox, the message it has in flight and the
 /// events pending for it, and its figures at the end. With [`BYTES_PER_LINK`] and
 /// [`BYTES_PER_RUN`] this is from 1% to 8% above the peak memory measured for a
-/// recursive-doubling allreduce on 3-D tori of FCFS links from 131,072 to 2,097,152 ranks, and
-/// up to 45% above on smaller and 2-D tori (`benches/RESULTS.md`, 2026-11-30).
+/// recursive-doubling allreduce on 3-D tori of FCFS links from 131,072 to 2,097,152 ranks, up
+/// to 48% above on smaller and 2-D tori, and about 1.5 times the peak where a random compute
+/// before the allreduce spreads the ranks' arrivals (`benches/RESULTS.md`, 2026-11-30).
 pub const BYTES_PER_RANK: f64 = 920.0;
 
 /// What a link whose state is made up front ([`Interconnect::link_states_up_front`]) holds in a
