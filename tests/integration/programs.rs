@@ -384,3 +384,81 @@ fn a_deadlock_of_many_ranks_is_reported_in_a_few_lines() {
         assert!(err.contains(e), "expected {e:?} in {err}");
     }
 }
+
+/// A run's link summaries (`links.*`) are its per-link figures (`link.<name>.*`) summed, and
+/// the same to the bit whether or not the run reports those: on a torus, whose links' states
+/// are made up front, and on a full network, whose links' states are made on first use (their
+/// slots not in the order of the links' ids).
+#[test]
+fn the_link_summaries_are_the_per_link_figures_summed_with_or_without_them() {
+    use std::collections::HashMap;
+    for topology in ["kind = \"torus\"\ndims = [4, 4]", "kind = \"full\""] {
+        let figures = |each: bool| -> HashMap<String, f64> {
+            let sc = scenario(&format!(
+                r#"[program]
+ranks = 16
+report_each = {each}
+[[program.op]]
+kind = "repeat"
+times = 20
+body = [
+  {{ kind = "compute", time = {{ dist = "exp", mean = 1e-5 }} }},
+  {{ kind = "sendrecv", to = "(rank + 1) % P", from = "(rank + P - 1) % P", bytes = 4096 }},
+  {{ kind = "sendrecv", to = "(rank + 5) % P", from = "(rank + P - 5) % P", bytes = 4096 }},
+]
+[topology]
+{topology}
+bandwidth = 1e9
+latency = 1e-7
+"#
+            ));
+            let prog = sc.program().expect("a program").clone();
+            let run = parsim::engine::program::Execution::new(&prog, 7, 0)
+                .run()
+                .expect("it runs");
+            parsim::metrics::program::measure(&prog, &run)
+                .into_iter()
+                .collect()
+        };
+        let (with, without) = (figures(true), figures(false));
+        for m in [
+            "links.utilisation.mean",
+            "links.utilisation.max",
+            "links.delay.mean",
+        ] {
+            assert_eq!(with[m].to_bits(), without[m].to_bits(), "{topology}: {m}");
+        }
+        assert!(
+            !without.keys().any(|k| k.starts_with("link.")),
+            "{topology}"
+        );
+        let each = |figure: &str| -> Vec<(String, f64)> {
+            let mut v: Vec<(String, f64)> = with
+                .iter()
+                .filter(|(k, _)| k.starts_with("link.") && k.ends_with(figure))
+                .map(|(k, x)| (k.trim_end_matches(figure).to_owned(), *x))
+                .collect();
+            v.sort_by(|a, b| a.0.cmp(&b.0));
+            v
+        };
+        let (use_, messages, delay) = (each(".utilisation"), each(".messages"), each(".delay"));
+        assert!(use_.len() > 16, "{topology}: {} links used", use_.len());
+        let n = use_.len() as f64;
+        let mean: f64 = use_.iter().map(|(_, u)| u).sum::<f64>() / n;
+        let max = use_.iter().map(|(_, u)| *u).fold(0.0, f64::max);
+        let crossings: f64 = messages.iter().map(|(_, m)| m).sum();
+        let weighted: f64 = delay
+            .iter()
+            .zip(&messages)
+            .map(|((a, d), (b, m))| {
+                assert_eq!(a, b);
+                d * m
+            })
+            .sum::<f64>()
+            / crossings;
+        let close = |a: f64, b: f64| (a - b).abs() <= 1e-12 * b.abs();
+        assert!(close(with["links.utilisation.mean"], mean), "{topology}");
+        assert_eq!(with["links.utilisation.max"], max, "{topology}");
+        assert!(close(with["links.delay.mean"], weighted), "{topology}");
+    }
+}
