@@ -67,7 +67,8 @@ pub const BYTES_PER_RANK: f64 = 920.0;
 
 /// What a link whose state is made up front ([`Interconnect::link_states_up_front`]) holds in a
 /// rank program's run: its queue's end and its statistics, one cache line (a run that reports
-/// per-link figures holds each used link's figures and percentiles besides).
+/// per-link figures holds each used link's figures and percentiles besides). The engine
+/// asserts at compile time that its link state has this size.
 pub const BYTES_PER_LINK: f64 = 64.0;
 
 /// What a rank program's run holds whatever its size, about: the process's code, its

@@ -229,6 +229,9 @@ struct LinkRun {
     used: bool,
 }
 
+// the memory estimate of a run counts a link whose state is made up front as one `LinkRun`
+const _: () = assert!(std::mem::size_of::<LinkRun>() == crate::program::BYTES_PER_LINK as usize);
+
 /// The rest of a fair-shared link's state: its sharing, whether it serves anything, since when.
 #[derive(Debug, Default)]
 struct FairRun {
