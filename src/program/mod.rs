@@ -209,6 +209,51 @@ pub enum Instr {
     PhaseEnd(u16),
 }
 
+impl Instr {
+    /// The expressions the instruction evaluates (its destinations, sources, tags, sizes,
+    /// counts, roots, units and conditions).
+    pub fn expressions(&self) -> Vec<&Expr> {
+        fn size(s: &Size) -> Option<&Expr> {
+            match s {
+                Size::Bytes(e) => Some(e),
+                Size::Random(_) => None,
+            }
+        }
+        match self {
+            Instr::Compute(Work::Time(_)) => Vec::new(),
+            Instr::Compute(Work::Region { iterations, .. }) => vec![iterations],
+            Instr::Send { to, bytes, tag, .. } => [Some(to), size(bytes), Some(tag)]
+                .into_iter()
+                .flatten()
+                .collect(),
+            Instr::Traffic { to, bytes, .. } => {
+                let to = match to {
+                    Destination::Rank(e) => Some(e),
+                    Destination::Random => None,
+                };
+                [to, size(bytes)].into_iter().flatten().collect()
+            }
+            Instr::Recv { from, tag } => vec![from, tag],
+            Instr::SendRecv {
+                to,
+                from,
+                bytes,
+                tag,
+            } => [Some(to), Some(from), size(bytes), Some(tag)]
+                .into_iter()
+                .flatten()
+                .collect(),
+            Instr::Collective(op) => vec![&op.root, &op.bytes],
+            Instr::Io { unit, bytes, .. } => {
+                [Some(unit), size(bytes)].into_iter().flatten().collect()
+            }
+            Instr::Loop { times, .. } => vec![times],
+            Instr::When { cond, .. } => vec![cond],
+            Instr::Next { .. } | Instr::PhaseStart(_) | Instr::PhaseEnd(_) => Vec::new(),
+        }
+    }
+}
+
 /// What a rank's time is counted as: every moment of a rank's run is in exactly one category,
 /// and `ranks.<category>.*` and `rank.<r>.<category>` report the time in each.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

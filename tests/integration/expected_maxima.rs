@@ -6,7 +6,9 @@
 //! between them.
 
 use parsim::predict::Analysis;
-use parsim::predict::program::stochastic::{BOUNDS_METHOD, CLARK_METHOD, EXACT_METHOD};
+use parsim::predict::program::evaluation::evaluate_with_graph;
+use parsim::predict::program::periodic;
+use parsim::predict::program::stochastic::{BOUNDS_METHOD, CLARK_METHOD, EXACT_METHOD, clark};
 use parsim::replicate::{self, Options};
 use parsim::scenario::Scenario;
 use parsim::study::analyze_scenario;
@@ -228,4 +230,105 @@ fn neighbour_coupled_ranks_get_two_bounds_and_an_approximation_between_them() {
     assert!(b.lower < p.value && p.value < b.upper, "{b:?} {}", p.value);
     let (mean, half_width) = simulated(&sc, 10, 11);
     assert!(b.lower < mean - half_width && mean + half_width < b.upper);
+}
+
+/// A ring of 8 ranks, each iteration an exponential compute and two neighbour exchanges, the
+/// loop run `times` times.
+fn ring_loop(times: u32) -> Scenario {
+    scenario(&format!(
+        r#"
+[program]
+ranks = 8
+
+[[program.op]]
+kind = "repeat"
+times = {times}
+body = [
+  {{ kind = "compute", time = {{ dist = "exponential", mean = 1e-3 }} }},
+  {{ kind = "sendrecv", to = "(rank + 1) % P", from = "(rank + P - 1) % P", bytes = 1000 }},
+  {{ kind = "sendrecv", to = "(rank + P - 1) % P", from = "(rank + 1) % P", bytes = 1000 }},
+]
+
+[topology]
+kind = "full"
+bandwidth = 1e9
+latency = 1e-7
+"#
+    ))
+}
+
+#[test]
+fn a_long_loop_is_extended_from_its_first_iterations_once_the_increment_settles() {
+    // 16 iterations: the forms stay under Clark's cap of terms (on this ring it binds after
+    // about 20, and the increments of the whole program's Clark then rise by 6%, the
+    // correlation the cap drops; the extension, from iterations under the cap, does not)
+    let sc = ring_loop(16);
+    let prog = sc.program().expect("a program");
+    let l = periodic::outer_loop(prog).expect("the repeat");
+    assert_eq!(l.times, 16);
+    let x = periodic::extend(prog, l).expect("settled");
+    assert!(x.evaluated < 16 && x.drift <= periodic::SETTLED, "{x:?}");
+    let (_, graph) = evaluate_with_graph(prog).expect("an evaluation");
+    let whole = clark(&graph.expect("a graph"), &[])
+        .expect("Clark's maxima")
+        .makespan
+        .mean;
+    // the increments settle to 1e-3 of one iteration's: over the iterations left out, the
+    // extension stays within that of Clark's makespan of every iteration
+    let tolerance = periodic::SETTLED * x.increment * (16 - x.evaluated) as f64;
+    assert!(
+        (x.makespan - whole).abs() <= tolerance,
+        "extended {} against {whole} (tolerance {tolerance:e})",
+        x.makespan
+    );
+    // at 5 iterations the increments have not settled (0.6% apart after 3)
+    let sc = ring_loop(5);
+    let prog = sc.program().expect("a program");
+    let l = periodic::outer_loop(prog).expect("the repeat");
+    let why = periodic::extend(prog, l).expect_err("not settled");
+    assert!(why.contains("had not settled"), "{why}");
+    // a loop whose body reads its counter is not the same each iteration; 3 iterations are
+    // too few to extend
+    let text = r#"
+[program]
+ranks = 8
+
+[[program.op]]
+kind = "repeat"
+times = 16
+var = "i"
+body = [
+  { kind = "compute", time = { dist = "exponential", mean = 1e-3 } },
+  { kind = "sendrecv", to = "(rank + 1) % P", from = "(rank + P - 1) % P", bytes = "1000 + i" },
+]
+
+[topology]
+kind = "full"
+bandwidth = 1e9
+latency = 1e-7
+"#;
+    assert_eq!(
+        periodic::outer_loop(scenario(text).program().unwrap()),
+        None
+    );
+    assert_eq!(periodic::outer_loop(ring_loop(3).program().unwrap()), None);
+}
+
+#[test]
+fn the_long_halo_gets_clarks_makespan_at_the_default_budget_by_extension() {
+    // issue 39's 64 ranks, 50 iterations: the whole graph is over Clark's budget; its first
+    // 3 of 5 outer iterations (30 of the 50) are not, and the increment per outer iteration
+    // (10 exchanges and an allreduce) settles there
+    let path = super::util::root().join("validation/prog_halo_allreduce_torus_p64.toml");
+    let sc = scenario(&std::fs::read_to_string(path).unwrap());
+    let a = analyze_scenario(&sc);
+    let p = by(&a, "program.makespan", CLARK_METHOD);
+    assert!(
+        p.method
+            .contains("extended from the outermost loop's first 3 of 5"),
+        "{}",
+        p.method
+    );
+    // Clark's makespan of the whole graph (at --budget 6): 0.109108
+    assert!((p.value - 0.109108).abs() < 2e-6, "{}", p.value);
 }

@@ -21,7 +21,7 @@ mod closed_forkjoin;
 /// Same seed, same bytes, on 1 thread or 4.
 mod determinism;
 /// Expected maxima where ranks meet: exact barriers and collectives, bounds and the stochastic
-/// critical path for neighbour exchanges.
+/// critical path for neighbour exchanges, extended over long loops from their first iterations.
 mod expected_maxima;
 /// `parsim fit-comm`: coefficients recovered from simulated measurements, profiles in place of a
 /// topology.

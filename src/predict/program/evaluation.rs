@@ -1247,6 +1247,11 @@ impl<'p> Walker<'p> {
                     self.ranks[ri].pc = self.ctl.enter_loop(r, pc, times, *depth, *end)?;
                 }
                 Instr::Next { start, depth } => {
+                    if *depth == 0
+                        && let Some(g) = &mut self.graph
+                    {
+                        g.trips.push((pc, r, self.ranks[ri].node));
+                    }
                     self.ranks[ri].pc = self.ctl.next_trip(r, pc, *start, *depth);
                 }
                 Instr::When { cond, skip } => {

@@ -151,6 +151,9 @@ pub struct Graph<'p> {
     pub chains: Vec<Vec<(u32, u8)>>,
     /// Outermost phase entries and exits: (rank, phase, node, true for an entry).
     pub phase_marks: Vec<(u32, u16, u32, bool)>,
+    /// Ends of the outermost loops' iterations: (the loop's [`crate::program::Instr::Next`]
+    /// instruction, rank, the rank's node when it ended the iteration).
+    pub trips: Vec<(u32, u32, u32)>,
     /// Every message that crossed a link.
     pub messages: Vec<Message>,
     /// The links of the messages' routes: topology link ids.
@@ -170,6 +173,7 @@ impl<'p> Graph<'p> {
             laws: Vec::new(),
             chains: vec![vec![(0, 0)]; ranks as usize],
             phase_marks: Vec::new(),
+            trips: Vec::new(),
             messages: Vec::new(),
             links: Vec::new(),
             law_index: FxHashMap::default(),

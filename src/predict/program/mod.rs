@@ -21,6 +21,7 @@ pub mod fluid;
 pub(crate) mod graph;
 pub(crate) mod laws;
 mod mean_value;
+pub mod periodic;
 pub(crate) mod queueing;
 pub(crate) mod rounds;
 pub mod stochastic;

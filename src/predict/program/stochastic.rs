@@ -639,8 +639,14 @@ pub struct Approximate {
 pub const CLARK_TERMS: usize = 512;
 
 /// Most canonical-form terms the stochastic critical path combines before it refuses as too
-/// costly (a fraction of a second on one core): the nodes times their forms' lengths.
-pub const CLARK_WORK: u64 = 5_000_000;
+/// costly, the nodes times their forms' lengths (about 0.1 s on one core of this project's
+/// 2-core Xeon: 5 ns a term, `parsim analyze --budget 6
+/// validation/prog_halo_allreduce_torus_p64.toml`). It refuses sooner when the work of the
+/// activities left, at the rate of the last [`CLARK_WINDOW`], would take it over.
+pub const CLARK_WORK: u64 = 20_000_000;
+
+/// Activities between two estimates of the stochastic critical path's whole work.
+pub const CLARK_WINDOW: u32 = 1024;
 
 /// A finish time in canonical form: `mean + sum_j a_j Z_j` over independent unit sources `Z_j`
 /// (one per node: its duration and what its maximum added beyond the linear part), sorted by
@@ -658,14 +664,31 @@ struct Canonical {
 /// mean and variance plus `extra[v]` (a mean delay the graph leaves out, such as queueing;
 /// empty: none).
 pub fn clark(g: &Graph<'_>, extra: &[f64]) -> Result<Approximate, String> {
+    clark_marked(g, extra, &[]).map(|(x, _)| x)
+}
+
+/// [`clark`], and the expected maximum of each set of nodes in `marks`, folded as the
+/// makespan's are (the ranks' nodes at the end of each iteration of a loop, for
+/// [`super::periodic`]).
+pub(super) fn clark_marked(
+    g: &Graph<'_>,
+    extra: &[f64],
+    marks: &[Vec<u32>],
+) -> Result<(Approximate, Vec<f64>), String> {
     let mut remaining = g.successors();
     let finals = g.finals();
     for &f in &finals {
         remaining[f as usize] += 1;
     }
+    let mut member: FxHashMap<u32, Vec<usize>> = FxHashMap::default();
+    for (j, set) in marks.iter().enumerate() {
+        for &v in set {
+            member.entry(v).or_default().push(j);
+        }
+    }
+    let mut marked: Vec<Option<Canonical>> = vec![None; marks.len()];
     let mut forms: Vec<Option<Canonical>> = vec![None; g.len()];
-    let fail = |e: crate::analytic::AnalyticError| format!("the stochastic critical path: {e}");
-    let mut work = 0_u64;
+    let (mut work, mut window) = (0_u64, 0_u64);
     let budget = scaled(CLARK_WORK as f64);
     let mut magnitudes = Vec::new();
     for v in 0..g.len() as u32 {
@@ -694,7 +717,7 @@ pub fn clark(g: &Graph<'_>, extra: &[f64]) -> Result<Approximate, String> {
                 (other.mean, other.variance, &other.terms),
                 &mut terms,
             )
-            .map_err(fail)?;
+            .map_err(clark_failed)?;
             settle(&mut terms, v, m.variance);
             acc = Canonical {
                 mean: m.mean,
@@ -711,6 +734,26 @@ pub fn clark(g: &Graph<'_>, extra: &[f64]) -> Result<Approximate, String> {
         add_private(&mut acc.terms, v, variance);
         truncate(&mut acc.terms, v, CLARK_TERMS, &mut magnitudes);
         work += acc.terms.len() as u64 * (preds.len() as u64).max(1);
+        for &j in member.get(&v).map_or(&[][..], Vec::as_slice) {
+            let sink = fold(marked[j].take(), &acc)?;
+            work += sink.terms.len() as u64;
+            marked[j] = Some(sink);
+        }
+        // every `CLARK_WINDOW` activities, the work of the rest at the last window's rate:
+        // a graph beyond the budget is refused once its forms have grown, not at the budget
+        if v % CLARK_WINDOW == CLARK_WINDOW - 1 {
+            let rate = (work - window) as f64 / f64::from(CLARK_WINDOW);
+            window = work;
+            let whole = work as f64 + rate * (g.len() - v as usize - 1) as f64;
+            if whole > budget {
+                return Err(format!(
+                    "too costly: an estimated {whole:.1e} canonical-form terms to combine in all (at the rate of the last {CLARK_WINDOW} of the first {} of {} activities), more than the budget of {budget:.0e}; {}",
+                    v + 1,
+                    g.len(),
+                    allowance(whole, CLARK_WORK as f64)
+                ));
+            }
+        }
         if work as f64 > budget {
             return Err(format!(
                 "too costly: more than {:.0e} canonical-form terms to combine (the budget) after {} of {} activities; {}",
@@ -734,35 +777,50 @@ pub fn clark(g: &Graph<'_>, extra: &[f64]) -> Result<Approximate, String> {
     let mut sink: Option<Canonical> = None;
     for &f in &finals {
         let form = forms[f as usize]
-            .clone()
+            .as_ref()
             .ok_or("a rank's last activity was lost")?;
         finish.push(form.mean);
-        sink = Some(match sink {
-            None => form,
-            Some(acc) => {
-                let mut terms = Vec::with_capacity(acc.terms.len() + form.terms.len());
-                let m = clark_max_form(
-                    (acc.mean, acc.variance, &acc.terms),
-                    (form.mean, form.variance, &form.terms),
-                    &mut terms,
-                )
-                .map_err(fail)?;
-                Canonical {
-                    mean: m.mean,
-                    variance: m.variance,
-                    terms,
-                }
-            }
-        });
+        sink = Some(fold(sink, form)?);
     }
     let sink = sink.ok_or("no rank")?;
-    Ok(Approximate {
-        makespan: Normal {
-            mean: sink.mean,
-            variance: sink.variance,
+    let marked = marked
+        .into_iter()
+        .map(|m| m.map(|m| m.mean).ok_or("an iteration's end was lost"))
+        .collect::<Result<Vec<f64>, _>>()?;
+    Ok((
+        Approximate {
+            makespan: Normal {
+                mean: sink.mean,
+                variance: sink.variance,
+            },
+            finish,
         },
-        finish,
+        marked,
+    ))
+}
+
+/// Clark's maximum of the finish times folded so far (`sink`, none yet: `form` itself) and
+/// `form`, as the makespan's sink takes them: the linear part and the maximum's moments.
+fn fold(sink: Option<Canonical>, form: &Canonical) -> Result<Canonical, String> {
+    let Some(acc) = sink else {
+        return Ok(form.clone());
+    };
+    let mut terms = Vec::with_capacity(acc.terms.len() + form.terms.len());
+    let m = clark_max_form(
+        (acc.mean, acc.variance, &acc.terms),
+        (form.mean, form.variance, &form.terms),
+        &mut terms,
+    )
+    .map_err(clark_failed)?;
+    Ok(Canonical {
+        mean: m.mean,
+        variance: m.variance,
+        terms,
     })
+}
+
+fn clark_failed(e: crate::analytic::AnalyticError) -> String {
+    format!("the stochastic critical path: {e}")
 }
 
 /// What a method stopped at its budget `base` (at factor 1) after `work` on `done` of `total`
@@ -775,6 +833,12 @@ fn estimate(work: u64, done: usize, total: usize, rate: f64, base: u64) -> Strin
         "an estimated {whole:.1e} in all; {}",
         allowance(whole, base as f64)
     )
+}
+
+/// Whether a method's refusal `why` is for its cost (a budget it would pass), which the
+/// extension from a loop's first iterations may avoid.
+fn for_cost(why: &str) -> bool {
+    why.contains("budget")
 }
 
 /// The method of [`exact`], before any label.
@@ -800,13 +864,6 @@ pub fn predictions(
     if ev.random.is_empty() {
         return;
     }
-    let g = match graph {
-        Ok(g) => g,
-        Err(why) => {
-            a.refuse(EXACT_METHOD, why.clone());
-            return;
-        }
-    };
     let mut breaks = ev.sharing.describe(prog);
     if breaks.is_empty() && !ev.unshareable {
         breaks.push(
@@ -829,6 +886,34 @@ pub fn predictions(
         all.extend_from_slice(extra);
         let (method, exact) = crate::predict::approximation(method, &all);
         a.add(metric, value, &method, exact);
+    };
+    let clark_note = "Clark's maxima take each partial maximum as normal".to_owned();
+    // Clark's makespan from the first iterations of a long loop, where the whole graph is
+    // beyond a budget
+    let extended = |a: &mut crate::predict::Analysis, why: String| {
+        let Some(l) = super::periodic::outer_loop(prog).filter(|_| for_cost(&why)) else {
+            return a.refuse(CLARK_METHOD, why);
+        };
+        match super::periodic::extend(prog, l) {
+            Ok(x) => put(
+                a,
+                Subject::Program.metric(Figure::Makespan),
+                x.makespan,
+                CLARK_METHOD,
+                &[clark_note.clone(), x.label()],
+            ),
+            Err(not) => a.refuse(
+                CLARK_METHOD,
+                format!("{why}; from the outermost loop's first iterations: {not}"),
+            ),
+        }
+    };
+    let g = match graph {
+        Ok(g) => g,
+        Err(why) => {
+            a.refuse(EXACT_METHOD, why.clone());
+            return extended(a, why.clone());
+        }
     };
     match exact(g) {
         Ok(x) => {
@@ -855,8 +940,7 @@ pub fn predictions(
             a.refuse(EXACT_METHOD, why);
             match clark(g, &[]) {
                 Ok(x) => {
-                    let clark_note =
-                        ["Clark's maxima take each partial maximum as normal".to_owned()];
+                    let clark_note = [clark_note.clone()];
                     put(
                         a,
                         Subject::Program.metric(Figure::Makespan),
@@ -876,7 +960,7 @@ pub fn predictions(
                         }
                     }
                 }
-                Err(why) => a.refuse(CLARK_METHOD, why),
+                Err(why) => extended(a, why),
             }
         }
     }

@@ -1,0 +1,157 @@
+//! The stochastic critical path of a program with a long outermost loop, from its first
+//! iterations. Each iteration of the loop is the same graph again, so the expected makespan
+//! grows by an increment per iteration that settles once the ranks' times have spread as far
+//! as one iteration lets them (a collective's last round, which every rank waits for, settles
+//! it in one iteration; a neighbour exchange over as many as the ranks' graph is wide). The
+//! program is cut to the loop's first `k` iterations (3, then 6, 12, ... while they stay under
+//! the loop's count), Clark's maxima ([`super::stochastic::clark`]) are taken over the cut
+//! program's activity graph with the expected maximum of the ranks' times at the end of each
+//! iteration, and when the last two increments agree to [`SETTLED`], the cut program's
+//! makespan is extended by the last increment for each iteration left out. The work then
+//! grows with the ranks and the iterations it takes to settle, not with the loop's count.
+//!
+//! It applies to a program's one outermost loop when its count is a constant and nothing
+//! inside it reads its counter (each iteration is then the same operations) and the program is
+//! not a dependency graph; it is an approximation beyond Clark's own (the increment is taken
+//! as settled), said in the prediction's label.
+
+use super::evaluation;
+use super::stochastic::clark_marked;
+use crate::program::expr::{Expr, Var};
+use crate::program::{Instr, Program};
+
+/// How closely the last two increments per iteration must agree (relative to the last) for the
+/// extension to take the last as the increment of every iteration left out.
+pub const SETTLED: f64 = 1e-3;
+
+/// The fewest iterations evaluated: two increments to compare.
+pub const FIRST: i64 = 3;
+
+/// The loop whose iterations are extended: its [`Instr::Loop`] and [`Instr::Next`]
+/// instructions and its count.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct OuterLoop {
+    /// Index of its [`Instr::Loop`] in [`Program::code`].
+    pub start: usize,
+    /// Index of its [`Instr::Next`].
+    pub next: usize,
+    /// Its count.
+    pub times: i64,
+}
+
+/// What the extension found.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Extension {
+    /// The expected makespan, extended to every iteration.
+    pub makespan: f64,
+    /// The iterations evaluated.
+    pub evaluated: i64,
+    /// The loop's count.
+    pub times: i64,
+    /// The last increment of the expected maximum of the ranks' times per iteration.
+    pub increment: f64,
+    /// The last two increments' relative difference.
+    pub drift: f64,
+}
+
+impl Extension {
+    /// The approximation the extension adds to a prediction's label.
+    pub fn label(&self) -> String {
+        format!(
+            "extended from the outermost loop's first {} of {} iterations (the expected makespan's increment per iteration, {:.6e}, settled to {:.1e}; taken for the {} left out)",
+            self.evaluated,
+            self.times,
+            self.increment,
+            self.drift,
+            self.times - self.evaluated
+        )
+    }
+}
+
+/// The outermost loop the extension applies to, if any: the program's one loop at depth 0
+/// (ranks that run different loops, as a pipeline's stages do, cannot be cut alike), with a
+/// constant count above [`FIRST`] and a body that does not read its counter; none in a
+/// dependency-graph program.
+pub fn outer_loop(prog: &Program) -> Option<OuterLoop> {
+    if prog.marks.is_some() {
+        return None;
+    }
+    let mut outer = prog
+        .code
+        .iter()
+        .enumerate()
+        .filter_map(|(start, instr)| match instr {
+            Instr::Loop {
+                times,
+                depth: 0,
+                end,
+            } => Some((start, times, *end as usize - 1)),
+            _ => None,
+        });
+    let (start, times, next) = outer.next()?;
+    if outer.next().is_some() {
+        return None;
+    }
+    let times = times.as_constant().filter(|&n| n > FIRST)?;
+    let reads_counter = prog.code[start + 1..next]
+        .iter()
+        .flat_map(Instr::expressions)
+        .any(|e| e.uses(Var::Loop(0)));
+    (!reads_counter).then_some(OuterLoop { start, next, times })
+}
+
+/// `prog` with loop `l` cut to its first `k` iterations.
+fn cut(prog: &Program, l: OuterLoop, k: i64) -> Program {
+    let mut cut = prog.clone();
+    if let Instr::Loop { times, .. } = &mut cut.code[l.start] {
+        *times = Expr::constant(k);
+    }
+    cut
+}
+
+/// Clark's expected makespan of `prog` extended over loop `l` from its first iterations (see
+/// the module documentation), or why not: a cut program beyond a budget, ranks that do not
+/// run every iteration, increments that do not settle before the loop's count.
+pub fn extend(prog: &Program, l: OuterLoop) -> Result<Extension, String> {
+    let mut k = FIRST;
+    let mut drift = f64::NAN;
+    while k < l.times {
+        let cut = cut(prog, l, k);
+        let (_, graph) = evaluation::evaluate_with_graph(&cut)?;
+        let g = graph.map_err(|why| format!("its first {k} iterations: {why}"))?;
+        let mut ends: Vec<Vec<u32>> = vec![Vec::new(); prog.ranks as usize];
+        for &(at, r, node) in &g.trips {
+            if at as usize == l.next {
+                ends[r as usize].push(node);
+            }
+        }
+        if ends.iter().any(|e| e.len() as i64 != k) {
+            return Err(
+                "not every rank runs every iteration of the outermost loop (a guard around it)"
+                    .to_owned(),
+            );
+        }
+        let marks: Vec<Vec<u32>> = (0..k as usize)
+            .map(|j| ends.iter().map(|e| e[j]).collect())
+            .collect();
+        let (x, maxima) = clark_marked(&g, &[], &marks)
+            .map_err(|why| format!("its first {k} iterations: {why}"))?;
+        let n = maxima.len();
+        let (last, before) = (maxima[n - 1] - maxima[n - 2], maxima[n - 2] - maxima[n - 3]);
+        drift = ((last - before) / last).abs();
+        if drift <= SETTLED {
+            return Ok(Extension {
+                makespan: x.makespan.mean + (l.times - k) as f64 * last,
+                evaluated: k,
+                times: l.times,
+                increment: last,
+                drift,
+            });
+        }
+        k *= 2;
+    }
+    Err(format!(
+        "the expected makespan's increment per iteration had not settled to {SETTLED:.0e} at the loop's count of {} iterations (the last drift {drift:.1e})",
+        l.times
+    ))
+}
