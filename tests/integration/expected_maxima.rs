@@ -266,7 +266,7 @@ fn a_long_loop_is_extended_from_its_first_iterations_once_the_increment_settles(
     let prog = sc.program().expect("a program");
     let l = periodic::outer_loop(prog).expect("the repeat");
     assert_eq!(l.times, 16);
-    let x = periodic::extend(prog, l).expect("settled");
+    let x = periodic::extend(prog, l, None).expect("settled");
     assert!(x.evaluated < 16 && x.drift <= periodic::SETTLED, "{x:?}");
     let (_, graph) = evaluate_with_graph(prog).expect("an evaluation");
     let whole = clark(&graph.expect("a graph"), &[])
@@ -285,7 +285,7 @@ fn a_long_loop_is_extended_from_its_first_iterations_once_the_increment_settles(
     let sc = ring_loop(5);
     let prog = sc.program().expect("a program");
     let l = periodic::outer_loop(prog).expect("the repeat");
-    let why = periodic::extend(prog, l).expect_err("not settled");
+    let why = periodic::extend(prog, l, None).expect_err("not settled");
     assert!(why.contains("had not settled"), "{why}");
     // a loop whose body reads its counter is not the same each iteration; 3 iterations are
     // too few to extend

@@ -15,6 +15,8 @@
 //! not a dependency graph; it is an approximation beyond Clark's own (the increment is taken
 //! as settled), said in the prediction's label.
 
+use rustc_hash::FxHashMap;
+
 use super::evaluation;
 use super::stochastic::clark_marked;
 use crate::program::expr::{Expr, Var};
@@ -110,14 +112,24 @@ fn cut(prog: &Program, l: OuterLoop, k: i64) -> Program {
 }
 
 /// Clark's expected makespan of `prog` extended over loop `l` from its first iterations (see
-/// the module documentation), or why not: a cut program beyond a budget, ranks that do not
-/// run every iteration, increments that do not settle before the loop's count.
-pub fn extend(prog: &Program, l: OuterLoop) -> Result<Extension, String> {
+/// the module documentation), each cut program's graph that of its mean-value evaluation
+/// (with a mean wait before each crossing of the links in `waits`, when given: see
+/// [`super::evaluation::evaluate_with_waits`]), or why not: a cut program beyond a budget,
+/// ranks that do not run every iteration, increments that do not settle before the loop's
+/// count.
+pub fn extend(
+    prog: &Program,
+    l: OuterLoop,
+    waits: Option<&FxHashMap<u64, f64>>,
+) -> Result<Extension, String> {
     let mut k = FIRST;
     let mut drift = f64::NAN;
     while k < l.times {
         let cut = cut(prog, l, k);
-        let (_, graph) = evaluation::evaluate_with_graph(&cut)?;
+        let (_, graph) = match waits {
+            None => evaluation::evaluate_with_graph(&cut)?,
+            Some(w) => evaluation::evaluate_with_waits(&cut, w.clone(), true)?,
+        };
         let g = graph.map_err(|why| format!("its first {k} iterations: {why}"))?;
         let mut ends: Vec<Vec<u32>> = vec![Vec::new(); prog.ranks as usize];
         for &(at, r, node) in &g.trips {
@@ -138,7 +150,11 @@ pub fn extend(prog: &Program, l: OuterLoop) -> Result<Extension, String> {
             .map_err(|why| format!("its first {k} iterations: {why}"))?;
         let n = maxima.len();
         let (last, before) = (maxima[n - 1] - maxima[n - 2], maxima[n - 2] - maxima[n - 3]);
-        drift = ((last - before) / last).abs();
+        drift = if last == before {
+            0.0
+        } else {
+            ((last - before) / last).abs()
+        };
         if drift <= SETTLED {
             return Ok(Extension {
                 makespan: x.makespan.mean + (l.times - k) as f64 * last,

@@ -51,7 +51,7 @@ pub fn predictions(prog: &Program, ev: &Evaluation, a: &mut Analysis) {
         return;
     }
     match settle(prog, ev) {
-        Ok((with_waits, graph, busiest)) => {
+        Ok((with_waits, graph, busiest, waits)) => {
             let mut label = vec![format!(
                 "a link's crossings are taken as a Poisson stream into an M/G/1 queue at the traffic's utilisation (the busiest, {}, at {:.1}%), where a program's messages come in rounds",
                 busiest.0,
@@ -80,11 +80,8 @@ pub fn predictions(prog: &Program, ev: &Evaluation, a: &mut Analysis) {
             if with_waits.random.is_empty() || with_waits.makespan <= ev.makespan * (1.0 + 1e-3) {
                 return;
             }
-            let g = match graph {
-                Ok(g) => g,
-                Err(why) => return a.refuse(STOCHASTIC_METHOD, why),
-            };
-            match stochastic::exact(&g) {
+            let graph = graph.as_ref().map_err(String::as_str);
+            match graph.map_err(str::to_owned).and_then(stochastic::exact) {
                 Ok(x) => {
                     let (method, _) = crate::predict::approximation(MAXIMA_METHOD, &label);
                     a.add(
@@ -94,14 +91,16 @@ pub fn predictions(prog: &Program, ev: &Evaluation, a: &mut Analysis) {
                         false,
                     );
                 }
-                Err(_) => match stochastic::clark(&g, &[]) {
-                    Ok(x) => {
+                // Clark's maxima (from the first iterations of a long loop, with the same
+                // waits, where the whole graph is over their budget)
+                Err(_) => match stochastic::clark_makespan(prog, graph, Some(&waits)) {
+                    Ok(c) => {
                         let mut all = label.to_vec();
-                        all.push("Clark's maxima take each partial maximum as normal".to_owned());
+                        all.extend(c.notes);
                         let (method, _) = crate::predict::approximation(STOCHASTIC_METHOD, &all);
                         a.add(
                             Subject::Program.metric(Figure::Makespan),
-                            x.makespan.mean,
+                            c.makespan,
                             &method,
                             false,
                         );
@@ -125,6 +124,7 @@ fn settle<'p>(
         Evaluation,
         Result<super::graph::Graph<'p>, String>,
         (String, f64),
+        FxHashMap<u64, f64>,
     ),
     String,
 > {
@@ -160,12 +160,11 @@ fn settle<'p>(
     // the contention-free makespan far beyond; the fixed point lies between, found by
     // bisection
     let floor = shared.iter().map(|l| l.busy).fold(0.0_f64, f64::max);
-    let at = |t: f64, record: bool| {
-        let waits = waits_at(t).map_err(|(name, u)| {
-            format!("link {name} would be busy {:.1}% of the time", 100.0 * u)
-        })?;
-        evaluate_with_waits(prog, waits, record)
+    let waits_of = |t: f64| {
+        waits_at(t)
+            .map_err(|(name, u)| format!("link {name} would be busy {:.1}% of the time", 100.0 * u))
     };
+    let at = |t: f64, record: bool| evaluate_with_waits(prog, waits_of(t)?, record);
     // g(t) = (the makespan the waits at t give) - t falls through zero once: regula falsi
     // with the Illinois rule on a bracket [lo, hi], g(lo) > 0 > g(hi)
     let g = |t: f64| -> Result<f64, String> { Ok(at(t, false)?.0.makespan - t) };
@@ -178,7 +177,7 @@ fn settle<'p>(
     if g_lo <= 1e-7 * lo {
         let (next, graph) = at(lo, true)?;
         let b = busiest(next.makespan);
-        return Ok((next, graph, b));
+        return Ok((next, graph, b, waits_of(lo)?));
     }
     let mut hi = lo + g_lo;
     let mut g_hi = g(hi)?;
@@ -200,7 +199,7 @@ fn settle<'p>(
             // once more with the activity graph, for the stochastic methods
             let (next, graph) = at(t, true)?;
             let b = busiest(next.makespan);
-            return Ok((next, graph, b));
+            return Ok((next, graph, b, waits_of(t)?));
         }
         if gt > 0.0 {
             (lo, g_lo) = (t, gt);

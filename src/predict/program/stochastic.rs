@@ -835,6 +835,54 @@ fn estimate(work: u64, done: usize, total: usize, rate: f64, base: u64) -> Strin
     )
 }
 
+/// Clark's expected makespan of a program, by [`clark`] over its activity graph `graph`
+/// (durations as they are) or, where that is over a budget (the graph too large to record,
+/// or Clark's work), of the program extended from the first iterations of its outermost loop
+/// ([`super::periodic`], with a mean wait before each crossing of the links in `waits`).
+pub(super) struct ClarkMakespan {
+    /// The expected makespan.
+    pub makespan: f64,
+    /// Per rank: its mean finish time (over the whole graph only).
+    pub finish: Option<Vec<f64>>,
+    /// What the prediction's label adds: Clark's approximation, and the extension's.
+    pub notes: Vec<String>,
+}
+
+/// See [`ClarkMakespan`]; `Err`: why neither applies.
+pub(super) fn clark_makespan(
+    prog: &crate::program::Program,
+    graph: Result<&Graph<'_>, &str>,
+    waits: Option<&FxHashMap<u64, f64>>,
+) -> Result<ClarkMakespan, String> {
+    let mut notes = vec!["Clark's maxima take each partial maximum as normal".to_owned()];
+    let why = match graph.map_err(str::to_owned).and_then(|g| clark(g, &[])) {
+        Ok(x) => {
+            return Ok(ClarkMakespan {
+                makespan: x.makespan.mean,
+                finish: Some(x.finish),
+                notes,
+            });
+        }
+        Err(why) => why,
+    };
+    let Some(l) = super::periodic::outer_loop(prog).filter(|_| for_cost(&why)) else {
+        return Err(why);
+    };
+    match super::periodic::extend(prog, l, waits) {
+        Ok(x) => {
+            notes.push(x.label());
+            Ok(ClarkMakespan {
+                makespan: x.makespan,
+                finish: None,
+                notes,
+            })
+        }
+        Err(not) => Err(format!(
+            "{why}; from the outermost loop's first iterations: {not}"
+        )),
+    }
+}
+
 /// Whether a method's refusal `why` is for its cost (a budget it would pass), which the
 /// extension from a loop's first iterations may avoid.
 fn for_cost(why: &str) -> bool {
@@ -887,32 +935,37 @@ pub fn predictions(
         let (method, exact) = crate::predict::approximation(method, &all);
         a.add(metric, value, &method, exact);
     };
-    let clark_note = "Clark's maxima take each partial maximum as normal".to_owned();
-    // Clark's makespan from the first iterations of a long loop, where the whole graph is
-    // beyond a budget
-    let extended = |a: &mut crate::predict::Analysis, why: String| {
-        let Some(l) = super::periodic::outer_loop(prog).filter(|_| for_cost(&why)) else {
-            return a.refuse(CLARK_METHOD, why);
+    let clark_put =
+        |a: &mut crate::predict::Analysis, graph: Result<&Graph<'_>, &str>| match clark_makespan(
+            prog, graph, None,
+        ) {
+            Ok(c) => {
+                put(
+                    a,
+                    Subject::Program.metric(Figure::Makespan),
+                    c.makespan,
+                    CLARK_METHOD,
+                    &c.notes,
+                );
+                if prog.report_each {
+                    for (r, f) in c.finish.iter().flatten().enumerate() {
+                        put(
+                            a,
+                            Subject::Rank(r).metric(Figure::Finish),
+                            *f,
+                            CLARK_METHOD,
+                            &c.notes,
+                        );
+                    }
+                }
+            }
+            Err(why) => a.refuse(CLARK_METHOD, why),
         };
-        match super::periodic::extend(prog, l) {
-            Ok(x) => put(
-                a,
-                Subject::Program.metric(Figure::Makespan),
-                x.makespan,
-                CLARK_METHOD,
-                &[clark_note.clone(), x.label()],
-            ),
-            Err(not) => a.refuse(
-                CLARK_METHOD,
-                format!("{why}; from the outermost loop's first iterations: {not}"),
-            ),
-        }
-    };
     let g = match graph {
         Ok(g) => g,
         Err(why) => {
             a.refuse(EXACT_METHOD, why.clone());
-            return extended(a, why.clone());
+            return clark_put(a, Err(why));
         }
     };
     match exact(g) {
@@ -938,30 +991,7 @@ pub fn predictions(
         }
         Err(why) => {
             a.refuse(EXACT_METHOD, why);
-            match clark(g, &[]) {
-                Ok(x) => {
-                    let clark_note = [clark_note.clone()];
-                    put(
-                        a,
-                        Subject::Program.metric(Figure::Makespan),
-                        x.makespan.mean,
-                        CLARK_METHOD,
-                        &clark_note,
-                    );
-                    if prog.report_each {
-                        for (r, f) in x.finish.iter().enumerate() {
-                            put(
-                                a,
-                                Subject::Rank(r).metric(Figure::Finish),
-                                *f,
-                                CLARK_METHOD,
-                                &clark_note,
-                            );
-                        }
-                    }
-                }
-                Err(why) => extended(a, why),
-            }
+            clark_put(a, Ok(g));
         }
     }
     let random_sizes = ev.random.iter().any(|w| w.starts_with("message sizes"));
