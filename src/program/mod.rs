@@ -209,29 +209,29 @@ pub enum Instr {
     PhaseEnd(u16),
 }
 
-impl Instr {
-    /// The expressions the instruction evaluates (its destinations, sources, tags, sizes,
-    /// counts, roots, units and conditions).
-    pub fn expressions(&self) -> Vec<&Expr> {
-        fn size(s: &Size) -> Option<&Expr> {
-            match s {
-                Size::Bytes(e) => Some(e),
-                Size::Random(_) => None,
-            }
-        }
-        match self {
+/// The expressions an instruction holds, as a vector of references (shared or mutable, as
+/// `instr` is): written once for [`Instr::expressions`] and [`Instr::expressions_mut`].
+macro_rules! expressions_of {
+    ($instr:expr) => {
+        match $instr {
             Instr::Compute(Work::Time(_)) => Vec::new(),
             Instr::Compute(Work::Region { iterations, .. }) => vec![iterations],
-            Instr::Send { to, bytes, tag, .. } => [Some(to), size(bytes), Some(tag)]
-                .into_iter()
-                .flatten()
-                .collect(),
+            Instr::Send { to, bytes, tag, .. } => {
+                let mut v = vec![to, tag];
+                if let Size::Bytes(b) = bytes {
+                    v.push(b);
+                }
+                v
+            }
             Instr::Traffic { to, bytes, .. } => {
-                let to = match to {
-                    Destination::Rank(e) => Some(e),
-                    Destination::Random => None,
-                };
-                [to, size(bytes)].into_iter().flatten().collect()
+                let mut v = Vec::new();
+                if let Destination::Rank(e) = to {
+                    v.push(e);
+                }
+                if let Size::Bytes(b) = bytes {
+                    v.push(b);
+                }
+                v
             }
             Instr::Recv { from, tag } => vec![from, tag],
             Instr::SendRecv {
@@ -239,18 +239,38 @@ impl Instr {
                 from,
                 bytes,
                 tag,
-            } => [Some(to), Some(from), size(bytes), Some(tag)]
-                .into_iter()
-                .flatten()
-                .collect(),
-            Instr::Collective(op) => vec![&op.root, &op.bytes],
+            } => {
+                let mut v = vec![to, from, tag];
+                if let Size::Bytes(b) = bytes {
+                    v.push(b);
+                }
+                v
+            }
+            Instr::Collective(CollectiveOp { root, bytes, .. }) => vec![root, bytes],
             Instr::Io { unit, bytes, .. } => {
-                [Some(unit), size(bytes)].into_iter().flatten().collect()
+                let mut v = vec![unit];
+                if let Size::Bytes(b) = bytes {
+                    v.push(b);
+                }
+                v
             }
             Instr::Loop { times, .. } => vec![times],
             Instr::When { cond, .. } => vec![cond],
             Instr::Next { .. } | Instr::PhaseStart(_) | Instr::PhaseEnd(_) => Vec::new(),
         }
+    };
+}
+
+impl Instr {
+    /// The expressions the instruction evaluates (its destinations, sources, tags, sizes,
+    /// counts, roots, units and conditions).
+    pub fn expressions(&self) -> Vec<&Expr> {
+        expressions_of!(self)
+    }
+
+    /// [`Instr::expressions`], to change them.
+    pub fn expressions_mut(&mut self) -> Vec<&mut Expr> {
+        expressions_of!(self)
     }
 }
 

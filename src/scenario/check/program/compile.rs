@@ -307,32 +307,7 @@ fn split_root(prog: &Program) -> Option<(usize, String)> {
 fn tabulate(code: &mut [Instr], ranks: u32, ranks_per_node: u32) {
     let mut budget = crate::program::expr::MAX_TABULATED;
     for i in code {
-        let exprs: Vec<&mut Expr> = match i {
-            Instr::Send { to, bytes, tag, .. } => {
-                let mut v = vec![to, tag];
-                if let Size::Bytes(b) = bytes {
-                    v.push(b);
-                }
-                v
-            }
-            Instr::Recv { from, tag } => vec![from, tag],
-            Instr::SendRecv {
-                to,
-                from,
-                bytes,
-                tag,
-            } => {
-                let mut v = vec![to, from, tag];
-                if let Size::Bytes(b) = bytes {
-                    v.push(b);
-                }
-                v
-            }
-            Instr::Collective(op) => vec![&mut op.root, &mut op.bytes],
-            Instr::Io { unit, .. } => vec![unit],
-            Instr::When { cond, .. } => vec![cond],
-            _ => Vec::new(),
-        };
+        let exprs = i.expressions_mut();
         for e in exprs {
             if budget < ranks as usize {
                 return;
