@@ -128,7 +128,7 @@ pub fn predictions(prog: &Program, ev: &Evaluation, a: &mut Analysis) {
             a.refuse(MAXIMA_METHOD, why);
             match stochastic::clark(&g, &[]) {
                 Ok(x) => {
-                    breaks.push("Clark's maxima take each partial maximum as normal".to_owned());
+                    breaks.push(stochastic::CLARK_NOTE.to_owned());
                     let (method, _) = approximation(STOCHASTIC_METHOD, &breaks);
                     a.add(makespan, x.makespan.mean, &method, false);
                 }

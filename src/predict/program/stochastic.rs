@@ -680,12 +680,14 @@ pub(super) fn clark_marked(
     for &f in &finals {
         remaining[f as usize] += 1;
     }
-    let mut member: FxHashMap<u32, Vec<usize>> = FxHashMap::default();
-    for (j, set) in marks.iter().enumerate() {
-        for &v in set {
-            member.entry(v).or_default().push(j);
-        }
-    }
+    // (node, set) for every marked node, in the order the nodes are taken
+    let mut ends: Vec<(u32, usize)> = marks
+        .iter()
+        .enumerate()
+        .flat_map(|(j, set)| set.iter().map(move |&v| (v, j)))
+        .collect();
+    ends.sort_unstable();
+    let mut next_end = 0;
     let mut marked: Vec<Option<Canonical>> = vec![None; marks.len()];
     let mut forms: Vec<Option<Canonical>> = vec![None; g.len()];
     let (mut work, mut window) = (0_u64, 0_u64);
@@ -734,10 +736,11 @@ pub(super) fn clark_marked(
         add_private(&mut acc.terms, v, variance);
         truncate(&mut acc.terms, v, CLARK_TERMS, &mut magnitudes);
         work += acc.terms.len() as u64 * (preds.len() as u64).max(1);
-        for &j in member.get(&v).map_or(&[][..], Vec::as_slice) {
+        while let Some(&(_, j)) = ends.get(next_end).filter(|&&(node, _)| node == v) {
             let sink = fold(marked[j].take(), &acc)?;
             work += sink.terms.len() as u64;
             marked[j] = Some(sink);
+            next_end += 1;
         }
         // every `CLARK_WINDOW` activities, the work of the rest at the last window's rate:
         // a graph beyond the budget is refused once its forms have grown, not at the budget
@@ -854,7 +857,7 @@ pub(super) fn clark_makespan(
     graph: Result<&Graph<'_>, &str>,
     waits: Option<&FxHashMap<u64, f64>>,
 ) -> Result<ClarkMakespan, String> {
-    let mut notes = vec!["Clark's maxima take each partial maximum as normal".to_owned()];
+    let mut notes = vec![CLARK_NOTE.to_owned()];
     let why = match graph.map_err(str::to_owned).and_then(|g| clark(g, &[])) {
         Ok(x) => {
             return Ok(ClarkMakespan {
@@ -892,6 +895,9 @@ fn for_cost(why: &str) -> bool {
 /// The method of [`exact`], before any label.
 pub const EXACT_METHOD: &str =
     "expected maxima at synchronisations (exact laws of the random durations)";
+
+/// What every prediction by [`clark`] adds to its label.
+pub const CLARK_NOTE: &str = "Clark's maxima take each partial maximum as normal";
 
 /// The method of [`clark`].
 pub const CLARK_METHOD: &str = "stochastic critical path (Clark's maxima, shared ancestors kept)";
