@@ -941,30 +941,42 @@ pub fn predictions(
         let (method, exact) = crate::predict::approximation(method, &all);
         a.add(metric, value, &method, exact);
     };
+    // the makespan and, when the program reports each rank, every rank's finish
+    let put_all = |a: &mut crate::predict::Analysis,
+                   makespan: f64,
+                   finish: &[f64],
+                   method: &str,
+                   notes: &[String]| {
+        put(
+            a,
+            Subject::Program.metric(Figure::Makespan),
+            makespan,
+            method,
+            notes,
+        );
+        if prog.report_each {
+            for (r, f) in finish.iter().enumerate() {
+                put(
+                    a,
+                    Subject::Rank(r).metric(Figure::Finish),
+                    *f,
+                    method,
+                    notes,
+                );
+            }
+        }
+    };
     let clark_put =
         |a: &mut crate::predict::Analysis, graph: Result<&Graph<'_>, &str>| match clark_makespan(
             prog, graph, None,
         ) {
-            Ok(c) => {
-                put(
-                    a,
-                    Subject::Program.metric(Figure::Makespan),
-                    c.makespan,
-                    CLARK_METHOD,
-                    &c.notes,
-                );
-                if prog.report_each {
-                    for (r, f) in c.finish.iter().flatten().enumerate() {
-                        put(
-                            a,
-                            Subject::Rank(r).metric(Figure::Finish),
-                            *f,
-                            CLARK_METHOD,
-                            &c.notes,
-                        );
-                    }
-                }
-            }
+            Ok(c) => put_all(
+                a,
+                c.makespan,
+                c.finish.as_deref().unwrap_or_default(),
+                CLARK_METHOD,
+                &c.notes,
+            ),
             Err(why) => a.refuse(CLARK_METHOD, why),
         };
     let g = match graph {
@@ -975,26 +987,7 @@ pub fn predictions(
         }
     };
     match exact(g) {
-        Ok(x) => {
-            put(
-                a,
-                Subject::Program.metric(Figure::Makespan),
-                x.makespan.mean,
-                EXACT_METHOD,
-                &[],
-            );
-            if prog.report_each {
-                for (r, f) in x.finish.iter().enumerate() {
-                    put(
-                        a,
-                        Subject::Rank(r).metric(Figure::Finish),
-                        *f,
-                        EXACT_METHOD,
-                        &[],
-                    );
-                }
-            }
-        }
+        Ok(x) => put_all(a, x.makespan.mean, &x.finish, EXACT_METHOD, &[]),
         Err(why) => {
             a.refuse(EXACT_METHOD, why);
             clark_put(a, Ok(g));
