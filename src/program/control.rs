@@ -388,6 +388,14 @@ impl<T: Copy + Default + Sub<Output = T> + AddAssign> Phases<T> {
     pub fn spent(&self, rank: u32, phase: usize) -> T {
         self.spent[rank as usize * self.phases + phase]
     }
+
+    /// Replaces each rank's time in each phase by `f` of it and of its time in `other` (the
+    /// same program's phases, another walk).
+    pub fn combine_spent(&mut self, other: &Phases<T>, f: impl Fn(T, T) -> T) {
+        for (mine, &theirs) in self.spent.iter_mut().zip(&other.spent) {
+            *mine = f(*mine, theirs);
+        }
+    }
 }
 
 #[cfg(test)]

@@ -31,6 +31,7 @@ pub(crate) mod control;
 pub mod expr;
 mod fault;
 pub mod marks;
+pub mod repetition;
 
 pub use fault::{MAX_INSTANT_OPS, ProgramFault};
 

@@ -79,6 +79,8 @@ mod pipeline;
 mod prediction_coverage;
 /// The contention-free mean-value evaluation of rank programs against hand values and runs.
 mod program_predictions;
+/// A long loop's mean-value walk extended from its first iterations, against the walk of all.
+mod program_walk_extension;
 /// Rank programs: exact contention-free times, collectives, deadlocks.
 mod programs;
 /// Properties over generated inputs: calendar order, tally merge, distribution moments.

@@ -4,6 +4,8 @@
 //! `(a, b)`. Its 99th percentile is the simulator's order statistic counted in the simulator's
 //! histogram when every delay is fixed, and the mixture's quantile otherwise.
 
+use std::hash::Hash;
+
 use rustc_hash::FxHashMap;
 
 use crate::program::{Instr, Program, Size};
@@ -33,6 +35,17 @@ impl Delays {
             .entry((op, a.to_bits(), b.to_bits()))
             .or_default() += 1;
         self.total += 1;
+    }
+
+    /// Extends these delays, a walk's, by `left` more iterations of a loop whose last `k` are
+    /// what they counted beyond `short`'s (the same walk `k` iterations shorter): each count
+    /// grows by `left / k` times its growth from `short`. `None` when the growth does not
+    /// repeat (a count fell, or its growth times `left` is not a multiple of `k`); these delays
+    /// are then partly extended, to be dropped.
+    pub fn extend(&mut self, short: &Delays, left: u64, k: u64) -> Option<()> {
+        self.total += grow(&mut self.fixed, &short.fixed, left, k)?;
+        self.total += grow(&mut self.linear, &short.linear, left, k)?;
+        Some(())
     }
 
     /// The `q` quantile as the simulator reports it (`NaN` without delays): with every delay
@@ -107,6 +120,34 @@ impl Delays {
             .sum();
         (fixed as f64 + linear) / self.total as f64
     }
+}
+
+/// Grows each count of `long` by `left / k` times its growth from `short` (see
+/// [`Delays::extend`]); the counts added, or `None` when a growth does not repeat.
+fn grow<K: Eq + Hash>(
+    long: &mut FxHashMap<K, u64>,
+    short: &FxHashMap<K, u64>,
+    left: u64,
+    k: u64,
+) -> Option<u64> {
+    if short.keys().any(|key| !long.contains_key(key)) {
+        return None;
+    }
+    let mut added = 0;
+    for (key, n) in long.iter_mut() {
+        let grown = grown(*n, short.get(key).copied().unwrap_or(0), left, k)?;
+        added += grown - *n;
+        *n = grown;
+    }
+    Some(added)
+}
+
+/// A count of a walk, `long`, grown by `left / k` times its growth from `short` (the same walk
+/// `k` iterations of a loop shorter): `None` when it fell, or when its growth times `left` is
+/// not a multiple of `k`.
+pub(super) fn grown(long: u64, short: u64, left: u64, k: u64) -> Option<u64> {
+    let more = long.checked_sub(short)? * left;
+    more.is_multiple_of(k).then_some(long + more / k)
 }
 
 /// The size distribution of operation `op`, if it draws one.

@@ -19,8 +19,8 @@ use rustc_hash::FxHashMap;
 
 use super::evaluation;
 use super::stochastic::clark_marked;
-use crate::program::expr::{Expr, Var};
-use crate::program::{Instr, Program};
+use crate::program::Program;
+use crate::program::repetition::OuterLoop;
 
 /// How closely the last two increments per iteration must agree (relative to the last) for the
 /// extension to take the last as the increment of every iteration left out.
@@ -28,18 +28,6 @@ pub const SETTLED: f64 = 1e-3;
 
 /// The fewest iterations evaluated: two increments to compare.
 pub const FIRST: i64 = 3;
-
-/// The loop whose iterations are extended: its [`Instr::Loop`] and [`Instr::Next`]
-/// instructions and its count.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct OuterLoop {
-    /// Index of its [`Instr::Loop`] in [`Program::code`].
-    pub start: usize,
-    /// Index of its [`Instr::Next`].
-    pub next: usize,
-    /// Its count.
-    pub times: i64,
-}
 
 /// What the extension found.
 #[derive(Clone, Debug, PartialEq)]
@@ -70,45 +58,10 @@ impl Extension {
     }
 }
 
-/// The outermost loop the extension applies to, if any: the program's one loop at depth 0
-/// (ranks that run different loops, as a pipeline's stages do, cannot be cut alike), with a
-/// constant count above [`FIRST`] and a body that does not read its counter; none in a
-/// dependency-graph program.
+/// The outermost loop the extension applies to, if any: the program's
+/// [`Program::outer_loop`], with a count above [`FIRST`].
 pub fn outer_loop(prog: &Program) -> Option<OuterLoop> {
-    if prog.marks.is_some() {
-        return None;
-    }
-    let mut outer = prog
-        .code
-        .iter()
-        .enumerate()
-        .filter_map(|(start, instr)| match instr {
-            Instr::Loop {
-                times,
-                depth: 0,
-                end,
-            } => Some((start, times, *end as usize - 1)),
-            _ => None,
-        });
-    let (start, times, next) = outer.next()?;
-    if outer.next().is_some() {
-        return None;
-    }
-    let times = times.as_constant().filter(|&n| n > FIRST)?;
-    let reads_counter = prog.code[start + 1..next]
-        .iter()
-        .flat_map(Instr::expressions)
-        .any(|e| e.uses(Var::Loop(0)));
-    (!reads_counter).then_some(OuterLoop { start, next, times })
-}
-
-/// `prog` with loop `l` cut to its first `k` iterations.
-fn cut(prog: &Program, l: OuterLoop, k: i64) -> Program {
-    let mut cut = prog.clone();
-    if let Instr::Loop { times, .. } = &mut cut.code[l.start] {
-        *times = Expr::constant(k);
-    }
-    cut
+    prog.outer_loop().filter(|l| l.times > FIRST)
 }
 
 /// Clark's expected makespan of `prog` extended over loop `l` from its first iterations (see
@@ -125,7 +78,7 @@ pub fn extend(
     let mut k = FIRST;
     let mut drift = f64::NAN;
     while k < l.times {
-        let cut = cut(prog, l, k);
+        let cut = prog.cut(l, k);
         let (_, graph) = match waits {
             None => evaluation::evaluate_with_graph(&cut)?,
             Some(w) => evaluation::evaluate_with_waits(&cut, w.clone(), true)?,

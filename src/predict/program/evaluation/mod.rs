@@ -19,6 +19,12 @@
 //! evaluation itself whether two messages met on a link or two requests at a disk unit: when
 //! nothing met and every duration and size is deterministic, the evaluation is what the
 //! simulator computes.
+//!
+//! A long outermost loop is walked over its first iterations and extended once the walk is
+//! periodic (module `extension`), so the walk's cost grows with the iterations it takes to settle,
+//! not with the loop's count.
+
+mod extension;
 
 use super::channels::ChannelLoads;
 use crate::topology::{NO_DETOUR, Routing};
@@ -32,6 +38,7 @@ use crate::dist::Dist;
 use crate::program::Traffic;
 use crate::program::collective::{Algorithm, Collective, GroupShape};
 use crate::program::control::{Control, Phases};
+use crate::program::repetition::OuterLoop;
 use crate::program::{
     Category, CollectiveOp, Destination, Instr, Program, ProgramFault, Size, Switching, Work,
 };
@@ -114,6 +121,10 @@ pub struct Evaluation {
     /// Every crossing of a link, in the walk's order (which does not depend on the durations):
     /// recorded only by [`evaluate_served`].
     pub crossings: Vec<Crossing>,
+    /// When the walk was extended from the outermost loop's first iterations (once every rank's
+    /// clock grew alike each iteration, by what the last iterations added): the iterations
+    /// walked and the loop's count.
+    pub extended: Option<(i64, i64)>,
 }
 
 /// One message's crossing of one link, on the evaluation's timeline.
@@ -247,8 +258,10 @@ impl Sharing {
     }
 }
 
-/// Evaluates `prog` contention-free at mean values; an error says why it cannot (an expression
-/// that fails, a deadlock, a program too long to walk).
+/// Evaluates `prog` contention-free at mean values, walking every iteration of every loop (the
+/// walks of [`evaluate_with_graph`] and [`evaluate_with_waits`] extend a long loop from its first
+/// iterations instead); an error says why it cannot (an expression that fails, a deadlock, a
+/// program too long to walk).
 pub fn evaluate(prog: &Program) -> Result<Evaluation, String> {
     let mut w = Walker::new(prog, false);
     w.run()?;
@@ -287,7 +300,7 @@ pub fn evaluate_served(
 }
 
 /// The time the evaluation adds on links beyond their transmissions.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 enum LinkService {
     /// None: the contention-free evaluation.
     #[default]
@@ -372,6 +385,13 @@ fn walk(
     service: LinkService,
     record: bool,
 ) -> Result<(Evaluation, Result<Graph<'_>, String>), String> {
+    if let Some((ev, activities)) = extension::walk(prog, &service, record)? {
+        let why = match record {
+            true => graph::too_large(activities),
+            false => "not recorded".to_owned(),
+        };
+        return Ok((ev, Err(why)));
+    }
     let mut w = Walker::new(prog, record);
     w.service = service;
     w.keep_uses = record;
@@ -507,6 +527,19 @@ struct Walker<'p> {
     /// Per rank, the stream of the detours of its messages' routes, under a routing that is not
     /// minimal (empty otherwise).
     route_draws: Vec<StreamRng>,
+    /// Each rank's clock as it enters the outermost loop and at the end of each of its
+    /// iterations, when [`extension`] asks for them.
+    trips: Option<Trips>,
+}
+
+/// The clocks [`Walker::trips`] keeps: per rank, its clock at the outermost loop's entry and at
+/// the end of each iteration.
+#[derive(Debug)]
+struct Trips {
+    /// The loop.
+    outer: OuterLoop,
+    /// Per rank, its clocks.
+    clocks: Vec<Vec<f64>>,
 }
 
 impl<'p> Walker<'p> {
@@ -586,6 +619,7 @@ impl<'p> Walker<'p> {
             } else {
                 Vec::new()
             },
+            trips: None,
         }
     }
 
@@ -1244,6 +1278,11 @@ impl<'p> Walker<'p> {
                     self.moved(r, v, IO);
                 }
                 Instr::Loop { times, depth, end } => {
+                    if let Some(t) = &mut self.trips
+                        && t.outer.start == pc as usize
+                    {
+                        t.clocks[ri].push(now);
+                    }
                     self.ranks[ri].pc = self.ctl.enter_loop(r, pc, times, *depth, *end)?;
                 }
                 Instr::Next { start, depth } => {
@@ -1251,6 +1290,11 @@ impl<'p> Walker<'p> {
                         && let Some(g) = &mut self.graph
                     {
                         g.trips.push((pc, r, self.ranks[ri].node));
+                    }
+                    if let Some(t) = &mut self.trips
+                        && t.outer.next == pc as usize
+                    {
+                        t.clocks[ri].push(now);
                     }
                     self.ranks[ri].pc = self.ctl.next_trip(r, pc, *start, *depth);
                 }
@@ -1503,6 +1547,7 @@ impl<'p> Walker<'p> {
             phase_routes,
             unshareable,
             crossings: std::mem::take(&mut self.crossings),
+            extended: None,
         };
         (ev, graph)
     }

@@ -1,0 +1,163 @@
+//! The mean-value walk of a long loop from its first iterations. A program whose outermost loop
+//! repeats the same operations ([`Program::outer_loop`]) is, walked at mean values, a max-plus
+//! system: each iteration's clocks are the latest of the previous ones plus fixed durations.
+//! Once every rank's clock grows by the same increment over an iteration, and again over the
+//! next ones, the walk is periodic: each later iteration adds the same times, counts and
+//! delays as the last. So a walk of more than [`LONG_WALK`] operations is taken over the loop's
+//! first `k` and `2k` iterations (`k` = 1, 2, 4, ... while `2k` is at most half the count), and
+//! when every rank's increment is the same over iterations `k` to `2k` (to [`PERIODIC`] of its
+//! clock), every sum and count of the longer walk is extended by what the last `k` iterations
+//! added, once per `k` left out. Otherwise the whole loop is walked.
+//!
+//! The extension is the walk of every iteration, up to the rounding of the sums; the timelines
+//! checked for sharing are the `2k` iterations', the same in each later period. Walks whose
+//! iterations differ by draws (messages to random ranks, routes not minimal) and those whose
+//! crossings are served one by one ([`LinkService::Served`]) are walked whole, and so is a walk
+//! asked for its activity graph when the whole graph fits ([`graph::limit`]).
+
+use rustc_hash::FxHashMap;
+
+use super::super::delays::grown;
+use super::{Evaluation, LinkAcc, LinkService, Trips, Walker, graph, walked_routes};
+use crate::program::Program;
+use crate::program::repetition::OuterLoop;
+
+/// Walks of more operations than this, by the first iteration's count, are extended from the
+/// loop's first iterations (below it, the whole walk costs little more than the first ones:
+/// every program of `scenarios/` and `validation/` is walked whole).
+pub const LONG_WALK: u64 = 1_000_000;
+
+/// How closely every rank's increments over iterations `k` to `2k` must agree, relative to its
+/// clock, for the walk to be taken as periodic (the rounding of sums of durations is about
+/// 1e-16 of the clock an operation).
+pub const PERIODIC: f64 = 1e-9;
+
+/// The evaluation of `prog` extended over its outermost loop from its first iterations (see the
+/// module documentation), with the activities the whole walk would have recorded when
+/// `record`; `None` when the whole loop is to be walked.
+pub(super) fn walk(
+    prog: &Program,
+    service: &LinkService,
+    record: bool,
+) -> Result<Option<(Evaluation, usize)>, String> {
+    let Some(l) = prog.outer_loop() else {
+        return Ok(None);
+    };
+    if matches!(service, LinkService::Served(_))
+        || prog.has_traffic()
+        || walked_routes(prog).is_some()
+        || l.times < 4
+    {
+        return Ok(None);
+    }
+    // the loop cut to 1, 2, 4, ... iterations, up to half its count
+    let cuts: Vec<Program> = std::iter::successors(Some(1), |k| Some(k * 2))
+        .take_while(|k| 2 * k <= l.times)
+        .map(|k| prog.cut(l, k))
+        .collect();
+    let mut short = walk_cut(&cuts[0], l, service, record)?;
+    if short.ops.saturating_mul(l.times as u64) <= LONG_WALK {
+        return Ok(None);
+    }
+    for (i, cut) in cuts.iter().enumerate().skip(1) {
+        let k = 1_i64 << (i - 1);
+        let mut long = walk_cut(cut, l, service, record)?;
+        let left = (l.times - 2 * k) as u64;
+        let period = long.activities.saturating_sub(short.activities) as u64;
+        let activities = long.activities as u64 + period * left / k as u64;
+        if record && activities <= graph::limit() as u64 {
+            return Ok(None);
+        }
+        if periodic(long.trips.as_ref(), k as usize) {
+            if !extend(&mut long, &short, left, k as u64) {
+                return Ok(None);
+            }
+            long.prog = prog;
+            let (mut ev, _) = long.finish();
+            ev.extended = Some((2 * k, l.times));
+            return Ok(Some((ev, activities as usize)));
+        }
+        short = long;
+    }
+    Ok(None)
+}
+
+/// Walks `cut` (a program cut over loop `l`) with `service`, keeping each rank's clocks at the
+/// loop's trips.
+fn walk_cut<'p>(
+    cut: &'p Program,
+    l: OuterLoop,
+    service: &LinkService,
+    record: bool,
+) -> Result<Walker<'p>, String> {
+    let mut w = Walker::new(cut, record);
+    w.service = service.clone();
+    w.keep_uses = record;
+    w.trips = Some(Trips {
+        outer: l,
+        clocks: vec![Vec::new(); cut.ranks as usize],
+    });
+    w.run()?;
+    Ok(w)
+}
+
+/// True when every rank ran the loop's `2k` iterations and its clock grew by the same
+/// increment, every rank's the same, over each of iterations `k` to `2k`.
+fn periodic(trips: Option<&Trips>, k: usize) -> bool {
+    let Some(t) = trips else { return false };
+    let Some(lambda) = t.clocks[0].get(2 * k).zip(t.clocks[0].get(2 * k - 1)) else {
+        return false;
+    };
+    let lambda = lambda.0 - lambda.1;
+    t.clocks.iter().all(|c| {
+        c.len() == 2 * k + 1
+            && (k..=2 * k).all(|j| {
+                let step = c[j] - c[j - 1];
+                (step - lambda).abs() <= PERIODIC * c[2 * k].abs().max(f64::MIN_POSITIVE)
+            })
+    })
+}
+
+/// Extends `long`'s sums and counts by `left / k` times what they grew since `short` (the same
+/// walk `k` iterations shorter): false when a count does not grow alike each period.
+fn extend(long: &mut Walker<'_>, short: &Walker<'_>, left: u64, k: u64) -> bool {
+    let factor = left as f64 / k as f64;
+    let line = |long: f64, short: f64| long + factor * (long - short);
+    let count = |long: u64, short: u64| grown(long, short, left, k);
+    for (l, s) in long.ranks.iter_mut().zip(&short.ranks) {
+        l.clock = line(l.clock, s.clock);
+        for (a, b) in l.spent.iter_mut().zip(s.spent) {
+            *a = line(*a, b);
+        }
+    }
+    long.phases.combine_spent(&short.phases, line);
+    for (a, &b) in long.phase_end.iter_mut().zip(&short.phase_end) {
+        *a = line(*a, b);
+    }
+    let Some(messages) = count(long.messages, short.messages) else {
+        return false;
+    };
+    long.messages = messages;
+    long.delay_sum = line(long.delay_sum, short.delay_sum);
+    if long.delays.extend(&short.delays, left, k).is_none() {
+        return false;
+    }
+    let before: FxHashMap<u64, &LinkAcc> = short.links.iter().map(|s| (s.id, s)).collect();
+    for link in &mut long.links {
+        let before = before.get(&link.id);
+        let Some(messages) = count(link.messages, before.map_or(0, |s| s.messages)) else {
+            return false;
+        };
+        link.messages = messages;
+        link.busy = line(link.busy, before.map_or(0.0, |s| s.busy));
+        link.busy_squared = line(link.busy_squared, before.map_or(0.0, |s| s.busy_squared));
+        if let Some(d) = &mut link.delays {
+            let none = Default::default();
+            let was = before.and_then(|s| s.delays.as_ref()).unwrap_or(&none);
+            if d.extend(was, left, k).is_none() {
+                return false;
+            }
+        }
+    }
+    short.links.len() <= long.links.len()
+}

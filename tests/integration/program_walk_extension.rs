@@ -1,0 +1,151 @@
+//! The mean-value walk of a long outermost loop, extended from its first iterations once every
+//! rank's clock grows alike each iteration, against the walk of every iteration: the same
+//! times, counts, delays and link loads, up to the rounding of sums.
+
+use parsim::predict::program::evaluation::{Evaluation, evaluate, evaluate_with_graph};
+
+use super::util::scenario;
+
+/// Agreement of the extension with the walk of every iteration, relative to the larger value
+/// or, for times taken as differences of clocks, to the makespan (both sum the same durations
+/// in different orders).
+const TOLERANCE: f64 = 1e-9;
+
+/// `a` and `b` agree to [`TOLERANCE`] of the larger of them and `scale`.
+fn near(what: &str, a: f64, b: f64, scale: f64) {
+    assert!(
+        (a - b).abs() <= TOLERANCE * a.abs().max(b.abs()).max(scale) || (a.is_nan() && b.is_nan()),
+        "{what}: extended {a}, walked {b}"
+    );
+}
+
+fn close(what: &str, a: f64, b: f64) {
+    near(what, a, b, 0.0);
+}
+
+/// Every sum, count and delay of the extended evaluation `x` against the walk of all `w`.
+fn same(x: &Evaluation, w: &Evaluation) {
+    close("makespan", x.makespan, w.makespan);
+    for (r, (a, b)) in x.finish.iter().zip(&w.finish).enumerate() {
+        close(&format!("rank {r}'s finish"), *a, *b);
+    }
+    for (r, (a, b)) in x.spent.iter().zip(&w.spent).enumerate() {
+        for c in 0..4 {
+            near(&format!("rank {r}'s category {c}"), a[c], b[c], w.makespan);
+        }
+    }
+    for (ph, (a, b)) in x.phases.iter().zip(&w.phases).enumerate() {
+        for (r, (a, b)) in a.iter().zip(b).enumerate() {
+            near(&format!("rank {r} in phase {ph}"), *a, *b, w.makespan);
+        }
+    }
+    for (ph, (a, b)) in x.phase_ends.iter().zip(&w.phase_ends).enumerate() {
+        for (r, (a, b)) in a.iter().zip(b).enumerate() {
+            close(&format!("rank {r}'s end of phase {ph}"), *a, *b);
+        }
+    }
+    assert_eq!(x.messages, w.messages);
+    close("message delay", x.message_delay, w.message_delay);
+    close("message p99", x.message_p99, w.message_p99);
+    assert_eq!(x.links.len(), w.links.len());
+    for (a, b) in x.links.iter().zip(&w.links) {
+        assert_eq!((a.id, a.messages, a.shared), (b.id, b.messages, b.shared));
+        close(&format!("{}'s busy time", a.name), a.busy, b.busy);
+        close(
+            &format!("{}'s squares", a.name),
+            a.busy_squared,
+            b.busy_squared,
+        );
+        assert_eq!(a.p99.is_some(), b.p99.is_some());
+        if let (Some(p), Some(q)) = (a.p99, b.p99) {
+            close(&format!("{}'s p99", a.name), p, q);
+        }
+    }
+    assert_eq!(
+        (x.sharing.links, x.sharing.none(), x.unshareable),
+        (w.sharing.links, w.sharing.none(), w.unshareable)
+    );
+    assert_eq!(x.random, w.random);
+}
+
+/// `ranks` running `times` iterations of `body` between two phases, on a `dims` torus, each
+/// link reported (its delays' p99) or not.
+fn program(ranks: u32, dims: &str, times: u32, body: &str, report_each: bool) -> String {
+    format!(
+        r#"
+name = "long loop"
+[program]
+ranks = {ranks}
+report_each = {report_each}
+[[program.op]]
+kind = "phase"
+name = "setup"
+body = [ {{ kind = "compute", time = 2e-4, when = "rank % 3 == 0" }} ]
+[[program.op]]
+kind = "repeat"
+times = {times}
+body = [ {body} ]
+[[program.op]]
+kind = "phase"
+name = "final"
+body = [ {{ kind = "allreduce", bytes = 8, algorithm = "recursive_doubling" }} ]
+[topology]
+kind = "torus"
+dims = {dims}
+bandwidth = 1e9
+latency = 1e-7
+startup = 2e-6
+"#
+    )
+}
+
+/// A 16 x 16 halo of lognormal compute, 32 KiB messages and an allreduce each iteration.
+const HALO: &str = r#"
+    { kind = "compute", time = { dist = "lognormal", mean = 1e-3, scv = 0.25 } },
+    { kind = "sendrecv", to = "(rank / 16) * 16 + (rank % 16 + 1) % 16", from = "(rank / 16) * 16 + (rank % 16 + 15) % 16", bytes = 32768 },
+    { kind = "sendrecv", to = "(rank / 16) * 16 + (rank % 16 + 15) % 16", from = "(rank / 16) * 16 + (rank % 16 + 1) % 16", bytes = 32768 },
+    { kind = "sendrecv", to = "(rank + 16) % P", from = "(rank + P - 16) % P", bytes = 32768 },
+    { kind = "sendrecv", to = "(rank + P - 16) % P", from = "(rank + 16) % P", bytes = 32768 },
+    { kind = "allreduce", bytes = 8, algorithm = "recursive_doubling" },"#;
+
+#[test]
+fn a_long_halo_is_walked_over_its_first_iterations_and_extended_to_the_walk_of_all() {
+    let sc = scenario(&program(256, "[16, 16]", 400, HALO, true));
+    let prog = sc.program().unwrap();
+    let (x, _) = evaluate_with_graph(prog).expect("evaluates");
+    let (walked, times) = x.extended.expect("extended");
+    assert_eq!(times, 400);
+    assert!(walked <= 8, "walked {walked} iterations");
+    let w = evaluate(prog).expect("evaluates");
+    assert_eq!(w.extended, None);
+    same(&x, &w);
+}
+
+/// A chain of ranks whose first is slower than the rest: its delay reaches one rank further
+/// each iteration, so every rank's clock grows alike only once it has crossed the chain.
+const CHAIN: &str = r#"
+    { kind = "compute", time = 1e-4 },
+    { kind = "compute", time = 3e-5, when = "rank == 0" },
+    { kind = "send", to = "rank + 1", bytes = 1024, when = "rank < P - 1" },
+    { kind = "recv", from = "rank - 1", when = "rank > 0" },"#;
+
+#[test]
+fn a_chain_settles_after_its_delay_crosses_it_and_is_extended_from_there() {
+    let sc = scenario(&program(16, "[16]", 20_000, CHAIN, true));
+    let prog = sc.program().unwrap();
+    let (x, _) = evaluate_with_graph(prog).expect("evaluates");
+    let (walked, _) = x.extended.expect("extended");
+    assert!(walked > 2, "walked {walked} iterations");
+    same(&x, &evaluate(prog).expect("evaluates"));
+}
+
+#[test]
+fn a_chain_longer_than_half_the_loop_is_walked_whole() {
+    // 1,024 ranks x 250 iterations is a long walk, but the first rank's delay would take 1,024
+    // iterations to cross the chain
+    let sc = scenario(&program(1024, "[1024]", 250, CHAIN, false));
+    let prog = sc.program().unwrap();
+    let (x, _) = evaluate_with_graph(prog).expect("evaluates");
+    assert_eq!(x.extended, None);
+    same(&x, &evaluate(prog).expect("evaluates"));
+}
