@@ -99,9 +99,10 @@ startup = 2e-6
     )
 }
 
-/// A 16 x 16 halo of lognormal compute, 32 KiB messages and an allreduce each iteration.
+/// A 16 x 16 halo of lognormal compute (a phase of its own), 32 KiB messages and an allreduce
+/// each iteration.
 const HALO: &str = r#"
-    { kind = "compute", time = { dist = "lognormal", mean = 1e-3, scv = 0.25 } },
+    { kind = "phase", name = "compute", body = [ { kind = "compute", time = { dist = "lognormal", mean = 1e-3, scv = 0.25 } } ] },
     { kind = "sendrecv", to = "(rank / 16) * 16 + (rank % 16 + 1) % 16", from = "(rank / 16) * 16 + (rank % 16 + 15) % 16", bytes = 32768 },
     { kind = "sendrecv", to = "(rank / 16) * 16 + (rank % 16 + 15) % 16", from = "(rank / 16) * 16 + (rank % 16 + 1) % 16", bytes = 32768 },
     { kind = "sendrecv", to = "(rank + 16) % P", from = "(rank + P - 16) % P", bytes = 32768 },

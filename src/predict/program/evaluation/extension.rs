@@ -34,52 +34,56 @@ pub const PERIODIC: f64 = 1e-9;
 
 /// The evaluation of `prog` extended over its outermost loop from its first iterations (see the
 /// module documentation), with the activities the whole walk would have recorded when
-/// `record`; `None` when the whole loop is to be walked.
+/// `record`; `None` when the whole loop is to be walked (the walk does not settle, or a cut of
+/// the program fails: the whole walk then says why, if it fails too).
 pub(super) fn walk(
     prog: &Program,
     service: &LinkService,
     record: bool,
-) -> Result<Option<(Evaluation, usize)>, String> {
-    let Some(l) = prog.outer_loop() else {
-        return Ok(None);
-    };
+) -> Option<(Evaluation, usize)> {
+    let l = prog.outer_loop()?;
     if matches!(service, LinkService::Served(_))
         || prog.has_traffic()
         || walked_routes(prog).is_some()
         || l.times < 4
     {
-        return Ok(None);
+        return None;
     }
     // the loop cut to 1, 2, 4, ... iterations, up to half its count
     let cuts: Vec<Program> = std::iter::successors(Some(1), |k| Some(k * 2))
         .take_while(|k| 2 * k <= l.times)
         .map(|k| prog.cut(l, k))
         .collect();
-    let mut short = walk_cut(&cuts[0], l, service, record)?;
+    // a cut that fails (a deadlock the whole program would not reach) leaves the whole walk
+    let Ok(mut short) = walk_cut(&cuts[0], l, service, record) else {
+        return None;
+    };
     if short.ops.saturating_mul(l.times as u64) <= LONG_WALK {
-        return Ok(None);
+        return None;
     }
     for (i, cut) in cuts.iter().enumerate().skip(1) {
         let k = 1_i64 << (i - 1);
-        let mut long = walk_cut(cut, l, service, record)?;
+        let Ok(mut long) = walk_cut(cut, l, service, record) else {
+            return None;
+        };
         let left = (l.times - 2 * k) as u64;
         let period = long.activities.saturating_sub(short.activities) as u64;
         let activities = long.activities as u64 + period * left / k as u64;
         if record && activities <= graph::limit() as u64 {
-            return Ok(None);
+            return None;
         }
         if periodic(long.trips.as_ref(), k as usize) {
             if !extend(&mut long, &short, left, k as u64) {
-                return Ok(None);
+                return None;
             }
             long.prog = prog;
             let (mut ev, _) = long.finish();
             ev.extended = Some((2 * k, l.times));
-            return Ok(Some((ev, activities as usize)));
+            return Some((ev, activities as usize));
         }
         short = long;
     }
-    Ok(None)
+    None
 }
 
 /// Walks `cut` (a program cut over loop `l`) with `service`, keeping each rank's clocks at the

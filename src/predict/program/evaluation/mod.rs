@@ -385,7 +385,7 @@ fn walk(
     service: LinkService,
     record: bool,
 ) -> Result<(Evaluation, Result<Graph<'_>, String>), String> {
-    if let Some((ev, activities)) = extension::walk(prog, &service, record)? {
+    if let Some((ev, activities)) = extension::walk(prog, &service, record) {
         let why = match record {
             true => graph::too_large(activities),
             false => "not recorded".to_owned(),
