@@ -73,6 +73,18 @@ pub fn allowance(work: f64, base: f64) -> String {
     format!("allow it with [analyze] budget = {factor} or --budget {factor}")
 }
 
+/// A budget as the refusals print it: in as few significant digits as give it exactly (`2e7`,
+/// `1.6e9`), at most four.
+pub fn budget_text(budget: f64) -> String {
+    (0..3)
+        .map(|digits| format!("{budget:.digits$e}"))
+        .find(|text| {
+            text.parse::<f64>()
+                .is_ok_and(|v| (v - budget).abs() <= 1e-9 * budget.abs())
+        })
+        .unwrap_or_else(|| format!("{budget:.3e}"))
+}
+
 /// The most work one method may do on one system, in operations of its innermost loop (a
 /// multiply-add, a step of a recursion, a table look-up: each a nanosecond or two; an
 /// exponential or a logarithm counts as [`TRANSCENDENTAL`]). About 15 ms.
@@ -120,6 +132,15 @@ mod tests {
             "too costly: 3000 steps of 1e6 moves: an estimated 3.0e9 operations, over the budget of 2e7; allow it with [analyze] budget = 200 or --budget 200"
         );
         assert!(within_budget(f64::NAN, || "unbounded".to_owned()).is_err());
+    }
+
+    #[test]
+    fn a_budget_is_printed_in_as_few_digits_as_give_it_exactly() {
+        assert_eq!(budget_text(2e7), "2e7");
+        // a budget factor of 80 on 2e7: "2e9" would read as more than an estimate of 1.8e9
+        assert_eq!(budget_text(1.6e9), "1.6e9");
+        assert_eq!(budget_text(1.25e6), "1.25e6");
+        assert_eq!(budget_text(1.0 / 3.0), "3.333e-1");
     }
 
     #[test]

@@ -71,7 +71,7 @@ pub enum AnalyticError {
     /// Fix: raise the budget (`allow` says by how much), compare against simulation only, or
     /// shrink the system (fewer jobs, rates closer together).
     #[error(
-        "too costly: {what}: an estimated {work:.1e} operations, over the budget of {budget:.0e}; {allow}"
+        "too costly: {what}: an estimated {work:.1e} operations, over the budget of {}; {allow}", super::cost::budget_text(*.budget)
     )]
     TooCostly {
         /// What the work would be, with the figures behind the estimate.

@@ -14,7 +14,7 @@ use std::rc::Rc;
 use statrs::distribution::{ContinuousCDF, Gamma as GammaLaw};
 
 use super::graph::Random;
-use crate::analytic::cost::{allowance, raise, scaled};
+use crate::analytic::cost::{allowance, budget_text, raise, scaled};
 use crate::analytic::{self, Law as MaxLaw, MaxMoments};
 use crate::dist::{Dist, Law};
 
@@ -467,9 +467,9 @@ pub fn total_cost(terms: &[(Sum<'_>, u64)]) -> Result<f64, String> {
     }
     if cost > scaled(MAX_COST) {
         return Err(format!(
-            "a maximum of {} different laws is too costly: an estimated {cost:.1e} distribution-function evaluations per value, over the budget of {:.0e}; {}",
+            "a maximum of {} different laws is too costly: an estimated {cost:.1e} distribution-function evaluations per value, over the budget of {}; {}",
             terms.len(),
-            scaled(MAX_COST),
+            budget_text(scaled(MAX_COST)),
             allowance(cost, MAX_COST)
         ));
     }
@@ -486,9 +486,9 @@ pub fn max_moments(terms: &[(Sum<'_>, u64)]) -> Result<MaxMoments, String> {
     let spent = SPENT.with(|s| s.replace(outer + s.get()));
     if spent > scaled(MAX_WORK) {
         return Err(format!(
-            "the expected maximum (of {} different laws) is too costly: more than {:.0e} distribution-function evaluations (the budget); {}",
+            "the expected maximum (of {} different laws) is too costly: more than {} distribution-function evaluations (the budget); {}",
             terms.len(),
-            scaled(MAX_WORK),
+            budget_text(scaled(MAX_WORK)),
             raise()
         ));
     }

@@ -36,7 +36,7 @@ use rustc_hash::FxHashMap;
 
 use super::evaluation::{Crossing, Evaluation, evaluate_served};
 use super::stochastic;
-use crate::analytic::cost::{allowance, scaled};
+use crate::analytic::cost::{allowance, budget_text, scaled};
 use crate::metrics::name::{Figure, Subject};
 use crate::predict::{Analysis, approximation};
 use crate::program::{Category, Program, Sharing};
@@ -79,8 +79,8 @@ pub fn predictions(prog: &Program, ev: &Evaluation, a: &mut Analysis) {
         return a.refuse(
             METHOD,
             format!(
-                "too costly: {per_walk} link crossings a walk, and at least {FEWEST_WALKS} walks: an estimated {work:.1e} crossings walked, over the budget of {:.0e}; {}",
-                scaled(WORK as f64),
+                "too costly: {per_walk} link crossings a walk, and at least {FEWEST_WALKS} walks: an estimated {work:.1e} crossings walked, over the budget of {}; {}",
+                budget_text(scaled(WORK as f64)),
                 allowance(work, WORK as f64)
             ),
         );
@@ -219,8 +219,8 @@ fn settle(
         }
         if (work + ev.crossings.len() as u64) as f64 > scaled(WORK as f64) {
             return Err(format!(
-                "too costly: the timeline and the links' service had not settled after {work} crossings walked (the budget is {:.0e}); {}",
-                scaled(WORK as f64),
+                "too costly: the timeline and the links' service had not settled after {work} crossings walked (the budget is {}); {}",
+                budget_text(scaled(WORK as f64)),
                 crate::analytic::cost::raise()
             ));
         }

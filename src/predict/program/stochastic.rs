@@ -40,7 +40,7 @@ use rustc_hash::{FxHashMap, FxHashSet, FxHasher};
 use super::graph::{Duration, Graph, NONE};
 use super::laws::{self, Maximum, Sum};
 use crate::analytic::canonical::{add_private, clark_max_form, settle, truncate};
-use crate::analytic::cost::{allowance, scaled};
+use crate::analytic::cost::{allowance, budget_text, scaled};
 use crate::analytic::{MaxMoments, Normal};
 use crate::metrics::name::{Figure, Subject};
 
@@ -303,8 +303,8 @@ impl<'p> Composer<'_, 'p> {
         self.work += work;
         if self.work as f64 > self.budget {
             return Err(format!(
-                "too costly: more than {:.0e} variables to compare in the max-plus forms (the budget) after {} of {} activities; {}",
-                self.budget,
+                "too costly: more than {} variables to compare in the max-plus forms (the budget) after {} of {} activities; {}",
+                budget_text(self.budget),
                 self.visited,
                 self.g.len(),
                 estimate(
@@ -750,17 +750,18 @@ pub(super) fn clark_marked(
             let whole = work as f64 + rate * (g.len() - v as usize - 1) as f64;
             if whole > budget {
                 return Err(format!(
-                    "too costly: an estimated {whole:.1e} canonical-form terms to combine in all (at the rate of the last {CLARK_WINDOW} of the first {} of {} activities), more than the budget of {budget:.0e}; {}",
+                    "too costly: an estimated {whole:.1e} canonical-form terms to combine in all (at the rate of the last {CLARK_WINDOW} of the first {} of {} activities), more than the budget of {}; {}",
                     v + 1,
                     g.len(),
+                    budget_text(budget),
                     allowance(whole, CLARK_WORK as f64)
                 ));
             }
         }
         if work as f64 > budget {
             return Err(format!(
-                "too costly: more than {:.0e} canonical-form terms to combine (the budget) after {} of {} activities; {}",
-                budget,
+                "too costly: more than {} canonical-form terms to combine (the budget) after {} of {} activities; {}",
+                budget_text(budget),
                 v + 1,
                 g.len(),
                 estimate(
