@@ -150,3 +150,28 @@ fn a_chain_longer_than_half_the_loop_is_walked_whole() {
     assert_eq!(x.extended, None);
     same(&x, &evaluate(prog).expect("evaluates"));
 }
+
+#[test]
+fn a_loop_some_ranks_skip_is_walked_whole() {
+    // 1,024 ranks x 1,000 iterations of compute, a long walk; rank 0 skips the loop
+    let sc = scenario(
+        r#"
+name = "guarded loop"
+[program]
+ranks = 1024
+[[program.op]]
+kind = "repeat"
+times = 1000
+when = "rank != 0"
+body = [ { kind = "compute", time = 1e-4 } ]
+[topology]
+kind = "full"
+bandwidth = 1e9
+latency = 1e-7
+"#,
+    );
+    let prog = sc.program().unwrap();
+    let (x, _) = evaluate_with_graph(prog).expect("evaluates");
+    assert_eq!(x.extended, None);
+    same(&x, &evaluate(prog).expect("evaluates"));
+}

@@ -58,7 +58,13 @@ pub(super) fn walk(
     let Ok(mut short) = walk_cut(&cuts[0], l, service, record) else {
         return None;
     };
-    if short.ops.saturating_mul(l.times as u64) <= LONG_WALK {
+    // a short walk, or ranks that skip the loop (a guard around it): no period to find
+    let skipped = |w: &Walker<'_>| {
+        w.trips
+            .as_ref()
+            .is_some_and(|t| t.clocks.iter().any(|c| c.len() != 2))
+    };
+    if short.ops.saturating_mul(l.times as u64) <= LONG_WALK || skipped(&short) {
         return None;
     }
     for (i, cut) in cuts.iter().enumerate().skip(1) {

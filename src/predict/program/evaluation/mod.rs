@@ -542,6 +542,16 @@ struct Trips {
     clocks: Vec<Vec<f64>>,
 }
 
+impl Trips {
+    /// Keeps rank `r`'s clock `now` when the loop instruction it executes, at `pc`, enters the
+    /// outermost loop or ends one of its iterations.
+    fn note(&mut self, pc: usize, r: usize, now: f64) {
+        if pc == self.outer.start || pc == self.outer.next {
+            self.clocks[r].push(now);
+        }
+    }
+}
+
 impl<'p> Walker<'p> {
     fn new(prog: &'p Program, record: bool) -> Walker<'p> {
         let p = prog.ranks as usize;
@@ -1278,10 +1288,8 @@ impl<'p> Walker<'p> {
                     self.moved(r, v, IO);
                 }
                 Instr::Loop { times, depth, end } => {
-                    if let Some(t) = &mut self.trips
-                        && t.outer.start == pc as usize
-                    {
-                        t.clocks[ri].push(now);
+                    if let Some(t) = &mut self.trips {
+                        t.note(pc as usize, ri, now);
                     }
                     self.ranks[ri].pc = self.ctl.enter_loop(r, pc, times, *depth, *end)?;
                 }
@@ -1291,10 +1299,8 @@ impl<'p> Walker<'p> {
                     {
                         g.trips.push((pc, r, self.ranks[ri].node));
                     }
-                    if let Some(t) = &mut self.trips
-                        && t.outer.next == pc as usize
-                    {
-                        t.clocks[ri].push(now);
+                    if let Some(t) = &mut self.trips {
+                        t.note(pc as usize, ri, now);
                     }
                     self.ranks[ri].pc = self.ctl.next_trip(r, pc, *start, *depth);
                 }
