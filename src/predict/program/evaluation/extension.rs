@@ -23,8 +23,9 @@ use crate::program::Program;
 use crate::program::repetition::OuterLoop;
 
 /// Walks of more operations than this, by the first iteration's count, are extended from the
-/// loop's first iterations (below it, the whole walk costs little more than the first ones:
-/// every program of `scenarios/` and `validation/` is walked whole).
+/// loop's first iterations; shorter ones, a few tenths of a second at most, are walked whole
+/// (`analyze` gives the programs of `scenarios/` and `validation/` what it gave them before the
+/// extension).
 pub const LONG_WALK: u64 = 1_000_000;
 
 /// How closely every rank's increments over iterations `k` to `2k` must agree, relative to its
