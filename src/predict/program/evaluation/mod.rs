@@ -385,26 +385,18 @@ fn walk(
     service: LinkService,
     record: bool,
 ) -> Result<(Evaluation, Result<Graph<'_>, String>), String> {
+    let no_graph = |activities: usize| match record {
+        true => graph::too_large(activities),
+        false => "not recorded".to_owned(),
+    };
     if let Some((ev, activities)) = extension::walk(prog, &service, record) {
-        let why = match record {
-            true => graph::too_large(activities),
-            false => "not recorded".to_owned(),
-        };
-        return Ok((ev, Err(why)));
+        return Ok((ev, Err(no_graph(activities))));
     }
-    let mut w = Walker::new(prog, record);
-    w.service = service;
-    w.keep_uses = record;
+    let mut w = Walker::serving(prog, service, record);
     w.run()?;
     let activities = w.activities;
     let (ev, g) = w.finish();
-    Ok((
-        ev,
-        g.ok_or_else(|| match record {
-            true => graph::too_large(activities),
-            false => "not recorded".to_owned(),
-        }),
-    ))
+    Ok((ev, g.ok_or_else(|| no_graph(activities))))
 }
 
 /// The evaluation reports a fault in a rank's operation (an expression, a peer, a tag, a size)
@@ -631,6 +623,15 @@ impl<'p> Walker<'p> {
             },
             trips: None,
         }
+    }
+
+    /// A walker of `prog` whose links add `service`, recording the activity graph and keeping
+    /// the resource uses for the sharing check when `record`.
+    fn serving(prog: &'p Program, service: LinkService, record: bool) -> Walker<'p> {
+        let mut w = Walker::new(prog, record);
+        w.service = service;
+        w.keep_uses = record;
+        w
     }
 
     /// Adds a node to the graph (if it is recorded) after `preds`, owned by rank `owner`
