@@ -93,6 +93,8 @@ mod result_files;
 mod routing;
 /// `parsim run --shard` and `parsim merge` of its files.
 mod run_shards;
+/// The sampled critical path: exact barriers, simulations of two laws, any thread count, cost.
+mod sampled_critical_path;
 /// Every bundled scenario parses and runs.
 mod scenarios;
 /// `parsim schema`: the bundled scenarios are valid, the structural errors of tests/bad rejected.

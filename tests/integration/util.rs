@@ -144,12 +144,14 @@ pub fn duplicate_shard(dir: &Path, k: usize, n: usize) {
 }
 
 /// True for a method of the program's own evaluations (contention-free mean-value, or the
-/// stochastic one's exact maxima or critical path), not a model's formulas.
+/// stochastic one's exact maxima, critical path or sampled critical path), not a model's
+/// formulas.
 pub fn from_program_evaluation(method: &str) -> bool {
     use parsim::predict::program::stochastic::{CLARK_METHOD, EXACT_METHOD};
     method.starts_with("contention-free mean-value")
         || method.starts_with(EXACT_METHOD)
         || method.starts_with(CLARK_METHOD)
+        || method.starts_with(parsim::predict::program::sampled::METHOD)
 }
 
 /// A fresh directory for one test.

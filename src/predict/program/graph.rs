@@ -96,6 +96,15 @@ impl Random<'_> {
         }
     }
 
+    /// One draw, as the simulator draws it (a region's total at once: [`Dist::draw_sum`]).
+    pub fn draw(&self, rng: &mut crate::rng::StreamRng) -> f64 {
+        match self {
+            Random::Draw(d) => d.draw(rng),
+            Random::Region { n, cost } => cost.draw_sum(*n, rng),
+            Random::Affine { a, b, dist } => a + b * dist.draw(rng),
+        }
+    }
+
     /// A key equal for equal laws (the same distribution object and parameters).
     fn key(&self) -> (u8, usize, u64, u64) {
         match self {
@@ -190,6 +199,11 @@ impl<'p> Graph<'p> {
     /// True without nodes (never: the root is node 0).
     pub fn is_empty(&self) -> bool {
         self.duration.is_empty()
+    }
+
+    /// Number of edges (predecessor links).
+    pub fn edges(&self) -> usize {
+        self.preds.len()
     }
 
     /// Node `v`'s predecessors.

@@ -24,6 +24,7 @@ mod mean_value;
 pub mod periodic;
 pub(crate) mod queueing;
 pub(crate) mod rounds;
+pub mod sampled;
 pub mod stochastic;
 
 use std::collections::HashMap;

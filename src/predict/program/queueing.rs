@@ -41,6 +41,9 @@ pub const MAXIMA_METHOD: &str =
 pub const STOCHASTIC_METHOD: &str =
     "stochastic critical path (Clark's maxima) with M/G/1 waits at shared links";
 
+/// The sampled critical path ([`super::sampled`]) with the same waits.
+pub const SAMPLED_METHOD: &str = "sampled critical path with M/G/1 waits at shared links";
+
 /// Evaluations of the root search before it is given up (it takes 5 to 15).
 const ITERATIONS: usize = 60;
 
@@ -107,6 +110,23 @@ pub fn predictions(prog: &Program, ev: &Evaluation, a: &mut Analysis) {
                     }
                     Err(why) => a.refuse(STOCHASTIC_METHOD, why),
                 },
+            }
+            match graph
+                .map_err(str::to_owned)
+                .and_then(super::sampled::sampled)
+            {
+                Ok(s) => {
+                    let mut all = label.to_vec();
+                    all.push(s.label());
+                    let (method, _) = crate::predict::approximation(SAMPLED_METHOD, &all);
+                    a.add(
+                        Subject::Program.metric(Figure::Makespan),
+                        s.makespan.mean,
+                        &method,
+                        false,
+                    );
+                }
+                Err(why) => a.refuse(SAMPLED_METHOD, why),
             }
         }
         Err(why) => a.refuse(METHOD, why),

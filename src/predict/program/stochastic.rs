@@ -984,6 +984,7 @@ pub fn predictions(
         Ok(g) => g,
         Err(why) => {
             a.refuse(EXACT_METHOD, why.clone());
+            a.refuse(super::sampled::METHOD, why.clone());
             return clark_put(a, Err(why));
         }
     };
@@ -992,6 +993,16 @@ pub fn predictions(
         Err(why) => {
             a.refuse(EXACT_METHOD, why);
             clark_put(a, Ok(g));
+            match super::sampled::sampled(g) {
+                Ok(s) => put_all(
+                    a,
+                    s.makespan.mean,
+                    &s.finish,
+                    super::sampled::METHOD,
+                    &[s.label()],
+                ),
+                Err(why) => a.refuse(super::sampled::METHOD, why),
+            }
         }
     }
     let random_sizes = ev.random.iter().any(|w| w.starts_with("message sizes"));
