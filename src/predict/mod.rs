@@ -108,6 +108,17 @@ pub struct Analysis {
 }
 
 impl Analysis {
+    /// Appends everything `other` found after what this one found (analyses run side by side,
+    /// kept in the order they would have run one after another).
+    pub fn append(&mut self, mut other: Analysis) {
+        self.predictions.append(&mut other.predictions);
+        self.bounds.append(&mut other.bounds);
+        self.refusals.append(&mut other.refusals);
+        self.demands.append(&mut other.demands);
+        self.bottlenecks.append(&mut other.bottlenecks);
+        self.terms.append(&mut other.terms);
+    }
+
     /// Adds a prediction of `metric` by `method`, unless `value` is not finite (a formula
     /// outside its domain says nothing).
     pub fn add(&mut self, metric: String, value: f64, method: &str, exact: bool) {

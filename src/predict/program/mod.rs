@@ -107,9 +107,27 @@ pub fn analyze(prog: &Program) -> Analysis {
     }
     mean_value::predictions(prog, &evaluation, &mut a);
     if let (Ok(ev), Some(g)) = (&evaluation, &graph) {
-        stochastic::predictions(prog, ev, g, &mut a);
-        queueing::predictions(prog, ev, &mut a);
-        rounds::predictions(prog, ev, &mut a);
+        // the stochastic methods and the queueing ones share nothing but the evaluation: run
+        // side by side (each with the budget in force here), kept in this order
+        let factor = crate::analytic::cost::factor();
+        let in_budget = |f: &(dyn Fn(&mut Analysis) + Sync)| {
+            crate::analytic::cost::with_budget(factor, || {
+                let mut part = Analysis::default();
+                f(&mut part);
+                part
+            })
+        };
+        let (stochastic, queued) = rayon::join(
+            || in_budget(&|part| stochastic::predictions(prog, ev, g, part)),
+            || {
+                in_budget(&|part| {
+                    queueing::predictions(prog, ev, part);
+                    rounds::predictions(prog, ev, part);
+                })
+            },
+        );
+        a.append(stochastic);
+        a.append(queued);
     }
     a
 }
