@@ -165,3 +165,78 @@ fn a_graph_over_the_budget_is_refused_with_the_factor_that_allows_it() {
         "{why}"
     );
 }
+
+#[test]
+fn a_long_loop_sampled_from_its_first_iterations_agrees_with_the_whole_graph() {
+    // 64 ranks, 40 x (2 halo iterations of an exponential compute, then an allreduce)
+    let sc = scenario(
+        r#"
+[program]
+ranks = 64
+
+[[program.op]]
+kind = "repeat"
+times = 40
+body = [
+  { kind = "repeat", times = 2, body = [
+    { kind = "compute", time = { dist = "exp", mean = 1e-3 } },
+    { kind = "sendrecv", to = "(rank / 8) * 8 + (rank % 8 + 1) % 8", from = "(rank / 8) * 8 + (rank % 8 + 7) % 8", bytes = 32768 },
+    { kind = "sendrecv", to = "(rank + 8) % P", from = "(rank + P - 8) % P", bytes = 32768 },
+  ] },
+  { kind = "allreduce", bytes = 8, algorithm = "recursive_doubling" },
+]
+
+[topology]
+kind = "full"
+bandwidth = 1e9
+latency = 1e-7
+startup = 2e-6
+"#,
+    );
+    let prog = sc.program().expect("a program");
+    let l = prog.outer_loop().expect("the outer repeat");
+    let (extended, label) = sampled::extended(prog, l, None).expect("settled");
+    assert!(
+        label.starts_with("extended from the outermost loop's first 2 of 40"),
+        "{label}"
+    );
+    let (whole, whole_half_width) = estimate(&sc);
+    // both intervals at 99.9% (3.29 / 1.96 of the 95% ones)
+    let tolerance = (extended.makespan.half_width + whole_half_width) * 3.29 / 1.96;
+    assert!(
+        (extended.makespan.mean - whole).abs() <= tolerance,
+        "extended {} against the whole graph's {whole} (tolerance {tolerance:e})",
+        extended.makespan.mean
+    );
+    // an iteration more or fewer left out would be about 1/40 of the makespan off, outside
+    // the tolerance
+    assert!(whole / 40.0 > tolerance, "{tolerance:e} of {whole}");
+}
+
+#[test]
+fn ranks_that_never_meet_are_not_extended_from_increments_that_keep_falling() {
+    // 64 independent ranks, 400 exponential computes each: the latest rank's time grows like
+    // 400 m + c sqrt(400) m, so its increment per iteration falls all along, and the first
+    // iterations' would overshoot; with no synchronisation to align the ranks, the extension
+    // must show the increments settled, which the sampling cannot here
+    let sc = scenario(
+        r#"
+[program]
+ranks = 64
+
+[[program.op]]
+kind = "repeat"
+times = 400
+body = [{ kind = "compute", time = { dist = "exp", mean = 1e-3 } }]
+
+[topology]
+kind = "full"
+bandwidth = 1e9
+latency = 1e-7
+"#,
+    );
+    let prog = sc.program().expect("a program");
+    let l = prog.outer_loop().expect("the repeat");
+    let why = sampled::extended(prog, l, None).expect_err("not settled");
+    assert!(why.contains("not shown settled"), "{why}");
+}

@@ -18,6 +18,7 @@
 use rustc_hash::FxHashMap;
 
 use super::evaluation;
+use super::graph::Graph;
 use super::stochastic::clark_marked;
 use crate::program::Program;
 use crate::program::repetition::OuterLoop;
@@ -64,6 +65,27 @@ pub fn outer_loop(prog: &Program) -> Option<OuterLoop> {
     prog.outer_loop().filter(|l| l.times > FIRST)
 }
 
+/// Per iteration of loop `l` in `g`, the graph of the program cut to the loop's first `k`
+/// iterations: each rank's node when it ended the iteration; or why not (ranks that do not run
+/// every iteration).
+pub(super) fn iteration_ends(g: &Graph<'_>, l: OuterLoop, k: i64) -> Result<Vec<Vec<u32>>, String> {
+    let mut ends: Vec<Vec<u32>> = vec![Vec::new(); g.chains.len()];
+    for &(at, r, node) in &g.trips {
+        if at as usize == l.next {
+            ends[r as usize].push(node);
+        }
+    }
+    if ends.iter().any(|e| e.len() as i64 != k) {
+        return Err(
+            "not every rank runs every iteration of the outermost loop (a guard around it)"
+                .to_owned(),
+        );
+    }
+    Ok((0..k as usize)
+        .map(|j| ends.iter().map(|e| e[j]).collect())
+        .collect())
+}
+
 /// Clark's expected makespan of `prog` extended over loop `l` from its first iterations (see
 /// the module documentation), each cut program's graph that of its mean-value evaluation
 /// (with a mean wait before each crossing of the links in `waits`, when given: see
@@ -84,21 +106,7 @@ pub fn extend(
             Some(w) => evaluation::evaluate_with_waits(&cut, w.clone(), true)?,
         };
         let g = graph.map_err(|why| format!("its first {k} iterations: {why}"))?;
-        let mut ends: Vec<Vec<u32>> = vec![Vec::new(); prog.ranks as usize];
-        for &(at, r, node) in &g.trips {
-            if at as usize == l.next {
-                ends[r as usize].push(node);
-            }
-        }
-        if ends.iter().any(|e| e.len() as i64 != k) {
-            return Err(
-                "not every rank runs every iteration of the outermost loop (a guard around it)"
-                    .to_owned(),
-            );
-        }
-        let marks: Vec<Vec<u32>> = (0..k as usize)
-            .map(|j| ends.iter().map(|e| e[j]).collect())
-            .collect();
+        let marks = iteration_ends(&g, l, k)?;
         let (x, maxima) = clark_marked(&g, &[], &marks)
             .map_err(|why| format!("its first {k} iterations: {why}"))?;
         let n = maxima.len();

@@ -111,13 +111,10 @@ pub fn predictions(prog: &Program, ev: &Evaluation, a: &mut Analysis) {
                     Err(why) => a.refuse(STOCHASTIC_METHOD, why),
                 },
             }
-            match graph
-                .map_err(str::to_owned)
-                .and_then(super::sampled::sampled)
-            {
-                Ok(s) => {
+            match super::sampled::sampled_makespan(prog, graph, Some(&waits)) {
+                Ok((s, notes)) => {
                     let mut all = label.to_vec();
-                    all.push(s.label());
+                    all.extend(notes);
                     let (method, _) = crate::predict::approximation(SAMPLED_METHOD, &all);
                     a.add(
                         Subject::Program.metric(Figure::Makespan),

@@ -980,12 +980,24 @@ pub fn predictions(
             ),
             Err(why) => a.refuse(CLARK_METHOD, why),
         };
+    let sampled_put = |a: &mut crate::predict::Analysis, graph: Result<&Graph<'_>, &str>| {
+        match super::sampled::sampled_makespan(prog, graph, None) {
+            Ok((s, notes)) => put_all(
+                a,
+                s.makespan.mean,
+                &s.finish,
+                super::sampled::METHOD,
+                &notes,
+            ),
+            Err(why) => a.refuse(super::sampled::METHOD, why),
+        }
+    };
     let g = match graph {
         Ok(g) => g,
         Err(why) => {
             a.refuse(EXACT_METHOD, why.clone());
-            a.refuse(super::sampled::METHOD, why.clone());
-            return clark_put(a, Err(why));
+            clark_put(a, Err(why));
+            return sampled_put(a, Err(why));
         }
     };
     match exact(g) {
@@ -993,16 +1005,7 @@ pub fn predictions(
         Err(why) => {
             a.refuse(EXACT_METHOD, why);
             clark_put(a, Ok(g));
-            match super::sampled::sampled(g) {
-                Ok(s) => put_all(
-                    a,
-                    s.makespan.mean,
-                    &s.finish,
-                    super::sampled::METHOD,
-                    &[s.label()],
-                ),
-                Err(why) => a.refuse(super::sampled::METHOD, why),
-            }
+            sampled_put(a, Ok(g));
         }
     }
     let random_sizes = ev.random.iter().any(|w| w.starts_with("message sizes"));
