@@ -11,6 +11,9 @@
 //! requests at a disk unit), which the prediction's label names where it can happen. Set
 //! beside the simulation, the difference is the contention's share of the makespan.
 //!
+//! Where the whole graph is over the budget, a long outermost loop is sampled over its first
+//! iterations and each sample extended ([`extended`]).
+//!
 //! Each sample draws from its own stream ([`crate::rng::stream`] of a fixed seed and the
 //! sample's index), and the samples are summed in their order, so the estimate is the same on
 //! any number of threads.
