@@ -43,8 +43,9 @@ pub const MAX_SAMPLES: usize = 16_384;
 /// Samples drawn between two checks of the interval.
 const BATCH: usize = 32;
 
-/// Node and edge visits the sampling may make before it stops, at budget factor 1 (about 0.2
-/// s on one core of this project's 2-core Xeon).
+/// Node and edge visits the sampling may make before it stops, at budget factor 1 (the two
+/// samplings of `benches/scale/halo_allreduce_64x64.toml`'s cut graph, about 1e8 visits each,
+/// take about 0.25 s of CPU together on this project's 2-core Xeon: `perf`, 2026-12-01).
 pub const SAMPLED_WORK: f64 = 1e8;
 
 /// The master seed of the samples' streams.
