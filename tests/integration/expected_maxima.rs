@@ -9,11 +9,10 @@ use parsim::predict::Analysis;
 use parsim::predict::program::evaluation::evaluate_with_graph;
 use parsim::predict::program::periodic;
 use parsim::predict::program::stochastic::{BOUNDS_METHOD, CLARK_METHOD, EXACT_METHOD, clark};
-use parsim::replicate::{self, Options};
 use parsim::scenario::Scenario;
 use parsim::study::analyze_scenario;
 
-use super::util::scenario;
+use super::util::{scenario, simulated_makespan};
 
 /// The first prediction of `metric` whose method starts with `method`.
 fn by<'a>(a: &'a Analysis, metric: &str, method: &str) -> &'a parsim::predict::Prediction {
@@ -30,17 +29,6 @@ fn by<'a>(a: &'a Analysis, metric: &str, method: &str) -> &'a parsim::predict::P
                 a.refusals
             )
         })
-}
-
-/// The simulated makespan's mean and 99% half-width over `replications` replications.
-fn simulated(sc: &Scenario, replications: u32, seed: u64) -> (f64, f64) {
-    let mut opt = Options::from_scenario(sc);
-    opt.replications = replications;
-    opt.seed = seed;
-    opt.threads = 1;
-    let ex = replicate::run(sc, &opt, &|_| {}).expect("runs");
-    let ci = ex.interval(ex.index_of("program.makespan").expect("a makespan"), 0.99);
-    (ci.mean, ci.half_width)
 }
 
 /// `steps` x (a compute of law `law`, then a barrier of `algorithm`) on `ranks` ranks.
@@ -83,7 +71,7 @@ fn exact_and_inside(sc: &Scenario, expected: f64, replications: u32, seed: u64) 
         "{} against {expected}",
         p.value
     );
-    let (mean, half_width) = simulated(sc, replications, seed);
+    let (mean, half_width) = simulated_makespan(sc, replications, seed);
     assert!(
         (mean - expected).abs() <= half_width,
         "simulated {mean} +- {half_width} against the exact {expected}"
@@ -204,7 +192,7 @@ startup = 2e-6
         "{} vs {by_hand}",
         p.value
     );
-    let (mean, _) = simulated(&sc, 10, 1);
+    let (mean, _) = simulated_makespan(&sc, 10, 1);
     let error = (p.value - mean) / mean;
     assert!(error.abs() < 0.05, "{} against {mean}: {error}", p.value);
 }
@@ -228,7 +216,7 @@ fn neighbour_coupled_ranks_get_two_bounds_and_an_approximation_between_them() {
         .find(|b| b.metric == "program.makespan" && b.method == BOUNDS_METHOD)
         .expect("both bounds");
     assert!(b.lower < p.value && p.value < b.upper, "{b:?} {}", p.value);
-    let (mean, half_width) = simulated(&sc, 10, 11);
+    let (mean, half_width) = simulated_makespan(&sc, 10, 11);
     assert!(b.lower < mean - half_width && mean + half_width < b.upper);
 }
 

@@ -9,11 +9,10 @@ use parsim::analytic::cost::with_budget;
 use parsim::predict::program::evaluation::evaluate_with_graph;
 use parsim::predict::program::sampled::{self, METHOD, TARGET};
 use parsim::predict::program::stochastic::CLARK_METHOD;
-use parsim::replicate::{self, Options};
 use parsim::scenario::Scenario;
 use parsim::study::analyze_scenario;
 
-use super::util::scenario;
+use super::util::{scenario, simulated_makespan};
 
 /// The sampled estimate of `sc`'s makespan: (mean, 95% half-width).
 fn estimate(sc: &Scenario) -> (f64, f64) {
@@ -21,16 +20,6 @@ fn estimate(sc: &Scenario) -> (f64, f64) {
     let (_, graph) = evaluate_with_graph(prog).expect("an evaluation");
     let s = sampled::sampled(&graph.expect("a graph")).expect("sampled");
     (s.makespan.mean, s.makespan.half_width)
-}
-
-/// The simulated makespan's mean and 99% half-width.
-fn simulated(sc: &Scenario, replications: u32, seed: u64) -> (f64, f64) {
-    let mut opt = Options::from_scenario(sc);
-    opt.replications = replications;
-    opt.seed = seed;
-    let ex = replicate::run(sc, &opt, &|_| {}).expect("runs");
-    let ci = ex.interval(ex.index_of("program.makespan").expect("a makespan"), 0.99);
-    (ci.mean, ci.half_width)
 }
 
 #[test]
@@ -115,7 +104,7 @@ fn neighbour_coupled_ranks_sample_to_the_simulation_for_laws_clark_cannot_tell_a
         let (mean, half_width) = estimate(&sc);
         assert_eq!(p.value, mean, "analyze gives the sampler's estimate");
         // the two intervals at 99% (the sampler's 95% widened by 2.576 / 1.96)
-        let (sim, sim_half_width) = simulated(&sc, 60, seed);
+        let (sim, sim_half_width) = simulated_makespan(&sc, 60, seed);
         let tolerance = sim_half_width + half_width * 2.576 / 1.96;
         assert!(
             (mean - sim).abs() <= tolerance,

@@ -143,6 +143,18 @@ pub fn duplicate_shard(dir: &Path, k: usize, n: usize) {
     .unwrap();
 }
 
+/// The simulated `program.makespan` of `sc`: its mean and 99% half-width over `replications`
+/// replications from `seed`, on one thread.
+pub fn simulated_makespan(sc: &Scenario, replications: u32, seed: u64) -> (f64, f64) {
+    let mut opt = Options::from_scenario(sc);
+    opt.replications = replications;
+    opt.seed = seed;
+    opt.threads = 1;
+    let ex = replicate::run(sc, &opt, &|_| {}).expect("runs");
+    let ci = ex.interval(ex.index_of("program.makespan").expect("a makespan"), 0.99);
+    (ci.mean, ci.half_width)
+}
+
 /// True for a method of the program's own evaluations (contention-free mean-value, or the
 /// stochastic one's exact maxima, critical path or sampled critical path), not a model's
 /// formulas.

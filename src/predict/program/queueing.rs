@@ -84,45 +84,29 @@ pub fn predictions(prog: &Program, ev: &Evaluation, a: &mut Analysis) {
                 return;
             }
             let graph = graph.as_ref().map_err(String::as_str);
+            // a makespan by `method`, labelled with the waits' approximation and `notes`
+            let put = |a: &mut Analysis, value: f64, method: &str, notes: Vec<String>| {
+                let mut all = label.to_vec();
+                all.extend(notes);
+                let (method, _) = crate::predict::approximation(method, &all);
+                a.add(
+                    Subject::Program.metric(Figure::Makespan),
+                    value,
+                    &method,
+                    false,
+                );
+            };
             match graph.map_err(str::to_owned).and_then(stochastic::exact) {
-                Ok(x) => {
-                    let (method, _) = crate::predict::approximation(MAXIMA_METHOD, &label);
-                    a.add(
-                        Subject::Program.metric(Figure::Makespan),
-                        x.makespan.mean,
-                        &method,
-                        false,
-                    );
-                }
+                Ok(x) => put(a, x.makespan.mean, MAXIMA_METHOD, Vec::new()),
                 // Clark's maxima (from the first iterations of a long loop, with the same
                 // waits, where the whole graph is over their budget)
                 Err(_) => match stochastic::clark_makespan(prog, graph, Some(&waits)) {
-                    Ok(c) => {
-                        let mut all = label.to_vec();
-                        all.extend(c.notes);
-                        let (method, _) = crate::predict::approximation(STOCHASTIC_METHOD, &all);
-                        a.add(
-                            Subject::Program.metric(Figure::Makespan),
-                            c.makespan,
-                            &method,
-                            false,
-                        );
-                    }
+                    Ok(c) => put(a, c.makespan, STOCHASTIC_METHOD, c.notes),
                     Err(why) => a.refuse(STOCHASTIC_METHOD, why),
                 },
             }
             match super::sampled::sampled_makespan(prog, graph, Some(&waits)) {
-                Ok((s, notes)) => {
-                    let mut all = label.to_vec();
-                    all.extend(notes);
-                    let (method, _) = crate::predict::approximation(SAMPLED_METHOD, &all);
-                    a.add(
-                        Subject::Program.metric(Figure::Makespan),
-                        s.makespan.mean,
-                        &method,
-                        false,
-                    );
-                }
+                Ok((s, notes)) => put(a, s.makespan.mean, SAMPLED_METHOD, notes),
                 Err(why) => a.refuse(SAMPLED_METHOD, why),
             }
         }
