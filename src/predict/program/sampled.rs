@@ -294,14 +294,15 @@ pub fn extended(
         .map_err(|why| format!("its first {k} iterations: {why}"))?;
         let increments =
             |j: usize| -> Vec<f64> { run.maxima.iter().map(|m| increment(m, j)).collect() };
-        let last = ConfidenceInterval::from_values(&increments(n - 1), 0.95);
+        let lasts = increments(n - 1);
+        let last = ConfidenceInterval::from_values(&lasts, 0.95);
         let how = if run.aligned {
             format!(
                 "the ranks end each of them a constant apart in every sample, so every later iteration is an independent draw of the last one's increment per iteration, {:.6e} on average",
                 last.mean
             )
         } else {
-            let change: Vec<f64> = increments(n - 1)
+            let change: Vec<f64> = lasts
                 .iter()
                 .zip(increments(n - 2))
                 .map(|(a, b)| a - b)
@@ -365,7 +366,7 @@ pub(super) fn sampled_makespan(
     };
     let Some(l) = prog
         .outer_loop()
-        .filter(|l| l.times > FIRST && why.contains("budget"))
+        .filter(|l| l.times > FIRST && super::stochastic::for_cost(&why))
     else {
         return Err(why);
     };

@@ -889,7 +889,7 @@ pub(super) fn clark_makespan(
 
 /// Whether a method's refusal `why` is for its cost (a budget it would pass), which the
 /// extension from a loop's first iterations may avoid.
-fn for_cost(why: &str) -> bool {
+pub(super) fn for_cost(why: &str) -> bool {
     why.contains("budget")
 }
 
