@@ -175,3 +175,25 @@ latency = 1e-7
     assert_eq!(x.extended, None);
     same(&x, &evaluate(prog).expect("evaluates"));
 }
+
+/// The activities of a graph too large to record: counted to the end of the walk (and, when
+/// the walk is extended, estimated from its iterations) as the graph would have them, so a
+/// refusal says what a larger budget must allow.
+#[test]
+fn a_graph_too_large_to_record_counts_every_activity_walked_or_extended() {
+    use parsim::analytic::cost::with_budget;
+    // walked whole (the chain never settles), and extended (the halo settles at once)
+    for (text, extended) in [
+        (program(1024, "[1024]", 250, CHAIN, false), false),
+        (program(256, "[16, 16]", 200, HALO, false), true),
+    ] {
+        let sc = scenario(&text);
+        let prog = sc.program().unwrap();
+        let (x, graph) = evaluate_with_graph(prog).expect("evaluates");
+        assert!(graph.is_err(), "over the default budget");
+        assert_eq!(x.extended.is_some(), extended);
+        let (_, whole) = with_budget(1e3, || evaluate_with_graph(prog)).expect("evaluates");
+        let recorded = whole.expect("recorded at the raised budget").len();
+        assert_eq!(x.activities + 1, recorded, "with the graph's root");
+    }
+}

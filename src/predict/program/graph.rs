@@ -36,13 +36,24 @@ pub fn limit() -> usize {
 
 /// Why a graph of `activities` nodes was not recorded, and how to allow it.
 pub fn too_large(activities: usize) -> String {
+    over_limit(activities, "")
+}
+
+/// Why a graph of at least `activities` nodes (estimated before it is walked) is not
+/// recorded, and how to allow it.
+pub fn too_large_at_least(activities: usize) -> String {
+    over_limit(activities, "at least ")
+}
+
+/// [`too_large`]'s text, the count said `qualified` ("at least ").
+fn over_limit(activities: usize, qualified: &str) -> String {
     let how = if activities > MOST_NODES {
         format!("more than parsim records at any budget ({MOST_NODES}, about 2 GB)")
     } else {
         crate::analytic::cost::allowance(activities as f64, MAX_NODES as f64)
     };
     format!(
-        "the execution has {activities} activities, more than the {} the budget lets it record (about 50 bytes each); {how}",
+        "the execution has {qualified}{activities} activities, more than the {} the budget lets it record (about 50 bytes each); {how}",
         limit()
     )
 }

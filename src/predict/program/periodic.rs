@@ -65,6 +65,15 @@ pub fn outer_loop(prog: &Program) -> Option<OuterLoop> {
     prog.outer_loop().filter(|l| l.times > FIRST)
 }
 
+/// The activities of the program cut to loop `l`'s first `k` iterations when they are over
+/// `limit`, judged from `whole`, the whole program's (an estimate or a count): at least
+/// `whole k / times`, as the loop's iterations have as many activities each and what comes
+/// before and after it is in the cut too. `None` when that bound is within `limit`.
+pub fn cut_over(whole: usize, l: OuterLoop, k: i64, limit: usize) -> Option<usize> {
+    let least = (whole as u128 * k as u128 / l.times.max(1) as u128) as usize;
+    (least > limit).then_some(least)
+}
+
 /// Per iteration of loop `l` in `g`, the graph of the program cut to the loop's first `k`
 /// iterations: each rank's node when it ended the iteration; or why not (ranks that do not run
 /// every iteration).

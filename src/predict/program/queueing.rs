@@ -100,10 +100,12 @@ pub fn predictions(prog: &Program, ev: &Evaluation, a: &mut Analysis) {
                 Ok(x) => put(a, x.makespan.mean, MAXIMA_METHOD, Vec::new()),
                 // Clark's maxima (from the first iterations of a long loop, with the same
                 // waits, where the whole graph is over their budget)
-                Err(_) => match stochastic::clark_makespan(prog, graph, Some(&waits)) {
-                    Ok(c) => put(a, c.makespan, STOCHASTIC_METHOD, c.notes),
-                    Err(why) => a.refuse(STOCHASTIC_METHOD, why),
-                },
+                Err(_) => {
+                    match stochastic::clark_makespan(prog, graph, ev.activities, Some(&waits)) {
+                        Ok(c) => put(a, c.makespan, STOCHASTIC_METHOD, c.notes),
+                        Err(why) => a.refuse(STOCHASTIC_METHOD, why),
+                    }
+                }
             }
             match super::sampled::sampled_makespan(prog, graph, Some(&waits)) {
                 Ok((s, notes)) => put(a, s.makespan.mean, SAMPLED_METHOD, notes),
@@ -167,8 +169,22 @@ fn settle<'p>(
     };
     let at = |t: f64, record: bool| evaluate_with_waits(prog, waits_of(t)?, record);
     // g(t) = (the makespan the waits at t give) - t falls through zero once: regula falsi
-    // with the Illinois rule on a bracket [lo, hi], g(lo) > 0 > g(hi)
-    let g = |t: f64| -> Result<f64, String> { Ok(at(t, false)?.0.makespan - t) };
+    // with the Illinois rule on a bracket [lo, hi], g(lo) > 0 > g(hi); the evaluation at the
+    // last t is kept
+    let mut last = None;
+    let mut g = |t: f64| -> Result<f64, String> {
+        let (at_t, _) = at(t, false)?;
+        let gt = at_t.makespan - t;
+        last = Some(at_t);
+        Ok(gt)
+    };
+    // the evaluation at the point found (walked again for its activity graph, when the
+    // contention-free one had room for it: the waits' has as many activities)
+    let record = ev.activities <= super::graph::limit();
+    let found = |t: f64, last: Option<Evaluation>| match (record, last) {
+        (false, Some(last)) => Ok((last, Err(super::graph::too_large(ev.activities)))),
+        _ => at(t, true),
+    };
     // the contention-free makespan, when the links can carry the traffic in it, brackets the
     // point with what the waits at it give: g(T0) >= 0 (waits only add), and the makespan they
     // give at any later t is at most f(T0), so g(f(T0)) <= 0; otherwise start just above the
@@ -176,7 +192,7 @@ fn settle<'p>(
     let mut lo = ev.makespan.max(floor * (1.0 + 1e-6));
     let mut g_lo = g(lo)?;
     if g_lo <= 1e-7 * lo {
-        let (next, graph) = at(lo, true)?;
+        let (next, graph) = found(lo, last.take())?;
         let b = busiest(next.makespan);
         return Ok((next, graph, b, waits_of(lo)?));
     }
@@ -197,8 +213,7 @@ fn settle<'p>(
         };
         let gt = g(t)?;
         if gt.abs() <= 1e-7 * t || hi - lo <= 1e-9 * hi {
-            // once more with the activity graph, for the stochastic methods
-            let (next, graph) = at(t, true)?;
+            let (next, graph) = found(t, last.take())?;
             let b = busiest(next.makespan);
             return Ok((next, graph, b, waits_of(t)?));
         }

@@ -852,10 +852,12 @@ pub(super) struct ClarkMakespan {
     pub notes: Vec<String>,
 }
 
-/// See [`ClarkMakespan`]; `Err`: why neither applies.
+/// See [`ClarkMakespan`] (`whole`: the whole execution's activities, from which a first cut
+/// over the budget is refused before it is walked); `Err`: why neither applies.
 pub(super) fn clark_makespan(
     prog: &crate::program::Program,
     graph: Result<&Graph<'_>, &str>,
+    whole: usize,
     waits: Option<&FxHashMap<u64, f64>>,
 ) -> Result<ClarkMakespan, String> {
     let mut notes = vec![CLARK_NOTE.to_owned()];
@@ -872,6 +874,14 @@ pub(super) fn clark_makespan(
     let Some(l) = super::periodic::outer_loop(prog).filter(|_| for_cost(&why)) else {
         return Err(why);
     };
+    // (a first cut over the budget refused before it is walked)
+    let first = super::periodic::FIRST;
+    if let Some(least) = super::periodic::cut_over(whole, l, first, super::graph::limit()) {
+        return Err(format!(
+            "{why}; from the outermost loop's first iterations: its first {first} iterations: {}",
+            super::graph::too_large_at_least(least)
+        ));
+    }
     match super::periodic::extend(prog, l, waits) {
         Ok(x) => {
             notes.push(x.label());
@@ -969,7 +979,10 @@ pub fn predictions(
     };
     let clark_put =
         |a: &mut crate::predict::Analysis, graph: Result<&Graph<'_>, &str>| match clark_makespan(
-            prog, graph, None,
+            prog,
+            graph,
+            ev.activities,
+            None,
         ) {
             Ok(c) => put_all(
                 a,

@@ -25,9 +25,11 @@
 //! not with the loop's count.
 
 mod extension;
+mod lookup;
 
 use super::channels::ChannelLoads;
 use crate::topology::{NO_DETOUR, Routing};
+use lookup::{LinkSlots, Mailbox};
 use std::collections::VecDeque;
 
 use rustc_hash::FxHashMap;
@@ -125,6 +127,10 @@ pub struct Evaluation {
     /// clock grew alike each iteration, by what the last iterations added): the iterations
     /// walked and the loop's count.
     pub extended: Option<(i64, i64)>,
+    /// The activities of the execution's graph, when it was asked for (recorded or not:
+    /// counted as the walk goes, or estimated from the iterations walked when the walk was
+    /// extended); zero when it was not.
+    pub activities: usize,
 }
 
 /// One message's crossing of one link, on the evaluation's timeline.
@@ -389,7 +395,8 @@ fn walk(
         true => graph::too_large(activities),
         false => "not recorded".to_owned(),
     };
-    if let Some((ev, activities)) = extension::walk(prog, &service, record) {
+    if let Some((mut ev, activities)) = extension::walk(prog, &service, record) {
+        ev.activities = activities;
         return Ok((ev, Err(no_graph(activities))));
     }
     let mut w = Walker::serving(prog, service, record);
@@ -459,6 +466,8 @@ struct LinkAcc {
     delays: Option<Delays>,
     /// The histogram scale the simulator uses for it.
     scale: f64,
+    /// The mean wait before each crossing ([`LinkService::MeanWaits`]; zero otherwise).
+    wait: f64,
 }
 
 /// A message in a mailbox: its delivery time, whether it depends on chance, its delivery's
@@ -473,9 +482,9 @@ struct Walker<'p> {
     ready: VecDeque<u32>,
     /// Delivery times of messages not yet received (whether they depend on chance, and their
     /// delivery's graph node), by (destination, source, tag), in send order.
-    mailbox: FxHashMap<(u32, u32, u64), VecDeque<Posted>>,
+    mailbox: Mailbox<Posted>,
     phases: Phases<f64>,
-    slots: FxHashMap<u64, u32>,
+    slots: LinkSlots,
     links: Vec<LinkAcc>,
     disk_base: Vec<u32>,
     /// Per disk unit: its requests, and the one rank using it (`u32::MAX`: several).
@@ -576,9 +585,12 @@ impl<'p> Walker<'p> {
             ],
             ctl: Control::new(prog),
             ready: (0..prog.ranks).collect(),
-            mailbox: FxHashMap::default(),
+            mailbox: Mailbox::default(),
             phases: Phases::new(prog.ranks, prog.phases.len()),
-            slots: FxHashMap::default(),
+            slots: LinkSlots::new(
+                prog.interconnect.topology.link_count(),
+                u64::from(prog.nodes().max(prog.ranks)),
+            ),
             links: Vec::new(),
             disk_base,
             disk_uses: vec![(Vec::new(), u32::MAX - 1); units as usize],
@@ -788,7 +800,8 @@ impl<'p> Walker<'p> {
     ) -> (f64, f64, u32, u32) {
         let (from, sent) = (self.ranks[r as usize].node, self.ranks[r as usize].clock);
         let inject = sent + self.prog.interconnect.startup;
-        let mut route: Vec<u64> = Vec::new();
+        // (the route's links go straight into the graph's, from here)
+        let route_start = self.graph.as_ref().map_or(0, |g| g.links.len());
         let prog = self.prog;
         let net = &prog.interconnect;
         let dst = prog.node_of(to);
@@ -859,11 +872,11 @@ impl<'p> Walker<'p> {
                 Switching::StoreAndForward => per_byte + link_per_byte,
                 Switching::CutThrough => per_byte.max(link_per_byte),
             };
+            let slot = self.slot(hop.link);
             // (a wait before the link and a longer transmission on it, when the links'
             // service is estimated: [`evaluate_with_waits`], [`evaluate_served`])
-            let (hold, stretch) = self.service_at(hop.link, r, clock, (w, work as f64 * tick));
+            let (hold, stretch) = self.service_at(slot, r, clock, (w, work as f64 * tick));
             let enter = clock + hold;
-            let slot = self.slot(hop.link);
             let l = &mut self.links[slot as usize];
             l.messages += 1;
             l.busy += w;
@@ -883,8 +896,8 @@ impl<'p> Walker<'p> {
                 l.uses.push((enter, end));
             }
             self.uses += 1;
-            if self.graph.is_some() {
-                route.push(hop.link);
+            if let Some(g) = &mut self.graph {
+                g.links.push(hop.link);
             }
             latest = latest.max(end);
             clock = match net.switching {
@@ -930,7 +943,8 @@ impl<'p> Walker<'p> {
                 (_, Switching::CutThrough) => latest_ticks + hop_latency_ticks,
             }),
         }
-        let (injected, delivery) = if self.graph.is_none() {
+        // (counted as activities after the graph is given up, recorded as nodes before)
+        let (injected, delivery) = if !self.record {
             (graph::NONE, graph::NONE)
         } else if blocking {
             let d = self.duration(delivered - sent, after(sent));
@@ -941,24 +955,25 @@ impl<'p> Walker<'p> {
             (i, self.node(&[i], d, r, delivered))
         };
         if let Some(g) = &mut self.graph
-            && !route.is_empty()
+            && g.links.len() > route_start
         {
-            let first = g.links.len() as u32;
-            g.links.extend_from_slice(&route);
             g.messages.push(Message {
                 node: delivery,
                 bytes,
-                hops: first..g.links.len() as u32,
+                hops: route_start as u32..g.links.len() as u32,
             });
         }
         if tag >= TRAFFIC_TAG {
             return (inject, delivered, injected, delivery);
         }
-        self.mailbox.entry((to, r, tag)).or_default().push_back((
-            delivered,
-            self.ranks[r as usize].tainted.is_finite(),
-            delivery,
-        ));
+        self.mailbox.post(
+            (to, r, tag),
+            (
+                delivered,
+                self.ranks[r as usize].tainted.is_finite(),
+                delivery,
+            ),
+        );
         let d = &mut self.ranks[to as usize];
         if d.parts.is_some_and(|p| p.recv == Some((r, tag))) && !d.queued {
             d.queued = true;
@@ -994,13 +1009,14 @@ impl<'p> Walker<'p> {
         Ok(())
     }
 
-    /// The time the crossing of `link` by rank `r`'s message, its header there at `clock`,
+    /// The time the crossing of the link in `slot` by rank `r`'s message, its header there at
+    /// `clock`,
     /// `(alone, work)` its transmission (in time, in the simulator's whole ticks), spends
     /// beyond it: (held before it, added to the transmission). Records the crossing when the
     /// service is per crossing.
     fn service_at(
         &mut self,
-        link: u64,
+        slot: u32,
         r: u32,
         clock: f64,
         (alone, work): (f64, f64),
@@ -1009,11 +1025,11 @@ impl<'p> Walker<'p> {
         self.crossed += 1;
         match &self.service {
             LinkService::Free => (0.0, 0.0),
-            LinkService::MeanWaits(waits) => (waits.get(&link).copied().unwrap_or(0.0), 0.0),
+            LinkService::MeanWaits(_) => (self.links[slot as usize].wait, 0.0),
             LinkService::Served(extra) => {
                 let extra = extra.get(k).copied().unwrap_or(0.0);
                 self.crossings.push(Crossing {
-                    link,
+                    link: self.links[slot as usize].id,
                     sender: r,
                     enter: clock,
                     alone,
@@ -1028,7 +1044,7 @@ impl<'p> Walker<'p> {
     }
 
     fn slot(&mut self, link: u64) -> u32 {
-        if let Some(&s) = self.slots.get(&link) {
+        if let Some(s) = self.slots.get(link) {
             return s;
         }
         let prog = self.prog;
@@ -1045,6 +1061,10 @@ impl<'p> Walker<'p> {
             one_sender: true,
             delays: prog.report_each.then(Delays::default),
             scale: scale.max(prog.clock.tick()),
+            wait: match &self.service {
+                LinkService::MeanWaits(waits) => waits.get(&link).copied().unwrap_or(0.0),
+                _ => 0.0,
+            },
         });
         self.slots.insert(link, slot);
         slot
@@ -1053,12 +1073,7 @@ impl<'p> Walker<'p> {
     /// The delivery time of the next message to `r` from `src` with `tag` (whether it depends
     /// on chance, and its graph node), if it was sent.
     fn take(&mut self, r: u32, src: u32, tag: u64) -> Option<(f64, bool, u32)> {
-        let q = self.mailbox.get_mut(&(r, src, tag))?;
-        let d = q.pop_front();
-        if q.is_empty() {
-            self.mailbox.remove(&(r, src, tag));
-        }
-        d
+        self.mailbox.take((r, src, tag))
     }
 
     /// Ends the rank's current operation if its receive has come; false when it still waits.
@@ -1101,7 +1116,7 @@ impl<'p> Walker<'p> {
             graph::NONE => rk.node,
             done => done,
         };
-        let v = if received == graph::NONE {
+        let v = if parts.recv.is_none() || !self.record {
             from
         } else {
             if from != rk.node {
@@ -1555,6 +1570,7 @@ impl<'p> Walker<'p> {
             unshareable,
             crossings: std::mem::take(&mut self.crossings),
             extended: None,
+            activities: self.activities,
         };
         (ev, graph)
     }
