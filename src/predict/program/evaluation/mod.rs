@@ -1010,10 +1010,9 @@ impl<'p> Walker<'p> {
     }
 
     /// The time the crossing of the link in `slot` by rank `r`'s message, its header there at
-    /// `clock`,
-    /// `(alone, work)` its transmission (in time, in the simulator's whole ticks), spends
-    /// beyond it: (held before it, added to the transmission). Records the crossing when the
-    /// service is per crossing.
+    /// `clock`, `(alone, work)` its transmission (in time, in the simulator's whole ticks),
+    /// spends beyond it: (held before it, added to the transmission). Records the crossing when
+    /// the service is per crossing.
     fn service_at(
         &mut self,
         slot: u32,
