@@ -141,3 +141,21 @@ pub fn extend(
         l.times
     ))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cut_is_over_the_limit_by_its_share_of_the_whole_programs_activities() {
+        let l = OuterLoop {
+            start: 0,
+            next: 3,
+            times: 100,
+        };
+        // 3 of 100 iterations of 46,694,400 activities: at least 1,400,832
+        assert_eq!(cut_over(46_694_400, l, 3, 250_000), Some(1_400_832));
+        assert_eq!(cut_over(46_694_400, l, 3, 1_400_832), None);
+        assert_eq!(cut_over(0, l, 3, 0), None);
+    }
+}
