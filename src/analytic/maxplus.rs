@@ -91,7 +91,7 @@ pub struct StochasticMaxPlus {
     current: Vec<(u32, f64)>,
     merged: Vec<(u32, f64)>,
     /// Scratch space of [`truncate`].
-    magnitudes: Vec<f64>,
+    magnitudes: Vec<u64>,
 }
 
 impl StochasticMaxPlus {
@@ -318,7 +318,7 @@ pub(crate) fn truncate(
     form: &mut Vec<(u32, f64)>,
     id: u32,
     max_terms: usize,
-    magnitudes: &mut Vec<f64>,
+    magnitudes: &mut Vec<u64>,
 ) {
     if form.len() <= max_terms {
         return;
@@ -335,11 +335,22 @@ pub(crate) fn truncate(
     if keep == 0 {
         dropped = form.iter().map(|(_, a)| a * a).sum();
         form.clear();
+    } else if form.len() == keep + 1 {
+        // one term too many (a node that added its own to a capped form): the smallest
+        // magnitude goes, of equal ones the last in source order, as below
+        let bits = |a: f64| a.abs().to_bits();
+        let least = form.iter().map(|&(_, a)| bits(a)).min().unwrap_or_default();
+        if let Some(at) = form.iter().rposition(|&(_, a)| bits(a) == least) {
+            let (_, a) = form.remove(at);
+            dropped = a * a;
+        }
     } else if form.len() > keep {
-        // the keep-th largest magnitude, found without sorting the form
+        // the keep-th largest magnitude, found without sorting the form (by the bits of the
+        // magnitudes, which order non-negative floats as their values do)
         magnitudes.clear();
-        magnitudes.extend(form.iter().map(|(_, a)| a.abs()));
-        let (_, &mut cut, _) = magnitudes.select_nth_unstable_by(keep - 1, |x, y| y.total_cmp(x));
+        magnitudes.extend(form.iter().map(|(_, a)| a.abs().to_bits()));
+        let at = magnitudes.len() - keep;
+        let cut = f64::from_bits(*magnitudes.select_nth_unstable(at).1);
         let mut ties = keep - form.iter().filter(|(_, a)| a.abs() > cut).count();
         form.retain(|&(_, a)| {
             let m = a.abs();
@@ -380,7 +391,7 @@ pub(crate) fn dot(a: &[(u32, f64)], b: &[(u32, f64)]) -> f64 {
     sum
 }
 
-/// `out = x a + y b` over two forms sorted by source.
+/// `out = x a + y b` over two forms sorted by source (terms of coefficient zero left out).
 pub(crate) fn combine(
     a: &[(u32, f64)],
     x: f64,
@@ -388,37 +399,33 @@ pub(crate) fn combine(
     y: f64,
     out: &mut Vec<(u32, f64)>,
 ) {
-    out.clear();
+    // (a local vector: its length and capacity stay in registers through the merge)
+    let mut o = std::mem::take(out);
+    o.clear();
+    o.reserve(a.len() + b.len());
+    let mut put = |term: (u32, f64)| {
+        if term.1 != 0.0 {
+            o.push(term);
+        }
+    };
     let (mut i, mut j) = (0, 0);
-    while i < a.len() || j < b.len() {
-        let next = match (a.get(i), b.get(j)) {
-            (Some(&(s, u)), Some(&(t, _))) if s < t => {
-                i += 1;
-                (s, x * u)
-            }
-            (Some(&(s, _)), Some(&(t, v))) if t < s => {
-                j += 1;
-                (t, y * v)
-            }
-            (Some(&(s, u)), Some(&(_, v))) => {
-                i += 1;
-                j += 1;
-                (s, x * u + y * v)
-            }
-            (Some(&(s, u)), None) => {
-                i += 1;
-                (s, x * u)
-            }
-            (None, Some(&(t, v))) => {
-                j += 1;
-                (t, y * v)
-            }
-            (None, None) => break,
-        };
-        if next.1 != 0.0 {
-            out.push(next);
+    while i < a.len() && j < b.len() {
+        let ((s, u), (t, v)) = (a[i], b[j]);
+        if s < t {
+            put((s, x * u));
+            i += 1;
+        } else if t < s {
+            put((t, y * v));
+            j += 1;
+        } else {
+            put((s, x * u + y * v));
+            i += 1;
+            j += 1;
         }
     }
+    a[i..].iter().for_each(|&(s, u)| put((s, x * u)));
+    b[j..].iter().for_each(|&(t, v)| put((t, y * v)));
+    *out = o;
 }
 
 #[cfg(test)]
@@ -652,5 +659,38 @@ mod tests {
         assert_eq!(one.len(), 1);
         assert_eq!(one[0].0, 9);
         assert!((variance(&one) - variance(&form)).abs() < 1e-12);
+    }
+
+    #[test]
+    fn a_form_one_term_over_its_cap_drops_its_last_smallest_term_as_a_longer_one_would() {
+        // six shared terms (the smallest magnitude, 0.5, at sources 2 and 5) and the private
+        // term of source 9: a cap of 6 keeps five shared terms, dropping one
+        let form = vec![
+            (1, 1.0),
+            (2, -0.5),
+            (3, 2.0),
+            (4, 0.75),
+            (5, 0.5),
+            (7, 1.5),
+            (9, 0.25),
+        ];
+        let mut capped = form.clone();
+        truncate(&mut capped, 9, 6, &mut Vec::new());
+        // of the two at 0.5, the later source (5) goes: its variance joins the private term
+        let own = (0.25_f64 * 0.25 + 0.5 * 0.5).sqrt();
+        assert_eq!(
+            capped,
+            vec![(1, 1.0), (2, -0.5), (3, 2.0), (4, 0.75), (7, 1.5), (9, own)]
+        );
+        // the choice the selection of a form two over its cap makes: of three at 0.5, the
+        // lowest source (2) stays
+        let mut longer = form.clone();
+        longer.insert(6, (8, 0.5));
+        truncate(&mut longer, 9, 6, &mut Vec::new());
+        let own = (0.25_f64 * 0.25 + 0.5 * 0.5 + 0.5 * 0.5).sqrt();
+        assert_eq!(
+            longer,
+            vec![(1, 1.0), (2, -0.5), (3, 2.0), (4, 0.75), (7, 1.5), (9, own)]
+        );
     }
 }

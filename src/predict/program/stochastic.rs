@@ -693,40 +693,73 @@ pub(super) fn clark_marked(
     let (mut work, mut window) = (0_u64, 0_u64);
     let budget = scaled(CLARK_WORK as f64);
     let mut magnitudes = Vec::new();
+    // the terms of forms no longer live, for the next ones (no allocation per maximum)
+    let mut spare: Vec<Vec<(u32, f64)>> = Vec::new();
+    const LOST: &str = "an activity's predecessor was lost";
     for v in 0..g.len() as u32 {
         let preds = g.preds(v);
-        let mut acc = Canonical {
-            mean: 0.0,
-            variance: 0.0,
-            terms: Vec::new(),
-        };
-        for (k, &p) in preds.iter().enumerate() {
+        // the maximum of the predecessors' forms, taken from them where they are live (the
+        // first one's copied only when it is the only one)
+        let mut acc: Option<Canonical> = None;
+        let mut first: Option<usize> = None;
+        for &p in preds {
             let pi = p as usize;
             remaining[pi] -= 1;
-            let other = if remaining[pi] == 0 {
-                forms[pi].take()
-            } else {
-                forms[pi].clone()
-            }
-            .ok_or("an activity's predecessor was lost")?;
-            if k == 0 {
-                acc = other;
-                continue;
-            }
-            let mut terms = Vec::with_capacity(acc.terms.len() + other.terms.len());
+            let other = forms[pi].as_ref().ok_or(LOST)?;
+            let base = match (&acc, first) {
+                (Some(a), _) => a,
+                (None, Some(f)) => forms[f].as_ref().ok_or(LOST)?,
+                (None, None) => {
+                    first = Some(pi);
+                    continue;
+                }
+            };
+            let mut terms = spare.pop().unwrap_or_default();
             let m = clark_max_form(
-                (acc.mean, acc.variance, &acc.terms),
+                (base.mean, base.variance, &base.terms),
                 (other.mean, other.variance, &other.terms),
                 &mut terms,
             )
             .map_err(clark_failed)?;
             settle(&mut terms, v, m.variance);
-            acc = Canonical {
+            let max = Canonical {
                 mean: m.mean,
                 variance: m.variance,
                 terms,
             };
+            spare.extend(acc.replace(max).map(|old| old.terms));
+            for q in [first.take(), Some(pi)].into_iter().flatten() {
+                if remaining[q] == 0 {
+                    spare.extend(forms[q].take().map(|f| f.terms));
+                }
+            }
         }
+        let mut acc = match (acc, first) {
+            (Some(acc), _) => acc,
+            (None, Some(f)) if remaining[f] == 0 => forms[f].take().ok_or(LOST)?,
+            (None, Some(f)) => {
+                let form = forms[f].as_ref().ok_or(LOST)?;
+                let mut terms = spare.pop().unwrap_or_default();
+                terms.clear();
+                terms.extend_from_slice(&form.terms);
+                Canonical {
+                    mean: form.mean,
+                    variance: form.variance,
+                    terms,
+                }
+            }
+            (None, None) => Canonical {
+                mean: 0.0,
+                variance: 0.0,
+                terms: spare
+                    .pop()
+                    .map(|mut t| {
+                        t.clear();
+                        t
+                    })
+                    .unwrap_or_default(),
+            },
+        };
         let variance = g.variance(v);
         if !variance.is_finite() {
             return Err("a duration has an infinite variance".to_owned());
@@ -775,6 +808,8 @@ pub(super) fn clark_marked(
         }
         if remaining[v as usize] > 0 {
             forms[v as usize] = Some(acc);
+        } else {
+            spare.push(acc.terms);
         }
     }
     let mut finish = Vec::with_capacity(finals.len());
