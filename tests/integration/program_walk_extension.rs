@@ -2,7 +2,10 @@
 //! rank's clock grows alike each iteration, against the walk of every iteration: the same
 //! times, counts, delays and link loads, up to the rounding of sums.
 
-use parsim::predict::program::evaluation::{Evaluation, evaluate, evaluate_with_graph};
+use parsim::predict::program::evaluation::{
+    Evaluation, evaluate, evaluate_with_graph, evaluate_with_waits,
+};
+use rustc_hash::FxHashMap;
 
 use super::util::scenario;
 
@@ -196,4 +199,36 @@ fn a_graph_too_large_to_record_counts_every_activity_walked_or_extended() {
         let recorded = whole.expect("recorded at the raised budget").len();
         assert_eq!(x.activities + 1, recorded, "with the graph's root");
     }
+}
+
+/// A walk whose first iteration is unlike the later ones (the ranks enter it apart, after the
+/// setup phase's compute on every third rank, and the later ones as the allreduce leaves
+/// them) is extended from its second iteration, contention-free or with a wait before every
+/// link, and is still the walk of every iteration.
+#[test]
+fn a_walk_periodic_after_its_first_iteration_is_extended_from_the_second() {
+    use parsim::analytic::cost::with_budget;
+    let sc = scenario(&program(256, "[16, 16]", 200, HALO, false));
+    let prog = sc.program().unwrap();
+    let (free, _) = evaluate_with_graph(prog).expect("evaluates");
+    assert_eq!(
+        free.extended,
+        Some((3, 200)),
+        "periodic from the second iteration"
+    );
+    same(&free, &evaluate(prog).expect("evaluates"));
+    let waits: FxHashMap<u64, f64> = free.links.iter().map(|l| (l.id, 5e-6)).collect();
+    let (x, _) = evaluate_with_waits(prog, waits.clone(), false).expect("evaluates");
+    assert_eq!(
+        x.extended,
+        Some((3, 200)),
+        "periodic from the second iteration"
+    );
+    assert!(x.makespan > free.makespan, "the waits lengthen it");
+    // the walk of every iteration: the one that records the graph, at a budget that holds it
+    let (w, graph) =
+        with_budget(1e3, || evaluate_with_waits(prog, waits, true)).expect("evaluates");
+    assert!(graph.is_ok(), "recorded at the raised budget");
+    assert_eq!(w.extended, None);
+    same(&x, &w);
 }

@@ -4,13 +4,15 @@
 //! Once every rank's clock grows by the same increment over an iteration, and again over the
 //! next ones, the walk is periodic: each later iteration adds the same times, counts and
 //! delays as the last. So a walk of more than [`LONG_WALK`] operations is taken over the loop's
-//! first `k` and `2k` iterations (`k` = 1, 2, 4, ... while `2k` is at most half the count), and
-//! when every rank's increment is the same over iterations `k` to `2k` (to [`PERIODIC`] of its
-//! clock), every sum and count of the longer walk is extended by what the last `k` iterations
-//! added, once per `k` left out. Otherwise the whole loop is walked.
+//! first iterations, cut to `from` and `to` iterations for the pairs of [`plan`]: (1, 2); (2, 3),
+//! for a first iteration unlike the rest (the ranks enter it apart, or as the program's start
+//! leaves them); then (k, 2k) for k = 2, 4, ... while `2k` is at most half the count. When every
+//! rank's increment is the same over iterations `from` to `to` (to [`PERIODIC`] of its clock),
+//! every sum and count of the longer walk is extended by what its last `to - from` iterations
+//! added, once per `to - from` left out. Otherwise the whole loop is walked.
 //!
 //! The extension is the walk of every iteration, up to the rounding of the sums; the timelines
-//! checked for sharing are the `2k` iterations', the same in each later period. Walks whose
+//! checked for sharing are the first `to` iterations', the same in each later period. Walks whose
 //! iterations differ by draws (messages to random ranks, routes not minimal) and those whose
 //! crossings are served one by one ([`LinkService::Served`]) are walked whole, and so is a walk
 //! asked for its activity graph when the whole graph fits ([`graph::limit`]).
@@ -50,46 +52,69 @@ pub(super) fn walk(
     {
         return None;
     }
-    // the loop cut to 1, 2, 4, ... iterations, up to half its count
-    let cuts: Vec<Program> = std::iter::successors(Some(1), |k| Some(k * 2))
-        .take_while(|k| 2 * k <= l.times)
-        .map(|k| prog.cut(l, k))
-        .collect();
-    // a cut that fails (a deadlock the whole program would not reach) leaves the whole walk
-    let Ok(mut short) = walk_cut(&cuts[0], l, service, record) else {
-        return None;
-    };
+    // the loop cut to each number of iterations a pair compares, walked once each when first
+    // compared (a cut that fails, a deadlock the whole program would not reach, leaves the
+    // whole walk)
+    let pairs = plan(l.times);
+    let mut sizes: Vec<i64> = pairs.iter().flat_map(|&(from, to)| [from, to]).collect();
+    sizes.sort_unstable();
+    sizes.dedup();
+    let cuts: Vec<Program> = sizes.iter().map(|&n| prog.cut(l, n)).collect();
+    let at = |n: i64| sizes.binary_search(&n).expect("a size of the plan");
+    let mut walks: Vec<Option<Walker<'_>>> = Vec::new();
+    walks.push(Some(walk_cut(&cuts[0], l, service, record).ok()?));
     // a short walk, or ranks that skip the loop (a guard around it): no period to find
-    let skipped = short
+    let first = walks[0].as_ref()?;
+    let skipped = first
         .trips
         .as_ref()
         .is_some_and(|t| t.clocks.iter().any(|c| c.len() != 2));
-    if short.ops.saturating_mul(l.times as u64) <= LONG_WALK || skipped {
+    if first.ops.saturating_mul(l.times as u64) <= LONG_WALK || skipped {
         return None;
     }
-    for (i, cut) in cuts.iter().enumerate().skip(1) {
-        let k = 1_i64 << (i - 1);
-        let Ok(mut long) = walk_cut(cut, l, service, record) else {
+    for (from, to) in pairs {
+        let (i, j) = (at(from), at(to));
+        while walks.len() <= j {
+            let cut = &cuts[walks.len()];
+            walks.push(Some(walk_cut(cut, l, service, record).ok()?));
+        }
+        // (the walks no later pair compares are dropped)
+        walks.iter_mut().take(i).for_each(|w| *w = None);
+        let (Some(short), Some(long)) = (&walks[i], &walks[j]) else {
             return None;
         };
-        let left = (l.times - 2 * k) as u64;
+        let k = to - from;
+        let left = (l.times - to) as u64;
         let period = long.activities.saturating_sub(short.activities) as u64;
         let activities = long.activities as u64 + period * left / k as u64;
         if record && activities <= graph::limit() as u64 {
             return None;
         }
-        if periodic(long.trips.as_ref(), k as usize) {
-            if !extend(&mut long, &short, left, k as u64) {
+        if periodic(long.trips.as_ref(), from as usize, to as usize) {
+            let mut long = walks[j].take()?;
+            if !extend(&mut long, walks[i].as_ref()?, left, k as u64) {
                 return None;
             }
             long.prog = prog;
             let (mut ev, _) = long.finish();
-            ev.extended = Some((2 * k, l.times));
+            ev.extended = Some((to, l.times));
             return Some((ev, activities as usize));
         }
-        short = long;
     }
     None
+}
+
+/// The pairs of cuts `(from, to)` compared, in order, for a loop of `times` iterations: the
+/// walk over `to` iterations taken as periodic from iteration `from` with period `to - from`.
+/// The first iteration alone (1, 2); from the second, after an iteration of transient (2, 3);
+/// then periods of 2, 4, ... iterations (k, 2k): at most half the loop is walked.
+fn plan(times: i64) -> Vec<(i64, i64)> {
+    let doubling = std::iter::successors(Some(2), |k| Some(k * 2)).map(|k| (k, 2 * k));
+    [(1, 2), (2, 3)]
+        .into_iter()
+        .chain(doubling)
+        .take_while(|&(_, to)| 2 * to <= times)
+        .collect()
 }
 
 /// Walks `cut` (a program cut over loop `l`) with `service`, keeping each rank's clocks at the
@@ -109,19 +134,19 @@ fn walk_cut<'p>(
     Ok(w)
 }
 
-/// True when every rank ran the loop's `2k` iterations and its clock grew by the same
-/// increment, every rank's the same, over each of iterations `k` to `2k`.
-fn periodic(trips: Option<&Trips>, k: usize) -> bool {
+/// True when every rank ran the loop's first `to` iterations and its clock grew by the same
+/// increment, every rank's the same, over each of iterations `from` to `to`.
+fn periodic(trips: Option<&Trips>, from: usize, to: usize) -> bool {
     let Some(t) = trips else { return false };
-    let Some(lambda) = t.clocks[0].get(2 * k).zip(t.clocks[0].get(2 * k - 1)) else {
+    let Some(lambda) = t.clocks[0].get(to).zip(t.clocks[0].get(to - 1)) else {
         return false;
     };
     let lambda = lambda.0 - lambda.1;
     t.clocks.iter().all(|c| {
-        c.len() == 2 * k + 1
-            && (k..=2 * k).all(|j| {
+        c.len() == to + 1
+            && (from..=to).all(|j| {
                 let step = c[j] - c[j - 1];
-                (step - lambda).abs() <= PERIODIC * c[2 * k].abs().max(f64::MIN_POSITIVE)
+                (step - lambda).abs() <= PERIODIC * c[to].abs().max(f64::MIN_POSITIVE)
             })
     })
 }
