@@ -695,6 +695,11 @@ pub(super) fn clark_marked(
     let mut magnitudes = Vec::new();
     // the terms of forms no longer live, for the next ones (no allocation per maximum)
     let mut spare: Vec<Vec<(u32, f64)>> = Vec::new();
+    let empty = |spare: &mut Vec<Vec<(u32, f64)>>| {
+        let mut terms = spare.pop().unwrap_or_default();
+        terms.clear();
+        terms
+    };
     const LOST: &str = "an activity's predecessor was lost";
     for v in 0..g.len() as u32 {
         let preds = g.preds(v);
@@ -714,7 +719,7 @@ pub(super) fn clark_marked(
                     continue;
                 }
             };
-            let mut terms = spare.pop().unwrap_or_default();
+            let mut terms = empty(&mut spare);
             let m = clark_max_form(
                 (base.mean, base.variance, &base.terms),
                 (other.mean, other.variance, &other.terms),
@@ -739,8 +744,7 @@ pub(super) fn clark_marked(
             (None, Some(f)) if remaining[f] == 0 => forms[f].take().ok_or(LOST)?,
             (None, Some(f)) => {
                 let form = forms[f].as_ref().ok_or(LOST)?;
-                let mut terms = spare.pop().unwrap_or_default();
-                terms.clear();
+                let mut terms = empty(&mut spare);
                 terms.extend_from_slice(&form.terms);
                 Canonical {
                     mean: form.mean,
@@ -751,13 +755,7 @@ pub(super) fn clark_marked(
             (None, None) => Canonical {
                 mean: 0.0,
                 variance: 0.0,
-                terms: spare
-                    .pop()
-                    .map(|mut t| {
-                        t.clear();
-                        t
-                    })
-                    .unwrap_or_default(),
+                terms: empty(&mut spare),
             },
         };
         let variance = g.variance(v);
