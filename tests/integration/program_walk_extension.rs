@@ -3,7 +3,8 @@
 //! times, counts, delays and link loads, up to the rounding of sums.
 
 use parsim::predict::program::evaluation::{
-    Evaluation, evaluate, evaluate_with_graph, evaluate_with_waits,
+    Evaluation, activity_graph, evaluate, evaluate_with_graph, evaluate_with_waits,
+    evaluate_with_waits_from,
 };
 use rustc_hash::FxHashMap;
 
@@ -227,8 +228,37 @@ fn a_walk_periodic_after_its_first_iteration_is_extended_from_the_second() {
     assert!(x.makespan > free.makespan, "the waits lengthen it");
     // the walk of every iteration: the one that records the graph, at a budget that holds it
     let (w, graph) =
-        with_budget(1e3, || evaluate_with_waits(prog, waits, true)).expect("evaluates");
-    assert!(graph.is_ok(), "recorded at the raised budget");
+        with_budget(1e3, || evaluate_with_waits(prog, waits.clone(), true)).expect("evaluates");
+    let graph = graph.expect("recorded at the raised budget");
     assert_eq!(w.extended, None);
     same(&x, &w);
+    // the graph alone, without the evaluation's sharing check: the same graph
+    let alone = with_budget(1e3, || activity_graph(prog, Some(&waits)))
+        .expect("evaluates")
+        .expect("recorded at the raised budget");
+    assert_eq!((alone.len(), alone.edges()), (graph.len(), graph.edges()));
+    assert_eq!(alone.time, graph.time);
+}
+
+/// The queueing fixed point's later steps start their walk at the pair of cuts the step before
+/// was extended from, both walked side by side: the same evaluation as the whole plan's, and,
+/// when that pair is not periodic, the later pairs still tried.
+#[test]
+fn a_walk_started_at_a_like_walks_pair_is_the_same_walk() {
+    let sc = scenario(&program(256, "[16, 16]", 200, HALO, false));
+    let prog = sc.program().unwrap();
+    let (free, _) = evaluate_with_graph(prog).expect("evaluates");
+    let waits: FxHashMap<u64, f64> = free.links.iter().map(|l| (l.id, 5e-6)).collect();
+    let (x, _) = evaluate_with_waits(prog, waits.clone(), false).expect("evaluates");
+    assert_eq!(x.extended, Some((3, 200)));
+    for like in [3, 2] {
+        let y = evaluate_with_waits_from(prog, waits.clone(), like).expect("evaluates");
+        assert_eq!(
+            y.extended,
+            Some((3, 200)),
+            "started at the pair ending at {like}"
+        );
+        assert_eq!(y.makespan.to_bits(), x.makespan.to_bits());
+        same(&y, &x);
+    }
 }

@@ -110,10 +110,7 @@ pub fn extend(
     let mut drift = f64::NAN;
     while k < l.times {
         let cut = prog.cut(l, k);
-        let (_, graph) = match waits {
-            None => evaluation::evaluate_with_graph(&cut)?,
-            Some(w) => evaluation::evaluate_with_waits(&cut, w.clone(), true)?,
-        };
+        let graph = evaluation::activity_graph(&cut, waits)?;
         let g = graph.map_err(|why| format!("its first {k} iterations: {why}"))?;
         let marks = iteration_ends(&g, l, k)?;
         let (x, maxima) = clark_marked(&g, &[], &marks)

@@ -24,7 +24,7 @@
 
 use rustc_hash::FxHashMap;
 
-use super::evaluation::{Evaluation, evaluate_with_waits};
+use super::evaluation::{Evaluation, evaluate_with_waits, evaluate_with_waits_from};
 use super::stochastic;
 use crate::metrics::name::{Figure, Subject};
 use crate::predict::Analysis;
@@ -172,8 +172,14 @@ fn settle<'p>(
     // with the Illinois rule on a bracket [lo, hi], g(lo) > 0 > g(hi); the evaluation at the
     // last t is kept
     let mut last = None;
+    // (each step after the first walks as the one before was extended, when it was)
+    let mut like = None;
     let mut g = |t: f64| -> Result<f64, String> {
-        let (at_t, _) = at(t, false)?;
+        let at_t = match like {
+            Some(cut) => evaluate_with_waits_from(prog, waits_of(t)?, cut)?,
+            None => at(t, false)?.0,
+        };
+        like = at_t.extended.map(|(cut, _)| cut);
         let gt = at_t.makespan - t;
         last = Some(at_t);
         Ok(gt)

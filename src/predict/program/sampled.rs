@@ -279,10 +279,7 @@ pub fn extended(
     let mut shown = f64::NAN;
     while k < l.times {
         let cut = prog.cut(l, k);
-        let (_, graph) = with_budget(raised, || match waits {
-            None => evaluation::evaluate_with_graph(&cut),
-            Some(w) => evaluation::evaluate_with_waits(&cut, w.clone(), true),
-        })?;
+        let graph = with_budget(raised, || evaluation::activity_graph(&cut, waits))?;
         let g = graph.map_err(|why| format!("its first {k} iterations: {why}"))?;
         let marks = super::periodic::iteration_ends(&g, l, k)?;
         let left = (l.times - k) as f64;

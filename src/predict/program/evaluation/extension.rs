@@ -12,7 +12,12 @@
 //! added, once per `to - from` left out. Otherwise the whole loop is walked.
 //!
 //! The extension is the walk of every iteration, up to the rounding of the sums; the timelines
-//! checked for sharing are the first `to` iterations', the same in each later period. Walks whose
+//! checked for sharing are the first `to` iterations', the same in each later period, so the
+//! cuts count their activities without recording them, and keep their resource uses only when
+//! they are some pair's `to`. A walk like one already extended (the M/G/1 waits' fixed point
+//! walks the program once per makespan it tries, each time with slightly other waits) may start
+//! at the pair that ended that walk, its two cuts walked side by side, where a walk unlike the
+//! hint simply goes on with the pairs after it. Walks whose
 //! iterations differ by draws (messages to random ranks, routes not minimal) and those whose
 //! crossings are served one by one ([`LinkService::Served`]) are walked whole, and so is a walk
 //! asked for its activity graph when the whole graph fits ([`graph::limit`]).
@@ -20,7 +25,7 @@
 use rustc_hash::FxHashMap;
 
 use super::super::delays::grown;
-use super::{Evaluation, LinkAcc, LinkService, Trips, Walker, graph, walked_routes};
+use super::{Evaluation, Keep, LinkAcc, LinkService, Trips, Walker, graph, walked_routes};
 use crate::program::Program;
 use crate::program::repetition::OuterLoop;
 
@@ -36,14 +41,20 @@ pub const LONG_WALK: u64 = 1_000_000;
 pub const PERIODIC: f64 = 1e-9;
 
 /// The evaluation of `prog` extended over its outermost loop from its first iterations (see the
-/// module documentation), with the activities the whole walk would have recorded when
-/// `record`; `None` when the whole loop is to be walked (the walk does not settle, or a cut of
-/// the program fails: the whole walk then says why, if it fails too).
+/// module documentation), with the activities the whole walk would have recorded when `keep`
+/// asks for the graph; `None` when the whole loop is to be walked (the walk does not settle,
+/// or a cut of the program fails: the whole walk then says why, if it fails too). The cuts'
+/// activities are counted, never recorded (an extended walk has no graph), and their resource
+/// uses kept, where `keep` asks for them, only in the cuts that may be the walk extended.
+/// Given `like`, the cut a like walk was extended from, the plan starts at the pair that ends
+/// there, its two cuts walked side by side.
 pub(super) fn walk(
     prog: &Program,
     service: &LinkService,
-    record: bool,
+    keep: Keep,
+    like: Option<i64>,
 ) -> Option<(Evaluation, usize)> {
+    let record = keep.graph();
     let l = prog.outer_loop()?;
     if matches!(service, LinkService::Served(_))
         || prog.has_traffic()
@@ -55,28 +66,39 @@ pub(super) fn walk(
     // the loop cut to each number of iterations a pair compares, walked once each when first
     // compared (a cut that fails, a deadlock the whole program would not reach, leaves the
     // whole walk)
-    let pairs = plan(l.times);
+    let mut pairs = plan(l.times);
+    let hinted = like.and_then(|cut| pairs.iter().position(|&(_, to)| to == cut));
+    pairs.drain(..hinted.unwrap_or(0));
     let mut sizes: Vec<i64> = pairs.iter().flat_map(|&(from, to)| [from, to]).collect();
     sizes.sort_unstable();
     sizes.dedup();
     let cuts: Vec<Program> = sizes.iter().map(|&n| prog.cut(l, n)).collect();
     let at = |n: i64| sizes.binary_search(&n).expect("a size of the plan");
+    // (the uses of a cut that is no pair's longer walk are never checked)
+    let walk_size = |i: usize| {
+        let uses = keep.uses() && pairs.iter().any(|&(_, to)| to == sizes[i]);
+        walk_cut(&cuts[i], l, service, record, uses)
+    };
     let mut walks: Vec<Option<Walker<'_>>> = Vec::new();
-    walks.push(Some(walk_cut(&cuts[0], l, service, record).ok()?));
+    if hinted.is_some() {
+        let (from, to) = rayon::join(|| walk_size(0), || walk_size(1));
+        walks.extend([Some(from.ok()?), Some(to.ok()?)]);
+    } else {
+        walks.push(Some(walk_size(0).ok()?));
+    }
     // a short walk, or ranks that skip the loop (a guard around it): no period to find
     let first = walks[0].as_ref()?;
     let skipped = first
         .trips
         .as_ref()
-        .is_some_and(|t| t.clocks.iter().any(|c| c.len() != 2));
+        .is_some_and(|t| t.clocks.iter().any(|c| c.len() != sizes[0] as usize + 1));
     if first.ops.saturating_mul(l.times as u64) <= LONG_WALK || skipped {
         return None;
     }
-    for (from, to) in pairs {
+    for &(from, to) in &pairs {
         let (i, j) = (at(from), at(to));
         while walks.len() <= j {
-            let cut = &cuts[walks.len()];
-            walks.push(Some(walk_cut(cut, l, service, record).ok()?));
+            walks.push(Some(walk_size(walks.len()).ok()?));
         }
         // (the walks no later pair compares are dropped)
         walks.iter_mut().take(i).for_each(|w| *w = None);
@@ -118,14 +140,18 @@ fn plan(times: i64) -> Vec<(i64, i64)> {
 }
 
 /// Walks `cut` (a program cut over loop `l`) with `service`, keeping each rank's clocks at the
-/// loop's trips.
+/// loop's trips, counting its activities when `count`, and keeping its resource uses for the
+/// sharing check when `uses`.
 fn walk_cut<'p>(
     cut: &'p Program,
     l: OuterLoop,
     service: &LinkService,
-    record: bool,
+    count: bool,
+    uses: bool,
 ) -> Result<Walker<'p>, String> {
-    let mut w = Walker::serving(cut, service.clone(), record);
+    let mut w = Walker::serving(cut, service.clone(), count);
+    w.graph = None;
+    w.keep_uses = uses;
     w.trips = Some(Trips {
         outer: l,
         clocks: vec![Vec::new(); cut.ranks as usize],

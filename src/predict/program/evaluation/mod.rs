@@ -279,7 +279,19 @@ pub fn evaluate(prog: &Program) -> Result<Evaluation, String> {
 pub fn evaluate_with_graph(
     prog: &Program,
 ) -> Result<(Evaluation, Result<Graph<'_>, String>), String> {
-    walk(prog, LinkService::Free, true)
+    walk(prog, LinkService::Free, Keep::GraphAndUses, None)
+}
+
+/// The activity graph of `prog`'s mean-value walk, contention-free or with a mean wait before
+/// every crossing of the links in `waits` ([`evaluate_with_waits`]), for a caller that needs
+/// the graph alone (the evaluation's sharing check is not made, nor its resource uses kept).
+/// The outer `Err` says why the walk fails, the inner one why there is no graph.
+pub fn activity_graph<'p>(
+    prog: &'p Program,
+    waits: Option<&FxHashMap<u64, f64>>,
+) -> Result<Result<Graph<'p>, String>, String> {
+    let service = waits.map_or(LinkService::Free, |w| LinkService::MeanWaits(w.clone()));
+    walk(prog, service, Keep::Graph, None).map(|(_, graph)| graph)
 }
 
 /// [`evaluate_with_graph`] (the graph only if `record`) with a mean wait before every crossing
@@ -290,7 +302,24 @@ pub fn evaluate_with_waits(
     waits: FxHashMap<u64, f64>,
     record: bool,
 ) -> Result<(Evaluation, Result<Graph<'_>, String>), String> {
-    walk(prog, LinkService::MeanWaits(waits), record)
+    walk(
+        prog,
+        LinkService::MeanWaits(waits),
+        Keep::graph_if(record),
+        None,
+    )
+}
+
+/// [`evaluate_with_waits`] without the graph, for a program whose walk with other waits was
+/// extended from its outermost loop's first `cut` iterations ([`Evaluation::extended`]): the
+/// extension starts at the pair of cuts that ends at `cut`, both walked side by side (the later
+/// steps of the M/G/1 waits' fixed point, whose walks settle alike).
+pub fn evaluate_with_waits_from(
+    prog: &Program,
+    waits: FxHashMap<u64, f64>,
+    cut: i64,
+) -> Result<Evaluation, String> {
+    walk(prog, LinkService::MeanWaits(waits), Keep::Sums, Some(cut)).map(|(ev, _)| ev)
 }
 
 /// [`evaluate_with_graph`] (the graph only if `record`) with each crossing's time beyond its
@@ -302,7 +331,12 @@ pub fn evaluate_served(
     extra: Vec<f64>,
     record: bool,
 ) -> Result<(Evaluation, Result<Graph<'_>, String>), String> {
-    walk(prog, LinkService::Served(extra), record)
+    walk(
+        prog,
+        LinkService::Served(extra),
+        Keep::graph_if(record),
+        None,
+    )
 }
 
 /// The time the evaluation adds on links beyond their transmissions.
@@ -386,20 +420,58 @@ pub fn channel_loads_and_traffic(prog: &Program) -> Result<(ChannelLoads, Traffi
     Ok((loads, traffic))
 }
 
+/// What a walk keeps beside the evaluation's sums and counts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Keep {
+    /// Nothing more (the iterations of [`super::queueing`] and [`super::rounds`]).
+    Sums,
+    /// The activity graph, and the resource uses for the sharing check.
+    GraphAndUses,
+    /// The activity graph alone, for a caller that drops the evaluation.
+    Graph,
+}
+
+impl Keep {
+    /// [`Keep::GraphAndUses`] when `record`, else [`Keep::Sums`].
+    fn graph_if(record: bool) -> Keep {
+        if record {
+            Keep::GraphAndUses
+        } else {
+            Keep::Sums
+        }
+    }
+
+    /// Whether the activity graph is recorded (and its activities counted).
+    fn graph(self) -> bool {
+        self != Keep::Sums
+    }
+
+    /// Whether the resource uses are kept for the sharing check.
+    fn uses(self) -> bool {
+        self == Keep::GraphAndUses
+    }
+}
+
+/// The walk of `prog` with `service`, keeping what `keep` says, extended from its loop's first
+/// iterations where it can be ([`extension::walk`], from the pair ending at cut `like` if
+/// given).
 fn walk(
     prog: &Program,
     service: LinkService,
-    record: bool,
+    keep: Keep,
+    like: Option<i64>,
 ) -> Result<(Evaluation, Result<Graph<'_>, String>), String> {
+    let record = keep.graph();
     let no_graph = |activities: usize| match record {
         true => graph::too_large(activities),
         false => "not recorded".to_owned(),
     };
-    if let Some((mut ev, activities)) = extension::walk(prog, &service, record) {
+    if let Some((mut ev, activities)) = extension::walk(prog, &service, keep, like) {
         ev.activities = activities;
         return Ok((ev, Err(no_graph(activities))));
     }
     let mut w = Walker::serving(prog, service, record);
+    w.keep_uses = keep.uses();
     w.run()?;
     let activities = w.activities;
     let (ev, g) = w.finish();
