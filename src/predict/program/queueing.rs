@@ -12,7 +12,11 @@
 //! The program is evaluated again with these waits before each crossing, which lengthens it and
 //! so lowers the utilisations: the makespan the waits give falls from without bound (a makespan
 //! just above the busiest link's transmissions, `U` near 1) to the contention-free one (a very
-//! long makespan), so exactly one makespan gives itself back, found by regula falsi. A link that
+//! long makespan), so exactly one makespan gives itself back. It is found from the
+//! contention-free makespan `T0` in one step where the waits' share of the makespan falls as
+//! their total `W` over all crossings does (`f(t) = T0 + (f(T0) - T0) W(t) / W(T0)`, exact when
+//! the critical path keeps its crossings and every link's wait scales alike: one shared bus, a
+//! symmetric torus), then by regula falsi where that step is not the fixed point. A link that
 //! more messages cross than a critical path holds (a reduce's tree on a bus) keeps the makespan
 //! above its transmissions, as the simulator's bus does.
 //!
@@ -24,7 +28,7 @@
 
 use rustc_hash::FxHashMap;
 
-use super::evaluation::{Evaluation, evaluate_with_waits, evaluate_with_waits_from};
+use super::evaluation::{Evaluation, LinkLoad, evaluate_with_waits, evaluate_with_waits_from};
 use super::stochastic;
 use crate::metrics::name::{Figure, Subject};
 use crate::predict::Analysis;
@@ -135,6 +139,15 @@ fn settle<'p>(
     let fair = prog.interconnect.sharing == Sharing::Fair;
     // the mean wait per crossing of each shared link at makespan `t`, or the link that cannot
     // carry its traffic in `t`
+    // (a link's mean wait at makespan t, below its saturation: busy / t < 1)
+    let wait = |l: &LinkLoad, t: f64| {
+        let (u, n) = (l.busy / t, l.messages as f64);
+        if fair {
+            (l.busy / n) * u / (1.0 - u)
+        } else {
+            (n / t) * (l.busy_squared / n) / (2.0 * (1.0 - u))
+        }
+    };
     let waits_at = |t: f64| -> Result<FxHashMap<u64, f64>, (String, f64)> {
         let mut w = FxHashMap::default();
         for l in &shared {
@@ -142,16 +155,13 @@ fn settle<'p>(
             if u >= 1.0 {
                 return Err((l.name.clone(), u));
             }
-            let n = l.messages as f64;
-            let wait = if fair {
-                (l.busy / n) * u / (1.0 - u)
-            } else {
-                (n / t) * (l.busy_squared / n) / (2.0 * (1.0 - u))
-            };
-            w.insert(l.id, wait);
+            w.insert(l.id, wait(l, t));
         }
         Ok(w)
     };
+    // the waits of all crossings together at makespan t
+    let total_wait =
+        |t: f64| -> f64 { shared.iter().map(|l| l.messages as f64 * wait(l, t)).sum() };
     let busiest = |t: f64| {
         shared.iter().map(|l| (l.name.clone(), l.busy / t)).fold(
             (String::new(), 0.0_f64),
@@ -202,8 +212,34 @@ fn settle<'p>(
         let b = busiest(next.makespan);
         return Ok((next, graph, b, waits_of(lo)?));
     }
-    let mut hi = lo + g_lo;
-    let mut g_hi = g(hi)?;
+    // a first step where the waits' share of the makespan falls as their total does: the
+    // makespan f(t) = T0 + (f(lo) - T0) W(t) / W(lo), with T0 the contention-free makespan
+    // (no waits) and W the waits of all crossings together, meets t between lo and f(lo)
+    // (exactly where the same crossings stay on the critical path and every link's wait
+    // scales alike, as on a symmetric machine)
+    let (t0, excess, w_lo) = (ev.makespan, lo + g_lo - ev.makespan, total_wait(lo));
+    let modelled = |t: f64| t0 + excess * total_wait(t) / w_lo - t;
+    let (mut a, mut b) = (lo, lo + g_lo);
+    while b - a > 1e-13 * b {
+        let m = 0.5 * (a + b);
+        if m <= a || m >= b {
+            break;
+        }
+        if modelled(m) > 0.0 { a = m } else { b = m }
+    }
+    let step = 0.5 * (a + b);
+    let g_step = g(step)?;
+    if g_step.abs() <= 1e-7 * step {
+        let (next, graph) = found(step, last.take())?;
+        let b = busiest(next.makespan);
+        return Ok((next, graph, b, waits_of(step)?));
+    }
+    let (mut hi, mut g_hi) = (step, g_step);
+    if g_step > 0.0 {
+        (lo, g_lo) = (step, g_step);
+        hi = lo + g_lo;
+        g_hi = g(hi)?;
+    }
     while g_hi > 0.0 {
         (lo, g_lo) = (hi, g_hi);
         hi *= 2.0;
