@@ -137,9 +137,7 @@ fn settle<'p>(
 > {
     let shared: Vec<_> = ev.links.iter().filter(|l| l.shared).collect();
     let fair = prog.interconnect.sharing == Sharing::Fair;
-    // the mean wait per crossing of each shared link at makespan `t`, or the link that cannot
-    // carry its traffic in `t`
-    // (a link's mean wait at makespan t, below its saturation: busy / t < 1)
+    // a link's mean wait per crossing at makespan `t`, below its saturation (busy / t < 1)
     let wait = |l: &LinkLoad, t: f64| {
         let (u, n) = (l.busy / t, l.messages as f64);
         if fair {
@@ -148,6 +146,8 @@ fn settle<'p>(
             (n / t) * (l.busy_squared / n) / (2.0 * (1.0 - u))
         }
     };
+    // the mean wait per crossing of each shared link at makespan `t`, or the link that cannot
+    // carry its traffic in `t`
     let waits_at = |t: f64| -> Result<FxHashMap<u64, f64>, (String, f64)> {
         let mut w = FxHashMap::default();
         for l in &shared {
@@ -197,9 +197,13 @@ fn settle<'p>(
     // the evaluation at the point found (walked again for its activity graph, when the
     // contention-free one had room for it: the waits' has as many activities)
     let record = ev.activities <= super::graph::limit();
-    let found = |t: f64, last: Option<Evaluation>| match (record, last) {
-        (false, Some(last)) => Ok((last, Err(super::graph::too_large(ev.activities)))),
-        _ => at(t, true),
+    let found = |t: f64, last: Option<Evaluation>| {
+        let (next, graph) = match (record, last) {
+            (false, Some(last)) => (last, Err(super::graph::too_large(ev.activities))),
+            _ => at(t, true)?,
+        };
+        let b = busiest(next.makespan);
+        Ok((next, graph, b, waits_of(t)?))
     };
     // the contention-free makespan, when the links can carry the traffic in it, brackets the
     // point with what the waits at it give: g(T0) >= 0 (waits only add), and the makespan they
@@ -208,9 +212,7 @@ fn settle<'p>(
     let mut lo = ev.makespan.max(floor * (1.0 + 1e-6));
     let mut g_lo = g(lo)?;
     if g_lo <= 1e-7 * lo {
-        let (next, graph) = found(lo, last.take())?;
-        let b = busiest(next.makespan);
-        return Ok((next, graph, b, waits_of(lo)?));
+        return found(lo, last.take());
     }
     // a first step where the waits' share of the makespan falls as their total does: the
     // makespan f(t) = T0 + (f(lo) - T0) W(t) / W(lo), with T0 the contention-free makespan
@@ -230,9 +232,7 @@ fn settle<'p>(
     let step = 0.5 * (a + b);
     let g_step = g(step)?;
     if g_step.abs() <= 1e-7 * step {
-        let (next, graph) = found(step, last.take())?;
-        let b = busiest(next.makespan);
-        return Ok((next, graph, b, waits_of(step)?));
+        return found(step, last.take());
     }
     let (mut hi, mut g_hi) = (step, g_step);
     if g_step > 0.0 {
@@ -255,9 +255,7 @@ fn settle<'p>(
         };
         let gt = g(t)?;
         if gt.abs() <= 1e-7 * t || hi - lo <= 1e-9 * hi {
-            let (next, graph) = found(t, last.take())?;
-            let b = busiest(next.makespan);
-            return Ok((next, graph, b, waits_of(t)?));
+            return found(t, last.take());
         }
         if gt > 0.0 {
             (lo, g_lo) = (t, gt);
