@@ -213,7 +213,7 @@ fn extend(long: &mut Walker<'_>, short: &Walker<'_>, left: u64, k: u64) -> bool 
         link.busy_squared = line(link.busy_squared, before.map_or(0.0, |s| s.busy_squared));
         if let Some(d) = &mut link.delays {
             let none = Default::default();
-            let was = before.and_then(|s| s.delays.as_ref()).unwrap_or(&none);
+            let was = before.and_then(|s| s.delays.as_deref()).unwrap_or(&none);
             if d.extend(was, left, k).is_none() {
                 return false;
             }

@@ -535,7 +535,7 @@ struct LinkAcc {
     sender: u32,
     one_sender: bool,
     /// Its crossings' transmission times (only when the program reports each link).
-    delays: Option<Delays>,
+    delays: Option<Box<Delays>>,
     /// The histogram scale the simulator uses for it.
     scale: f64,
     /// The mean wait before each crossing ([`LinkService::MeanWaits`]; zero otherwise).
@@ -1130,7 +1130,7 @@ impl<'p> Walker<'p> {
             uses: Vec::new(),
             sender: u32::MAX,
             one_sender: true,
-            delays: prog.report_each.then(Delays::default),
+            delays: prog.report_each.then(Box::default),
             scale: scale.max(prog.clock.tick()),
             wait: match &self.service {
                 LinkService::MeanWaits(waits) => waits.get(&link).copied().unwrap_or(0.0),
