@@ -45,7 +45,7 @@ use crate::program::{
     Category, CollectiveOp, Destination, Instr, Program, ProgramFault, Size, Switching, Work,
 };
 use crate::rng::{StreamRng, stream};
-use crate::time::wide_ceil_from_f64;
+use crate::time::{wide_ceil_from_f64, wide_to_f64};
 use rand::RngExt;
 
 /// Operations the evaluation executes before it gives up: about 4 s of walking on one core of
@@ -947,7 +947,7 @@ impl<'p> Walker<'p> {
             let slot = self.slot(hop.link);
             // (a wait before the link and a longer transmission on it, when the links'
             // service is estimated: [`evaluate_with_waits`], [`evaluate_served`])
-            let (hold, stretch) = self.service_at(slot, r, clock, (w, work as f64 * tick));
+            let (hold, stretch) = self.service_at(slot, r, clock, (w, wide_to_f64(work) * tick));
             let enter = clock + hold;
             let l = &mut self.links[slot as usize];
             l.messages += 1;
