@@ -149,8 +149,9 @@ fn walk_cut<'p>(
     count: bool,
     uses: bool,
 ) -> Result<Walker<'p>, String> {
-    let mut w = Walker::serving(cut, service.clone(), count);
-    w.graph = None;
+    // (no graph: its activities counted, no node recorded)
+    let mut w = Walker::serving(cut, service.clone(), false);
+    w.record = count;
     w.keep_uses = uses;
     w.trips = Some(Trips {
         outer: l,
