@@ -132,3 +132,69 @@ fn random_compute_makes_the_rounds_an_approximation_beside_their_expected_maxima
     );
     assert!(!stochastic.exact);
 }
+
+#[test]
+fn fcfs_rounds_that_the_service_staggers_are_the_simulated_timeline() {
+    // ranks that start 1.3 us apart and queue on the bus ring by ring: served in turn, in one
+    // walk in time order, as the simulator serves them (its 320 messages would take a walk a
+    // round to settle by iterating the walk and the service)
+    let sc = scenario(
+        r#"
+[program]
+ranks = 16
+[[program.op]]
+kind = "compute"
+iterations = "rank"
+cost = 1.3e-6
+split = false
+[[program.op]]
+kind = "repeat"
+times = 20
+body = [
+  { kind = "compute", time = 1.37e-4 },
+  { kind = "sendrecv", to = "(rank + 1) % P", from = "(rank + P - 1) % P", bytes = 32768 },
+]
+[topology]
+kind = "bus"
+bandwidth = 1e9
+latency = 1e-7
+startup = 2e-6
+sharing = "fcfs"
+"#,
+    );
+    let tick = sc.program().expect("a program").clock.tick();
+    let p = rounds(&sc, "program.makespan");
+    let sim = simulated(&sc, 2, "program.makespan");
+    // the simulator rounds each compute, startup and latency to the nearest tick: at most a
+    // tick a round
+    let ticks = (p.value - sim).abs() / tick;
+    assert!(
+        ticks <= 20.0,
+        "{} against {sim}, {ticks} ticks apart",
+        p.value
+    );
+    // the bus carries its 320 transmissions one at a time: 10.5 ms, where the contention-free
+    // walk takes 3.4 ms
+    assert!(p.value > 320.0 * 32768e-9, "{}", p.value);
+}
+
+#[test]
+fn a_ring_allreduce_on_an_fcfs_bus_is_served_within_the_default_budget() {
+    // the validation suite's 16-rank ring allreduce: 10,080 crossings of rounds that the
+    // service shifts apart, which iterating walk and service settled one round a walk (600
+    // walks, over the budget of 2e6 crossings)
+    let sc = parsim::scenario::load(std::path::Path::new(
+        "validation/prog_allreduce_bus_p16.toml",
+    ))
+    .expect("the validation case reads");
+    let a = analyze_scenario(&sc);
+    assert!(
+        !a.refusals.iter().any(|r| r.method.starts_with(ROUNDS)),
+        "{:?}",
+        a.refusals
+    );
+    let p = rounds(&sc, "program.makespan");
+    // each of the 21 allreduces' 30 steps queues its 16 blocks of 4 KiB on the bus
+    let queued = 21.0 * 30.0 * 16.0 * 4096e-9;
+    assert!(p.value > queued, "{} against {queued}", p.value);
+}

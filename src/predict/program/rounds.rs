@@ -10,14 +10,20 @@
 //! - fair sharing: processor sharing, so `k` equal messages released together all finish
 //!   together after `k` transmissions, `L + k m / B` for the round on a bus.
 //!
-//! The time each crossing spends beyond its own transmission (an FCFS wait before the link, a
-//! fair crossing's longer transmission) is put back into the evaluation, which moves the later
-//! messages; the two are iterated until the timeline gives back the service it was computed
-//! with. The walk's order of the crossings does not depend on the durations, so a crossing is
-//! the same from one iteration to the next; each iteration settles at least the next crossing
-//! in time, and rounds that stay aligned settle at once (a fair round of `k` equal messages
-//! takes `k` transmissions wherever it falls), so aligned rounds through a `repeat` take three
-//! walks.
+//! FCFS links are served in one walk taken in time order
+//! ([`super::evaluation::evaluate_fcfs_in_order`]): each crossing waits for those that reached
+//! its link before it as it comes, which holds wherever the walk's order of time is the
+//! links' (a route's first hop: a bus, or the one link of each message). Elsewhere (fair
+//! sharing, whose crossings' times depend on later arrivals, or a later hop reached out of the
+//! walk's order), the time each crossing spends beyond its own transmission (an FCFS wait
+//! before the link, a fair crossing's longer transmission) is put back into the evaluation,
+//! which moves the later messages, and the two are iterated until the timeline gives back the
+//! service it was computed with. That walk's order of the crossings does not depend on the
+//! durations, so a crossing is the same from one iteration to the next; each iteration settles
+//! at least the next crossing in time, and rounds that stay aligned settle at once (a fair
+//! round of `k` equal messages takes `k` transmissions wherever it falls), so aligned rounds
+//! through a `repeat` take three walks, where FCFS rounds served in turn, which the service
+//! shifts apart, would take about one walk a round.
 //!
 //! At the fixed point the evaluation is the execution of the program on links that serve as
 //! the simulator's do: **exact** when every duration is deterministic, on fair-shared links (or
@@ -34,7 +40,7 @@ use std::collections::BinaryHeap;
 
 use rustc_hash::FxHashMap;
 
-use super::evaluation::{Crossing, Evaluation, evaluate_served};
+use super::evaluation::{Crossing, Evaluation, FcfsLine, evaluate_fcfs_in_order, evaluate_served};
 use super::stochastic;
 use crate::analytic::cost::{allowance, budget_text, scaled};
 use crate::metrics::name::{Figure, Subject};
@@ -59,12 +65,9 @@ pub const STOCHASTIC_METHOD: &str =
 /// round shifts them, so a long program can need as many walks as it has rounds.
 const WORK: u64 = 2_000_000;
 
-/// Walks of aligned rounds: the contention-free one, the one with their service, and the one
-/// that confirms it.
+/// Walks of aligned rounds on fair-shared links: the contention-free one, the one with their
+/// service, and the one that confirms it (FCFS links whose crossings come in order take one).
 const FEWEST_WALKS: u64 = 3;
-
-/// Two times closer than this, relative, are one instant (the rounding of sums of times).
-const SAME_INSTANT: f64 = 1e-12;
 
 /// Adds the predictions of `prog` with its links serving their messages, when messages meet on
 /// a link of the contention-free evaluation `ev` (otherwise that evaluation is already this
@@ -74,18 +77,7 @@ pub fn predictions(prog: &Program, ev: &Evaluation, a: &mut Analysis) {
         return;
     }
     let per_walk: u64 = ev.links.iter().map(|l| l.messages).sum();
-    let work = (per_walk * FEWEST_WALKS) as f64;
-    if work > scaled(WORK as f64) {
-        return a.refuse(
-            METHOD,
-            format!(
-                "too costly: {per_walk} link crossings a walk, and at least {FEWEST_WALKS} walks: an estimated {work:.1e} crossings walked, over the budget of {}; {}",
-                budget_text(scaled(WORK as f64)),
-                allowance(work, WORK as f64)
-            ),
-        );
-    }
-    let (served, ties) = match settle(prog) {
+    let (served, ties) = match settle(prog, per_walk) {
         Ok(x) => x,
         Err(why) => return a.refuse(METHOD, why),
     };
@@ -195,10 +187,13 @@ struct Tie {
 }
 
 /// The evaluation (with its activity graph) whose links serve the crossings it times, and the
-/// first FCFS tie on it, if any.
+/// first FCFS tie on it, if any; `per_walk` crossings a walk. FCFS links are served in one walk
+/// in time order where their crossings come in order, and walk and service iterated otherwise
+/// (see the module documentation).
 #[allow(clippy::type_complexity)]
 fn settle(
     prog: &Program,
+    per_walk: u64,
 ) -> Result<
     (
         (Evaluation, Result<super::graph::Graph<'_>, String>),
@@ -206,6 +201,24 @@ fn settle(
     ),
     String,
 > {
+    let fcfs = prog.interconnect.sharing == Sharing::Fcfs;
+    let walks = if fcfs { 1 } else { FEWEST_WALKS };
+    estimate(per_walk, walks, "")?;
+    if fcfs {
+        if let Some(served) = evaluate_fcfs_in_order(prog)? {
+            let tie = served.tie.map(|(link, count, at)| Tie {
+                link: prog.interconnect.topology.link_name(link),
+                count,
+                at,
+            });
+            return Ok(((served.evaluation, served.graph), tie));
+        }
+        estimate(
+            per_walk,
+            FEWEST_WALKS,
+            " (a later link of a route is reached out of the walk's order of time, so walk and service are iterated)",
+        )?;
+    }
     let mut extra: Vec<f64> = Vec::new();
     let mut work = 0_u64;
     loop {
@@ -226,6 +239,21 @@ fn settle(
         }
         extra = next;
     }
+}
+
+/// Refuses `walks` walks of `per_walk` crossings beyond the budget, saying why so many
+/// (`why`, after the count of walks).
+fn estimate(per_walk: u64, walks: u64, why: &str) -> Result<(), String> {
+    let work = (per_walk * walks) as f64;
+    if work <= scaled(WORK as f64) {
+        return Ok(());
+    }
+    Err(format!(
+        "too costly: {per_walk} link crossings a walk, and at least {walks} walk{}{why}: an estimated {work:.1e} crossings walked, over the budget of {}; {}",
+        if walks == 1 { "" } else { "s" },
+        budget_text(scaled(WORK as f64)),
+        allowance(work, WORK as f64)
+    ))
 }
 
 /// Each crossing's time beyond its transmission when every link serves the `crossings` as they
@@ -268,28 +296,19 @@ fn serve(prog: &Program, crossings: &[Crossing]) -> (Vec<f64>, Option<Tie>) {
     (extra, first_tie)
 }
 
-/// One FCFS link's crossings `ks`, in order of arrival: each waits until the previous one is
-/// transmitted, in whole ticks as the simulator transmits it (Lindley). Returns the first instant at which several arrive together and one of
-/// them must wait (how many, when).
+/// One FCFS link's crossings `ks`, in order of arrival (by time, then sender): each waits
+/// until the previous one is transmitted, in whole ticks as the simulator transmits it
+/// ([`FcfsLine`]). Returns the first instant at which several arrive together and one of them
+/// must wait (how many, when).
 fn fcfs(crossings: &[Crossing], ks: &[u32], extra: &mut [f64]) -> Option<(usize, f64)> {
-    let mut free = f64::NEG_INFINITY;
-    let mut tie: Option<(usize, f64)> = None;
-    let mut run = (0_usize, f64::NAN);
+    let mut line = FcfsLine::default();
     for &k in ks {
         let c = &crossings[k as usize];
-        let start = c.enter.max(free);
-        extra[k as usize] = start - c.enter;
-        free = start + c.work;
-        if same_instant(c.enter, run.1) {
-            run.0 += 1;
-        } else {
-            run = (1, c.enter);
-        }
-        if run.0 > 1 && c.work > 0.0 && tie.is_none_or(|t| t.1 == run.1) {
-            tie = Some(run);
-        }
+        extra[k as usize] = line
+            .arrive(c.enter, c.sender, c.work)
+            .expect("the crossings come sorted by time, then sender");
     }
-    tie
+    line.tie()
 }
 
 /// One fair-shared link's crossings `ks`, in order of arrival: processor sharing by virtual
@@ -326,11 +345,6 @@ fn shared(crossings: &[Crossing], ks: &[u32], extra: &mut [f64]) {
         present.push(Reverse(((virtual_time + c.work).to_bits(), k)));
     }
     leave(&mut present, &mut virtual_time, &mut now, f64::INFINITY);
-}
-
-/// True when `a` and `b` are one instant (see [`SAME_INSTANT`]).
-fn same_instant(a: f64, b: f64) -> bool {
-    (a - b).abs() <= SAME_INSTANT * a.abs().max(b.abs())
 }
 
 #[cfg(test)]

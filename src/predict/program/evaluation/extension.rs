@@ -19,7 +19,7 @@
 //! at the pair that ended that walk, its two cuts walked side by side, where a walk unlike the
 //! hint simply goes on with the pairs after it. Walks whose
 //! iterations differ by draws (messages to random ranks, routes not minimal) and those whose
-//! crossings are served one by one ([`LinkService::Served`]) are walked whole, and so is a walk
+//! crossings are served one by one ([`LinkService::Served`], [`LinkService::InOrder`]) are walked whole, and so is a walk
 //! asked for its activity graph when the whole graph fits ([`graph::limit`]).
 
 use rustc_hash::FxHashMap;
@@ -56,7 +56,7 @@ pub(super) fn walk(
 ) -> Option<(Evaluation, usize)> {
     let record = keep.graph();
     let l = prog.outer_loop()?;
-    if matches!(service, LinkService::Served(_))
+    if matches!(service, LinkService::Served(_) | LinkService::InOrder)
         || prog.has_traffic()
         || walked_routes(prog).is_some()
         || l.times < 4

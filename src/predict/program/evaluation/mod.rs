@@ -25,12 +25,14 @@
 //! not with the loop's count.
 
 mod extension;
+mod in_order;
 mod lookup;
 
 use super::channels::ChannelLoads;
 use crate::topology::{NO_DETOUR, Routing};
+pub use in_order::FcfsLine;
+use in_order::Ready;
 use lookup::{LinkSlots, Mailbox};
-use std::collections::VecDeque;
 
 use rustc_hash::FxHashMap;
 
@@ -339,6 +341,45 @@ pub fn evaluate_served(
     )
 }
 
+/// The evaluation of `prog` whose FCFS links serve each crossing as it comes, walked in time
+/// order (module `in_order`), with its activity graph and the resource uses for the sharing
+/// check: the timeline of [`evaluate_served`] at its fixed point, in one walk. `None` when a
+/// crossing reached a link out of order (a later hop of a route), where the walk stops.
+pub fn evaluate_fcfs_in_order(prog: &Program) -> Result<Option<ServedInOrder<'_>>, String> {
+    let mut w = Walker::serving(prog, LinkService::InOrder, true);
+    w.ready = Ready::all(prog.ranks, true);
+    w.run()?;
+    if w.out_of_order {
+        return Ok(None);
+    }
+    let tie = w
+        .lines
+        .iter()
+        .zip(&w.links)
+        .filter_map(|(line, l)| line.tie().map(|(count, at)| (l.id, count, at)))
+        .min_by(|a, b| a.2.total_cmp(&b.2).then(a.0.cmp(&b.0)));
+    let activities = w.activities;
+    let (evaluation, graph) = w.finish();
+    Ok(Some(ServedInOrder {
+        evaluation,
+        graph: graph.ok_or_else(|| graph::too_large(activities)),
+        tie,
+    }))
+}
+
+/// What [`evaluate_fcfs_in_order`] found.
+#[derive(Debug)]
+pub struct ServedInOrder<'p> {
+    /// The evaluation, its links serving as the simulator's FCFS links do.
+    pub evaluation: Evaluation,
+    /// Its activity graph, each crossing's wait a fixed part of its message's delay (`Err`:
+    /// why there is none).
+    pub graph: Result<Graph<'p>, String>,
+    /// The first instant at which several crossings reached one link together and one of them
+    /// had to wait: the link's id, how many arrived, when.
+    pub tie: Option<(u64, usize, f64)>,
+}
+
 /// The time the evaluation adds on links beyond their transmissions.
 #[derive(Clone, Debug, Default)]
 enum LinkService {
@@ -351,6 +392,9 @@ enum LinkService {
     /// past the end): on an FCFS link a wait before it (its header held), on a fair link a
     /// longer transmission (its header goes on). The crossings are recorded.
     Served(Vec<f64>),
+    /// FCFS links serving each crossing as it comes, in a walk in time order (module
+    /// `in_order`).
+    InOrder,
 }
 
 /// What the walk notes in [`Evaluation::random`] for its routes under a routing that is not
@@ -551,7 +595,7 @@ struct Walker<'p> {
     ranks: Vec<RankState>,
     /// Loop counters, expressions, collective counters and ideal barriers.
     ctl: Control<'p>,
-    ready: VecDeque<u32>,
+    ready: Ready,
     /// Delivery times of messages not yet received (whether they depend on chance, and their
     /// delivery's graph node), by (destination, source, tag), in send order.
     mailbox: Mailbox<Posted>,
@@ -586,6 +630,11 @@ struct Walker<'p> {
     crossed: usize,
     /// The crossings, when the service is [`LinkService::Served`].
     crossings: Vec<Crossing>,
+    /// Per link slot, its FCFS service, when the service is [`LinkService::InOrder`].
+    lines: Vec<FcfsLine>,
+    /// Whether a crossing reached a link out of order ([`LinkService::InOrder`]): the walk
+    /// stops there.
+    out_of_order: bool,
     /// Whether resource uses are kept for the sharing check (not in the iterations of
     /// [`super::queueing`], which need only the makespan and the traffic).
     keep_uses: bool,
@@ -656,7 +705,7 @@ impl<'p> Walker<'p> {
                 p
             ],
             ctl: Control::new(prog),
-            ready: (0..prog.ranks).collect(),
+            ready: Ready::all(prog.ranks, false),
             mailbox: Mailbox::default(),
             phases: Phases::new(prog.ranks, prog.phases.len()),
             slots: LinkSlots::new(
@@ -684,6 +733,8 @@ impl<'p> Walker<'p> {
             service: LinkService::Free,
             crossed: 0,
             crossings: Vec::new(),
+            lines: Vec::new(),
+            out_of_order: false,
             keep_uses: true,
             channels: None,
             destinations: if prog.has_traffic() {
@@ -756,9 +807,12 @@ impl<'p> Walker<'p> {
     }
 
     fn run(&mut self) -> Result<(), String> {
-        while let Some(r) = self.ready.pop_front() {
+        while let Some(r) = self.ready.pop() {
             self.ranks[r as usize].queued = false;
             self.interpret(r)?;
+            if self.out_of_order {
+                return Ok(());
+            }
         }
         let waiting: Vec<String> = self
             .ranks
@@ -1049,7 +1103,7 @@ impl<'p> Walker<'p> {
         let d = &mut self.ranks[to as usize];
         if d.parts.is_some_and(|p| p.recv == Some((r, tag))) && !d.queued {
             d.queued = true;
-            self.ready.push_back(to);
+            self.ready.push(to, d.clock);
         }
         (inject, delivered, injected, delivery)
     }
@@ -1097,6 +1151,11 @@ impl<'p> Walker<'p> {
         match &self.service {
             LinkService::Free => (0.0, 0.0),
             LinkService::MeanWaits(_) => (self.links[slot as usize].wait, 0.0),
+            LinkService::InOrder => {
+                let wait = self.lines[slot as usize].arrive(clock, r, work);
+                self.out_of_order |= wait.is_none();
+                (wait.unwrap_or(0.0), 0.0)
+            }
             LinkService::Served(extra) => {
                 let extra = extra.get(k).copied().unwrap_or(0.0);
                 self.crossings.push(Crossing {
@@ -1137,6 +1196,9 @@ impl<'p> Walker<'p> {
                 _ => 0.0,
             },
         });
+        if matches!(self.service, LinkService::InOrder) {
+            self.lines.push(FcfsLine::default());
+        }
         self.slots.insert(link, slot);
         slot
     }
@@ -1255,12 +1317,19 @@ impl<'p> Walker<'p> {
             if !self.settle(r) {
                 return Ok(());
             }
+            let now = self.ranks[ri].clock;
+            if self.ready.makes_way(r, now) {
+                // (in time order: queued again, its operation not executed, nor counted)
+                self.ops -= 1;
+                self.ranks[ri].queued = true;
+                self.ready.push(r, now);
+                return Ok(());
+            }
             let pc = self.ranks[ri].pc;
             let Some(instr) = prog.code.get(pc as usize) else {
                 self.ranks[ri].done = true;
                 return Ok(());
             };
-            let now = self.ranks[ri].clock;
             match instr {
                 Instr::Compute(work) => {
                     let (t, law) = self.work(r, work)?;
@@ -1504,7 +1573,7 @@ impl<'p> Walker<'p> {
             rk.pc += 1;
             if w != r && !rk.queued {
                 rk.queued = true;
-                self.ready.push_back(w);
+                self.ready.push(w, release);
             }
         }
         false
