@@ -56,6 +56,25 @@ fn simulated(sc: &Scenario, replications: u32, metric: &str) -> f64 {
     ex.interval(i, 0.99).mean
 }
 
+/// The validation suite's case `file`.
+fn validation_case(file: &str) -> Scenario {
+    parsim::scenario::load(std::path::Path::new(&format!("validation/{file}")))
+        .expect("the validation case reads")
+}
+
+/// Asserts that `p`, a prediction of `sc`'s makespan, is within `ticks` of the simulator's
+/// clock ticks of its simulated makespan (`what` names the case).
+fn simulated_within(sc: &Scenario, p: &Prediction, ticks: f64, what: &str) {
+    let tick = sc.program().expect("a program").clock.tick();
+    let sim = simulated(sc, 2, "program.makespan");
+    let apart = (p.value - sim).abs() / tick;
+    assert!(
+        apart <= ticks,
+        "{what}: {} against {sim}, {apart} ticks apart",
+        p.value
+    );
+}
+
 #[test]
 fn fair_rounds_on_a_bus_through_repeat_are_exact_to_the_tick() {
     // each round: the P messages start together after the startup and share the bus to the
@@ -71,16 +90,10 @@ fn fair_rounds_on_a_bus_through_repeat_are_exact_to_the_tick() {
             "{ranks} ranks: {} against {by_hand}",
             p.value
         );
-        let sim = simulated(&sc, 1, "program.makespan");
         // the simulator rounds each of a round's compute, startup and latency to the nearest
         // tick (the transmissions it rounds up, as the evaluation's link does): at most 1.5
         // ticks a round
-        let ticks = (p.value - sim).abs() / tick;
-        assert!(
-            ticks <= 1.5 * 20.0,
-            "{ranks} ranks: {} against {sim}, {ticks} ticks apart",
-            p.value
-        );
+        simulated_within(&sc, &p, 1.5 * 20.0, &format!("{ranks} ranks"));
         let comm = rounds(&sc, "ranks.communication.mean");
         let sim_comm = simulated(&sc, 1, "ranks.communication.mean");
         assert!(
@@ -163,17 +176,10 @@ startup = 2e-6
 sharing = "fcfs"
 "#,
     );
-    let tick = sc.program().expect("a program").clock.tick();
     let p = rounds(&sc, "program.makespan");
-    let sim = simulated(&sc, 2, "program.makespan");
     // the simulator rounds each compute, startup and latency to the nearest tick: at most a
     // tick a round
-    let ticks = (p.value - sim).abs() / tick;
-    assert!(
-        ticks <= 20.0,
-        "{} against {sim}, {ticks} ticks apart",
-        p.value
-    );
+    simulated_within(&sc, &p, 20.0, "the staggered ring");
     // the bus carries its 320 transmissions one at a time: 10.5 ms, where the contention-free
     // walk takes 3.4 ms
     assert!(p.value > 320.0 * 32768e-9, "{}", p.value);
@@ -181,13 +187,10 @@ sharing = "fcfs"
 
 #[test]
 fn a_ring_allreduce_on_an_fcfs_bus_is_served_within_the_default_budget() {
-    // the validation suite's 16-rank ring allreduce: 10,080 crossings of rounds that the
-    // service shifts apart, which iterating walk and service settled one round a walk (600
-    // walks, over the budget of 2e6 crossings)
-    let sc = parsim::scenario::load(std::path::Path::new(
-        "validation/prog_allreduce_bus_p16.toml",
-    ))
-    .expect("the validation case reads");
+    // the validation suite's 16-rank ring allreduce: 10,080 crossings a walk, in rounds that
+    // the service shifts apart, which iterating walk and service had not settled after the
+    // 198 walks of the default budget
+    let sc = validation_case("prog_allreduce_bus_p16.toml");
     let a = analyze_scenario(&sc);
     assert!(
         !a.refusals.iter().any(|r| r.method.starts_with(ROUNDS)),
@@ -205,17 +208,7 @@ fn rounds_whose_later_links_are_reached_out_of_order_are_iterated_to_the_simulat
     // the dragonfly's group shift on minimal routes: a message reaches its global link after
     // its router's, at a time the walk in time order does not govern, so walk and service
     // are iterated (50 rounds of 64 KiB, deterministic)
-    let sc = parsim::scenario::load(std::path::Path::new(
-        "validation/prog_shift_dragonfly_p72.toml",
-    ))
-    .expect("the validation case reads");
-    let tick = sc.program().expect("a program").clock.tick();
+    let sc = validation_case("prog_shift_dragonfly_p72.toml");
     let p = rounds(&sc, "program.makespan");
-    let sim = simulated(&sc, 2, "program.makespan");
-    let ticks = (p.value - sim).abs() / tick;
-    assert!(
-        ticks <= 50.0,
-        "{} against {sim}, {ticks} ticks apart",
-        p.value
-    );
+    simulated_within(&sc, &p, 50.0, "the group shift");
 }
