@@ -61,8 +61,8 @@ pub const STOCHASTIC_METHOD: &str =
 
 /// Crossings walked, summed over the walks, before the method gives up at budget factor 1
 /// (about 0.2 s of walking on one core; the crossings of one walk are kept, 40 bytes each).
-/// The walks settle one round of messages after another where random compute or an unequal
-/// round shifts them, so a long program can need as many walks as it has rounds.
+/// Iterated, the walks settle one round of messages after another where the service shifts
+/// the rounds apart, so a long program can need as many walks as it has rounds.
 const WORK: u64 = 2_000_000;
 
 /// Walks of aligned rounds on fair-shared links: the contention-free one, the one with their
